@@ -1,0 +1,43 @@
+# make run   : set up .venv and run the main job on the bundled example
+# make test  : set up .venv, lint, type-check, layer-check and run the unit tests
+# make test-slurm : bring up a real local Slurm, run the integration tests, tear it down
+SHELL := /bin/bash
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: run test test-unit test-slurm lint check regen bench clean
+
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --disable-pip-version-check -e '.[dev]'
+	@touch $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/allot validate
+	$(BIN)/allot compile
+	@if $(BIN)/allot simulate --help >/dev/null 2>&1; then bash scripts/story.sh; fi
+
+lint: $(STAMP)
+	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/mypy
+	$(BIN)/lint-imports
+
+check: lint
+	$(BIN)/pytest -q -m "not slurm"
+
+test: $(STAMP) lint
+	$(BIN)/pytest -q -m "not slurm" -p no:cacheprovider
+
+test-slurm: $(STAMP)
+	bash tests/slurm/run.sh
+
+regen: $(STAMP)
+	$(BIN)/pytest -q -m "not slurm" --regen-golden
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/run_all.py
+
+clean:
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache build *.egg-info

@@ -1,0 +1,1 @@
+"""Slurm backend: drives a real Slurm with sacctmgr, squeue, sinfo, sshare and scontrol."""

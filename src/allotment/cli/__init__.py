@@ -1,0 +1,1 @@
+"""The thin command-line layer: parse, call, render, map errors to exit codes."""

@@ -1,0 +1,66 @@
+"""Entry point of ``allot``.  Each subcommand lives in its own ``cmd_*.py`` module with a
+``register(subparsers)`` function; this file only wires them and maps errors to exit codes
+(0 ok, 1 policy or check failed, 2 bad input or usage, 3 backend failure)."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from allotment import __version__
+from allotment.errors import AllotmentError, ConfigError
+
+COMMANDS = (
+    "validate",
+    "compile",
+    "schema",
+    "simulate",
+    "trace",
+    "explain",
+    "plan",
+    "codeowners",
+    "audit",
+    "history",
+    "reconcile",
+    "status",
+)
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse exits 2 on usage errors already; keep its message but never a traceback."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="allot", description="GPU-time budgets for shared GPU clusters.")
+    parser.add_argument("--version", action="version", version=f"allot {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    for name in COMMANDS:
+        module = importlib.import_module(f"allotment.cli.cmd_{name}")
+        module.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        code: int = args.func(args)
+        return code
+    except ConfigError as exc:
+        for d in exc.diagnostics:
+            print(d.format(), file=sys.stderr)
+        return exc.exit_code
+    except AllotmentError as exc:
+        print(f"allot {args.command}: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

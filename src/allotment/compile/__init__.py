@@ -1,0 +1,1 @@
+"""Compile validated config into a CompiledConfig and a networkx allocation graph."""

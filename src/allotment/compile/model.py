@@ -1,0 +1,175 @@
+"""The compiled configuration: the one typed value every later layer reads.
+
+The config layer (pydantic models of the YAML files) is turned by ``allotment.compile`` into these
+frozen dataclasses.  Nothing downstream ever sees YAML or pydantic; nothing here does I/O.
+
+Quantities that mean different things carry different names: ``share`` is a fraction among
+siblings, ``absolute`` a fraction of a whole cluster, ``entitlement_gpus`` a number of GPUs and
+``entitlement_gpu_hours`` reference GPU-hours per lookback window.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+NonResumableRule = Literal["requeue", "cancel", "run_to_completion"]
+DriftRule = Literal["report", "correct"]
+
+
+@dataclass(frozen=True, slots=True)
+class GpuType:
+    name: str
+    billing_weight: float  # reference GPU-hours charged for one hour of this type
+
+
+@dataclass(frozen=True, slots=True)
+class NodeGroup:
+    name: str
+    gpu_type: str
+    gpus_per_node: int
+    node_names: tuple[str, ...]  # expanded, stable order
+
+
+@dataclass(frozen=True, slots=True)
+class Maintenance:
+    nodes: tuple[str, ...]
+    start: dt.datetime
+    end: dt.datetime
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Cluster:
+    name: str
+    node_groups: tuple[NodeGroup, ...]
+    maintenance: tuple[Maintenance, ...]
+    gpus: int  # installed GPUs
+    reference_gpu_hours_per_window: float  # gpus x billing weight x lookback hours
+    health_file: str | None = None  # where the reconciler reads node health (one "node state" a line)
+    health_command: str | None = None  # or a command printing the same; run by the platform team's reconciler only
+
+    @property
+    def node_names(self) -> tuple[str, ...]:
+        return tuple(n for g in self.node_groups for n in g.node_names)
+
+
+@dataclass(frozen=True, slots=True)
+class PriorityWeights:
+    """Within-team priority signals (see core.priority). Weights adapt to load at run time."""
+
+    deadline: float = 1.0
+    fit: float = 0.5
+    age: float = 1.0
+    fairness: float = 0.5
+    age_cap_s: int = 86400
+    declared: float = 1.0  # the user's own declared priority
+
+
+@dataclass(frozen=True, slots=True)
+class Boost:
+    """A manual, expiring, audited bump of one job, user or account's within-team priority."""
+
+    target: str  # "job:ID", "user:NAME" or "account:NAME"
+    amount: float
+    expires: dt.datetime
+    reason: str
+    approver: str
+
+
+@dataclass(frozen=True, slots=True)
+class Policy:
+    """Scheduler knobs, already resolved for one cluster (global policy + that cluster's overrides)."""
+
+    lookback_s: int = 7 * 86400
+    min_runtime_cap_s: int = 8 * 3600
+    default_min_runtime_s: int = 2 * 3600  # when a job declares none
+    debug_threshold_s: int = 15 * 60
+    requeue_resumable: bool = True
+    non_resumable: NonResumableRule = "requeue"
+    unallocated_enabled: bool = True
+    reconcile_interval_s: int = 10
+    human_drain_threshold_s: int = 4 * 3600
+    priority_weights: PriorityWeights = field(default_factory=PriorityWeights)
+    boosts: tuple[Boost, ...] = ()
+    # pull-request checks
+    share_floor: float = 0.0  # minimum absolute share of any funded leaf; below it, plan exits 1
+    flag_delivered_drop: float = 0.05  # flag teams whose projected delivered hours drop more than this
+    # reconciler
+    drift: DriftRule = "correct"
+    prune: bool = False
+    platform_team: tuple[str, ...] = ()
+
+    def with_overrides(self, **changes: Any) -> Policy:
+        from dataclasses import replace
+
+        return replace(self, **changes)
+
+
+@dataclass(frozen=True, slots=True)
+class BudgetNode:
+    """One node of the budget tree after compilation at a given date.
+
+    ``share`` is normalized among active siblings (sums to 1).  ``absolute[c]`` is the product of
+    shares along the path restricted to the nodes eligible for cluster ``c`` (0 for ineligible or
+    inactive nodes).
+    """
+
+    name: str
+    path: str  # "org/program/team"
+    parent: str | None
+    owners: tuple[str, ...]
+    leaf: bool
+    weight: float  # raw share as written
+    share: float  # normalized among active siblings
+    active: bool  # inside its validity dates at the compile date
+    clusters: tuple[str, ...]  # clusters it may use (inherited restrictions applied)
+    max_gpus: int | None
+    members: tuple[str, ...]
+    absolute: Mapping[str, float]
+    entitlement_gpus: Mapping[str, float]
+    entitlement_gpu_hours: Mapping[str, float]
+    source: str  # repo-relative file that defines this node (its owners own that file)
+    start: dt.date | None = None
+    end: dt.date | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class UserInfo:
+    name: str
+    accounts: tuple[str, ...]  # leaves the user is a member of
+    default_account: str
+
+
+@dataclass(frozen=True, slots=True)
+class CompiledConfig:
+    inputs_sha256: str  # hash of every input file's bytes and path: what a plan comment names
+    revision: str | None  # git commit, when compiled from one
+    at: dt.date  # compile date (validity windows evaluated here)
+    clusters: Mapping[str, Cluster]
+    gpu_types: Mapping[str, GpuType]
+    nodes: tuple[BudgetNode, ...]  # pre-order, siblings by name
+    users: Mapping[str, UserInfo]
+    policy: Policy  # global
+    cluster_policies: Mapping[str, Policy]  # resolved per cluster
+    root: str
+
+    def node(self, name: str) -> BudgetNode:
+        for n in self.nodes:
+            if n.name == name:
+                return n
+        raise KeyError(name)
+
+    def leaves(self) -> tuple[BudgetNode, ...]:
+        return tuple(n for n in self.nodes if n.leaf)
+
+    def children(self, name: str) -> tuple[BudgetNode, ...]:
+        return tuple(n for n in self.nodes if n.parent == name)
+
+    def policy_for(self, cluster: str) -> Policy:
+        return self.cluster_policies.get(cluster, self.policy)
+
+    def largest_cluster(self) -> str:
+        return max(self.clusters.values(), key=lambda c: (c.gpus, c.name)).name

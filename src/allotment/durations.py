@@ -1,0 +1,43 @@
+"""Durations as people write them in config: ``90s``, ``15m``, ``8h``, ``7d`` (and ``1h30m``).
+
+Kept in one place so the schema pattern, the parser and the formatter can never disagree.
+"""
+
+from __future__ import annotations
+
+import re
+
+UNITS: dict[str, int] = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+DURATION_PATTERN = r"^([0-9]+(\.[0-9]+)?[smhdw])+$"
+_PART = re.compile(r"([0-9]+(?:\.[0-9]+)?)([smhdw])")
+_WHOLE = re.compile(DURATION_PATTERN)
+
+
+def parse_duration(text: str | int | float) -> int:
+    """Return whole seconds. A bare number is taken as seconds. Raises ValueError with a message
+    fit to show a user."""
+    if isinstance(text, bool):
+        raise ValueError(f"expected a duration like 15m or 8h, got {text!r}")
+    if isinstance(text, (int, float)):
+        if text < 0:
+            raise ValueError(f"a duration cannot be negative: {text}")
+        return int(text)
+    s = text.strip()
+    if s.isdigit():
+        return int(s)
+    if not _WHOLE.match(s):
+        raise ValueError(f"malformed duration {text!r}: write a number and a unit, like 90s, 15m, 8h or 7d")
+    return int(round(sum(float(n) * UNITS[u] for n, u in _PART.findall(s))))
+
+
+def format_duration(seconds: float) -> str:
+    """Shortest exact form: 28800 -> '8h', 5400 -> '1h30m', 0 -> '0s'."""
+    rest = int(round(seconds))
+    if rest == 0:
+        return "0s"
+    out = []
+    for unit in ("d", "h", "m", "s"):
+        n, rest = divmod(rest, UNITS[unit])
+        if n:
+            out.append(f"{n}{unit}")
+    return "".join(out)

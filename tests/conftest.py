@@ -1,0 +1,40 @@
+"""Shared test options.  ``--regen-golden`` rewrites golden files instead of comparing them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--regen-golden",
+        action="store_true",
+        default=False,
+        help="rewrite golden files from the current output (review the diff!)",
+    )
+
+
+@pytest.fixture
+def regen_golden(request: pytest.FixtureRequest) -> bool:
+    return bool(request.config.getoption("--regen-golden"))
+
+
+@pytest.fixture
+def repo_root() -> Path:
+    return REPO_ROOT
+
+
+def assert_golden(path: Path, actual: str, regen: bool) -> None:
+    """Compare ``actual`` with the golden file at ``path`` (or rewrite it with --regen-golden)."""
+    if regen or not path.exists():
+        if not regen:
+            pytest.fail(f"golden file {path} missing; run make regen and review it")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(actual, encoding="utf-8")
+        return
+    expected = path.read_text(encoding="utf-8")
+    assert actual == expected, f"{path} differs; run make regen and review the diff"
