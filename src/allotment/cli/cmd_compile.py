@@ -1,10 +1,38 @@
-"""`allot compile` (placeholder until its issue lands; registers nothing)."""
+"""``allot compile``: the budget tree with normalized shares and entitlements, as a table, as
+JSON, or (``--target slurm``) as the Slurm commands that carry it."""
 
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
+
+from allotment.backends.slurm.render import render_slurm
+from allotment.cli.common import add_at_argument, add_repo_argument, load_compiled
+from allotment.compile.render import to_json, to_table
 
 
 def register(sub: argparse._SubParsersAction[Any]) -> None:
-    return None
+    p = sub.add_parser("compile", help="compute shares and entitlements", description=__doc__)
+    add_repo_argument(p)
+    add_at_argument(p)
+    p.add_argument("--format", choices=("table", "json"), default="table")
+    p.add_argument(
+        "--target",
+        choices=("shares", "slurm"),
+        default="shares",
+        help="shares (default) or slurm: sacctmgr commands and slurm.conf lines",
+    )
+    p.add_argument("--cluster", default=None, help="with --target slurm: which cluster")
+    p.add_argument("--revision", default=None, help="git revision to record in the output")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    config = load_compiled(args, revision=args.revision)
+    if args.target == "slurm":
+        out = render_slurm(config, args.cluster)
+    else:
+        out = to_json(config) if args.format == "json" else to_table(config)
+    sys.stdout.write(out)
+    return 0

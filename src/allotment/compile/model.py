@@ -15,6 +15,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from allotment.errors import Diagnostic
+
 NonResumableRule = Literal["requeue", "cancel", "run_to_completion"]
 DriftRule = Literal["report", "correct"]
 
@@ -155,6 +157,7 @@ class CompiledConfig:
     policy: Policy  # global
     cluster_policies: Mapping[str, Policy]  # resolved per cluster
     root: str
+    warnings: tuple[Diagnostic, ...] = ()  # loader and compile warnings, sorted (added by issue 2)
 
     def node(self, name: str) -> BudgetNode:
         for n in self.nodes:

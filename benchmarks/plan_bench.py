@@ -1,0 +1,80 @@
+"""Benchmark `allot plan` on the bundled example: a budget-only PR, 30-day simulation of both sides.
+
+Builds a throw-away git repository from the bundled example (budgets/, inventory/, policies/),
+commits a PR that moves 10 share points between two top-level programs, then times:
+
+  cold:  empty cache, both sides simulated
+  warm:  same command again (both sides cached)
+  head:  a second PR commit with another budget change: only the head side is re-simulated
+
+Usage:  .venv/bin/python benchmarks/plan_bench.py [--runs 3] [--days 30]
+Prints the median wall time of each case over --runs runs (each cold run uses a fresh cache).
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tests.plan.gitrepo import GitRepo  # noqa: E402
+
+from allotment.cli.main import main  # noqa: E402
+
+
+def build(tmp: Path) -> GitRepo:
+    repo = GitRepo(tmp / "repo")
+    for top in ("budgets", "inventory", "policies"):
+        shutil.copytree(ROOT / top, repo.path / top)
+    repo.commit("bundled example", author="mia.cohen@ai2.example")
+    repo.switch("pr", create=True)
+    repo.set_share("budgets/ai2/budget.yaml", "olmo", 50)
+    repo.set_share("budgets/ai2/budget.yaml", "science", 10)
+    repo.commit("Move 10 points from science to olmo", author="arjun.santos@ai2.example")
+    return repo
+
+
+def timed(argv: list[str]) -> float:
+    t = time.perf_counter()
+    code = main(argv)
+    if code not in (0, 1):
+        raise SystemExit(f"allot plan exited {code}")
+    return time.perf_counter() - t
+
+
+def main_bench() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--days", type=float, default=30)
+    args = ap.parse_args()
+    cold, warm, head = [], [], []
+    for _ in range(args.runs):
+        with tempfile.TemporaryDirectory() as d:
+            repo = build(Path(d))
+            argv = ["plan", "--repo", str(repo.path), "--base", "main", "--head", "pr",
+                    "--days", str(args.days), "--at", "2026-11-29", "--out", str(Path(d) / "plan.md"),
+                    "--cache-dir", str(Path(d) / "cache")]
+            cold.append(timed(argv))
+            warm.append(timed(argv))
+            repo.set_share("budgets/ai2/budget.yaml", "safety", 20)
+            repo.commit("and a bit more safety", author="arjun.santos@ai2.example")
+            head.append(timed(argv))
+            size = len((Path(d) / "plan.md").read_text())
+    rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    print(f"allot plan, bundled example, {args.days:g}-day simulation of both sides, {args.runs} runs (repo {rev})")
+    print(f"  cold cache (both sides simulated): median {statistics.median(cold):.2f} s  runs {[round(x, 2) for x in cold]}")
+    print(f"  warm cache (nothing simulated):    median {statistics.median(warm):.2f} s  runs {[round(x, 2) for x in warm]}")
+    print(f"  new head commit (head simulated):  median {statistics.median(head):.2f} s  runs {[round(x, 2) for x in head]}")
+    print(f"  comment size: {size} characters")
+
+
+if __name__ == "__main__":
+    main_bench()

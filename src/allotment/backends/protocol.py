@@ -1,0 +1,94 @@
+"""The one interface every cluster backend implements (the reconciler knows nothing else).
+
+Three calls, like httpx's one-method transport, kept small so a new backend is a weekend:
+
+* ``observe()``: nodes (GPUs, use, drain state) and jobs (running and pending, with user,
+  account, GPUs, start time, declared minimum runtime and resumability), at the backend's clock.
+* ``observe_policy()``: the accounts, users and QOS the backend holds (``backends.policy``).
+* ``apply(actions, dry_run)``: carry out policy actions (sync the compiled tree and knobs onto
+  the backend's own primitives) and cluster actions (requeue, cancel, set order, drain, resume),
+  in the order given, each checked against the current state first so that a retry is a no-op.
+  ``dry_run`` validates each action and reports ``dry_run`` without changing anything.
+
+Starting jobs is left to the backend's own scheduler (Slurm starts what it can); the reconciler
+steers it by order, preemption and draining.  Errors are ``BackendError``; a backend never
+raises anything else on purpose.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+from allotment.backends.actions import Action, ActionResult
+from allotment.backends.policy import PolicyState
+
+JobState = Literal["running", "pending"]
+
+
+@dataclass(frozen=True, slots=True)
+class NodeObs:
+    """A node as the backend reports it.  ``drain`` is True when new work is kept off it
+    (draining or drained); ``down`` when the backend cannot use it at all."""
+
+    name: str
+    gpus: int
+    gpus_used: int
+    drain: bool = False
+    down: bool = False
+    reason: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class JobObs:
+    """A job as the backend reports it.  Times are Unix seconds.
+
+    ``min_runtime_s`` is what the job declared through its QOS tier: 0 = unallocated,
+    None = no tier (the policy default applies).  ``resumable`` False means a requeue loses work.
+    """
+
+    id: str
+    user: str
+    account: str
+    qos: str
+    gpus: int
+    state: JobState
+    submit: float
+    start: float | None = None
+    min_runtime_s: int | None = None
+    resumable: bool = True
+    priority: int = 0
+    nodes: tuple[str, ...] = ()
+    eligible: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Observation:
+    at: float
+    nodes: tuple[NodeObs, ...]
+    jobs: tuple[JobObs, ...]  # sorted by id
+
+    def running(self) -> tuple[JobObs, ...]:
+        return tuple(j for j in self.jobs if j.state == "running")
+
+    def pending(self) -> tuple[JobObs, ...]:
+        return tuple(j for j in self.jobs if j.state == "pending")
+
+    def job(self, job_id: str) -> JobObs | None:
+        return next((j for j in self.jobs if j.id == job_id), None)
+
+    def node(self, name: str) -> NodeObs | None:
+        return next((n for n in self.nodes if n.name == name), None)
+
+
+class Backend(Protocol):
+    name: str
+
+    def observe(self) -> Observation: ...
+
+    def observe_policy(self) -> PolicyState: ...
+
+    def apply(
+        self, actions: Sequence[Action], *, dry_run: bool = False
+    ) -> tuple[ActionResult, ...]: ...

@@ -1,0 +1,206 @@
+"""The Slurm backend: policy through ``sacctmgr -i``, observation through ``squeue``/``sinfo``
+JSON, actions through ``scontrol``.  Slurm stays the scheduler; this only steers it.
+
+How a job declares its contract on Slurm (see docs/operators-guide.md): its QOS.  ``alloc-15m``,
+``alloc-1h``... carry the minimum runtime as ``PreemptExemptTime``; ``unallocated`` is free
+(``UsageFactor=0``) and preemptible at once.  A job submitted with ``--no-requeue`` is not
+resumable.
+
+Every write is check-then-act: the action is checked against a snapshot first (``unchanged``
+when already true), run once, and after a failure or timeout the cluster is read again; the write
+is repeated (with backoff) only if its effect is still missing.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
+
+from allotment.backends.actions import Action, ActionResult, ClusterAction, PolicyAction, ResultCode
+from allotment.backends.check import cluster_done, policy_done
+from allotment.backends.policy import AccountSpec, PolicyState
+from allotment.backends.protocol import Observation
+from allotment.backends.slurm import commands as cmd
+from allotment.backends.slurm.parse import (
+    ASSOC_FORMAT,
+    QOS_FORMAT,
+    USER_FORMAT,
+    parse_assoc,
+    parse_qos,
+    parse_sinfo_json,
+    parse_squeue_json,
+)
+from allotment.backends.slurm.runner import Runner
+from allotment.errors import BackendError
+
+log = logging.getLogger(__name__)
+
+
+class SlurmBackend:
+    name = "slurm"
+
+    def __init__(
+        self,
+        env: Mapping[str, str] | None = None,
+        *,
+        runner: Runner | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.runner = runner or Runner(env=dict(env or {}))
+        self.clock = clock
+        self._exempt: dict[str, int] = {}
+
+    # -------------------------------------------------------------------------- observe --
+    def observe(self) -> Observation:
+        if not self._exempt:
+            self.observe_policy()
+        at = self.clock()
+        with ThreadPoolExecutor(2) as pool:
+            jobs_f = pool.submit(self.runner.read, ["squeue", "--json"])
+            nodes_f = pool.submit(self.runner.read, ["sinfo", "--json"])
+            jobs_text, nodes_text = jobs_f.result(), nodes_f.result()
+        return Observation(
+            at, parse_sinfo_json(nodes_text), parse_squeue_json(jobs_text, self._exempt)
+        )
+
+    def observe_policy(self) -> PolicyState:
+        base = ["sacctmgr", "-n", "-P", "show"]
+        with ThreadPoolExecutor(3) as pool:
+            qos_f = pool.submit(self.runner.read, [*base, "qos", f"format={QOS_FORMAT}"])
+            assoc_f = pool.submit(self.runner.read, [*base, "assoc", f"format={ASSOC_FORMAT}"])
+            user_f = pool.submit(self.runner.read, [*base, "user", f"format={USER_FORMAT}"])
+            qos_text, assoc_text, user_text = qos_f.result(), assoc_f.result(), user_f.result()
+        qos = parse_qos(qos_text)
+        self._exempt = {q.name: q.preempt_exempt_s for q in qos if q.preempt_exempt_s > 0}
+        accounts, users = parse_assoc(assoc_text, user_text)
+        return PolicyState("", accounts, users, qos)
+
+    # ---------------------------------------------------------------------------- apply --
+    def apply(
+        self, actions: Sequence[Action], *, dry_run: bool = False
+    ) -> tuple[ActionResult, ...]:
+        policy = [a for a in actions if isinstance(a, PolicyAction)]
+        cluster = [a for a in actions if isinstance(a, ClusterAction)]
+        results: dict[int, ActionResult] = {}
+        if policy:
+            snap = self.observe_policy()
+            for a in policy:
+                results[id(a)] = self._one_policy(a, snap, dry_run)
+                if results[id(a)].code in ("applied", "pruned"):
+                    snap = _assume(snap, a)
+        if cluster:
+            obs = self.observe()
+            for c in cluster:
+                results[id(c)] = self._one_cluster(c, obs, dry_run)
+        return tuple(results[id(a)] for a in actions)
+
+    def _one_policy(self, a: PolicyAction, snap: PolicyState, dry_run: bool) -> ActionResult:
+        if policy_done(a, snap):
+            return ActionResult(a, "unchanged")
+        if dry_run:
+            argvs = self._policy_commands(a, snap)
+            return ActionResult(a, "dry_run", " ; ".join(" ".join(x) for x in argvs))
+        done: ResultCode = "pruned" if a.kind.startswith("delete") else "applied"
+
+        def recheck() -> list[list[str]] | None:
+            fresh = self.observe_policy()
+            return None if policy_done(a, fresh) else self._policy_commands(a, fresh)
+
+        return self._with_retries(a, self._policy_commands(a, snap), recheck, done)
+
+    def _one_cluster(self, a: ClusterAction, obs: Observation, dry_run: bool) -> ActionResult:
+        if cluster_done(a, obs):
+            return ActionResult(a, "unchanged")
+        argv = cmd.cluster_command(a)
+        if dry_run:
+            return ActionResult(a, "dry_run", " ".join(argv))
+
+        def recheck() -> list[list[str]] | None:
+            return None if cluster_done(a, self.observe()) else [argv]
+
+        return self._with_retries(a, [argv], recheck, "applied")
+
+    def _with_retries(
+        self,
+        a: Action,
+        argvs: list[list[str]],
+        recheck: Callable[[], list[list[str]] | None],
+        code: ResultCode,
+    ) -> ActionResult:
+        """Run ``argvs``; after a failure, wait, re-read the cluster (``recheck`` returns None
+        when the effect is there, else the commands still needed) and run only those."""
+        last = ""
+        r = self.runner
+        todo: list[list[str]] | None = argvs
+        for attempt in range(r.retries + 1):
+            if attempt:
+                r.sleep(r.backoff_s * 2 ** (attempt - 1))
+                try:
+                    todo = recheck()
+                except BackendError as exc:
+                    last = str(exc)
+                    continue
+                if todo is None:
+                    return ActionResult(a, code, f"took effect despite: {last}")
+            try:
+                for argv in todo or []:
+                    r.write(argv)
+                return ActionResult(a, code)
+            except BackendError as exc:
+                last = str(exc)
+                log.warning("%s %s failed (attempt %d): %s", a.kind, a.target, attempt + 1, exc)
+        return ActionResult(a, "failed", last)
+
+    def _policy_commands(self, a: PolicyAction, snap: PolicyState) -> list[list[str]]:
+        """Only the commands whose effect is missing, so a partly done action finishes."""
+        f = dict(a.fields)
+        if a.kind == "add_qos":
+            return [cmd.add_qos(cmd.qos_from_action(a))]
+        if a.kind == "modify_qos":
+            return [cmd.modify_qos(cmd.qos_from_action(a))]
+        if a.kind in ("add_account", "modify_account"):
+            have = snap.account(a.target)
+            if have is None:
+                return [cmd.add_account(AccountSpec(a.target, f["parent"], int(f["fairshare"])))]
+            fs = int(f["fairshare"])
+            return [
+                cmd.modify_account(
+                    a.target,
+                    fairshare=fs if have.fairshare != fs else None,
+                    parent=f["parent"] if have.parent != f["parent"] else None,
+                )
+            ]
+        if a.kind in ("add_user", "modify_user"):
+            want = cmd.user_from_action(a)
+            hu = next((u for u in snap.users if u.name == a.target), None)
+            have_accts = set(hu.accounts) if hu else set()
+            out = []
+            missing = tuple(x for x in want.accounts if x not in have_accts)
+            if missing:
+                out.append(cmd.add_user(a.target, missing, want.default_account))
+            if hu is None or hu.default_account != want.default_account:
+                out.append(cmd.set_default_account(a.target, want.default_account))
+            if hu is None or missing or hu.qos != want.qos or hu.default_qos != want.default_qos:
+                out.append(cmd.set_user_qos(want))
+            return out
+        if a.kind == "delete_user":
+            return [cmd.delete_user(a.target, f["accounts"])]
+        if a.kind == "delete_account":
+            return [cmd.delete_account(a.target)]
+        return [cmd.delete_qos(a.target)]
+
+
+def _assume(snap: PolicyState, a: PolicyAction) -> PolicyState:
+    """The snapshot after ``a`` succeeded: enough for the next actions' checks (accounts only;
+    users and QOS are each touched by one action per plan)."""
+    f = dict(a.fields)
+    if a.kind in ("add_account", "modify_account"):
+        rest = tuple(x for x in snap.accounts if x.name != a.target)
+        new = AccountSpec(a.target, f["parent"], int(f["fairshare"]))
+        return replace(snap, accounts=tuple(sorted((*rest, new))))
+    if a.kind == "delete_account":
+        return replace(snap, accounts=tuple(x for x in snap.accounts if x.name != a.target))
+    return snap

@@ -1,0 +1,146 @@
+"""The ``sacctmgr`` and ``scontrol`` command lines for each action (pure; argv lists, no shell).
+
+``allot compile --target slurm`` prints the same command lines that the backend runs, so a site
+can apply the policy by hand and get what the reconciler would have made.  Every ``sacctmgr``
+call carries ``-i``: without it sacctmgr waits for a "commit?" answer and, with stdin closed,
+prints "Y or N please" forever (NOTES pitfall 5).
+"""
+
+from __future__ import annotations
+
+from allotment.backends.actions import ClusterAction, PolicyAction
+from allotment.backends.policy import AccountSpec, QosSpec, UserSpec
+from allotment.backends.slurm.parse import exempt_text
+
+SACCTMGR = ("sacctmgr", "-i")
+
+
+def qos_settings(q: QosSpec, *, for_add: bool) -> list[str]:
+    """``KEY=VALUE`` words; on modify, empty values clear a setting (``Preempt=``, exempt -1)."""
+    out = [f"Priority={q.priority}"]
+    if q.preempt or not for_add:
+        out.append(f"Preempt={','.join(q.preempt)}")
+    out.append(f"PreemptMode={q.preempt_mode}")
+    if q.preempt_exempt_s:
+        out.append(f"PreemptExemptTime={exempt_text(q.preempt_exempt_s)}")
+    elif not for_add:
+        out.append("PreemptExemptTime=-1")
+    out.append(f"UsageFactor={q.usage_factor:g}")
+    return out
+
+
+def qos_from_action(a: PolicyAction) -> QosSpec:
+    f = dict(a.fields)
+    return QosSpec(
+        a.target,
+        int(f["priority"]),
+        tuple(x for x in f["preempt"].split(",") if x),
+        int(f["preempt_exempt_s"]),
+        float(f["usage_factor"]),
+        f["preempt_mode"],
+    )
+
+
+def add_qos(q: QosSpec) -> list[str]:
+    return [*SACCTMGR, "add", "qos", q.name, *qos_settings(q, for_add=True)]
+
+
+def modify_qos(q: QosSpec) -> list[str]:
+    return [
+        *SACCTMGR,
+        "modify",
+        "qos",
+        "where",
+        f"name={q.name}",
+        "set",
+        *qos_settings(q, for_add=False),
+    ]
+
+
+def add_account(a: AccountSpec) -> list[str]:
+    return [*SACCTMGR, "add", "account", a.name, f"parent={a.parent}", f"fairshare={a.fairshare}"]
+
+
+def modify_account(
+    name: str, *, fairshare: int | None = None, parent: str | None = None
+) -> list[str]:
+    sets = []
+    if fairshare is not None:
+        sets.append(f"fairshare={fairshare}")
+    if parent is not None:
+        sets.append(f"parent={parent}")
+    return [*SACCTMGR, "modify", "account", "where", f"name={name}", "set", *sets]
+
+
+def add_user(name: str, accounts: tuple[str, ...], default_account: str) -> list[str]:
+    return [
+        *SACCTMGR,
+        "add",
+        "user",
+        name,
+        f"account={','.join(accounts)}",
+        f"defaultaccount={default_account}",
+    ]
+
+
+def set_default_account(name: str, account: str) -> list[str]:
+    return [
+        *SACCTMGR,
+        "modify",
+        "user",
+        "where",
+        f"name={name}",
+        "set",
+        f"defaultaccount={account}",
+    ]
+
+
+def set_user_qos(u: UserSpec) -> list[str]:
+    """QOS on the user's associations in ``u.accounts`` only (never their other associations)."""
+    return [
+        *SACCTMGR,
+        "modify",
+        "user",
+        "where",
+        f"name={u.name}",
+        f"account={','.join(u.accounts)}",
+        "set",
+        f"qos={','.join(u.qos)}",
+        f"defaultqos={u.default_qos}",
+    ]
+
+
+def delete_user(name: str, accounts: str) -> list[str]:
+    return [*SACCTMGR, "delete", "user", "where", f"name={name}", f"account={accounts}"]
+
+
+def delete_account(name: str) -> list[str]:
+    return [*SACCTMGR, "delete", "account", "where", f"name={name}"]
+
+
+def delete_qos(name: str) -> list[str]:
+    return [*SACCTMGR, "delete", "qos", "where", f"name={name}"]
+
+
+def user_from_action(a: PolicyAction) -> UserSpec:
+    f = dict(a.fields)
+    return UserSpec(
+        a.target,
+        tuple(f["accounts"].split(",")),
+        f["default_account"],
+        tuple(x for x in f["qos"].split(",") if x),
+        f["default_qos"],
+    )
+
+
+def cluster_command(a: ClusterAction) -> list[str]:
+    if a.kind == "requeue":
+        return ["scontrol", "requeue", a.target]
+    if a.kind == "cancel":
+        return ["scancel", a.target]
+    if a.kind == "set_priority":
+        return ["scontrol", "update", f"JobId={a.target}", f"Priority={a.value}"]
+    if a.kind == "drain":
+        reason = f"allotment: {a.reason}"[:120]
+        return ["scontrol", "update", f"NodeName={a.target}", "State=DRAIN", f"Reason={reason}"]
+    return ["scontrol", "update", f"NodeName={a.target}", "State=RESUME"]

@@ -1,0 +1,191 @@
+"""Turn Slurm 22.05 client output into ``backends.policy`` and ``backends.protocol`` values (pure).
+
+Where 22.05 has JSON (``squeue --json``, ``sinfo --json``) it is used; ``sacctmgr`` has none,
+so its ``-n -P`` output (``|``-separated, no header) is read by column position, with the
+format string that produced it kept next to the parser in ``*_FORMAT`` so the two cannot drift
+apart.  Names are lower-cased (Slurm does so itself, NOTES pitfall 7).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from allotment.backends.policy import SLURM_ROOT, UNALLOCATED_QOS, AccountSpec, QosSpec, UserSpec
+from allotment.backends.protocol import JobObs, NodeObs
+from allotment.config.hostlist import expand_hostlist
+from allotment.errors import BackendError
+
+QOS_FORMAT = "name,priority,preempt,preemptmode,preemptexempttime,usagefactor"
+ASSOC_FORMAT = "account,parentname,user,fairshare,qos,defaultqos"
+USER_FORMAT = "user,defaultaccount"
+_GRES = re.compile(r"gpu(?::[A-Za-z0-9_.-]+)?:(\d+)")
+
+
+def exempt_seconds(text: str) -> int:
+    """``[D-]HH:MM:SS`` (or ``MM:SS``) to seconds; empty means no exemption (0)."""
+    t = text.strip()
+    if not t:
+        return 0
+    days = 0
+    if "-" in t:
+        d, t = t.split("-", 1)
+        days = int(d)
+    parts = [int(p) for p in t.split(":")]
+    while len(parts) < 3:
+        parts.insert(0, 0)
+    h, m, s = parts
+    return days * 86400 + h * 3600 + m * 60 + s
+
+
+def exempt_text(seconds: int) -> str:
+    """Seconds to Slurm's ``[D-]HH:MM:SS``."""
+    d, rest = divmod(seconds, 86400)
+    h, rest = divmod(rest, 3600)
+    m, s = divmod(rest, 60)
+    hms = f"{h:02d}:{m:02d}:{s:02d}"
+    return f"{d}-{hms}" if d else hms
+
+
+def _rows(text: str, ncols: int, what: str) -> list[list[str]]:
+    out = []
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        cols = line.split("|")
+        if len(cols) < ncols:
+            raise BackendError(f"unexpected {what} line from sacctmgr: {line!r}")
+        out.append(cols[:ncols])
+    return out
+
+
+def parse_qos(text: str) -> tuple[QosSpec, ...]:
+    out = []
+    for name, prio, preempt, mode, exempt, factor in _rows(text, 6, "QOS"):
+        out.append(
+            QosSpec(
+                name=name.lower(),
+                priority=int(prio or 0),
+                preempt=tuple(sorted(p.lower() for p in preempt.split(",") if p)),
+                preempt_exempt_s=exempt_seconds(exempt),
+                usage_factor=float(factor or 1.0),
+                preempt_mode=mode.lower() or "off",
+            )
+        )
+    return tuple(sorted(out))
+
+
+def parse_assoc(
+    assoc_text: str, user_text: str
+) -> tuple[tuple[AccountSpec, ...], tuple[UserSpec, ...]]:
+    """Accounts (rows without a user) and users (their associations gathered per user).
+
+    A user whose associations (outside Slurm's ``root`` account) disagree on QOS is reported with QOS ``("<mixed>",)`` so the diff
+    sees a difference and sets them all again."""
+    defaults = {u.lower(): d.lower() for u, d in _rows(user_text, 2, "user")}
+    accounts: list[AccountSpec] = []
+    per_user: dict[str, list[tuple[str, tuple[str, ...], str]]] = {}
+    for account, parent, user, share, qos, dqos in _rows(assoc_text, 6, "association"):
+        acct = account.lower()
+        if not user:
+            accounts.append(AccountSpec(acct, parent.lower(), _fairshare(share)))
+            continue
+        q = tuple(sorted(x.lower() for x in qos.split(",") if x))
+        per_user.setdefault(user.lower(), []).append((acct, q, dqos.lower()))
+    users = []
+    for name, assocs in sorted(per_user.items()):
+        # Slurm's own root account is never managed: its association keeps its own QOS
+        ours = [x for x in assocs if x[0] != SLURM_ROOT] or assocs
+        qos_set = {q for _, q, _ in ours}
+        dqos_set = {d for _, _, d in ours}
+        uqos = qos_set.pop() if len(qos_set) == 1 else ("<mixed>",)
+        dqos = dqos_set.pop() if len(dqos_set) == 1 else "<mixed>"
+        accts = tuple(sorted(a for a, _, _ in assocs))
+        users.append(UserSpec(name, accts, defaults.get(name, ""), uqos, dqos))
+    return tuple(sorted(accounts)), tuple(users)
+
+
+def _fairshare(text: str) -> int:
+    """``parent`` (share with the parent) is shown as the word; treat it as 0 so it differs."""
+    return int(text) if text.strip().lstrip("-").isdigit() else 0
+
+
+def gpus_in(gres: str) -> int:
+    """``gpu:8``, ``gpu:h100:3(IDX:0-2)``, ``gres:gpu:4``, ``gres/gpu=4`` -> GPU count."""
+    if "gres/gpu=" in gres:
+        m = re.search(r"gres/gpu=(\d+)", gres)
+        return int(m.group(1)) if m else 0
+    return sum(int(n) for n in _GRES.findall(gres.replace("(IDX", " (IDX")))
+
+
+def parse_sinfo_json(text: str) -> tuple[NodeObs, ...]:
+    data = _json(text, "sinfo")
+    out = []
+    for n in data.get("nodes", []):
+        state = str(n.get("state", "")).lower()
+        flags = {str(f).upper() for f in n.get("state_flags", [])}
+        out.append(
+            NodeObs(
+                name=str(n["name"]),
+                gpus=gpus_in(str(n.get("gres", ""))),
+                gpus_used=gpus_in(str(n.get("gres_used", ""))),
+                drain="DRAIN" in flags or state in ("drained", "draining"),
+                down=state in ("down", "unknown", "error", "future") or "NOT_RESPONDING" in flags,
+                reason=str(n.get("reason", "")),
+            )
+        )
+    return tuple(sorted(out, key=lambda n: n.name))
+
+
+def parse_squeue_json(text: str, exempt_by_qos: dict[str, int]) -> tuple[JobObs, ...]:
+    """Running and pending jobs; others (completing, held by a requeue...) are left out
+    except pending ones.  ``exempt_by_qos`` maps a tier QOS to its minimum runtime."""
+    data = _json(text, "squeue")
+    out = []
+    for j in data.get("jobs", []):
+        state = str(j.get("job_state", "")).upper()
+        if state not in ("RUNNING", "PENDING"):
+            continue
+        qos = str(j.get("qos", "")).lower()
+        gres = str(j.get("tres_alloc_str") or "") if state == "RUNNING" else ""
+        gpus = (
+            gpus_in(gres)
+            if gres
+            else gpus_in(str(j.get("tres_per_node") or j.get("tres_req_str") or ""))
+        )
+        if state == "PENDING" and not gpus:
+            gpus = gpus_in(str(j.get("tres_req_str") or ""))
+        nodes_field = str(j.get("nodes") or "")
+        min_rt: int | None = 0 if qos == UNALLOCATED_QOS else exempt_by_qos.get(qos)
+        out.append(
+            JobObs(
+                id=str(j["job_id"]),
+                user=str(j.get("user_name", "")).lower(),
+                account=str(j.get("account", "")).lower(),
+                qos=qos,
+                gpus=gpus,
+                state="running" if state == "RUNNING" else "pending",
+                submit=float(j.get("submit_time") or 0),
+                start=float(j["start_time"]) if state == "RUNNING" else None,
+                min_runtime_s=min_rt,
+                resumable=bool(j.get("requeue", True)),
+                priority=int(j.get("priority") or 0),
+                nodes=expand_hostlist(nodes_field) if state == "RUNNING" and nodes_field else (),
+                eligible=float(j.get("eligible_time") or 0) if state == "PENDING" else None,
+            )
+        )
+    return tuple(sorted(out, key=lambda j: (len(j.id), j.id)))
+
+
+def _json(text: str, what: str) -> dict[str, Any]:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise BackendError(f"{what} --json printed something that is not JSON: {exc}") from exc
+    if not isinstance(data, dict):
+        raise BackendError(f"{what} --json printed {type(data).__name__}, expected an object")
+    errors = data.get("errors") or []
+    if errors:
+        raise BackendError(f"{what} reported errors: {errors}")
+    return data

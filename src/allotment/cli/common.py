@@ -1,0 +1,61 @@
+"""Helpers every subcommand shares: the ``--repo`` and ``--at`` options and loading the compiled
+config.  This is the edge where today's date is read, so nothing below it needs a clock."""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import sys
+from pathlib import Path
+
+from allotment.compile.compiler import compile_repo
+from allotment.compile.model import CompiledConfig
+from allotment.errors import Diagnostic, UsageError
+
+
+def add_repo_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--repo",
+        metavar="DIR",
+        default=".",
+        type=Path,
+        help="config repository holding budgets/ inventory/ policies/ (default: .)",
+    )
+
+
+def _date(text: str) -> dt.date:
+    try:
+        return dt.date.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a date YYYY-MM-DD, got {text!r}") from None
+
+
+def add_at_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--at",
+        metavar="DATE",
+        type=_date,
+        default=None,
+        help="evaluate budget validity dates on this day (default: today, UTC)",
+    )
+
+
+def at_date(args: argparse.Namespace) -> dt.date:
+    at: dt.date | None = getattr(args, "at", None)
+    return at if at is not None else dt.datetime.now(dt.UTC).date()
+
+
+def print_warnings(warnings: tuple[Diagnostic, ...]) -> None:
+    for w in warnings:
+        print(w.format(), file=sys.stderr)
+
+
+def load_compiled(args: argparse.Namespace, revision: str | None = None) -> CompiledConfig:
+    """Read, validate and compile ``args.repo`` at ``args.at`` (today by default); print warnings
+    to stderr.  Raises ConfigError (exit 2) with every problem."""
+    repo = Path(getattr(args, "repo", "."))
+    if not repo.is_dir():
+        raise UsageError(f"--repo {repo}: not a folder")
+    config = compile_repo(repo, at_date(args), revision)
+    print_warnings(config.warnings)
+    return config

@@ -1,0 +1,76 @@
+"""Scheduler knobs from ``policies/`` resolved into ``Policy`` values: the global one and one per
+cluster (global values, then that cluster's overrides)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from allotment.compile.model import Boost, Policy, PriorityWeights
+from allotment.config.models.policy import BoostsFile, PolicyKnobs, SchedulerFile
+from allotment.durations import parse_duration
+
+_DURATIONS = {
+    "lookback": "lookback_s",
+    "min_runtime_cap": "min_runtime_cap_s",
+    "default_min_runtime": "default_min_runtime_s",
+    "debug_threshold": "debug_threshold_s",
+    "reconcile_interval": "reconcile_interval_s",
+    "human_drain_threshold": "human_drain_threshold_s",
+}
+_PLAIN = {
+    "unallocated": "unallocated_enabled",
+    "share_floor": "share_floor",
+    "flag_delivered_drop": "flag_delivered_drop",
+    "drift": "drift",
+    "prune": "prune",
+}
+
+
+def _apply(policy: Policy, knobs: PolicyKnobs) -> Policy:
+    changes: dict[str, Any] = {}
+    for key, field in _DURATIONS.items():
+        value = getattr(knobs, key)
+        if value is not None:
+            changes[field] = parse_duration(value)
+    for key, field in _PLAIN.items():
+        value = getattr(knobs, key)
+        if value is not None:
+            changes[field] = value
+    if knobs.preemption is not None:
+        if knobs.preemption.requeue_resumable is not None:
+            changes["requeue_resumable"] = knobs.preemption.requeue_resumable
+        if knobs.preemption.non_resumable is not None:
+            changes["non_resumable"] = knobs.preemption.non_resumable
+    if knobs.priority_weights is not None:
+        pw = knobs.priority_weights
+        weights: dict[str, Any] = {
+            k: getattr(pw, k)
+            for k in ("deadline", "fit", "age", "fairness", "declared")
+            if getattr(pw, k) is not None
+        }
+        if pw.age_cap is not None:
+            weights["age_cap_s"] = parse_duration(pw.age_cap)
+        base = changes.get("priority_weights", policy.priority_weights)
+        from dataclasses import replace
+
+        changes["priority_weights"] = replace(base, **weights)
+    return policy.with_overrides(**changes) if changes else policy
+
+
+def resolve_policies(
+    scheduler: SchedulerFile, boosts: BoostsFile, clusters: tuple[str, ...]
+) -> tuple[Policy, dict[str, Policy]]:
+    boost_values = tuple(
+        Boost(b.target, b.amount, b.expires, b.reason, b.approver) for b in boosts.boosts
+    )
+    base = Policy(
+        priority_weights=PriorityWeights(),
+        boosts=boost_values,
+        platform_team=tuple(scheduler.platform_team),
+    )
+    glob = _apply(base, scheduler)
+    per_cluster = {}
+    for c in clusters:
+        over = scheduler.clusters.get(c)
+        per_cluster[c] = _apply(glob, over) if over is not None else glob
+    return glob, per_cluster

@@ -1,0 +1,95 @@
+"""Read the config files of a repository from disk, refusing what a hostile pull request could use.
+
+Refused (as Diagnostics, all at once): symlinks anywhere under the config folders (they could point
+outside the repo or loop), files over ``MAX_FILE_BYTES``, non-UTF-8 files, names that are not plain
+``[A-Za-z0-9._-]``, and more than ``MAX_FILES`` files.  ``allot plan`` reads the same keys from git
+objects instead and applies the same checks through ``check_file``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+
+from allotment.errors import ConfigError, Diagnostic
+
+CONFIG_DIRS = ("budgets", "inventory", "policies")
+SUFFIXES = (".yaml", ".yml")
+MAX_FILE_BYTES = 1024 * 1024
+MAX_FILES = 100_000
+_SAFE_PART = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,99}$")
+
+
+def is_config_path(rel: str) -> bool:
+    """True for a repo-relative POSIX path that the loader should read."""
+    return rel.split("/", 1)[0] in CONFIG_DIRS and rel.endswith(SUFFIXES)
+
+
+def check_file(rel: str, data: bytes) -> list[Diagnostic]:
+    """Checks on one file's name and bytes that do not need YAML."""
+    out = []
+    bad = [p for p in rel.split("/") if not _SAFE_PART.match(p)]
+    if bad:
+        out.append(Diagnostic(rel, 0, 0, f"unsafe path component {bad[0]!r}"))
+    if len(data) > MAX_FILE_BYTES:
+        out.append(Diagnostic(rel, 0, 0, f"file is {len(data)} bytes; the limit is 1 MiB"))
+    else:
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            out.append(Diagnostic(rel, 0, 0, f"not valid UTF-8 (bad byte at offset {exc.start})"))
+    return out
+
+
+def _walk(root: Path, top: str, problems: list[Diagnostic]) -> Iterator[tuple[str, Path]]:
+    stack = [top]
+    while stack:
+        rel_dir = stack.pop()
+        with os.scandir(root / rel_dir) as it:
+            entries = sorted(it, key=lambda e: e.name)
+        for entry in entries:
+            rel = f"{rel_dir}/{entry.name}"
+            if entry.is_symlink():
+                problems.append(Diagnostic(rel, 0, 0, "symbolic links are not allowed in config"))
+            elif entry.is_dir(follow_symlinks=False):
+                stack.append(rel)
+            elif entry.name.endswith(SUFFIXES):
+                if not stat.S_ISREG(entry.stat(follow_symlinks=False).st_mode):
+                    problems.append(Diagnostic(rel, 0, 0, "not a regular file"))
+                else:
+                    yield rel, Path(entry.path)
+
+
+def read_repo_files(root: Path) -> dict[str, bytes]:
+    """Every ``*.yaml``/``*.yml`` under ``budgets/ inventory/ policies/``, by repo-relative path.
+
+    Raises ConfigError listing every refused file."""
+    problems: list[Diagnostic] = []
+    files: dict[str, bytes] = {}
+    root = Path(root)
+    if not root.is_dir():
+        raise ConfigError([Diagnostic(str(root), 0, 0, "config repository folder not found")])
+    for top in CONFIG_DIRS:
+        path = root / top
+        if path.is_symlink():
+            problems.append(Diagnostic(top, 0, 0, "symbolic links are not allowed in config"))
+            continue
+        if not path.is_dir():
+            continue
+        for rel, file in _walk(root, top, problems):
+            if len(files) >= MAX_FILES:
+                problems.append(Diagnostic(rel, 0, 0, f"more than {MAX_FILES} config files"))
+                break
+            size = file.stat().st_size
+            if size > MAX_FILE_BYTES:
+                problems.append(Diagnostic(rel, 0, 0, f"file is {size} bytes; the limit is 1 MiB"))
+                continue
+            data = file.read_bytes()
+            problems.extend(check_file(rel, data))
+            files[rel] = data
+    if problems:
+        raise ConfigError(problems)
+    return dict(sorted(files.items()))

@@ -1,0 +1,69 @@
+"""``policies/scheduler.yaml`` (knobs, per-cluster overrides) and ``policies/boosts.yaml``."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import AwareDatetime, Field
+
+from allotment.config.models.common import Duration, Name, Owner, Strict, Text
+
+
+class PreemptionSection(Strict):
+    requeue_resumable: bool | None = Field(
+        default=None, description="Requeue a preempted job that can resume (default true)."
+    )
+    non_resumable: Literal["requeue", "cancel", "run_to_completion"] | None = Field(
+        default=None, description="What happens to a job that cannot resume (default requeue)."
+    )
+
+
+class PriorityWeightsSection(Strict):
+    """Within-team priority signals; only order jobs inside one team."""
+
+    deadline: float | None = Field(default=None, ge=0)
+    fit: float | None = Field(default=None, ge=0)
+    age: float | None = Field(default=None, ge=0)
+    fairness: float | None = Field(default=None, ge=0)
+    age_cap: Duration | None = None
+    declared: float | None = Field(default=None, ge=0)
+
+
+class PolicyKnobs(Strict):
+    """Every knob is optional: unset means the built-in default (global) or the global value
+    (per-cluster override)."""
+
+    lookback: Duration | None = Field(default=None, description="Fair-share window (default 7d).")
+    min_runtime_cap: Duration | None = Field(default=None, description="Default 8h.")
+    default_min_runtime: Duration | None = Field(default=None, description="Default 2h.")
+    debug_threshold: Duration | None = Field(default=None, description="Default 15m.")
+    preemption: PreemptionSection | None = None
+    unallocated: bool | None = Field(default=None, description="Allow min-runtime-0 jobs.")
+    reconcile_interval: Duration | None = Field(default=None, description="Default 10s.")
+    human_drain_threshold: Duration | None = None
+    priority_weights: PriorityWeightsSection | None = None
+    share_floor: float | None = Field(default=None, ge=0, le=1)
+    flag_delivered_drop: float | None = Field(default=None, ge=0, le=1)
+    drift: Literal["report", "correct"] | None = None
+    prune: bool | None = None
+
+
+class SchedulerFile(PolicyKnobs):
+    platform_team: list[Owner] = Field(
+        default_factory=list, description="Owners of inventory/ and policies/ (CODEOWNERS)."
+    )
+    clusters: dict[Name, PolicyKnobs] = Field(
+        default_factory=dict, description="Per-cluster overrides of any knob."
+    )
+
+
+class BoostEntry(Strict):
+    target: str = Field(pattern=r"^(job|user|account):[A-Za-z0-9_.-]{1,64}$")
+    amount: float = Field(gt=0)
+    expires: AwareDatetime
+    reason: Text = Field(min_length=1)
+    approver: Owner
+
+
+class BoostsFile(Strict):
+    boosts: list[BoostEntry] = Field(default_factory=list)

@@ -1,0 +1,66 @@
+"""What one scheduling pass decides.  Every item carries the reason ``allot explain`` shows.
+
+A reconciler applies these in the order: drains and preemptions first (they free GPUs), then
+starts; reservations and the pending order are advisory (what a backend's priority field should
+express).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Start:
+    job_id: str
+    placement: tuple[tuple[str, int], ...]  # (node, gpus)
+    allocated: bool  # charged (False: runs as unallocated, preemptible at once)
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Preemption:
+    job_id: str
+    for_job: str | None  # the job that needed the GPUs (None for drains)
+    rule: str  # "unallocated" | "within-team" | "reclaim" | "drain"
+    lost_work: float  # seconds of progress lost (since the last checkpoint)
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Reservation:
+    job_id: str
+    nodes: tuple[str, ...]
+    at: float  # the estimated time the reserved nodes are all free
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class NodeReport:
+    node: str
+    state: str  # "draining" | "ready-for-repair"
+    waiting_on: tuple[str, ...]  # jobs still protected on it
+    needs_human: bool  # some job there stays protected longer than the policy threshold
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Ranked:
+    """One pending job's place in the order, with the metrics behind it."""
+
+    job_id: str
+    account: str
+    position: int
+    tier: int  # 0: account below its entitlement (guaranteed); 1: borrowing beyond it
+    fair_share: tuple[float, ...]  # level fair share usage/share along the path, root first
+    priority: float  # within-team priority score
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Decisions:
+    starts: tuple[Start, ...] = ()
+    preemptions: tuple[Preemption, ...] = ()
+    reservations: tuple[Reservation, ...] = ()
+    nodes: tuple[NodeReport, ...] = ()
+    order: tuple[Ranked, ...] = ()

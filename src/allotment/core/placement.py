@@ -1,0 +1,118 @@
+"""Where jobs go: free GPUs per node kept in buckets by free count, so best fit is a short scan.
+
+Rules: a job that fits one node goes on one node, best fit (the healthy node with the fewest free
+GPUs that still fits, ties by node order); a gang (multi-node job) takes ``n`` nodes with at least
+``per_node`` free each, all or nothing, preferring nodes it fills completely.  Unhealthy nodes are
+out of the buckets and take no new work.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from allotment.core.jobs import JobSpec
+from allotment.core.snapshot import NodeState
+
+NodeFilter = Callable[[int], bool]
+
+
+class NodePool:
+    def __init__(self, nodes: tuple[NodeState, ...]) -> None:
+        ordered = sorted(nodes, key=lambda n: n.name)
+        self.names: list[str] = [n.name for n in ordered]
+        self.index: dict[str, int] = {n: i for i, n in enumerate(self.names)}
+        self.total: list[int] = [n.gpus for n in ordered]
+        self.free: list[int] = [n.gpus for n in ordered]
+        self.healthy: list[bool] = [n.healthy for n in ordered]
+        self.gpu_type: list[str | None] = [n.gpu_type for n in ordered]
+        self.jobs: list[dict[str, int]] = [{} for _ in ordered]
+        self.max_gpus = max(self.total, default=0)
+        self.buckets: list[dict[int, None]] = [{} for _ in range(self.max_gpus + 1)]
+        self.homogeneous = len({(n.gpus, n.gpu_type) for n in ordered}) <= 1
+        for i in range(len(ordered)):
+            if self.healthy[i]:
+                self.buckets[self.free[i]][i] = None
+
+    # -- bookkeeping -------------------------------------------------------------------------
+    def healthy_gpus(self) -> int:
+        return sum(t for t, h in zip(self.total, self.healthy, strict=True) if h)
+
+    def free_gpus(self) -> int:
+        return sum(k * len(b) for k, b in enumerate(self.buckets))
+
+    def _rebucket(self, i: int, new_free: int) -> None:
+        if self.healthy[i]:
+            del self.buckets[self.free[i]][i]
+            self.buckets[new_free][i] = None
+        self.free[i] = new_free
+
+    def allocate(self, job_id: str, placement: tuple[tuple[int, int], ...]) -> None:
+        for i, g in placement:
+            if g > self.free[i]:
+                raise ValueError(f"node {self.names[i]} oversubscribed by {job_id}")
+            self._rebucket(i, self.free[i] - g)
+            self.jobs[i][job_id] = g
+
+    def release(self, job_id: str, placement: tuple[tuple[int, int], ...]) -> None:
+        for i, g in placement:
+            del self.jobs[i][job_id]
+            self._rebucket(i, self.free[i] + g)
+
+    def set_health(self, i: int, healthy: bool) -> None:
+        if healthy == self.healthy[i]:
+            return
+        if healthy:
+            self.buckets[self.free[i]][i] = None
+        else:
+            del self.buckets[self.free[i]][i]
+        self.healthy[i] = healthy
+
+    # -- queries -----------------------------------------------------------------------------
+    def shape(self, spec: JobSpec) -> tuple[int, int]:
+        """(nodes, GPUs per node) of a job on this pool; (0, 0) if it can never fit."""
+        cap = self.max_gpus if spec.gpu_type is None else max(
+            (t for t, g in zip(self.total, self.gpu_type, strict=True) if g == spec.gpu_type), default=0
+        )
+        if cap == 0 or spec.gpus <= 0:
+            return (0, 0)
+        per = spec.gpus_per_node
+        if per is None:
+            per = spec.gpus if spec.gpus <= cap else cap
+        if per > cap:
+            return (0, 0)
+        n = -(-spec.gpus // per)
+        if n > len(self.names):
+            return (0, 0)
+        return (n, per)
+
+    def _ok_type(self, i: int, spec: JobSpec) -> bool:
+        return spec.gpu_type is None or self.gpu_type[i] == spec.gpu_type
+
+    def find(
+        self, spec: JobSpec, n: int, per: int, allow: NodeFilter | None = None
+    ) -> tuple[tuple[int, int], ...] | None:
+        """Best-fit placement of ``n`` x ``per`` GPUs (the last node may take fewer), or None."""
+        chosen: list[int] = []
+        last = spec.gpus - per * (n - 1)
+        for k in range(per, self.max_gpus + 1):
+            b = self.buckets[k]
+            if not b:
+                continue
+            cands = sorted(b) if n > 1 else [min(b)] if allow is None and self.homogeneous else sorted(b)
+            for i in cands:
+                if (allow is None or allow(i)) and self._ok_type(i, spec):
+                    chosen.append(i)
+                    if len(chosen) == n:
+                        break
+            if len(chosen) == n:
+                break
+        if len(chosen) < n:
+            return None
+        chosen.sort()
+        return tuple((i, per if j < n - 1 else last) for j, i in enumerate(chosen))
+
+    def max_free(self) -> int:
+        for k in range(self.max_gpus, 0, -1):
+            if self.buckets[k]:
+                return k
+        return 0

@@ -1,0 +1,63 @@
+"""The state the scheduling core decides on: plain frozen values a reconciler can build from any
+cluster (Slurm, Kubernetes, the simulator).
+
+A ``Snapshot`` holds:
+
+* ``nodes``: each ``NodeState(name, gpus, healthy, gpu_type)``; unhealthy nodes take no new work;
+* ``running``: each ``RunningJob(spec, start, placement, allocated, protected_until, ...)`` where
+  ``placement`` is ``((node, gpus), ...)``, ``allocated`` says whether the job is charged to its
+  account, and ``protected_until`` is when its minimum runtime is over (``start`` for unallocated
+  work);
+* ``pending``: each ``PendingJob(spec, eligible, queued_since, ...)``: jobs whose dependencies are
+  met, ``eligible`` being when they became schedulable and ``queued_since`` when they last entered
+  the queue (a requeued job keeps its original ``eligible`` so it does not lose its age);
+* ``usage``: charged reference GPU-hours of each leaf account over the lookback window ending now
+  (``core.usage.UsageLedger`` computes it from start/stop records; a reconciler may read it from
+  ``sshare`` instead).
+
+Times are seconds on any fixed axis (the simulator uses seconds from trace start); the core only
+compares and subtracts them.  See ``core.decide`` for the function that consumes a snapshot.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from allotment.core.jobs import JobSpec
+
+
+@dataclass(frozen=True, slots=True)
+class NodeState:
+    name: str
+    gpus: int
+    healthy: bool = True
+    gpu_type: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RunningJob:
+    spec: JobSpec
+    start: float
+    placement: tuple[tuple[str, int], ...]  # (node, gpus) pairs, node order stable
+    allocated: bool  # charged to its account; False = unallocated (free, preemptible at once)
+    protected_until: float  # end of the minimum runtime; preemptible from then on
+    done_before: float = 0.0  # seconds of work already done before this start (resumed jobs)
+    evicted_by: str | None = None  # the job that last evicted it, for the anti-thrash rule
+
+
+@dataclass(frozen=True, slots=True)
+class PendingJob:
+    spec: JobSpec
+    eligible: float  # when it first became schedulable (age is counted from here)
+    queued_since: float  # when it last entered the queue
+    done_work: float = 0.0  # seconds of work kept from earlier runs (checkpoints)
+    evicted_by: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    nodes: tuple[NodeState, ...]
+    running: tuple[RunningJob, ...] = ()
+    pending: tuple[PendingJob, ...] = ()
+    usage: Mapping[str, float] = field(default_factory=dict)  # leaf -> reference GPU-hours in window

@@ -1,0 +1,75 @@
+"""Charged usage over a *sliding* lookback window, exactly.
+
+Each account's charged reference-GPU-hours form a piecewise-linear cumulative curve ``C(t)``
+(the slope is the reference GPUs charged at that moment).  Usage over the window ending at ``now``
+is ``C(now) - C(now - lookback)``: usage really leaves the window as it slides, unlike Slurm's
+default exponential decay.  Times must be fed in non-decreasing order; queries are O(log n).
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+
+
+class _Curve:
+    __slots__ = ("cum", "rate", "times")
+
+    def __init__(self) -> None:
+        self.times: list[float] = [0.0]
+        self.cum: list[float] = [0.0]  # C at times[i], in reference GPU-seconds
+        self.rate: list[float] = [0.0]  # slope after times[i]
+
+    def change(self, t: float, delta_rate: float) -> None:
+        last = len(self.times) - 1
+        if t < self.times[last]:
+            raise ValueError("usage changes must come in time order")
+        c = self.cum[last] + self.rate[last] * (t - self.times[last])
+        r = self.rate[last] + delta_rate
+        if abs(r) < 1e-9:
+            r = 0.0
+        if t == self.times[last]:
+            self.cum[last], self.rate[last] = c, r
+        else:
+            self.times.append(t)
+            self.cum.append(c)
+            self.rate.append(r)
+
+    def at(self, t: float) -> float:
+        if t <= 0.0:
+            return 0.0
+        i = bisect_right(self.times, t) - 1
+        return self.cum[i] + self.rate[i] * (t - self.times[i])
+
+
+class UsageLedger:
+    """Charged usage per account; ``start``/``stop`` a charge of ``ref_gpus`` reference GPUs."""
+
+    def __init__(self, lookback_s: float) -> None:
+        self.lookback_s = float(lookback_s)
+        self._curves: dict[str, _Curve] = {}
+
+    def start(self, account: str, t: float, ref_gpus: float) -> None:
+        self._curve(account).change(t, ref_gpus)
+
+    def stop(self, account: str, t: float, ref_gpus: float) -> None:
+        self._curve(account).change(t, -ref_gpus)
+
+    def window_gpu_hours(self, account: str, now: float) -> float:
+        """Charged reference GPU-hours of ``account`` in (now - lookback, now]."""
+        c = self._curves.get(account)
+        if c is None:
+            return 0.0
+        return (c.at(now) - c.at(now - self.lookback_s)) / 3600.0
+
+    def total_gpu_hours(self, account: str, now: float) -> float:
+        c = self._curves.get(account)
+        return 0.0 if c is None else c.at(now) / 3600.0
+
+    def snapshot(self, now: float) -> dict[str, float]:
+        return {a: self.window_gpu_hours(a, now) for a in sorted(self._curves)}
+
+    def _curve(self, account: str) -> _Curve:
+        c = self._curves.get(account)
+        if c is None:
+            c = self._curves[account] = _Curve()
+        return c

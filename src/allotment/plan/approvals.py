@@ -1,0 +1,128 @@
+"""Who must approve a budget change, and whether the approvals given are enough.
+
+The rule (docs/managers-guide.md, "Who approves"): a change to the split under node N (a
+child's share, a child added, removed, moved in or out, renamed, capped, given other clusters
+or other dates) needs an approval from an owner of N; a change to N's own owners or members
+needs one of N's current owners; inventory and policy changes need the platform team.  Owners
+are taken from the base side: the people who hold the budget today approve moving it.
+
+An author never approves their own change.  When the author is the only owner of N, the
+approval escalates to the owners of N's parent, so that nobody can raise their own budget alone.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from allotment.compile.model import CompiledConfig
+from allotment.plan.diff import StructuralDiff
+
+PLATFORM = "(platform team)"
+_EMAIL = re.compile(r"<([^<>\s]+@[^<>\s]+)>\s*$")
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class ApprovalGroup:
+    """At least one of ``owners`` (not the author) must approve, for ``reasons``."""
+
+    node: str
+    owners: tuple[str, ...]
+    reasons: tuple[str, ...]
+    author_is_owner: bool = False
+    escalated_from: str | None = None  # the node whose only owner is the author
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalStatus:
+    group: ApprovalGroup
+    approved_by: tuple[str, ...]  # valid approvers among those given
+
+    @property
+    def satisfied(self) -> bool:
+        return bool(self.approved_by)
+
+
+def normalize_email(text: str) -> str:
+    """``Name <a@b.c>`` or ``a@b.c`` -> ``a@b.c`` (lower case), as owners are written."""
+    m = _EMAIL.search(text.strip())
+    return (m.group(1) if m else text.strip()).lower()
+
+
+def _owners(config: CompiledConfig, name: str | None) -> tuple[str, ...]:
+    if name is None:
+        return ()
+    try:
+        return tuple(sorted({o.lower() for o in config.node(name).owners}))
+    except KeyError:
+        return ()
+
+
+def required_approvals(
+    base: CompiledConfig, head: CompiledConfig, diff: StructuralDiff, authors: Iterable[str] = ()
+) -> tuple[ApprovalGroup, ...]:
+    """Approval groups for ``diff``.  ``authors`` (e-mails of everyone who wrote the change)
+    cannot approve; a node all of whose owners are authors escalates to its parent."""
+    reasons: dict[str, set[str]] = {}
+
+    def need(node: str, why: str) -> None:
+        reasons.setdefault(node, set()).add(why)
+
+    for ch in diff.nodes:
+        if ch.kind in ("owners", "members"):
+            need(ch.node, f"{ch.kind} of {ch.node}")
+            continue
+        for parent in {ch.parent_before, ch.parent_after}:
+            if parent is not None:
+                need(parent, f"{ch.kind} of {ch.node}")
+        if ch.parent_before is None and ch.parent_after is None:
+            need(ch.node, f"{ch.kind} of {ch.node}")
+    if diff.clusters or diff.policies:
+        need(PLATFORM, "inventory or policy change")
+    people = frozenset(normalize_email(a) for a in authors if a)
+    groups = []
+    for node, why in sorted(reasons.items()):
+        groups.append(_group(base, head, node, tuple(sorted(why)), people))
+    return tuple(groups)
+
+
+def _group(
+    base: CompiledConfig,
+    head: CompiledConfig,
+    node: str,
+    why: tuple[str, ...],
+    authors: frozenset[str],
+) -> ApprovalGroup:
+    if node == PLATFORM:
+        owners = tuple(sorted({o.lower() for o in base.policy.platform_team}))
+        return ApprovalGroup(node, owners, why, bool(authors & set(owners)))
+    owners = _owners(base, node) or _owners(head, node)
+    escalated_from = None
+    # Climb while every owner is an author: nobody may approve their own budget alone.
+    while owners and set(owners) <= authors:
+        parent = _parent(base, node) or _parent(head, node)
+        up = _owners(base, parent) or _owners(head, parent)
+        if parent is None or not up:
+            break
+        escalated_from = escalated_from or node
+        node, owners = parent, up
+    return ApprovalGroup(node, owners, why, bool(authors & set(owners)), escalated_from)
+
+
+def _parent(config: CompiledConfig, name: str) -> str | None:
+    try:
+        return config.node(name).parent
+    except KeyError:
+        return None
+
+
+def check_approvals(
+    groups: Iterable[ApprovalGroup], approved_by: Iterable[str], authors: Iterable[str] = ()
+) -> tuple[ApprovalStatus, ...]:
+    """Match the approvers given (``Name <email>`` or e-mails) against each group; an author's
+    approval never counts."""
+    given = {normalize_email(a) for a in approved_by} - {normalize_email(a) for a in authors}
+    return tuple(
+        ApprovalStatus(g, tuple(sorted(given & set(g.owners)))) for g in groups
+    )

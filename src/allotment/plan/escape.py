@@ -1,0 +1,26 @@
+"""Escaping for text that lands in a GitHub Markdown comment.
+
+Team names, owners and file names come from a pull request, i.e. from anyone.  Inside a comment
+they must stay text: no HTML (``<img onerror=...>``), no Markdown structure (a ``|`` would break
+a table, ``[x](javascript:..)`` would make a link), no ``@`` mentions that ping people, no
+newlines that start a new block.  Jinja's autoescape handles HTML; this adds the Markdown part.
+"""
+
+from __future__ import annotations
+
+import html
+
+_MD_SPECIAL = "\\`*_[]|~#!{}"
+_TABLE = str.maketrans({c: "\\" + c for c in _MD_SPECIAL})
+
+
+def md_escape(text: str) -> str:
+    """Plain text -> Markdown+HTML-safe text that renders as the same characters."""
+    one_line = " ".join(text.split()) if any(c in text for c in "\r\n\t\v\f") else text
+    marked = one_line.translate(_TABLE)
+    return html.escape(marked, quote=True).replace("@", "&#64;")
+
+
+def code_escape(text: str) -> str:
+    """Text for inside a Markdown code span: backticks cannot be escaped there, so drop them."""
+    return html.escape(" ".join(text.replace("`", "'").split()), quote=True)

@@ -1,0 +1,529 @@
+"""The canonical trace: JSON Lines, one job or node-health event per line (docs/trace-format.md).
+
+Why this shape: every importer and the scenario generator write it, and the simulator reads only
+it, so a site's own accounting, a public trace and a synthetic scenario replay the same way.
+Lines are in non-decreasing time order (``submit`` for jobs, ``time`` for node events) so a
+replay can stream; the writer guarantees it, the reader checks it.
+
+The writer is byte-deterministic: keys in the fixed order of :data:`JOB_FIELDS`, integral numbers
+written as integers, absent optional fields (``null``, empty ``depends_on``) left out, compact
+separators, and gzip output (``.gz``) with a zero timestamp.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import math
+import os
+import secrets
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from allotment.core.jobs import JOB_KINDS, JobSpec, NodeEvent
+from allotment.traces.diagnostics import DiagnosticCollector, TooManyErrors
+from allotment.traces.idcheck import IdIndex
+from allotment.traces.source import numbered_lines
+
+FORMAT_VERSION = 1
+JOB_FIELDS: tuple[str, ...] = (
+    "id",
+    "submit",
+    "user",
+    "account",
+    "gpus",
+    "gpus_per_node",
+    "work",
+    "min_runtime",
+    "resumable",
+    "checkpoint_interval",
+    "priority",
+    "kind",
+    "deadline",
+    "depends_on",
+    "gpu_type",
+)
+REQUIRED_JOB_FIELDS = frozenset({"id", "submit", "account", "gpus", "work"})
+NODE_FIELDS: tuple[str, ...] = ("type", "time", "node", "state")
+HEADER_FIELDS: tuple[str, ...] = (
+    "type",
+    "version",
+    "source",
+    "generator",
+    "seed",
+    "start",
+    "cluster",
+    "days",
+    "note",
+)
+NODE_STATES = ("unhealthy", "healthy")
+
+TraceItem = JobSpec | NodeEvent
+
+
+@dataclass(frozen=True, slots=True)
+class Trace:
+    """A whole trace in memory (see :func:`iter_trace` for streaming)."""
+
+    header: Mapping[str, Any]
+    jobs: tuple[JobSpec, ...]
+    node_events: tuple[NodeEvent, ...]
+
+
+def item_time(item: TraceItem) -> float:
+    return item.submit if isinstance(item, JobSpec) else item.time
+
+
+def sort_key(item: TraceItem) -> tuple[float, int, str]:
+    """The one total order of trace lines: time, node events before jobs, then id / node name."""
+    if isinstance(item, JobSpec):
+        return (item.submit, 1, item.id)
+    return (item.time, 0, item.node)
+
+
+# --------------------------------------------------------------------------- writing
+
+
+def _num(x: float) -> float | int:
+    if isinstance(x, float) and x.is_integer():
+        return int(x)
+    return x
+
+
+def job_to_dict(job: JobSpec) -> dict[str, Any]:
+    """The job as it appears on a line: fixed key order, absent optionals omitted."""
+    out: dict[str, Any] = {
+        "id": job.id,
+        "submit": _num(job.submit),
+        "user": job.user,
+        "account": job.account,
+        "gpus": job.gpus,
+    }
+    if job.gpus_per_node is not None:
+        out["gpus_per_node"] = job.gpus_per_node
+    out["work"] = _num(job.work)
+    if job.min_runtime is not None:
+        out["min_runtime"] = _num(job.min_runtime)
+    out["resumable"] = job.resumable
+    if job.checkpoint_interval is not None:
+        out["checkpoint_interval"] = _num(job.checkpoint_interval)
+    out["priority"] = job.priority
+    out["kind"] = job.kind
+    if job.deadline is not None:
+        out["deadline"] = _num(job.deadline)
+    if job.depends_on:
+        out["depends_on"] = list(job.depends_on)
+    if job.gpu_type is not None:
+        out["gpu_type"] = job.gpu_type
+    return out
+
+
+def node_to_dict(event: NodeEvent) -> dict[str, Any]:
+    return {"type": "node", "time": _num(event.time), "node": event.node, "state": event.state}
+
+
+def encode(item: TraceItem) -> str:
+    """One line, without the newline."""
+    d = job_to_dict(item) if isinstance(item, JobSpec) else node_to_dict(item)
+    return json.dumps(d, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def encode_header(header: Mapping[str, Any]) -> str:
+    d: dict[str, Any] = {"type": "header", "version": FORMAT_VERSION}
+    for key in HEADER_FIELDS[2:]:
+        value = header.get(key)
+        if value is not None:
+            d[key] = _num(value) if isinstance(value, float) else value
+    return json.dumps(d, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def sorted_items(jobs: Iterable[JobSpec], node_events: Iterable[NodeEvent]) -> list[TraceItem]:
+    """Jobs and node events merged in the canonical order (in memory)."""
+    items: list[TraceItem] = [*jobs, *node_events]
+    items.sort(key=sort_key)
+    return items
+
+
+class AtomicWriter:
+    """Writes lines to a temporary file next to ``path``; ``commit`` renames it into place.
+
+    A failure before ``commit`` leaves no file behind, so an output is never half-written.
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        # a named file opened exclusively, not mkstemp: the result keeps the user's umask
+        self._tmp = self.path.with_name(f".{self.path.name}.{secrets.token_hex(6)}.tmp")
+        self._raw = self._tmp.open("xb")
+        self._gz: gzip.GzipFile | None = None
+        sink: gzip.GzipFile | IO[bytes] = self._raw
+        if self.path.suffix == ".gz":
+            self._gz = gzip.GzipFile(filename="", mode="wb", fileobj=self._raw, mtime=0)
+            sink = self._gz
+        self._sink = sink
+        self._buf: list[str] = []
+
+    def write_line(self, line: str) -> None:
+        self._buf.append(line)
+        if len(self._buf) >= 4096:
+            self._flush()
+
+    def _flush(self) -> None:
+        if self._buf:
+            self._sink.write(("\n".join(self._buf) + "\n").encode("utf-8"))
+            self._buf.clear()
+
+    def commit(self) -> None:
+        self._flush()
+        if self._gz is not None:
+            self._gz.close()
+        self._raw.close()
+        os.replace(self._tmp, self.path)
+
+    def abort(self) -> None:
+        try:
+            if self._gz is not None:
+                self._gz.close()
+            self._raw.close()
+        finally:
+            self._tmp.unlink(missing_ok=True)
+
+    def __enter__(self) -> AtomicWriter:
+        return self
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        if exc_type is None:
+            self.commit()
+        else:
+            self.abort()
+
+
+def write_trace(
+    path: str | Path,
+    items: Iterable[TraceItem],
+    header: Mapping[str, Any] | None = None,
+) -> int:
+    """Write ``items`` (already in canonical order, see :func:`sorted_items`) atomically.
+
+    Returns the number of lines written (header excluded).  Raises ValueError if the items are
+    out of order, since the reader would reject the file.
+    """
+    n = 0
+    last = -math.inf
+    with AtomicWriter(path) as out:
+        if header is not None:
+            out.write_line(encode_header(header))
+        for item in items:
+            t = item_time(item)
+            if t < last:
+                raise ValueError(f"trace items out of time order at {t} after {last}")
+            last = t
+            out.write_line(encode(item))
+            n += 1
+    return n
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a number allowed in a trace")
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in pairs:
+        if k in out:
+            raise _DuplicateKey(k)
+        out[k] = v
+    return out
+
+
+class _DuplicateKey(Exception):
+    def __init__(self, key: str) -> None:
+        self.key = key
+
+
+_DECODER = json.JSONDecoder(object_pairs_hook=_pairs, parse_constant=_reject_constant)
+
+
+def _col(raw: str, key: str, nth: int = 1) -> int:
+    """1-based column of the ``nth`` ``"key"`` in the raw line (1 when not found verbatim)."""
+    needle = json.dumps(key)
+    i = -1
+    for _ in range(nth):
+        i = raw.find(needle, i + 1)
+        if i < 0:
+            return 1
+    return i + 1
+
+
+class _LineChecker:
+    """Validates one decoded object, reporting each problem at its key's column."""
+
+    def __init__(self, raw: str, line: int, diags: DiagnosticCollector) -> None:
+        self.raw, self.line, self.diags, self.ok = raw, line, diags, True
+
+    def err(self, key: str | None, message: str) -> None:
+        self.ok = False
+        self.diags.add(self.line, _col(self.raw, key) if key else 1, message)
+
+    def string(self, d: Mapping[str, Any], key: str, *, empty: bool = False) -> str | None:
+        v = d[key]
+        if not isinstance(v, str):
+            self.err(key, f"{key} must be a string, got {_kind(v)}")
+            return None
+        if not empty and not v.strip():
+            self.err(key, f"{key} must not be empty")
+            return None
+        return v
+
+    def number(self, d: Mapping[str, Any], key: str, *, positive: bool = False) -> float | None:
+        v = d[key]
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            self.err(key, f"{key} must be a number of seconds, got {_kind(v)}")
+            return None
+        if v < 0 or (positive and v == 0):
+            bound = "greater than 0" if positive else "0 or more"
+            self.err(key, f"{key} must be {bound}, got {v}")
+            return None
+        return float(v)
+
+    def integer(self, d: Mapping[str, Any], key: str, *, minimum: int | None = None) -> int | None:
+        v = d[key]
+        if isinstance(v, bool) or not isinstance(v, int):
+            self.err(key, f"{key} must be an integer, got {_kind(v)}")
+            return None
+        if minimum is not None and v < minimum:
+            self.err(key, f"{key} must be at least {minimum}, got {v}")
+            return None
+        return v
+
+    def unknown(self, d: Mapping[str, Any], allowed: Iterable[str], what: str) -> None:
+        allowed_set = set(allowed)
+        for key in d:
+            if key not in allowed_set:
+                self.err(key, f"unknown key {key!r} in a {what} line")
+
+
+def _kind(v: Any) -> str:
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "a boolean"
+    if isinstance(v, (int, float)):
+        return f"the number {v}"
+    if isinstance(v, str):
+        return f"the string {v!r}"
+    if isinstance(v, list):
+        return "a list"
+    return "an object"
+
+
+def _optional(d: Mapping[str, Any], key: str) -> bool:
+    return d.get(key) is not None
+
+
+def _parse_job(c: _LineChecker, d: dict[str, Any], ids: IdIndex) -> JobSpec | None:
+    c.unknown(d, ("type", *JOB_FIELDS), "job")
+    if "type" in d and d["type"] != "job":
+        c.err("type", f"type must be 'job', 'node' or 'header', got {d['type']!r}")
+    for key in JOB_FIELDS:
+        if key in REQUIRED_JOB_FIELDS and d.get(key) is None:
+            c.err(None, f"job line is missing required key {key!r}")
+    if not c.ok:
+        return None
+    job_id = c.string(d, "id")
+    submit = c.number(d, "submit")
+    account = c.string(d, "account")
+    gpus = c.integer(d, "gpus", minimum=1)
+    work = c.number(d, "work", positive=True)
+    user = c.string(d, "user", empty=True) if _optional(d, "user") else ""
+    gpn = c.integer(d, "gpus_per_node", minimum=1) if _optional(d, "gpus_per_node") else None
+    if gpn is not None and gpus is not None and gpus % gpn:
+        c.err("gpus_per_node", f"gpus_per_node {gpn} does not divide gpus {gpus}")
+    min_rt = c.number(d, "min_runtime") if _optional(d, "min_runtime") else None
+    resumable = True
+    if _optional(d, "resumable"):
+        if isinstance(d["resumable"], bool):
+            resumable = d["resumable"]
+        else:
+            c.err("resumable", f"resumable must be true or false, got {_kind(d['resumable'])}")
+    ckpt = (
+        c.number(d, "checkpoint_interval", positive=True)
+        if _optional(d, "checkpoint_interval")
+        else None
+    )
+    priority = c.integer(d, "priority") if _optional(d, "priority") else 0
+    kind = "batch"
+    if _optional(d, "kind"):
+        k = d["kind"]
+        if k in JOB_KINDS:
+            kind = k
+        else:
+            c.err("kind", f"kind must be one of {', '.join(JOB_KINDS)}, got {_kind(k)}")
+    deadline = c.number(d, "deadline") if _optional(d, "deadline") else None
+    if deadline is not None and submit is not None and deadline < submit:
+        c.err("deadline", f"deadline {deadline:g} is before submit {submit:g}")
+    deps: tuple[str, ...] = ()
+    if _optional(d, "depends_on"):
+        v = d["depends_on"]
+        if not isinstance(v, list) or not all(isinstance(x, str) and x for x in v):
+            c.err("depends_on", "depends_on must be a list of job ids (strings)")
+        elif len(set(v)) != len(v):
+            c.err("depends_on", "depends_on names a job twice")
+        elif job_id is not None and job_id in v:
+            c.err("depends_on", "a job cannot depend on itself")
+        else:
+            deps = tuple(v)
+    gpu_type = c.string(d, "gpu_type") if _optional(d, "gpu_type") else None
+    if not c.ok:
+        return None
+    assert job_id is not None and submit is not None and account is not None
+    assert gpus is not None and work is not None and user is not None and priority is not None
+    ids.add(job_id, c.line)
+    for dep in deps:
+        ids.depend(dep, c.line, _col(c.raw, "depends_on"))
+    return JobSpec(
+        id=job_id,
+        submit=submit,
+        account=account,
+        gpus=gpus,
+        work=work,
+        user=user,
+        gpus_per_node=gpn,
+        min_runtime=min_rt,
+        resumable=resumable,
+        checkpoint_interval=ckpt,
+        priority=priority,
+        kind=kind,
+        deadline=deadline,
+        depends_on=deps,
+        gpu_type=gpu_type,
+    )
+
+
+def _parse_node(c: _LineChecker, d: dict[str, Any]) -> NodeEvent | None:
+    c.unknown(d, NODE_FIELDS, "node")
+    for key in NODE_FIELDS[1:]:
+        if d.get(key) is None:
+            c.err(None, f"node line is missing required key {key!r}")
+    if not c.ok:
+        return None
+    time = c.number(d, "time")
+    node = c.string(d, "node")
+    state = d["state"]
+    if state not in NODE_STATES:
+        c.err("state", f"state must be 'unhealthy' or 'healthy', got {_kind(state)}")
+    if not c.ok or time is None or node is None:
+        return None
+    return NodeEvent(time=time, node=node, state=state)
+
+
+def _check_header(c: _LineChecker, d: dict[str, Any]) -> None:
+    c.unknown(d, HEADER_FIELDS, "header")
+    v = d.get("version", FORMAT_VERSION)
+    if v != FORMAT_VERSION:
+        c.err("version", f"unsupported trace format version {v!r}; this allot reads version 1")
+
+
+class TraceReader:
+    """Streams a canonical trace; iterate it, then read ``header``.
+
+    Every problem is collected (up to the cap) and raised as one ``TraceDiagnostics`` when the
+    iteration ends, after the good lines were yielded, so callers must not act on what they got
+    until the iteration finished without error (the CLI writes to a temporary file for this).
+    """
+
+    def __init__(self, path: str | Path, *, display_name: str | None = None, cap: int = 100):
+        self.path = Path(path)
+        self.diags = DiagnosticCollector(display_name or str(path), cap=cap)
+        self.header: dict[str, Any] = {}
+
+    def __iter__(self) -> Iterator[TraceItem]:
+        ids = IdIndex()
+        last_time = -math.inf
+        last_line = 0
+        seen_content = False
+        stopped = False
+        try:
+            for number, raw in numbered_lines(self.path):
+                if not raw.strip():
+                    continue
+                c = _LineChecker(raw, number, self.diags)
+                try:
+                    d = _DECODER.decode(raw)
+                except _DuplicateKey as exc:
+                    self.diags.add(number, _col(raw, exc.key, 2), f"key {exc.key!r} appears twice")
+                    continue
+                except json.JSONDecodeError as exc:
+                    self.diags.add(number, exc.colno, f"not valid JSON: {exc.msg}")
+                    continue
+                except ValueError as exc:
+                    self.diags.add(number, 1, f"not valid JSON: {exc}")
+                    continue
+                if not isinstance(d, dict):
+                    self.diags.add(number, 1, "each line must be a JSON object")
+                    continue
+                kind = d.get("type", "job")
+                if kind == "header":
+                    if seen_content:
+                        c.err("type", "a header line is only allowed as the first line")
+                    else:
+                        _check_header(c, d)
+                        self.header = d
+                    seen_content = True
+                    continue
+                seen_content = True
+                item: TraceItem | None
+                if kind == "node":
+                    item = _parse_node(c, d)
+                    tkey = "time"
+                else:
+                    item = _parse_job(c, d, ids)
+                    tkey = "submit"
+                if item is None:
+                    continue
+                t = item_time(item)
+                if t < last_time:
+                    c.err(
+                        tkey,
+                        f"{tkey} {t:g} is earlier than line {last_line} ({last_time:g}); "
+                        "lines must be in time order",
+                    )
+                    continue
+                last_time, last_line = t, number
+                yield item
+            for line, first in ids.duplicates():
+                self.diags.add(line, _col_unknown(), f"duplicate id: line {first} uses it already")
+            for name, line, col in ids.unknown_dependencies():
+                self.diags.add(line, col, f"depends_on names unknown job {name!r}")
+        except TooManyErrors:
+            stopped = True
+        self.diags.raise_if_any(stopped_early=stopped)
+
+
+def _col_unknown() -> int:
+    # The id key's column is not kept for every line (memory); 1 marks the line start.
+    return 1
+
+
+def iter_trace(path: str | Path, *, display_name: str | None = None) -> Iterator[TraceItem]:
+    """Stream jobs and node events in file order; raises TraceDiagnostics at the end on errors."""
+    return iter(TraceReader(path, display_name=display_name))
+
+
+def read_trace(path: str | Path, *, display_name: str | None = None) -> Trace:
+    """Read and validate a whole trace into memory."""
+    reader = TraceReader(path, display_name=display_name)
+    jobs: list[JobSpec] = []
+    nodes: list[NodeEvent] = []
+    for item in reader:
+        if isinstance(item, JobSpec):
+            jobs.append(item)
+        else:
+            nodes.append(item)
+    return Trace(header=reader.header, jobs=tuple(jobs), node_events=tuple(nodes))

@@ -1,0 +1,70 @@
+"""Duplicate-id and dangling-dependency checks in bounded memory.
+
+A Python ``set`` of ten million job ids costs most of a gigabyte, which would defeat streaming.
+We keep an 8-byte BLAKE2 digest and the line number of each id in flat arrays (16 bytes a job)
+and sort them once at the end.  Two different ids sharing a 64-bit digest is possible in
+principle (about 3 in a million for ten million ids) and would be reported as a duplicate; we
+accept that and say so in docs/trace-format.md.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from array import array
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+def id_digest(job_id: str) -> int:
+    return int.from_bytes(hashlib.blake2b(job_id.encode("utf-8"), digest_size=8).digest(), "little")
+
+
+@dataclass(slots=True)
+class IdIndex:
+    """Ids seen so far (as digests) and the dependencies still to resolve."""
+
+    digests: array[int] = field(default_factory=lambda: array("Q"))
+    lines: array[int] = field(default_factory=lambda: array("Q"))
+    # dependencies are rare, so keep them whole: (name, line, col)
+    dependencies: list[tuple[str, int, int]] = field(default_factory=list)
+
+    def add(self, job_id: str, line: int) -> None:
+        self.digests.append(id_digest(job_id))
+        self.lines.append(line)
+
+    def depend(self, name: str, line: int, col: int) -> None:
+        self.dependencies.append((name, line, col))
+
+    def duplicates(self) -> list[tuple[int, int]]:
+        """``(line, first_line)`` for every id line whose id appeared on an earlier line."""
+        if not self.digests:
+            return []
+        d = np.frombuffer(self.digests, dtype=np.uint64)
+        ln = np.frombuffer(self.lines, dtype=np.uint64)
+        order = np.lexsort((ln, d))
+        ds, ls = d[order], ln[order]
+        same = ds[1:] == ds[:-1]
+        out: list[tuple[int, int]] = []
+        if not same.any():
+            return out
+        first = 0
+        for i in range(1, len(ds)):
+            if ds[i] == ds[i - 1]:
+                out.append((int(ls[i]), int(ls[first])))
+            else:
+                first = i
+        return sorted(out)
+
+    def unknown_dependencies(self) -> list[tuple[str, int, int]]:
+        """Dependencies naming no job in the file."""
+        if not self.dependencies:
+            return []
+        d = np.sort(np.frombuffer(self.digests, dtype=np.uint64))
+        out = []
+        for name, line, col in self.dependencies:
+            h = np.uint64(id_digest(name))
+            i = int(np.searchsorted(d, h))
+            if i >= len(d) or d[i] != h:
+                out.append((name, line, col))
+        return out

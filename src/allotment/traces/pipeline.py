@@ -1,0 +1,133 @@
+"""``allot trace import``: source file -> canonical trace, in one streaming pass.
+
+Numbered steps, each the same for every format:
+
+1. the importer streams ``RawJob`` records, counting skips and collecting positioned errors;
+2. records are sorted by (submit, id) in bounded memory (``sorting.external_sort``);
+3. if the source had any error, stop: nothing is written (all errors are raised at once);
+4. times are rebased so the first submit is 0; names become config names (``names``);
+5. fill rules complete what the source does not say (``fill_rules``);
+6. each job is written to a temporary file and counted (``summary.ImportStats``);
+7. duplicate ids are checked (positions are the source's lines); on success the temporary file
+   is renamed to the output, otherwise removed.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from allotment.core.jobs import JobSpec
+from allotment.traces.canonical import AtomicWriter, encode, encode_header
+from allotment.traces.diagnostics import DiagnosticCollector, TooManyErrors
+from allotment.traces.fill_rules import FillRules
+from allotment.traces.idcheck import IdIndex
+from allotment.traces.importers.base import ImportContext, Importer, RawJob
+from allotment.traces.names import account_mapper, gpu_type_mapper, user_mapper
+from allotment.traces.sorting import DEFAULT_CHUNK, external_sort
+from allotment.traces.summary import ImportResult, ImportStats
+
+
+def _key(r: RawJob) -> tuple[float, str]:
+    return (r.submit, r.id)
+
+
+def import_trace(
+    importer: Importer,
+    path: str | Path,
+    output: str | Path,
+    *,
+    fill: FillRules,
+    display_name: str | None = None,
+    sort_chunk: int = DEFAULT_CHUNK,
+) -> ImportResult:
+    """Convert ``path`` to a canonical trace at ``output``; raise TraceDiagnostics on bad input."""
+    src = Path(path)
+    shown = display_name or str(path)
+    ctx = ImportContext(diags=DiagnosticCollector(shown))
+    ordered = external_sort(importer.read(src, ctx), _key, chunk=sort_chunk)
+    try:
+        first = next(ordered, None)  # the whole source has been read once this returns
+        ctx.diags.raise_if_any()
+        return _write(importer.name, shown, src, output, ctx, first, ordered, fill)
+    except TooManyErrors:
+        ctx.diags.raise_if_any(stopped_early=True)
+        raise  # unreachable: the collector holds errors
+    finally:
+        ordered.close()  # removes the sort's temporary files whatever happened
+
+
+def _write(
+    fmt: str,
+    shown: str,
+    src: Path,
+    output: str | Path,
+    ctx: ImportContext,
+    first: RawJob | None,
+    rest: Iterator[RawJob],
+    fill: FillRules,
+) -> ImportResult:
+    accounts, users, gpu_types = account_mapper(), user_mapper(), gpu_type_mapper()
+    stats = ImportStats()
+    ids = IdIndex()
+    t0 = first.submit if first is not None else 0.0
+    start_iso = _shift(ctx.start_iso, t0)
+    header: dict[str, Any] = {"source": f"{fmt}:{src.name}", "generator": "allot trace import"}
+    if start_iso:
+        header["start"] = start_iso
+    with AtomicWriter(output) as out:
+        out.write_line(encode_header(header))
+        if first is not None:
+            for raw in _chain(first, rest):
+                filled = fill.apply(raw)
+                job = JobSpec(
+                    id=raw.id,
+                    submit=raw.submit - t0,
+                    account=accounts(raw.account),
+                    gpus=raw.gpus,
+                    work=raw.work,
+                    user=users(raw.user) if raw.user else "",
+                    gpus_per_node=raw.gpus_per_node,
+                    min_runtime=filled.min_runtime,
+                    resumable=filled.resumable,
+                    checkpoint_interval=filled.checkpoint_interval,
+                    priority=raw.priority,
+                    kind=filled.kind,
+                    gpu_type=gpu_types(raw.gpu_type) if raw.gpu_type else None,
+                )
+                ids.add(job.id, raw.line)
+                stats.add(job)
+                out.write_line(encode(job))
+        for line, first_line in ids.duplicates():
+            ctx.diags.add(line, 1, f"duplicate job id: line {first_line} has the same id")
+        ctx.diags.raise_if_any()  # inside the writer: an exception removes the temporary file
+    renamed = {raw: name for raw, name in accounts.mapping().items() if raw != name}
+    return ImportResult(
+        format=fmt,
+        source=shown,
+        output=str(output),
+        records=ctx.records,
+        stats=stats,
+        skipped=dict(ctx.skipped),
+        notes=dict(ctx.notes),
+        cluster=tuple(
+            type(g)(gpu_types(g.gpu_type), g.gpus_per_node, g.count) for g in ctx.cluster
+        ),
+        cluster_source=ctx.cluster_source,
+        start_iso=start_iso,
+        renamed_accounts=renamed,
+    )
+
+
+def _chain(first: RawJob, rest: Iterator[RawJob]) -> Iterator[RawJob]:
+    yield first
+    yield from rest
+
+
+def _shift(iso: str | None, seconds: float) -> str | None:
+    if iso is None:
+        return None
+    t = dt.datetime.fromisoformat(iso) + dt.timedelta(seconds=seconds)
+    return t.isoformat()

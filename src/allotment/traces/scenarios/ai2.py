@@ -1,0 +1,278 @@
+"""The ``ai2`` scenario: the setting of Ai2's post on moving a shared GPU cluster to budgets.
+
+What it reproduces, and why each knob is set the way it is:
+
+* the teams are the active leaves of the compiled tree eligible on ``cluster`` and each team's
+  users come from the compiled users (topped up with synthetic names to about ten per team, so the
+  bundled example gives about 150 users);
+* demand is 2-3x capacity *all the time*: every team starts with a standing backlog and then
+  offers, on average, about the cluster's capacity in GPU-hours.  A trace cannot react to the
+  scheduler, so a backlog plus capacity-matched arrivals is how a static trace keeps the queue
+  long without growing without bound;
+* team demand is bursty: each team alternates busy and quiet spells (exponential, mean 1.5 days)
+  with arrival rates well above and well below its share;
+* the job mix is dominated in count by debug jobs (1-8 GPUs, minimum runtime at most 15 min) and in
+  GPU-hours by multi-node training (2-32 whole nodes, hours to days, resumable, checkpointing),
+  with interactive sessions (not resumable), batch work, and some unallocated work (minimum
+  runtime 0);
+* a few node failures a week, each repaired 6-48 h later.
+
+Deterministic: everything is drawn from ``random.Random(seed)``.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import dataclass
+
+from allotment.compile.model import BudgetNode, CompiledConfig
+from allotment.core.jobs import JobSpec, NodeEvent
+from allotment.errors import UsageError
+from allotment.traces.scenarios.workload import Workload
+
+DAY = 86400.0
+HOUR = 3600.0
+
+#: share of job *count* by class; GPU-hours are dominated by ``train``
+MIX: tuple[tuple[str, float], ...] = (
+    ("debug", 0.70),
+    ("batch", 0.17),
+    ("interactive", 0.05),
+    ("unallocated", 0.06),
+    ("train", 0.02),
+)
+#: nodes per training job and their weights (256 GPUs on an 8-GPU node cluster is 32 nodes)
+TRAIN_NODES: tuple[tuple[int, float], ...] = (
+    (2, 0.40),
+    (4, 0.30),
+    (8, 0.20),
+    (16, 0.08),
+    (32, 0.02),
+)
+LOAD = 1.05  # offered GPU-hours / capacity GPU-hours, on average over the run
+BACKLOG = 1.5  # GPUs requested by the initial backlog (long jobs, no debug) / capacity
+BUSY_MULT, QUIET_MULT = 1.6, 0.4  # arrival-rate multipliers of a team's busy and quiet spells
+SPELL_MEAN_S = 1.5 * DAY
+FAILURES_PER_WEEK = 3.0
+USERS_PER_TEAM = 10
+
+
+@dataclass(frozen=True, slots=True)
+class _Shape:
+    gpus: int
+    gpus_per_node: int | None
+    work: float
+    min_runtime: float
+    resumable: bool
+    checkpoint_interval: float | None
+    kind: str
+    priority: int
+
+
+def _lognormal(rng: random.Random, median: float, sigma: float, lo: float, hi: float) -> float:
+    return min(hi, max(lo, median * math.exp(rng.gauss(0.0, sigma))))
+
+
+def _choice(rng: random.Random, weighted: tuple[tuple[int, float], ...]) -> int:
+    x = rng.random() * sum(w for _, w in weighted)
+    for value, w in weighted:
+        x -= w
+        if x < 0:
+            return value
+    return weighted[-1][0]
+
+
+def _shape(rng: random.Random, cls: str, gpn: int) -> _Shape:
+    """Sample one job of class ``cls`` on nodes of ``gpn`` GPUs."""
+    small = (1, 1, 2, 4, 8) if gpn >= 8 else (1, 1, 2, gpn)
+    if cls == "debug":
+        work = rng.uniform(120.0, 1800.0)
+        mr = min(work, float(rng.choice((300, 600, 900))))
+        return _Shape(min(rng.choice(small), gpn), None, work, mr, False, None, "debug", 2)
+    if cls == "batch":
+        work = _lognormal(rng, 1.5 * HOUR, 0.8, 600.0, DAY)
+        mr = float(rng.choice((1800, 3600)))
+        return _Shape(
+            min(rng.choice(small), gpn), None, work, min(mr, work), True, 1800.0, "batch", 0
+        )
+    if cls == "interactive":
+        work = rng.uniform(HOUR, 8 * HOUR)
+        return _Shape(
+            min(rng.choice(small), gpn),
+            None,
+            work,
+            min(work, 4 * HOUR),
+            False,
+            None,
+            "interactive",
+            1,
+        )
+    if cls == "unallocated":
+        work = _lognormal(rng, 2 * HOUR, 0.7, 600.0, DAY)
+        kind = "inference" if rng.random() < 0.3 else "batch"
+        return _Shape(min(rng.choice(small), gpn), None, work, 0.0, True, 900.0, kind, 0)
+    nodes = _choice(rng, TRAIN_NODES)
+    work = _lognormal(rng, 10 * HOUR, 0.9, 2 * HOUR, 3 * DAY)
+    mr = float(rng.choice((2 * 3600, 4 * 3600, 8 * 3600)))
+    return _Shape(nodes * gpn, gpn, work, min(mr, work), True, 3600.0, "train", 0)
+
+
+def _mean_gpu_seconds(gpn: int) -> float:
+    """Expected GPU-seconds of one job of the mix (fixed-seed estimate, independent of ``seed``)."""
+    rng = random.Random(20240601)
+    total = 0.0
+    n = 20000
+    for _ in range(n):
+        s = _shape(rng, _pick_class(rng), gpn)
+        total += s.gpus * s.work
+    return total / n
+
+
+def _pick_class(rng: random.Random) -> str:
+    x = rng.random()
+    for cls, p in MIX:
+        x -= p
+        if x < 0:
+            return cls
+    return MIX[-1][0]
+
+
+def _teams(config: CompiledConfig, cluster: str) -> list[BudgetNode]:
+    teams = [
+        n
+        for n in config.leaves()
+        if n.active and n.entitlement_gpus.get(cluster, 0.0) > 0 and cluster in n.clusters
+    ]
+    if not teams:
+        raise UsageError(f"cluster {cluster!r} has no funded team to generate work for")
+    return sorted(teams, key=lambda n: n.name)
+
+
+def _users(config: CompiledConfig, team: BudgetNode) -> list[str]:
+    names = {u.name for u in config.users.values() if team.name in u.accounts} | set(team.members)
+    users = sorted(names)
+    i = 0
+    while len(users) < USERS_PER_TEAM:
+        candidate = f"{team.name}-user{i}"
+        if candidate not in names:
+            users.append(candidate)
+        i += 1
+    return users
+
+
+def _spells(rng: random.Random, horizon: float) -> list[tuple[float, float, float]]:
+    """Busy/quiet spells ``(start, end, multiplier)`` covering [0, horizon)."""
+    out = []
+    t = 0.0
+    busy = rng.random() < 0.5
+    while t < horizon:
+        end = min(horizon, t + rng.expovariate(1.0 / SPELL_MEAN_S))
+        out.append((t, end, BUSY_MULT if busy else QUIET_MULT))
+        t, busy = end, not busy
+    return out
+
+
+def generate(config: CompiledConfig, *, cluster: str, days: float, seed: int) -> Workload:
+    """Generate ``days`` of the Ai2 setting on ``cluster`` of ``config`` (see the module doc)."""
+    if cluster not in config.clusters:
+        raise UsageError(
+            f"unknown cluster {cluster!r}; known: {', '.join(sorted(config.clusters))}"
+        )
+    if not days > 0:
+        raise UsageError(f"--days must be positive, got {days}")
+    cl = config.clusters[cluster]
+    gpn = max(g.gpus_per_node for g in cl.node_groups)
+    capacity = cl.gpus
+    horizon = days * DAY
+    rng = random.Random(seed)
+    teams = _teams(config, cluster)
+    total_abs = sum(t.absolute.get(cluster, 0.0) for t in teams)
+    mean_gs = _mean_gpu_seconds(gpn)
+    jobs: list[JobSpec] = []
+    for team in teams:
+        trng = random.Random(f"{seed}/{team.name}")
+        users = _users(config, team)
+        weight = team.absolute.get(cluster, 0.0) / total_abs
+        # initial backlog: GPUs requested ~ BACKLOG x this team's slice of the cluster
+        want = BACKLOG * capacity * weight
+        cap = _cap(config, team)
+        got = 0
+        while got < want:
+            cls = _pick_class(trng)
+            if cls == "debug":
+                continue
+            s = _fit(_shape(trng, cls, gpn), cap, gpn)
+            jobs.append(
+                _job(team.name, len(jobs), trng.uniform(0.0, 600.0), trng.choice(users), s, seed)
+            )
+            got += s.gpus
+        rate = LOAD * capacity * weight / mean_gs  # jobs per second at multiplier 1
+        for start, end, mult in _spells(trng, horizon):
+            t = start
+            while True:
+                t += trng.expovariate(rate * mult)
+                if t >= end:
+                    break
+                s = _fit(_shape(trng, _pick_class(trng), gpn), cap, gpn)
+                jobs.append(_job(team.name, len(jobs), t, trng.choice(users), s, seed))
+    events = _failures(rng, cl.node_names, horizon)
+    return Workload.of(jobs, events)
+
+
+def _cap(config: CompiledConfig, team: BudgetNode) -> int | None:
+    """The tightest max_gpus on the team's path: its users know not to submit larger jobs."""
+    caps = []
+    name: str | None = team.name
+    while name is not None:
+        node = config.node(name)
+        if node.max_gpus is not None:
+            caps.append(node.max_gpus)
+        name = node.parent
+    return min(caps) if caps else None
+
+
+def _fit(s: _Shape, cap: int | None, gpn: int) -> _Shape:
+    if cap is None or s.gpus <= cap:
+        return s
+    if s.gpus_per_node is not None:
+        nodes = max(1, cap // gpn)
+        return _Shape(nodes * gpn, gpn, s.work, s.min_runtime, s.resumable, s.checkpoint_interval, s.kind, s.priority)
+    return _Shape(max(1, cap), None, s.work, s.min_runtime, s.resumable, s.checkpoint_interval, s.kind, s.priority)
+
+
+def _job(team: str, n: int, submit: float, user: str, s: _Shape, seed: int) -> JobSpec:
+    return JobSpec(
+        id=f"{team}-{n:06d}",
+        submit=round(submit, 3),
+        account=team,
+        gpus=s.gpus,
+        work=round(s.work, 3),
+        user=user,
+        gpus_per_node=s.gpus_per_node,
+        min_runtime=round(s.min_runtime, 3),
+        resumable=s.resumable,
+        checkpoint_interval=s.checkpoint_interval,
+        priority=s.priority,
+        kind=s.kind,
+    )
+
+
+def _failures(rng: random.Random, nodes: tuple[str, ...], horizon: float) -> list[NodeEvent]:
+    """A few node failures a week; a failed node is repaired 6-48 h later."""
+    events: list[NodeEvent] = []
+    busy_until: dict[str, float] = {}
+    t = 0.0
+    rate = FAILURES_PER_WEEK / (7 * DAY)
+    while True:
+        t += rng.expovariate(rate)
+        if t >= horizon:
+            break
+        node = rng.choice(nodes)
+        if busy_until.get(node, -1.0) > t:
+            continue
+        back = t + rng.uniform(6 * HOUR, 48 * HOUR)
+        busy_until[node] = back
+        events.append(NodeEvent(round(t, 3), node, "unhealthy"))
+        events.append(NodeEvent(round(back, 3), node, "healthy"))
+    return events

@@ -1,0 +1,4 @@
+from tests.backends.contract import BackendContract
+
+
+class TestSimulatedBackend(BackendContract): ...

@@ -1,0 +1,94 @@
+"""Compiling the bundled example: shape of the JSON contract, determinism, hash stability."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+from pathlib import Path
+
+from allotment.compile.compiler import compile_config, compile_repo
+from allotment.compile.graph import build_graph
+from allotment.compile.render import to_json, to_table
+from allotment.config.files import read_repo_files
+from allotment.config.loader import inputs_sha256, load_config
+
+AT = dt.date(2026, 11, 29)
+
+
+def test_json_has_the_documented_shape(repo_root: Path) -> None:
+    data = json.loads(to_json(compile_repo(repo_root, AT, revision="abc123")))
+    assert data["revision"] == "abc123"
+    assert len(data["inputs_sha256"]) == 64
+    assert data["clusters"]["h100"]["gpus"] == 1024
+    assert data["clusters"]["b200"]["gpus"] == 88
+    # 1024 GPUs x weight 1.0 x 168 h; 88 x 2.0 x 168 h
+    assert data["clusters"]["h100"]["reference_gpu_hours_per_window"] == 1024 * 168
+    assert data["clusters"]["b200"]["reference_gpu_hours_per_window"] == 88 * 2 * 168
+    names = {n["name"] for n in data["nodes"]}
+    for node in data["nodes"]:
+        assert node["parent"] is None or node["parent"] in names
+        for key in (
+            "path",
+            "owners",
+            "leaf",
+            "share",
+            "absolute",
+            "entitlement_gpus",
+            "entitlement_gpu_hours",
+        ):
+            assert key in node
+
+
+def test_json_is_byte_identical_across_runs(repo_root: Path) -> None:
+    assert to_json(compile_repo(repo_root, AT)) == to_json(compile_repo(repo_root, AT))
+
+
+def test_hash_depends_on_files_not_on_how_they_were_read(repo_root: Path) -> None:
+    files = read_repo_files(repo_root)
+    reordered = dict(reversed(list(files.items())))
+    assert inputs_sha256(files) == inputs_sha256(reordered)
+    changed = dict(files)
+    changed["budgets/ai2/budget.yaml"] += b"\n"
+    assert inputs_sha256(changed) != inputs_sha256(files)
+
+
+def test_restricted_leaf_gets_nothing_elsewhere_and_its_part_goes_to_siblings(
+    repo_root: Path,
+) -> None:
+    config = compile_repo(repo_root, AT)
+    robotics = config.node("robotics")
+    navigation = config.node("navigation")
+    assert robotics.absolute["h100"] == 0.0
+    assert robotics.absolute["b200"] > 0.0
+    # navigation is the only embodied leaf on h100, so it holds all of embodied's h100 part
+    assert math.isclose(navigation.absolute["h100"], config.node("embodied").absolute["h100"])
+
+
+def test_budget_past_its_end_date_is_inactive_and_warned(repo_root: Path) -> None:
+    loaded = load_config(read_repo_files(repo_root))
+    later = compile_config(loaded, dt.date(2027, 4, 1))
+    chem = later.node("chem-llm")
+    assert not chem.active
+    assert chem.absolute == {"b200": 0.0, "h100": 0.0}
+    assert any("chem-llm" in w.message and w.severity == "warning" for w in later.warnings)
+    for c in later.clusters:
+        total = sum(n.absolute[c] for n in later.leaves())
+        assert math.isclose(total, 1.0)
+
+
+def test_graph_mirrors_the_tree(repo_root: Path) -> None:
+    config = compile_repo(repo_root, AT)
+    g = build_graph(config)
+    assert g.number_of_nodes() == len(config.nodes)
+    assert g.number_of_edges() == len(config.nodes) - 1
+    assert g.in_degree(config.root) == 0
+    assert {n for n in g.nodes if g.out_degree(n) == 0} == {n.name for n in config.leaves()}
+
+
+def test_table_shows_every_node_indented(repo_root: Path) -> None:
+    config = compile_repo(repo_root, AT)
+    table = to_table(config)
+    for n in config.nodes:
+        depth = n.path.count("/")
+        assert any(line.startswith("  " * depth + n.name + " ") for line in table.splitlines())
