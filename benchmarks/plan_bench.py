@@ -59,20 +59,44 @@ def main_bench() -> None:
     for _ in range(args.runs):
         with tempfile.TemporaryDirectory() as d:
             repo = build(Path(d))
-            argv = ["plan", "--repo", str(repo.path), "--base", "main", "--head", "pr",
-                    "--days", str(args.days), "--at", "2026-11-29", "--out", str(Path(d) / "plan.md"),
-                    "--cache-dir", str(Path(d) / "cache")]
+            argv = [
+                "plan",
+                "--repo",
+                str(repo.path),
+                "--base",
+                "main",
+                "--head",
+                "pr",
+                "--days",
+                str(args.days),
+                "--at",
+                "2026-11-29",
+                "--out",
+                str(Path(d) / "plan.md"),
+                "--cache-dir",
+                str(Path(d) / "cache"),
+            ]
             cold.append(timed(argv))
             warm.append(timed(argv))
             repo.set_share("budgets/ai2/budget.yaml", "safety", 20)
             repo.commit("and a bit more safety", author="arjun.santos@ai2.example")
             head.append(timed(argv))
             size = len((Path(d) / "plan.md").read_text())
-    rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
-    print(f"allot plan, bundled example, {args.days:g}-day simulation of both sides, {args.runs} runs (repo {rev})")
-    print(f"  cold cache (both sides simulated): median {statistics.median(cold):.2f} s  runs {[round(x, 2) for x in cold]}")
-    print(f"  warm cache (nothing simulated):    median {statistics.median(warm):.2f} s  runs {[round(x, 2) for x in warm]}")
-    print(f"  new head commit (head simulated):  median {statistics.median(head):.2f} s  runs {[round(x, 2) for x in head]}")
+    rev = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
+    ).stdout.strip()
+    print(
+        f"allot plan, bundled example, {args.days:g}-day simulation of both sides, {args.runs} runs (repo {rev})"
+    )
+    print(
+        f"  cold cache (both sides simulated): median {statistics.median(cold):.2f} s  runs {[round(x, 2) for x in cold]}"
+    )
+    print(
+        f"  warm cache (nothing simulated):    median {statistics.median(warm):.2f} s  runs {[round(x, 2) for x in warm]}"
+    )
+    print(
+        f"  new head commit (head simulated):  median {statistics.median(head):.2f} s  runs {[round(x, 2) for x in head]}"
+    )
     print(f"  comment size: {size} characters")
 
 

@@ -67,7 +67,9 @@ def tree_config(
     gpus = nodes * gpus_per_node
     cluster = Cluster(
         name="gpulab",
-        node_groups=(NodeGroup("g", "gpu", gpus_per_node, tuple(f"n{i}" for i in range(1, nodes + 1))),),
+        node_groups=(
+            NodeGroup("g", "gpu", gpus_per_node, tuple(f"n{i}" for i in range(1, nodes + 1))),
+        ),
         maintenance=(),
         gpus=gpus,
         reference_gpu_hours_per_window=gpus * 168.0,

@@ -19,7 +19,9 @@ class SimHarness:
     def submit(self, account: str, gpus: int, qos: str) -> str:
         return self.backend.submit(account, gpus, qos=qos)
 
-    def wait(self, what: str, pred: Callable[[Observation], bool], timeout: float = 30) -> Observation:
+    def wait(
+        self, what: str, pred: Callable[[Observation], bool], timeout: float = 30
+    ) -> Observation:
         for _ in range(int(timeout)):
             obs = self.backend.observe()
             if pred(obs):

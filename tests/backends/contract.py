@@ -14,7 +14,13 @@ from typing import Protocol
 
 from allotment.backends.actions import ClusterAction, start_key
 from allotment.backends.diff import diff_policy
-from allotment.backends.policy import SLURM_ROOT, UNALLOCATED_QOS, PolicyState, desired_policy, tier_name
+from allotment.backends.policy import (
+    SLURM_ROOT,
+    UNALLOCATED_QOS,
+    PolicyState,
+    desired_policy,
+    tier_name,
+)
 from allotment.backends.protocol import Backend, Observation
 from tests.backends.configs import DEFAULT_WEIGHTS, tree_config
 
@@ -25,7 +31,9 @@ class Harness(Protocol):
 
     def submit(self, account: str, gpus: int, qos: str) -> str: ...
 
-    def wait(self, what: str, pred: Callable[[Observation], bool], timeout: float = 30) -> Observation: ...
+    def wait(
+        self, what: str, pred: Callable[[Observation], bool], timeout: float = 30
+    ) -> Observation: ...
 
     def set_fairshare_by_hand(self, account: str, fairshare: int) -> None: ...
 
@@ -98,14 +106,21 @@ class BackendContract:
         _sync(harness, _desired(harness))
         smaller = _desired(harness, tree={"org": None, "proga": "org", "teama1": "proga"})
         plan = diff_policy(smaller, harness.backend.observe_policy(), prune=False)
-        assert {a.target for a in plan.prune_skipped if a.kind == "delete_account"} == {"teama2", "teamb"}
+        assert {a.target for a in plan.prune_skipped if a.kind == "delete_account"} == {
+            "teama2",
+            "teamb",
+        }
         _sync(harness, smaller)
         assert harness.backend.observe_policy().account("teamb") is not None
         empty = _desired(harness, tree={"org": None}, users={})
         refused = diff_policy(empty, harness.backend.observe_policy(), prune=True)
-        assert refused.prune_refused and not any(a.kind.startswith("delete") for a in refused.actions)
+        assert refused.prune_refused and not any(
+            a.kind.startswith("delete") for a in refused.actions
+        )
 
-    def test_prune_when_enabled_removes_what_the_config_no_longer_names(self, harness: Harness) -> None:
+    def test_prune_when_enabled_removes_what_the_config_no_longer_names(
+        self, harness: Harness
+    ) -> None:
         _sync(harness, _desired(harness))
         smaller = _desired(harness, tree={"org": None, "proga": "org", "teama1": "proga"})
         _sync(harness, smaller, prune=True)
@@ -114,15 +129,25 @@ class BackendContract:
         assert observed.account(SLURM_ROOT) is not None
         assert diff_policy(smaller, observed, prune=True).empty
 
-    def test_observe_reports_jobs_with_their_declared_minimum_runtime(self, harness: Harness) -> None:
+    def test_observe_reports_jobs_with_their_declared_minimum_runtime(
+        self, harness: Harness
+    ) -> None:
         _sync(harness, _desired(harness))
         tier = tier_name(harness.tiers_s[0])
         a = harness.submit("teama1", 4, tier)
         b = harness.submit("teamb", 2, UNALLOCATED_QOS)
-        obs = harness.wait("both running", lambda o: len([j for j in o.running() if j.id in (a, b)]) == 2)
+        obs = harness.wait(
+            "both running", lambda o: len([j for j in o.running() if j.id in (a, b)]) == 2
+        )
         ja, jb = obs.job(a), obs.job(b)
         assert ja is not None and jb is not None
-        assert (ja.account, ja.gpus, ja.qos, ja.min_runtime_s, ja.user) == ("teama1", 4, tier, harness.tiers_s[0], "root")
+        assert (ja.account, ja.gpus, ja.qos, ja.min_runtime_s, ja.user) == (
+            "teama1",
+            4,
+            tier,
+            harness.tiers_s[0],
+            "root",
+        )
         assert (jb.account, jb.gpus, jb.min_runtime_s) == ("teamb", 2, 0)
         assert ja.start is not None and ja.start <= obs.at
         assert sum(n.gpus_used for n in obs.nodes) >= 6
@@ -130,7 +155,9 @@ class BackendContract:
     def test_requeue_is_keyed_so_a_retry_is_a_no_op(self, harness: Harness) -> None:
         _sync(harness, _desired(harness))
         job = harness.submit("teamb", 8, UNALLOCATED_QOS)
-        obs = harness.wait("running", lambda o: (j := o.job(job)) is not None and j.state == "running")
+        obs = harness.wait(
+            "running", lambda o: (j := o.job(job)) is not None and j.state == "running"
+        )
         start = obs.job(job).start  # type: ignore[union-attr]
         assert start is not None
         act = ClusterAction("requeue", job, "test", "contract", expect=start_key(start))
@@ -145,7 +172,9 @@ class BackendContract:
         assert [r.code for r in harness.backend.apply([drain])] == ["applied"]
         assert [r.code for r in harness.backend.apply([drain])] == ["unchanged"]
         jobs = [harness.submit("teama2", 8, UNALLOCATED_QOS) for _ in range(4)]
-        obs = harness.wait("three running", lambda o: len([j for j in o.running() if j.id in jobs]) == 3)
+        obs = harness.wait(
+            "three running", lambda o: len([j for j in o.running() if j.id in jobs]) == 3
+        )
         assert all("n1" not in j.nodes for j in obs.running())
         assert obs.node("n1").drain  # type: ignore[union-attr]
         resume = ClusterAction("resume", "n1", "health", "healthy again")

@@ -11,7 +11,7 @@ from allotment.compile.render import to_json
 from allotment.config.loader import load_config
 from tests.compile.trees import AT, repos
 
-SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=70, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @SETTINGS

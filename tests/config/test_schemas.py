@@ -65,6 +65,7 @@ def test_every_bundled_file_is_valid_against_its_shipped_schema(repo_root: Path)
         ("budget", "owners: [a@b.org]\nchildren:\n  x:\n    share: -1\n"),
         ("budget", "owners: [a@b.org]\nchildren:\n  x:\n    shares: 1\n"),
         ("budget", "owners: [not an owner]\n"),
+        ("budget", "owners: [a@b.org]\nchildren:\n  Bad Name:\n    share: 1\n"),
         ("scheduler", "lookback: 7days\n"),
         ("cluster", "node_groups: []\n"),
         ("boosts", "boosts:\n  - target: team:x\n"),

@@ -27,7 +27,7 @@ _values = st.recursive(
 )
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.dictionaries(_keys, _values, max_size=6))
 def test_reads_back_what_safe_dump_writes(doc: dict[str, Any]) -> None:
     text = yaml.safe_dump(doc, allow_unicode=True)
@@ -44,10 +44,10 @@ def test_source_map_points_at_each_key(doc: dict[str, dict[str, int]]) -> None:
     _, smap, _ = parse_yaml("f.yaml", text.encode())
     for k, inner in doc.items():
         line, col = smap.key((k,))
-        assert lines[line - 1][col - 1 :].startswith(k)
+        assert lines[line - 1][col - 1 :].lstrip("'").startswith(k)  # 'no' is dumped quoted
         for k2 in inner:
             line, col = smap.key((k, k2))
-            assert lines[line - 1][col - 1 :].startswith(k2)
+            assert lines[line - 1][col - 1 :].lstrip("'").startswith(k2)
 
 
 def test_empty_file_is_an_empty_mapping() -> None:

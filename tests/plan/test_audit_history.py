@@ -18,12 +18,16 @@ def audit_json(repo: GitRepo, capsys: pytest.CaptureFixture[str], *extra: str) -
     return code, json.loads(capsys.readouterr().out)
 
 
-def merged_pr(repo: GitRepo, name: str, share: float, author: str, trailer: str | None, squash: bool = False) -> str:
+def merged_pr(
+    repo: GitRepo, name: str, share: float, author: str, trailer: str | None, squash: bool = False
+) -> str:
     repo.switch(name, create=True)
     repo.set_share(ML, "vision", share)
     repo.commit(f"vision to {share}", author=author)
     repo.switch("main")
-    message = f"Merge {name}\n\nBudget change.\n\n" + (f"Approved-by: {trailer}\n" if trailer else "")
+    message = f"Merge {name}\n\nBudget change.\n\n" + (
+        f"Approved-by: {trailer}\n" if trailer else ""
+    )
     if squash:
         return repo.squash(name, message, author=author)
     return repo.merge(name, message)
@@ -37,17 +41,25 @@ def test_approved_merge_passes(small_repo: GitRepo, capsys: pytest.CaptureFixtur
     assert doc["commits"][1]["required"][0]["approved_by"] == ["ml-lead@acme.example"]
 
 
-def test_unapproved_and_self_approved_changes_fail(small_repo: GitRepo, capsys: pytest.CaptureFixture[str]) -> None:
+def test_unapproved_and_self_approved_changes_fail(
+    small_repo: GitRepo, capsys: pytest.CaptureFixture[str]
+) -> None:
     bad1 = merged_pr(small_repo, "pr1", 70, "vera@acme.example", None)
-    bad2 = merged_pr(small_repo, "pr2", 80, "ml-lead@acme.example", "ml-lead@acme.example", squash=True)
-    ok = merged_pr(small_repo, "pr3", 90, "vera@acme.example", "D <ml-deputy@acme.example>", squash=True)
+    bad2 = merged_pr(
+        small_repo, "pr2", 80, "ml-lead@acme.example", "ml-lead@acme.example", squash=True
+    )
+    ok = merged_pr(
+        small_repo, "pr3", 90, "vera@acme.example", "D <ml-deputy@acme.example>", squash=True
+    )
     code, doc = audit_json(small_repo, capsys)
     assert code == 1
     verdict = {c["sha"]: c["ok"] for c in doc["commits"]}
     assert verdict == {small_repo.sha("main~3"): True, bad1: False, bad2: False, ok: True}
 
 
-def test_merge_commit_authors_include_the_branch_authors(small_repo: GitRepo, capsys: pytest.CaptureFixture[str]) -> None:
+def test_merge_commit_authors_include_the_branch_authors(
+    small_repo: GitRepo, capsys: pytest.CaptureFixture[str]
+) -> None:
     # ml-lead wrote the change on the branch; a bot merged it with ml-lead's own "approval"
     merged_pr(small_repo, "pr1", 70, "ml-lead@acme.example", "ml-lead@acme.example")
     code, doc = audit_json(small_repo, capsys)
@@ -64,7 +76,9 @@ def test_since_limits_the_walk(small_repo: GitRepo, capsys: pytest.CaptureFixtur
     assert len(doc["commits"]) == 1
 
 
-def test_text_report_lists_violations(small_repo: GitRepo, capsys: pytest.CaptureFixture[str]) -> None:
+def test_text_report_lists_violations(
+    small_repo: GitRepo, capsys: pytest.CaptureFixture[str]
+) -> None:
     merged_pr(small_repo, "pr1", 70, "vera@acme.example", None)
     capsys.readouterr()
     assert main(["audit", "--repo", str(small_repo.path)]) == 1
@@ -72,12 +86,18 @@ def test_text_report_lists_violations(small_repo: GitRepo, capsys: pytest.Captur
     assert "FAIL" in out and "ml: no approval" in out
 
 
-def test_history_follows_shares_owners_and_renames(small_repo: GitRepo, capsys: pytest.CaptureFixture[str]) -> None:
+def test_history_follows_shares_owners_and_renames(
+    small_repo: GitRepo, capsys: pytest.CaptureFixture[str]
+) -> None:
     merged_pr(small_repo, "pr1", 70, "vera@acme.example", "ml-lead@acme.example")
     small_repo.git("mv", "budgets/acme/ml/vision", "budgets/acme/ml/perception")
-    small_repo.edit_yaml(ML, lambda d: d["children"].insert(0, "perception", d["children"].pop("vision")))
+    small_repo.edit_yaml(
+        ML, lambda d: d["children"].insert(0, "perception", d["children"].pop("vision"))
+    )
     small_repo.commit("rename vision", author="ml-lead@acme.example")
-    small_repo.edit_yaml("budgets/acme/ml/perception/budget.yaml", lambda d: d["owners"].append("pia@acme.example"))
+    small_repo.edit_yaml(
+        "budgets/acme/ml/perception/budget.yaml", lambda d: d["owners"].append("pia@acme.example")
+    )
     small_repo.commit("pia co-owns perception", author="vera@acme.example")
     capsys.readouterr()
     assert main(["history", "perception", "--repo", str(small_repo.path), "--format", "json"]) == 0
@@ -94,6 +114,8 @@ def test_history_follows_shares_owners_and_renames(small_repo: GitRepo, capsys: 
     assert "approved by ml-lead@acme.example" in text
 
 
-def test_history_of_unknown_node_is_usage_error(small_repo: GitRepo, capsys: pytest.CaptureFixture[str]) -> None:
+def test_history_of_unknown_node_is_usage_error(
+    small_repo: GitRepo, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["history", "nobody", "--repo", str(small_repo.path)]) == 2
     assert "no node named 'nobody'" in capsys.readouterr().err

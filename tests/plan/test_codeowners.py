@@ -11,15 +11,18 @@ from tests.plan.gitrepo import GitRepo
 
 def test_each_node_folder_is_owned_by_its_owners_parents_first(small_repo: GitRepo) -> None:
     assert main(["codeowners", "--repo", str(small_repo.path)]) == 0
-    lines = [ln for ln in (small_repo.path / ".github/CODEOWNERS").read_text().splitlines()
-             if ln and not ln.startswith("#")]
+    lines = [
+        ln
+        for ln in (small_repo.path / ".github/CODEOWNERS").read_text().splitlines()
+        if ln and not ln.startswith("#")
+    ]
     assert "/budgets/acme/ml/ ml-deputy@acme.example ml-lead@acme.example" in lines
     assert "/budgets/acme/ml/vision/ vera@acme.example" in lines
     assert "/policies/ pat@acme.example" in lines
     # last match wins on GitHub: a parent's folder line must come before its children's
-    assert lines.index("/budgets/acme/ml/ ml-deputy@acme.example ml-lead@acme.example") < lines.index(
-        "/budgets/acme/ml/vision/ vera@acme.example"
-    )
+    assert lines.index(
+        "/budgets/acme/ml/ ml-deputy@acme.example ml-lead@acme.example"
+    ) < lines.index("/budgets/acme/ml/vision/ vera@acme.example")
     assert lines[-1] == "/.github/CODEOWNERS pat@acme.example"
 
 
@@ -30,7 +33,9 @@ def test_check_fails_when_stale_and_passes_when_fresh(
     assert main(["codeowners", "--repo", repo, "--check"]) == 1
     assert main(["codeowners", "--repo", repo]) == 0
     assert main(["codeowners", "--repo", repo, "--check"]) == 0
-    small_repo.edit_yaml("budgets/acme/ml/nlp/budget.yaml", lambda d: d["owners"].append("nora@acme.example"))
+    small_repo.edit_yaml(
+        "budgets/acme/ml/nlp/budget.yaml", lambda d: d["owners"].append("nora@acme.example")
+    )
     assert main(["codeowners", "--repo", repo, "--check"]) == 1
     assert "out of date" in capsys.readouterr().err
 

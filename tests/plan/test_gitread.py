@@ -29,19 +29,35 @@ def test_old_revision_is_read_while_worktree_differs(small_repo: GitRepo) -> Non
 
 def _craft(repo: GitRepo, entries: str, sub: str = "budgets") -> str:
     """Commit a tree whose ``sub`` folder is exactly ``entries`` (mktree lines), on top of HEAD."""
-    inner = subprocess.run(["git", "mktree"], cwd=repo.path, input=entries, capture_output=True,
-                           text=True, check=True).stdout.strip()
+    inner = subprocess.run(
+        ["git", "mktree"], cwd=repo.path, input=entries, capture_output=True, text=True, check=True
+    ).stdout.strip()
     top = repo.git("ls-tree", "HEAD")
     lines = [ln for ln in top.splitlines() if not ln.endswith(f"\t{sub}")]
     lines.append(f"040000 tree {inner}\t{sub}")
-    tree = subprocess.run(["git", "mktree"], cwd=repo.path, input="\n".join(lines) + "\n",
-                          capture_output=True, text=True, check=True).stdout.strip()
+    tree = subprocess.run(
+        ["git", "mktree"],
+        cwd=repo.path,
+        input="\n".join(lines) + "\n",
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     return repo.git("commit-tree", tree, "-p", "HEAD", "-m", "crafted")
 
 
 def _blob(repo: GitRepo, data: bytes) -> str:
-    return subprocess.run(["git", "hash-object", "-w", "--stdin"], cwd=repo.path, input=data,
-                          capture_output=True, check=True).stdout.decode().strip()
+    return (
+        subprocess.run(
+            ["git", "hash-object", "-w", "--stdin"],
+            cwd=repo.path,
+            input=data,
+            capture_output=True,
+            check=True,
+        )
+        .stdout.decode()
+        .strip()
+    )
 
 
 def _errors(repo: GitRepo, sha: str) -> str:
@@ -63,8 +79,14 @@ def test_submodule_in_config_is_refused(small_repo: GitRepo) -> None:
 
 def test_path_traversal_name_is_refused(small_repo: GitRepo) -> None:
     blob = _blob(small_repo, b"owners: []\n")
-    inner = subprocess.run(["git", "mktree"], cwd=small_repo.path, input=f"100644 blob {blob}\tpasswd.yaml\n",
-                           capture_output=True, text=True, check=True).stdout.strip()
+    inner = subprocess.run(
+        ["git", "mktree"],
+        cwd=small_repo.path,
+        input=f"100644 blob {blob}\tpasswd.yaml\n",
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     sha = _craft(small_repo, f"040000 tree {inner}\t..\n")
     assert "unsafe path component '..'" in _errors(small_repo, sha)
 
@@ -72,7 +94,9 @@ def test_path_traversal_name_is_refused(small_repo: GitRepo) -> None:
 def test_huge_file_is_refused_before_reading(small_repo: GitRepo) -> None:
     blob = _blob(small_repo, b"#" * (1024 * 1024 + 1))
     sha = _craft(small_repo, f"100644 blob {blob}\thuge.yaml\n")
-    assert "budgets/huge.yaml:0:0: file is 1048577 bytes; the limit is 1 MiB" in _errors(small_repo, sha)
+    assert "budgets/huge.yaml:0:0: file is 1048577 bytes; the limit is 1 MiB" in _errors(
+        small_repo, sha
+    )
 
 
 def test_every_problem_is_reported_at_once(small_repo: GitRepo) -> None:

@@ -16,8 +16,22 @@ ML = "budgets/acme/ml/budget.yaml"
 
 
 def run_plan(repo: GitRepo, out: Path) -> int:
-    return main(["plan", "--repo", str(repo.path), "--base", "main", "--head", "pr",
-                 "--no-simulate", "--at", "2026-01-02", "--out", str(out)])
+    return main(
+        [
+            "plan",
+            "--repo",
+            str(repo.path),
+            "--base",
+            "main",
+            "--head",
+            "pr",
+            "--no-simulate",
+            "--at",
+            "2026-01-02",
+            "--out",
+            str(out),
+        ]
+    )
 
 
 def test_yaml_python_tag_is_an_error_not_a_call(
@@ -25,7 +39,9 @@ def test_yaml_python_tag_is_an_error_not_a_call(
 ) -> None:
     canary = tmp_path / "pwned"
     small_repo.switch("pr", create=True)
-    small_repo.write(ML, f"owners: !!python/object/apply:os.system ['touch {canary}']\nchildren: {{}}\n")
+    small_repo.write(
+        ML, f"owners: !!python/object/apply:os.system ['touch {canary}']\nchildren: {{}}\n"
+    )
     small_repo.commit("tag")
     assert run_plan(small_repo, tmp_path / "plan.md") == 2
     err = capsys.readouterr().err
@@ -46,13 +62,15 @@ def test_jinja_in_a_team_name_is_refused_by_validation(
     assert "49" not in err
 
 
-def test_jinja_and_html_in_free_text_is_escaped_in_the_comment(small_repo: GitRepo, tmp_path: Path) -> None:
+def test_jinja_and_html_in_free_text_is_escaped_in_the_comment(
+    small_repo: GitRepo, tmp_path: Path
+) -> None:
     """Free text that reaches the comment (a boost reason, shown in the policy diff)."""
     small_repo.switch("pr", create=True)
     small_repo.write(
         "policies/boosts.yaml",
         "boosts:\n  - target: account:nlp\n    amount: 1.0\n    expires: 2026-06-01T00:00:00Z\n"
-        "    reason: \"{{ 7*7 }} {% raw %} <img src=x onerror=alert(1)> | @acme/everyone [x](javascript:alert(1))\"\n"
+        '    reason: "{{ 7*7 }} {% raw %} <img src=x onerror=alert(1)> | @acme/everyone [x](javascript:alert(1))"\n'
         "    approver: pat@acme.example\n",
     )
     small_repo.commit("boost")

@@ -22,8 +22,19 @@ def plan(repo: GitRepo, *extra: str, fmt: str = "markdown") -> tuple[int, str]:
     out = repo.path.parent / f"plan.{fmt}"
     out.unlink(missing_ok=True)
     code = main(
-        ["plan", "--repo", str(repo.path), "--no-simulate", "--at", "2026-01-02",
-         "--format", fmt, "--out", str(out), *extra]
+        [
+            "plan",
+            "--repo",
+            str(repo.path),
+            "--no-simulate",
+            "--at",
+            "2026-01-02",
+            "--format",
+            fmt,
+            "--out",
+            str(out),
+            *extra,
+        ]
     )
     return code, out.read_text(encoding="utf-8") if out.exists() else ""
 
@@ -78,16 +89,22 @@ def test_base_is_the_merge_base_not_the_tip_of_main(small_repo: GitRepo) -> None
 def test_working_tree_head_is_read_without_touching_index_or_head(small_repo: GitRepo) -> None:
     vision_pr(small_repo)
     small_repo.set_share(ML, "nlp", 10)  # uncommitted edit
-    before = (small_repo.git("status", "--porcelain"), small_repo.sha("HEAD"),
-              (small_repo.path / ".git/index").read_bytes())
+    before = (
+        small_repo.git("status", "--porcelain"),
+        small_repo.sha("HEAD"),
+        (small_repo.path / ".git/index").read_bytes(),
+    )
     code, text = plan(small_repo, "--base", "main", fmt="json")
     assert code == 0
     doc = json.loads(text)
     assert doc["head"]["sha"] is None
     totals = {t["leaf"]: t for t in doc["totals"]}
     assert totals["vision"]["share_after"] == pytest.approx(0.6 * 70 / 80)
-    after = (small_repo.git("status", "--porcelain"), small_repo.sha("HEAD"),
-             (small_repo.path / ".git/index").read_bytes())
+    after = (
+        small_repo.git("status", "--porcelain"),
+        small_repo.sha("HEAD"),
+        (small_repo.path / ".git/index").read_bytes(),
+    )
     assert before == after
 
 
@@ -100,10 +117,20 @@ def test_share_floor_breach_exits_1(small_repo: GitRepo) -> None:
 
 def test_missing_approval_exits_1_and_given_approval_exits_0(small_repo: GitRepo) -> None:
     vision_pr(small_repo)
-    code, _ = plan(small_repo, "--base", "main", "--head", "pr", "--approved-by", "Vera <vera@acme.example>")
+    code, _ = plan(
+        small_repo, "--base", "main", "--head", "pr", "--approved-by", "Vera <vera@acme.example>"
+    )
     assert code == 1
-    code, text = plan(small_repo, "--base", "main", "--head", "pr",
-                      "--approved-by", "Mel Lead <ML-Lead@acme.example>", fmt="json")
+    code, text = plan(
+        small_repo,
+        "--base",
+        "main",
+        "--head",
+        "pr",
+        "--approved-by",
+        "Mel Lead <ML-Lead@acme.example>",
+        fmt="json",
+    )
     assert code == 0
     assert json.loads(text)["approvals"][0]["approved_by"] == ["ml-lead@acme.example"]
 
@@ -112,8 +139,16 @@ def test_owner_cannot_approve_own_change(small_repo: GitRepo) -> None:
     small_repo.switch("pr", create=True)
     small_repo.set_share(ML, "vision", 70)
     small_repo.commit("I move my own budget", author="ml-lead@acme.example")
-    code, text = plan(small_repo, "--base", "main", "--head", "pr",
-                      "--approved-by", "ml-lead@acme.example", fmt="json")
+    code, text = plan(
+        small_repo,
+        "--base",
+        "main",
+        "--head",
+        "pr",
+        "--approved-by",
+        "ml-lead@acme.example",
+        fmt="json",
+    )
     assert code == 1
     group = json.loads(text)["approvals"][0]
     assert group["author_is_owner"] is True
@@ -124,7 +159,9 @@ def test_invalid_head_exits_2_with_positioned_error(
     small_repo: GitRepo, capsys: pytest.CaptureFixture[str]
 ) -> None:
     small_repo.switch("pr", create=True)
-    small_repo.write(ML, "owners: [ml-lead@acme.example]\nchildren:\n  vision: {share: -3}\n  nlp: {share: 1}\n")
+    small_repo.write(
+        ML, "owners: [ml-lead@acme.example]\nchildren:\n  vision: {share: -3}\n  nlp: {share: 1}\n"
+    )
     small_repo.commit("broken")
     code, out = plan(small_repo, "--base", "main", "--head", "pr")
     assert code == 2
@@ -163,7 +200,9 @@ def test_renamed_team_folder_is_one_renamed_node(small_repo: GitRepo) -> None:
 
 def test_new_team_needs_parent_owners(small_repo: GitRepo) -> None:
     small_repo.switch("pr", create=True)
-    small_repo.write("budgets/acme/ml/audio/budget.yaml", "owners: [ava@acme.example]\nmembers: [ava]\n")
+    small_repo.write(
+        "budgets/acme/ml/audio/budget.yaml", "owners: [ava@acme.example]\nmembers: [ava]\n"
+    )
     small_repo.edit_yaml(ML, lambda doc: doc["children"].update({"audio": {"share": 20}}))
     small_repo.commit("Add audio", author="ava@acme.example")
     code, text = plan(small_repo, "--base", "main", "--head", "pr", fmt="json")
@@ -187,7 +226,14 @@ def test_policy_change_needs_platform_team(small_repo: GitRepo) -> None:
 
 def test_git_state_of_repository_is_untouched(small_repo: GitRepo) -> None:
     vision_pr(small_repo)
-    refs = subprocess.run(["git", "for-each-ref"], cwd=small_repo.path, capture_output=True, text=True).stdout
+    refs = subprocess.run(
+        ["git", "for-each-ref"], cwd=small_repo.path, capture_output=True, text=True
+    ).stdout
     plan(small_repo, "--base", "main", "--head", "pr")
-    assert subprocess.run(["git", "for-each-ref"], cwd=small_repo.path, capture_output=True, text=True).stdout == refs
+    assert (
+        subprocess.run(
+            ["git", "for-each-ref"], cwd=small_repo.path, capture_output=True, text=True
+        ).stdout
+        == refs
+    )
     assert small_repo.git("status", "--porcelain") == ""

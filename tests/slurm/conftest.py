@@ -22,7 +22,9 @@ TEST_QOS = ("unallocated", "alloc-20s", "alloc-30s")
 
 
 def sh(*argv: str, check: bool = True) -> str:
-    proc = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False, stdin=subprocess.DEVNULL)
+    proc = subprocess.run(
+        argv, capture_output=True, text=True, timeout=60, check=False, stdin=subprocess.DEVNULL
+    )
     if check and proc.returncode != 0:
         raise AssertionError(f"{' '.join(argv)}: {proc.stderr.strip() or proc.stdout.strip()}")
     return proc.stdout
@@ -44,17 +46,40 @@ def reset_cluster() -> None:
         name, state = node.split()
         if "drain" in state or state in ("drng", "drain", "down"):
             sh("scontrol", "update", f"NodeName={name}", "State=RESUME", check=False)
-    sh("sacctmgr", "-i", "modify", "user", "where", "name=root", "set", "defaultaccount=root", check=False)
+    sh(
+        "sacctmgr",
+        "-i",
+        "modify",
+        "user",
+        "where",
+        "name=root",
+        "set",
+        "defaultaccount=root",
+        check=False,
+    )
     if sh("sacctmgr", "-n", "-P", "show", "account", TEST_ROOT, "format=account").strip():
         sh("sacctmgr", "-i", "delete", "account", "where", f"name={TEST_ROOT}")
     have = set(sh("sacctmgr", "-n", "-P", "show", "qos", "format=name").split())
     for q in sorted(have):
         if q == "unallocated" or q.startswith("alloc-"):
-            sh("sacctmgr", "-i", "modify", "user", "where", "name=root", "set", "qos=normal", "defaultqos=normal", check=False)
+            sh(
+                "sacctmgr",
+                "-i",
+                "modify",
+                "user",
+                "where",
+                "name=root",
+                "set",
+                "qos=normal",
+                "defaultqos=normal",
+                check=False,
+            )
             sh("sacctmgr", "-i", "delete", "qos", "where", f"name={q}")
-    wait_for("nodes idle", lambda: all(
-        s in ("idle",) for s in sh("sinfo", "-h", "-N", "-o", "%t").split()
-    ), timeout=30)
+    wait_for(
+        "nodes idle",
+        lambda: all(s in ("idle",) for s in sh("sinfo", "-h", "-N", "-o", "%t").split()),
+        timeout=30,
+    )
 
 
 @pytest.fixture(scope="session")
@@ -83,7 +108,9 @@ class SlurmHarness:
         argv += ["-o", str(self.jobs_dir / "%j.out"), "--requeue" if requeue else "--no-requeue"]
         return sh(*argv, "--wrap", "sleep 900").strip().split(";")[0]
 
-    def wait(self, what: str, pred: Callable[[Observation], bool], timeout: float = 30) -> Observation:
+    def wait(
+        self, what: str, pred: Callable[[Observation], bool], timeout: float = 30
+    ) -> Observation:
         deadline = time.monotonic() + timeout
         while True:
             obs = self.backend.observe()
@@ -94,7 +121,16 @@ class SlurmHarness:
             time.sleep(0.5)
 
     def set_fairshare_by_hand(self, account: str, fairshare: int) -> None:
-        sh("sacctmgr", "-i", "modify", "account", "where", f"name={account}", "set", f"fairshare={fairshare}")
+        sh(
+            "sacctmgr",
+            "-i",
+            "modify",
+            "account",
+            "where",
+            f"name={account}",
+            "set",
+            f"fairshare={fairshare}",
+        )
 
 
 @pytest.fixture

@@ -49,12 +49,12 @@ def job_specs(draw: st.DrawFn) -> JobSpec:
     )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.lists(job_specs(), max_size=20, unique_by=lambda j: j.id))
 def test_write_then_read_round_trips_any_jobspec(
     tmp_path_factory: pytest.TempPathFactory, jobs: list[JobSpec]
 ) -> None:
-    path = tmp_path_factory.mktemp("rt") / "t.jsonl"
+    path = tmp_path_factory.getbasetemp() / "round-trip.jsonl"  # rewritten by each example
     items = sorted_items(jobs, [])
     write_trace(path, items)
     back = read_trace(path)
@@ -203,3 +203,56 @@ def test_writer_refuses_out_of_order_items_and_leaves_no_file(tmp_path: Path) ->
     with pytest.raises(ValueError):
         write_trace(tmp_path / "t.jsonl", jobs)
     assert list(tmp_path.iterdir()) == []
+
+
+values = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-3, 20),
+    st.floats(allow_nan=False),
+    st.sampled_from(["", " ", "a", "debug", "train", "2"]),
+    st.lists(st.sampled_from(["a", "b"]), max_size=2),
+)
+
+
+def mostly(valid: st.SearchStrategy[object]) -> st.SearchStrategy[object]:
+    """A valid value most of the time, anything at all otherwise."""
+    return st.integers(0, 9).flatmap(lambda n: values if n == 0 else valid)
+
+
+VALID = {
+    "id": st.sampled_from(["j", "k"]),
+    "submit": st.floats(0, 1e6),
+    "account": st.just("a"),
+    "gpus": st.sampled_from([8, 16, 24]),
+    "work": st.floats(1, 1e6),
+    "user": st.just("u"),
+    "gpus_per_node": st.sampled_from([1, 2, 4, 8]),
+    "min_runtime": st.one_of(st.none(), st.floats(0, 1e5)),
+    "resumable": st.booleans(),
+    "checkpoint_interval": st.floats(1, 1e4),
+    "priority": st.integers(-5, 5),
+    "kind": st.sampled_from(JOB_KINDS),
+    "deadline": st.floats(1e6, 2e6),
+    "gpu_type": st.just("h100"),
+    "type": st.just("job"),
+}
+REQUIRED = ("id", "submit", "account", "gpus", "work")
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.fixed_dictionaries(
+        {k: mostly(VALID[k]) for k in REQUIRED},
+        optional={k: mostly(v) for k, v in VALID.items() if k not in REQUIRED},
+    )
+)
+def test_fast_path_agrees_with_the_full_checker(d: dict[str, object]) -> None:
+    from allotment.traces.canonical import _checked_job, _fast_job, _LineChecker
+    from allotment.traces.diagnostics import DiagnosticCollector
+
+    fast = _fast_job(dict(d))
+    diags = DiagnosticCollector("t", cap=10_000)
+    slow = _checked_job(_LineChecker("", 1, diags), dict(d))
+    assert fast == slow  # the fast path is exact for lines without dependencies
+    assert (slow is None) == bool(diags)

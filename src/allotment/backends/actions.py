@@ -31,6 +31,8 @@ PolicyKind = Literal[
 ClusterKind = Literal["resume", "drain", "requeue", "cancel", "set_priority"]
 ResultCode = Literal["applied", "unchanged", "failed", "pruned", "prune_skipped", "dry_run"]
 
+DRAIN_PREFIX = "allotment:"  # every drain reason we set starts so; only such drains are resumed
+
 ORDER: dict[str, int] = {
     "add_qos": 0,
     "modify_qos": 1,

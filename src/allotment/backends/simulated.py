@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from allotment.backends.actions import (
+    DRAIN_PREFIX,
     Action,
     ActionResult,
     ClusterAction,
@@ -33,6 +34,7 @@ from allotment.backends.policy import (
     UserSpec,
 )
 from allotment.backends.protocol import JobObs, NodeObs, Observation
+from allotment.compile.model import Cluster
 from allotment.errors import BackendError
 
 
@@ -87,6 +89,13 @@ class SimulatedBackend:
             self.state.nodes[name] = _Node(name, gpus)
         self.state.accounts[SLURM_ROOT] = AccountSpec(SLURM_ROOT, "", 1)
 
+    def adopt_inventory(self, cluster: Cluster) -> None:
+        """A new simulated cluster takes its nodes from the inventory (only when it has none)."""
+        if not self.state.nodes:
+            for g in cluster.node_groups:
+                for n in g.node_names:
+                    self.state.nodes[n] = _Node(n, g.gpus_per_node)
+
     # ---------------------------------------------------------------- test/driver helpers --
     def submit(
         self,
@@ -96,10 +105,10 @@ class SimulatedBackend:
         user: str = "root",
         qos: str = "",
         resumable: bool = True,
-        priority: int = 0,
+        priority: int = 1,
     ) -> str:
         """Queue a job (like ``sbatch``); the association and QOS must exist, as with
-        ``AccountingStorageEnforce=associations,qos``."""
+        ``AccountingStorageEnforce=associations,qos``.  Priority 0 means held, as in Slurm."""
         st = self.state
         u = st.users.get(user)
         if u is None or account not in u.accounts:
@@ -275,7 +284,7 @@ class SimulatedBackend:
             if node.drain == want:
                 return "unchanged"
             if not dry_run:
-                node.drain, node.reason = want, (a.reason if want else "")
+                node.drain, node.reason = want, (f"{DRAIN_PREFIX} {a.reason}" if want else "")
             return "dry_run" if dry_run else "applied"
         job = st.jobs.get(a.target)
         if a.kind == "requeue":
@@ -308,7 +317,11 @@ class SimulatedBackend:
             if j.node is not None:
                 free[j.node] -= j.gpus
         pending = sorted(
-            (j for j in st.jobs.values() if j.start is None and j.eligible <= st.now),
+            (
+                j
+                for j in st.jobs.values()
+                if j.start is None and j.eligible <= st.now and j.priority > 0
+            ),
             key=lambda j: (-j.priority, int(j.id)),
         )
         for j in pending:

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 from typing import Any
 
 from allotment.cli.cmd_plan import write_output
+from allotment.cli.common import add_repo_argument
 from allotment.plan.audit import AuditReport, audit
 from allotment.plan.gitread import open_repo
 
@@ -23,7 +23,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         description="Walk first-parent history and check Approved-by trailers against the "
         "owners each change needed.",
     )
-    p.add_argument("--repo", type=Path, default=Path("."), help="config repository (default: .)")
+    add_repo_argument(p)
     p.add_argument("--rev", default="HEAD", help="branch to audit (default: HEAD)")
     p.add_argument("--since", help="only commits after this revision")
     p.add_argument("--format", choices=("text", "json"), default="text")

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from allotment.cli.cmd_plan import write_output
+from allotment.cli.common import add_repo_argument
 from allotment.errors import PolicyViolation
 from allotment.plan.codeowners import generate
 from allotment.plan.revision import compile_worktree
@@ -25,7 +26,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         description="Write .github/CODEOWNERS so that a change under budgets/.../N/ needs a "
         "review from an owner of N, and inventory/policies one from the platform team.",
     )
-    p.add_argument("--repo", type=Path, default=Path("."), help="config repository (default: .)")
+    add_repo_argument(p)
     p.add_argument("--check", action="store_true", help="exit 1 if the file is out of date")
     p.add_argument("--stdout", action="store_true", help="print instead of writing the file")
     p.set_defaults(func=run)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 from typing import Any
 
 from allotment.cli.cmd_plan import write_output
+from allotment.cli.common import add_repo_argument
 from allotment.plan.gitread import open_repo
 from allotment.plan.history import HistoryEvent, history
 
@@ -20,7 +20,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         "commit, author, approvers, before -> after.  Follows renames.",
     )
     p.add_argument("node", help="budget node name (as it is named at --rev)")
-    p.add_argument("--repo", type=Path, default=Path("."), help="config repository (default: .)")
+    add_repo_argument(p)
     p.add_argument("--rev", default="HEAD", help="branch to read (default: HEAD)")
     p.add_argument("--format", choices=("text", "json"), default="text")
     p.set_defaults(func=run)

@@ -8,13 +8,13 @@ reports them).
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import os
 import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
+from allotment.cli.common import add_at_argument, add_repo_argument, at_date
 from allotment.errors import UsageError
 from allotment.plan.build import PlanRequest, make_plan
 from allotment.plan.render import render_json, render_markdown
@@ -29,7 +29,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     )
     p.add_argument("--base", required=True, help="target revision, e.g. origin/main")
     p.add_argument("--head", help="revision to plan (default: the working tree)")
-    p.add_argument("--repo", type=Path, default=Path("."), help="config repository (default: .)")
+    add_repo_argument(p)
     src = p.add_mutually_exclusive_group()
     src.add_argument("--trace", type=Path, help="canonical trace to replay under both configs")
     src.add_argument("--scenario", help="built-in workload scenario (default: ai2)")
@@ -38,7 +38,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     p.add_argument("--seed", type=int, default=0, help="simulation seed (default: 0)")
     p.add_argument("--no-simulate", action="store_true", help="skip the projected impact")
     p.add_argument("--cache-dir", type=Path, help="simulation cache (default: REPO/.allot-cache)")
-    p.add_argument("--at", help="compile date YYYY-MM-DD (default: today, UTC)")
+    add_at_argument(p)
     p.add_argument(
         "--approved-by",
         action="append",
@@ -49,15 +49,6 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     p.add_argument("--format", choices=("markdown", "json"), default="markdown")
     p.add_argument("--out", type=Path, help="write here instead of stdout")
     p.set_defaults(func=run)
-
-
-def parse_date(text: str | None) -> dt.date:
-    if text is None:
-        return dt.datetime.now(tz=dt.UTC).date()
-    try:
-        return dt.date.fromisoformat(text)
-    except ValueError as exc:
-        raise UsageError(f"--at: not a date (YYYY-MM-DD): {text!r}") from exc
 
 
 def write_output(text: str, out: Path | None) -> None:
@@ -83,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
         repo=args.repo,
         base=args.base,
         head=args.head,
-        at=parse_date(args.at),
+        at=at_date(args),
         approved_by=tuple(args.approved_by) if args.approved_by is not None else None,
         authors=tuple(args.author),
     )

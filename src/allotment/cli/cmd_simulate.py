@@ -1,10 +1,118 @@
-"""`allot simulate` (placeholder until its issue lands; registers nothing)."""
+"""``allot simulate``: replay a scenario or a trace under a policy and report the Ai2 metrics.
+
+Prints a summary and, with ``--json OUT``, writes every metric (docs/metrics.md).  ``--set
+KEY=VALUE`` overrides one policy knob for this run (``--set lookback=3d``), for "what if"."""
 
 from __future__ import annotations
 
 import argparse
+import json
+import sys
+from pathlib import Path
 from typing import Any
+
+from allotment.cli.common import add_at_argument, add_repo_argument, load_compiled
+from allotment.core.context import MODES
+from allotment.errors import UsageError
 
 
 def register(sub: argparse._SubParsersAction[Any]) -> None:
-    return None
+    p = sub.add_parser("simulate", help="replay a workload under a policy", description=__doc__)
+    add_repo_argument(p)
+    add_at_argument(p)
+    add_workload_arguments(p)
+    p.add_argument("--policy", choices=MODES, default="budgets", help="scheduler policy (default: budgets)")
+    p.add_argument("--json", metavar="OUT", type=Path, help="write the metrics JSON here ('-' for stdout)")
+    p.add_argument(
+        "--set",
+        metavar="KEY=VALUE",
+        action="append",
+        default=[],
+        dest="overrides",
+        help="override a policy knob for this run (repeatable), e.g. --set lookback=3d",
+    )
+    p.set_defaults(func=run)
+
+
+def add_workload_arguments(p: argparse.ArgumentParser) -> None:
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--scenario", help="built-in scenario (ai2)")
+    src.add_argument("--trace", type=Path, metavar="FILE", help="canonical trace (JSONL)")
+    p.add_argument("--cluster", help="cluster to simulate (default: the largest)")
+    p.add_argument(
+        "--days",
+        type=float,
+        default=None,
+        help="horizon in days (scenario default 30; a trace runs until every job is done)",
+    )
+    p.add_argument("--seed", type=int, default=0, help="scenario seed (default 0)")
+
+
+def parse_overrides(items: list[str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip() or not value.strip():
+            raise UsageError(f"--set {item!r}: expected KEY=VALUE, e.g. lookback=3d")
+        out[key.strip()] = value.strip()
+    return out
+
+
+def load_workload(args: argparse.Namespace, config: Any) -> tuple[Any, str, float | None]:
+    from allotment.sim.workloads import from_scenario, from_trace
+
+    cluster = args.cluster or config.largest_cluster()
+    if cluster not in config.clusters:
+        raise UsageError(f"--cluster {cluster}: unknown; known: {', '.join(sorted(config.clusters))}")
+    if args.days is not None and not args.days > 0:
+        raise UsageError(f"--days must be positive, got {args.days}")
+    if args.scenario:
+        days = args.days if args.days is not None else 30.0
+        return from_scenario(config, args.scenario, cluster=cluster, days=days, seed=args.seed), cluster, days
+    if not args.trace.is_file():
+        raise UsageError(f"--trace {args.trace}: no such file")
+    return from_trace(args.trace), cluster, args.days
+
+
+def run(args: argparse.Namespace) -> int:
+    from allotment.sim.runner import simulate
+
+    overrides = parse_overrides(args.overrides)
+    config = load_compiled(args)
+    workload, cluster, days = load_workload(args, config)
+    result = simulate(
+        config, workload, cluster=cluster, days=days, seed=args.seed, policy=args.policy, overrides=overrides
+    )
+    m = result.metrics
+    print(render_summary(m))
+    if args.json is not None:
+        text = json.dumps(m, indent=2, sort_keys=True) + "\n"
+        if str(args.json) == "-":
+            sys.stdout.write(text)
+        else:
+            args.json.parent.mkdir(parents=True, exist_ok=True)
+            args.json.write_text(text, encoding="utf-8")
+    return 0
+
+
+def render_summary(m: dict[str, Any]) -> str:
+    w = m["wait"]
+    lines = [
+        f"policy {m['policy']} on {m['cluster']} ({m['capacity_gpus']} GPUs), {m['days']:g} days, "
+        f"{m['jobs']['submitted']:,} jobs submitted, {m['jobs']['completed']:,} completed",
+        f"occupancy {m['occupancy']:.3f} (allocated {m['allocated_fraction']:.3f}, "
+        f"unallocated {m['unallocated_fraction']:.3f}); demand {m['demand_ratio']:.2f}x capacity",
+        f"delivered/owed {m['delivered_over_owed']:.3f} "
+        f"({m['delivered_gpu_hours']:,.0f} of {m['owed_gpu_hours']:,.0f} owed GPU-hours); "
+        f"{m['teams_at_or_above_95']} of {len(m['teams'])} teams at >= 0.95, lowest {m['teams_min_ratio']:.3f}",
+        f"wait p50/p90: debug {w['debug']['p50']:.0f}/{w['debug']['p90']:.0f}s, "
+        f"large {w['large']['p50']:.0f}/{w['large']['p90']:.0f}s, all {w['all']['p50']:.0f}/{w['all']['p90']:.0f}s",
+        f"preemptions {m['preemptions']:,} ({m['lost_gpu_hours']:,.0f} GPU-hours lost); "
+        f"drains {m['drains']} (p90 {m['drain_seconds']['p90']:.0f}s, {m['human_drains']} need a human)",
+        "",
+        f"{'team':<24} {'owed':>12} {'delivered':>12} {'ratio':>7}",
+    ]
+    for name, t in sorted(m["teams"].items()):
+        lines.append(f"{name:<24} {t['owed']:>12,.0f} {t['delivered']:>12,.0f} {t['ratio']:>7.3f}")
+    lines.append(f"(simulated in {m['sim_seconds']:.1f}s)")
+    return "\n".join(lines)

@@ -39,7 +39,6 @@ def compute_shares(
     nodes: tuple[LoadedNode, ...], at: dt.date, clusters: tuple[str, ...]
 ) -> dict[str, NodeShares]:
     """``nodes`` in pre-order (parents before children).  Returns shares by node name."""
-    by_name = {n.name: n for n in nodes}
     active: dict[str, bool] = {}
     for n in nodes:  # pre-order: the parent is decided first
         active[n.name] = _is_active(n, at) and (n.parent is None or active[n.parent])
@@ -53,27 +52,34 @@ def compute_shares(
             below = frozenset().union(*(funded[c] for c in n.children))
             funded[n.name] = below & frozenset(n.clusters)
 
-    def weight(name: str) -> float:
-        terms = by_name[name].terms
-        return terms.share if terms is not None else 1.0
+    weight = {n.name: (n.terms.share if n.terms is not None else 1.0) for n in nodes}
+    # Per parent: the total weight of its active children, and of its children funded on each
+    # cluster (computed once, so the whole pass stays linear in the number of nodes).
+    active_total: dict[str, float] = {}
+    funded_total: dict[tuple[str, str], float] = {}
+    for n in nodes:
+        if n.parent is None:
+            continue
+        w = weight[n.name]
+        if active[n.name]:
+            active_total[n.parent] = active_total.get(n.parent, 0.0) + w
+        for c in funded[n.name]:
+            key = (n.parent, c)
+            funded_total[key] = funded_total.get(key, 0.0) + w
 
     out: dict[str, NodeShares] = {}
     for n in nodes:
+        mine = funded[n.name]
         if n.parent is None:
             out[n.name] = NodeShares(
-                active[n.name], 1.0, {c: 1.0 if c in funded[n.name] else 0.0 for c in clusters}
+                active[n.name], 1.0, {c: 1.0 if c in mine else 0.0 for c in clusters}
             )
             continue
-        siblings = by_name[n.parent].children
-        parent = out[n.parent]
-        total_active = sum(weight(s) for s in siblings if active[s])
-        share = weight(n.name) / total_active if active[n.name] else 0.0
-        absolute: dict[str, float] = {}
-        for c in clusters:
-            if c not in funded[n.name]:
-                absolute[c] = 0.0
-                continue
-            total = sum(weight(s) for s in siblings if c in funded[s])
-            absolute[c] = parent.absolute[c] * weight(n.name) / total
+        parent = out[n.parent].absolute
+        w = weight[n.name]
+        share = w / active_total[n.parent] if active[n.name] else 0.0
+        absolute = {
+            c: parent[c] * w / funded_total[(n.parent, c)] if c in mine else 0.0 for c in clusters
+        }
         out[n.name] = NodeShares(active[n.name], share, absolute)
     return out

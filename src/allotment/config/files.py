@@ -23,6 +23,18 @@ MAX_FILES = 100_000
 _SAFE_PART = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,99}$")
 
 
+_safe_seen: set[str] = set()
+
+
+def _safe(part: str) -> bool:
+    """Whether a path component is plain; remembers good ones (a tree repeats them a lot)."""
+    if _SAFE_PART.match(part) is None:
+        return False
+    if len(_safe_seen) < 100_000:
+        _safe_seen.add(part)
+    return True
+
+
 def is_config_path(rel: str) -> bool:
     """True for a repo-relative POSIX path that the loader should read."""
     return rel.split("/", 1)[0] in CONFIG_DIRS and rel.endswith(SUFFIXES)
@@ -31,7 +43,7 @@ def is_config_path(rel: str) -> bool:
 def check_file(rel: str, data: bytes) -> list[Diagnostic]:
     """Checks on one file's name and bytes that do not need YAML."""
     out = []
-    bad = [p for p in rel.split("/") if not _SAFE_PART.match(p)]
+    bad = [p for p in rel.split("/") if p not in _safe_seen and not _safe(p)]
     if bad:
         out.append(Diagnostic(rel, 0, 0, f"unsafe path component {bad[0]!r}"))
     if len(data) > MAX_FILE_BYTES:

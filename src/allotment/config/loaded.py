@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from allotment.config.models.budget import ChildEntry
 from allotment.config.models.inventory import ClusterFile, GpuTypeEntry, MaintenanceEntry
 from allotment.config.models.policy import BoostsFile, SchedulerFile
+from allotment.config.sourcemap import DocPath, SourceMap
 from allotment.errors import Diagnostic
 
 
@@ -25,6 +26,23 @@ class Where:
         return Diagnostic(
             self.file, self.line, self.col, message, "warning" if severity == "warning" else "error"
         )
+
+
+@dataclass(frozen=True, slots=True)
+class Located:
+    """A place in a document whose line and column are looked up only when asked for, so a
+    valid config never pays for building positions (see ``SourceMap``)."""
+
+    smap: SourceMap
+    path: DocPath
+    at_key: bool = False
+
+    def where(self) -> Where:
+        line, col = self.smap.key(self.path) if self.at_key else self.smap.value(self.path)
+        return Where(self.smap.file, line, col)
+
+    def diagnostic(self, message: str, severity: str = "error") -> Diagnostic:
+        return self.where().diagnostic(message, severity)
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,7 +60,7 @@ class LoadedNode:
     members: tuple[str, ...]
     default_for: tuple[str, ...]
     terms: ChildEntry | None
-    terms_at: Where | None
+    terms_at: Located | None
     clusters: tuple[str, ...]  # effective: own restriction intersected with the parent's
 
     @property
@@ -91,5 +109,5 @@ class LoadedConfig:
     scheduler: SchedulerFile
     scheduler_source: str | None
     boosts: BoostsFile
-    boosts_at: tuple[Where, ...]  # position of each boost, same order
+    boosts_at: tuple[Located, ...]  # each boost's place, same order
     warnings: tuple[Diagnostic, ...]

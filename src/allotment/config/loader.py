@@ -8,15 +8,17 @@ cluster file itself failed to parse).
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 from allotment.config.files import check_file
 from allotment.config.inventory_checks import check_cluster
 from allotment.config.kinds import UNKNOWN_FILE_HINT, kind_of, read_model
-from allotment.config.loaded import LoadedCluster, LoadedConfig, Where
+from allotment.config.loaded import LoadedCluster, LoadedConfig, Located, Where
 from allotment.config.models.budget import BudgetFile
 from allotment.config.models.common import NAME_PATTERN
 from allotment.config.models.inventory import ClusterFile
@@ -43,8 +45,27 @@ def inputs_sha256(files: Mapping[str, bytes]) -> str:
     return h.hexdigest()
 
 
+@contextmanager
+def _bulk_allocation() -> Iterator[None]:
+    """Pause the cyclic garbage collector while loading: a 10,000-file tree allocates a few
+    hundred thousand objects and no cycles, and the collector would rescan them again and again
+    (measured: about a third of the load time).  The previous state is always restored."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def load_config(files: Mapping[str, bytes]) -> LoadedConfig:
     """Validate every file and the whole; raise ConfigError with every error (and warning)."""
+    with _bulk_allocation():
+        return _load(files)
+
+
+def _load(files: Mapping[str, bytes]) -> LoadedConfig:
     diags: list[Diagnostic] = []
     parsed: dict[str, tuple[Any, SourceMap]] = {}
     kinds: dict[str, str] = {}
@@ -106,13 +127,11 @@ def load_config(files: Mapping[str, bytes]) -> LoadedConfig:
         diags.extend(check_scheduler(scheduler, scheduler_smap, cluster_names))
     users = collect_users(nodes)
     boosts = BoostsFile()
-    boosts_at: tuple[Where, ...] = ()
+    boosts_at: tuple[Located, ...] = ()
     tree_ok = not any(d.severity == "error" and d.file.startswith("budgets") for d in diags)
     if BOOSTS in parsed:
         boosts, bsmap = parsed[BOOSTS]
-        boosts_at = tuple(
-            Where(bsmap.file, *bsmap.value(("boosts", i))) for i in range(len(boosts.boosts))
-        )
+        boosts_at = tuple(Located(bsmap, ("boosts", i)) for i in range(len(boosts.boosts)))
         leaves = {n.name for n in nodes if n.leaf}
         for b, i in zip(boosts.boosts, range(len(boosts.boosts)), strict=True):
             kind, _, target = b.target.partition(":")

@@ -21,8 +21,22 @@ TITLES = {
 }
 
 
+def _close_pattern_maps(node: Any) -> None:
+    """pydantic renders ``dict[Name, X]`` as ``patternProperties`` but leaves other keys allowed;
+    the models refuse them, so the schema must too."""
+    if isinstance(node, dict):
+        if "patternProperties" in node and "additionalProperties" not in node:
+            node["additionalProperties"] = False
+        for value in node.values():
+            _close_pattern_maps(value)
+    elif isinstance(node, list):
+        for value in node:
+            _close_pattern_maps(value)
+
+
 def json_schema(kind: str) -> dict[str, Any]:
     schema = KINDS[kind].model_json_schema(mode="validation")
+    _close_pattern_maps(schema)
     schema["$schema"] = SCHEMA_DRAFT
     schema["title"] = TITLES[kind]
     return schema

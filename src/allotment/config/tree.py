@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from allotment.config.loaded import LoadedNode, LoadedUser, Where
+from allotment.config.loaded import LoadedNode, LoadedUser, Located, Where
 from allotment.config.models.budget import BudgetFile
 from allotment.config.models.common import EMAIL_PATTERN, NAME_PATTERN
 from allotment.config.sourcemap import SourceMap
@@ -98,8 +98,8 @@ def build_tree(
             )
 
     nodes: list[LoadedNode] = []
-    memberships: dict[str, list[tuple[str, Where]]] = {}
-    defaults: dict[str, list[tuple[str, Where]]] = {}
+    memberships: dict[str, list[_Mention]] = {}
+    defaults: dict[str, list[_Mention]] = {}
 
     def visit(
         d: str,
@@ -118,7 +118,7 @@ def build_tree(
         if terms_from is not None and parent is not None:
             pmodel, psmap = terms_from
             terms = pmodel.children[name]
-            terms_at = _at(psmap, "children", name, key=True)
+            terms_at = Located(psmap, ("children", name), at_key=True)
             if terms.clusters is not None:
                 for i, c in enumerate(terms.clusters):
                     if c not in cluster_names:
@@ -206,13 +206,22 @@ def _check_owners(model: BudgetFile, smap: SourceMap, name: str, diags: list[Dia
         seen.add(o.lower())
 
 
+# (leaf name, source map, document path): a position resolved only when it is reported, so a
+# valid tree never pays for the positions of its 50,000 memberships.
+_Mention = tuple[str, SourceMap, tuple[str, int]]
+
+
+def _where(m: _Mention) -> Where:
+    return _at(m[1], *m[2])
+
+
 def _check_members(
     model: BudgetFile,
     smap: SourceMap,
     name: str,
     diags: list[Diagnostic],
-    memberships: dict[str, list[tuple[str, Where]]],
-    defaults: dict[str, list[tuple[str, Where]]],
+    memberships: dict[str, list[_Mention]],
+    defaults: dict[str, list[_Mention]],
 ) -> None:
     if not model.members:
         diags.append(Diagnostic(smap.file, 1, 1, f"leaf '{name}' has no members", "warning"))
@@ -222,7 +231,8 @@ def _check_members(
             diags.append(_at(smap, "members", i).diagnostic(f"member '{user}' is listed twice"))
             continue
         seen.add(user)
-        memberships.setdefault(user, []).append((name, _at(smap, "members", i)))
+        memberships.setdefault(user, []).append((name, smap, ("members", i)))
+    chosen: set[str] = set()
     for i, user in enumerate(model.default_for):
         if user not in seen:
             diags.append(
@@ -230,28 +240,33 @@ def _check_members(
                     f"'{user}' is in default_for but not in members of '{name}'"
                 )
             )
+        elif user in chosen:
+            diags.append(_at(smap, "default_for", i).diagnostic(f"'{user}' is listed twice"))
         else:
-            defaults.setdefault(user, []).append((name, _at(smap, "default_for", i)))
+            chosen.add(user)
+            defaults.setdefault(user, []).append((name, smap, ("default_for", i)))
 
 
 def _check_users(
-    memberships: dict[str, list[tuple[str, Where]]], defaults: dict[str, list[tuple[str, Where]]]
+    memberships: dict[str, list[_Mention]], defaults: dict[str, list[_Mention]]
 ) -> list[Diagnostic]:
     diags = []
     for user, leaves in memberships.items():
+        if len(leaves) == 1:
+            continue
         chosen = defaults.get(user, [])
-        if len(leaves) > 1 and not chosen:
-            names = ", ".join(sorted(n for n, _ in leaves))
-            for _, where in leaves:
+        if not chosen:
+            names = ", ".join(sorted(m[0] for m in leaves))
+            for m in leaves:
                 diags.append(
-                    where.diagnostic(
+                    _where(m).diagnostic(
                         f"user '{user}' is in several leaves ({names}) and none lists it in "
                         "default_for"
                     )
                 )
-        for _, where in chosen[1:]:
+        for m in chosen[1:]:
             diags.append(
-                where.diagnostic(f"user '{user}' already has default account '{chosen[0][0]}'")
+                _where(m).diagnostic(f"user '{user}' already has default account '{chosen[0][0]}'")
             )
     return diags
 
@@ -268,6 +283,6 @@ def collect_users(nodes: tuple[LoadedNode, ...]) -> dict[str, LoadedUser]:
         for u in n.default_for:
             default.setdefault(u, n.name)
     return {
-        u: LoadedUser(u, tuple(sorted(a)), default.get(u, a[0]))
+        u: LoadedUser(u, tuple(a) if len(a) == 1 else tuple(sorted(a)), default.get(u, a[0]))
         for u, a in sorted(accounts.items())
     }

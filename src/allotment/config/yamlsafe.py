@@ -9,20 +9,31 @@ module walks it once, building values and a ``SourceMap`` while refusing:
   so nothing in a config file can name a Python object;
 - alias expansion beyond ``MAX_NODES`` nodes per file (alias bombs) and recursive aliases;
 - nesting deeper than ``MAX_DEPTH``; duplicate keys; non-string keys; merge keys.
+
+Speed: most files are plain (no aliases, no odd tags, nothing wrong), and positions are only
+needed for a diagnostic.  So two *fast paths* come first, each giving up on anything unusual:
+``yamlfast.fast_parse`` (a reader for the plain block subset, no libyaml at all), then libyaml
+with a constructor that knows only the plain tags (``_Fallback`` on anything else).  Their source
+map is lazy: built by the exact walk if a diagnostic ever asks.  Whatever both give up on goes
+through the exact walk, which then decides.  Property tests check the paths agree.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
+from typing import Any, ClassVar
 
 import yaml
 
 from allotment.config.sourcemap import DocPath, SourceMap
+from allotment.config.yamlfast import fast_parse
 from allotment.errors import Diagnostic
 
 MAX_DEPTH = 32
 MAX_NODES = 250_000
+# Without aliases a document has at most about one node per character, so a text shorter than
+# this cannot exceed MAX_NODES and may skip the counting walk; longer ones never do.
+_FAST_MAX_CHARS = 200_000
 
 _CORE = "tag:yaml.org,2002:"
 _SCALAR_TAGS = frozenset(_CORE + t for t in ("str", "int", "float", "bool", "null", "timestamp"))
@@ -30,6 +41,114 @@ _MAP_TAG = _CORE + "map"
 _SEQ_TAG = _CORE + "seq"
 _constructor = yaml.constructor.SafeConstructor()
 _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _Fallback(Exception):
+    """The fast path met something it does not decide; the exact walk will."""
+
+
+def _construct_undefined(self: Any, node: yaml.Node) -> Any:
+    raise _Fallback
+
+
+def _construct_timestamp(self: Any, node: yaml.ScalarNode) -> Any:
+    value = yaml.constructor.SafeConstructor.construct_yaml_timestamp(self, node)
+    if isinstance(value, dt.datetime) and value.tzinfo is not None:
+        value = value.astimezone(dt.UTC)
+    return value
+
+
+class _PlainConstructor(yaml.constructor.SafeConstructor):
+    """SafeConstructor restricted to the plain tags; no aliases, merges or duplicate keys."""
+
+    yaml_constructors: ClassVar[dict[Any, Any]] = {}
+    yaml_multi_constructors: ClassVar[dict[Any, Any]] = {}
+
+    def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
+        if node in self.constructed_objects or node in self.recursive_objects:
+            raise _Fallback  # an alias: let the exact walk count expansions
+        return super().construct_object(node, deep)
+
+    def construct_plain_map(self, node: yaml.MappingNode) -> Any:
+        data: dict[str, Any] = {}
+        yield data
+        for key_node, value_node in node.value:
+            if key_node.tag != _CORE + "str" or not isinstance(key_node, yaml.ScalarNode):
+                raise _Fallback
+            key = key_node.value
+            if key in data:
+                raise _Fallback
+            data[key] = self.construct_object(value_node, deep=False)
+
+
+_SC = yaml.constructor.SafeConstructor
+for _tag, _fn in (
+    ("str", _SC.construct_yaml_str),
+    ("int", _SC.construct_yaml_int),
+    ("float", _SC.construct_yaml_float),
+    ("bool", _SC.construct_yaml_bool),
+    ("null", _SC.construct_yaml_null),
+    ("timestamp", _construct_timestamp),
+    ("seq", _SC.construct_yaml_seq),
+    ("map", _PlainConstructor.construct_plain_map),
+):
+    _PlainConstructor.add_constructor(_CORE + _tag, _fn)  # type: ignore[type-var]
+_PlainConstructor.add_constructor(None, _construct_undefined)
+
+
+def _find_cparser() -> Any:
+    """libyaml's parser, or None (then every file takes the exact walk)."""
+    try:
+        from yaml import _yaml
+    except ImportError:  # pragma: no cover
+        return None
+    return getattr(_yaml, "CParser", None)
+
+
+_CParser: Any = _find_cparser()
+
+
+class _PlainLoader(_CParser or object, _PlainConstructor, yaml.resolver.Resolver):  # type: ignore[misc]
+    """CParser + the plain constructor + PyYAML's resolver: CSafeLoader with fewer tags."""
+
+    def __init__(self, stream: str) -> None:
+        _CParser.__init__(self, stream)
+        _PlainConstructor.__init__(self)
+        yaml.resolver.Resolver.__init__(self)
+
+
+class _NoAliasLoader(_PlainLoader):
+    construct_object = yaml.constructor.SafeConstructor.construct_object
+
+
+def _depth_ok(value: Any) -> bool:
+    """Same rule as the exact walk (no node deeper than MAX_DEPTH), visiting containers only."""
+    stack = [(value, 0)]
+    while stack:
+        v, d = stack.pop()
+        if d > MAX_DEPTH or (d == MAX_DEPTH and v):
+            return False
+        for x in v.values() if isinstance(v, dict) else v:
+            if isinstance(x, (dict, list)):
+                stack.append((x, d + 1))
+    return True
+
+
+def _fast_load(text: str) -> Any:
+    """The plain value, or None when the exact walk must decide."""
+    if _CParser is None:  # pragma: no cover
+        return None
+    # Without '&' there are no anchors, so no aliases: skip the per-node alias check.
+    loader = _PlainLoader(text) if "&" in text else _NoAliasLoader(text)
+    try:
+        value = loader.get_single_data()
+    except (_Fallback, yaml.YAMLError, ValueError, OverflowError, RecursionError):
+        return None
+    finally:
+        loader.dispose()
+    if not isinstance(value, (dict, list)) or not _depth_ok(value):
+        return None
+    return value
 
 
 class _Refused(Exception):
@@ -114,6 +233,28 @@ class _Walker:
 
 def parse_yaml(file: str, data: bytes) -> tuple[Any, SourceMap, list[Diagnostic]]:
     """Return (value, source map, diagnostics).  On any diagnostic the value is None."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return _exact(file, data)
+    body = text[1:] if text.startswith("\ufeff") else text
+    value = None
+    if len(body) < _FAST_MAX_CHARS:
+        value = fast_parse(body)
+        if value is None:
+            value = _fast_load(body)
+    if value is None:
+        return _exact(file, data)
+
+    def build() -> tuple[dict[DocPath, tuple[int, int]], dict[DocPath, tuple[int, int]]]:
+        _, smap, _ = _exact(file, data)
+        return smap.values, smap.keys
+
+    return value, SourceMap(file, build=build), []
+
+
+def _exact(file: str, data: bytes) -> tuple[Any, SourceMap, list[Diagnostic]]:
+    """The exact walk: every refusal decided here, with positions."""
     smap = SourceMap(file)
     try:
         text = data.decode("utf-8")

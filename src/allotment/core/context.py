@@ -43,8 +43,9 @@ class Context:
     billing_weight: Mapping[str | None, float]  # gpu type -> reference GPU-hours per hour
     epoch: dt.datetime  # wall time of t = 0, to turn boost expiry dates into seconds
     hysteresis: float = 0.1  # ranks must differ by this (relative) before a reclaim preemption
-    queue_depth: int = 16  # candidates examined per leaf queue and pass
+    queue_depth: int = 8  # candidates examined per leaf queue and pass
     global_depth: int = 128  # candidates examined per single-queue (fifo/priority) pass
+    fairshare_refresh_s: float = 300.0  # Fair Tree ranks are recomputed this often (Slurm: PriorityCalcPeriod 5 min)
 
     def boost_expiry_s(self, when: dt.datetime) -> float:
         if when.tzinfo is None:
@@ -62,7 +63,9 @@ def build_context(
 ) -> Context:
     """Resolve ``config`` for one cluster.  Leaves inactive or not eligible here get no share."""
     if cluster not in config.clusters:
-        raise UsageError(f"unknown cluster {cluster!r}; known: {', '.join(sorted(config.clusters))}")
+        raise UsageError(
+            f"unknown cluster {cluster!r}; known: {', '.join(sorted(config.clusters))}"
+        )
     if mode not in MODES:
         raise UsageError(f"unknown policy {mode!r}; choose one of {', '.join(MODES)}")
     cl = config.clusters[cluster]
@@ -87,7 +90,9 @@ def build_context(
             continue
         sibs = tree[t.parent].children
         total = sum(config.node(s).weight for s in sibs) or 1.0
-        fixed[name] = TreeNode(name, t.parent, t.children, config.node(name).weight / total, t.max_gpus)
+        fixed[name] = TreeNode(
+            name, t.parent, t.children, config.node(name).weight / total, t.max_gpus
+        )
     leaves = tuple(sorted(n for n, t in fixed.items() if not t.children and config.node(n).leaf))
     paths: dict[str, tuple[str, ...]] = {}
     for leaf in leaves:
@@ -118,5 +123,7 @@ def build_context(
         entitlement_gpus=ent,
         capacity_gpus=cl.gpus,
         billing_weight=weights,
-        epoch=epoch if epoch is not None else dt.datetime.combine(config.at, dt.time(), tzinfo=dt.UTC),
+        epoch=epoch
+        if epoch is not None
+        else dt.datetime.combine(config.at, dt.time(), tzinfo=dt.UTC),
     )

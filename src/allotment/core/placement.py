@@ -29,6 +29,15 @@ class NodePool:
         self.max_gpus = max(self.total, default=0)
         self.buckets: list[dict[int, None]] = [{} for _ in range(self.max_gpus + 1)]
         self.homogeneous = len({(n.gpus, n.gpu_type) for n in ordered}) <= 1
+        self.healthy_total = sum(n.gpus for n in ordered if n.healthy)
+        self.soft: list[int] = [0 for _ in ordered]  # GPUs held by unallocated (preemptible) work
+        self.version = 0
+        # healthy nodes counted by GPUs free-or-held-by-unallocated-work ("soft free")
+        self.soft_count: list[int] = [0] * (self.max_gpus + 1)
+        self.soft_whole = 0  # healthy nodes holding nothing but unallocated work
+        for i in range(len(ordered)):
+            if self.healthy[i]:
+                self._soft_add(i, 1)
         for i in range(len(ordered)):
             if self.healthy[i]:
                 self.buckets[self.free[i]][i] = None
@@ -40,38 +49,71 @@ class NodePool:
     def free_gpus(self) -> int:
         return sum(k * len(b) for k, b in enumerate(self.buckets))
 
+    def _soft_add(self, i: int, sign: int) -> None:
+        f = self.free[i] + self.soft[i]
+        self.soft_count[f] += sign
+        if f == self.total[i]:
+            self.soft_whole += sign
+
     def _rebucket(self, i: int, new_free: int) -> None:
         if self.healthy[i]:
             del self.buckets[self.free[i]][i]
             self.buckets[new_free][i] = None
         self.free[i] = new_free
 
-    def allocate(self, job_id: str, placement: tuple[tuple[int, int], ...]) -> None:
+    def allocate(self, job_id: str, placement: tuple[tuple[int, int], ...], soft: bool = False) -> None:
+        self.version += 1
         for i, g in placement:
             if g > self.free[i]:
                 raise ValueError(f"node {self.names[i]} oversubscribed by {job_id}")
+            h = self.healthy[i]
+            if h:
+                self._soft_add(i, -1)
             self._rebucket(i, self.free[i] - g)
             self.jobs[i][job_id] = g
+            if soft:
+                self.soft[i] += g
+            if h:
+                self._soft_add(i, 1)
 
-    def release(self, job_id: str, placement: tuple[tuple[int, int], ...]) -> None:
+    def release(self, job_id: str, placement: tuple[tuple[int, int], ...], soft: bool = False) -> None:
+        self.version += 1
         for i, g in placement:
+            h = self.healthy[i]
+            if h:
+                self._soft_add(i, -1)
             del self.jobs[i][job_id]
             self._rebucket(i, self.free[i] + g)
+            if soft:
+                self.soft[i] -= g
+            if h:
+                self._soft_add(i, 1)
 
     def set_health(self, i: int, healthy: bool) -> None:
         if healthy == self.healthy[i]:
             return
+        self.version += 1
         if healthy:
             self.buckets[self.free[i]][i] = None
+            self.healthy_total += self.total[i]
+            self.healthy[i] = True
+            self._soft_add(i, 1)
         else:
+            self._soft_add(i, -1)
             del self.buckets[self.free[i]][i]
-        self.healthy[i] = healthy
+            self.healthy_total -= self.total[i]
+            self.healthy[i] = False
 
     # -- queries -----------------------------------------------------------------------------
     def shape(self, spec: JobSpec) -> tuple[int, int]:
         """(nodes, GPUs per node) of a job on this pool; (0, 0) if it can never fit."""
-        cap = self.max_gpus if spec.gpu_type is None else max(
-            (t for t, g in zip(self.total, self.gpu_type, strict=True) if g == spec.gpu_type), default=0
+        cap = (
+            self.max_gpus
+            if spec.gpu_type is None
+            else max(
+                (t for t, g in zip(self.total, self.gpu_type, strict=True) if g == spec.gpu_type),
+                default=0,
+            )
         )
         if cap == 0 or spec.gpus <= 0:
             return (0, 0)
@@ -98,7 +140,13 @@ class NodePool:
             b = self.buckets[k]
             if not b:
                 continue
-            cands = sorted(b) if n > 1 else [min(b)] if allow is None and self.homogeneous else sorted(b)
+            cands = (
+                sorted(b)
+                if n > 1
+                else [min(b)]
+                if allow is None and self.homogeneous
+                else sorted(b)
+            )
             for i in cands:
                 if (allow is None or allow(i)) and self._ok_type(i, spec):
                     chosen.append(i)
@@ -110,6 +158,18 @@ class NodePool:
             return None
         chosen.sort()
         return tuple((i, per if j < n - 1 else last) for j, i in enumerate(chosen))
+
+    def capacity_signature(self) -> tuple[int, int, int, int]:
+        """What a blocked job could use: (largest hole, completely free nodes), first counting
+        GPUs held by unallocated work as free (what an allocated job can take), then not (what
+        unallocated work can take)."""
+        counts = self.soft_count
+        hole = 0
+        for k in range(len(counts) - 1, 0, -1):
+            if counts[k]:
+                hole = k
+                break
+        return (hole, self.soft_whole, self.max_free(), len(self.buckets[self.max_gpus]) if self.max_gpus else 0)
 
     def max_free(self) -> int:
         for k in range(self.max_gpus, 0, -1):

@@ -58,22 +58,37 @@ def find_victims(
     pol = s.ctx.policy
     req = spec.account
     cand: dict[str, tuple[tuple[int, float, float, str], str, str]] = {}
+    keep_nonresumable = pol.non_resumable == "run_to_completion"
 
     def consider(vid: str, cls: int, over: float, rule: str, why: str) -> None:
         v = s.running[vid]
         if v.start >= now:
             return  # started in this very pass: evicting it would only undo this pass
-        if not v.spec.resumable and pol.non_resumable == "run_to_completion":
+        if keep_nonresumable and not v.spec.resumable:
             return
-        cand[vid] = ((cls, -over, lost_work(v, now) * v.spec.gpus, vid), rule, why)
+        cand[vid] = ((cls, -over, 0.0, vid), rule, why)
+
+    # cheap bound first: could every GPU we might take, plus the free ones, be enough?
+    bound = s.pool.free_gpus() + s.preemptible_unalloc_gpus + s.preemptible_alloc_gpus.get(req, 0)
+    reclaim_ok = mode == "budgets" and s.alloc_gpus.get(req, 0) < ent.get(req, 0.0)
+    if reclaim_ok:
+        bound += s.preemptible_alloc_gpus_total
+    if bound < spec.gpus:
+        return None
+    own = mode == "budgets" and p.declared > 0 and s.preemptible_alloc_gpus.get(req, 0) > 0
+    if not reclaim_ok and not own:
+        # only unallocated work can yield: the pool's soft-free counts say at once if that helps
+        hole, whole, _, _ = s.pool.capacity_signature()
+        if (n == 1 and hole < per) or (n > 1 and per >= s.pool.max_gpus and whole < n):
+            return None
 
     for vid in s.preemptible_unalloc:
         consider(vid, 0, 0.0, "unallocated", "unallocated work yields to allocated work at once")
-    if mode == "budgets":
+    if own:
         for vid in s.preemptible_alloc.get(req, {}):
             if s.running[vid].declared < p.declared:
                 consider(vid, 1, 0.0, "within-team", f"lower within-team priority than {spec.id}")
-        if s.alloc_gpus.get(req, 0) < ent.get(req, 0.0):
+        if reclaim_ok:
             m_req = metric.get(req, math.inf)
             for acct, ids in s.preemptible_alloc.items():
                 if acct == req or not ids:
@@ -108,8 +123,9 @@ def find_victims(
         worst = -1
         cost = 0.0
         if free < per:
-            here = sorted((cand[v][0], v) for v in pool.jobs[i] if v in cand)
-            for key, v in here:
+            here = sorted(_costed(cand[v][0], s.running[v], now) for v in pool.jobs[i] if v in cand)
+            for key in here:
+                v = key[3]
                 chosen.append(v)
                 free += pool.jobs[i][v]
                 worst = max(worst, key[0])
@@ -132,6 +148,10 @@ def find_victims(
     if not _lowers_distance(s, spec.account, spec.gpus, victims, ent):
         return None
     return ([(v, cand[v][1], cand[v][2]) for v in victims], sum(o[0][1] for o in picked))
+
+
+def _costed(key: tuple[int, float, float, str], r: Run, now: float) -> tuple[int, float, float, str]:
+    return (key[0], key[1], lost_work(r, now) * r.spec.gpus, key[3])
 
 
 def _lowers_distance(

@@ -17,7 +17,7 @@ Ties break by eligibility time, then job id.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from allotment.core.context import Context
@@ -77,9 +77,26 @@ def score(
     fits: bool,
     user_running_gpus: int,
     load: float,
-    boosts: Mapping[str, float] | None = None,
 ) -> PriorityScore:
-    """The within-team score of one pending job (higher goes first)."""
+    """The within-team score of one pending job (higher goes first), with its parts."""
+    parts = score_parts(ctx, spec, declared=declared, now=now, eligible=eligible, remaining=remaining,
+                        fits=fits, user_running_gpus=user_running_gpus, load=load)
+    return PriorityScore(sum(parts), *parts)
+
+
+def score_parts(
+    ctx: Context,
+    spec: JobSpec,
+    *,
+    declared: int,
+    now: float,
+    eligible: float,
+    remaining: float,
+    fits: bool,
+    user_running_gpus: int,
+    load: float,
+) -> tuple[float, float, float, float, float, float]:
+    """(declared, deadline, age, fairness, fit, boost), each already weighted."""
     w = ctx.policy.priority_weights
     urgency = 0.0
     if spec.deadline is not None:
@@ -89,7 +106,7 @@ def score(
     fairness = 1.0 / (1.0 + user_running_gpus / 8.0)
     fit_w = w.fit * min(3.0, max(1.0, load))
     boost = boost_for(ctx, spec, now) if ctx.policy.boosts else 0.0
-    parts = (
+    return (
         w.declared * declared,
         w.deadline * urgency,
         w.age * age,
@@ -97,4 +114,3 @@ def score(
         fit_w * (1.0 if fits else 0.0),
         boost,
     )
-    return PriorityScore(sum(parts), *parts)

@@ -22,16 +22,16 @@ from __future__ import annotations
 
 import heapq
 import math
-from bisect import insort
+from bisect import bisect_left
 from collections.abc import Iterable, Mapping
 
 from allotment.core.context import Context
 from allotment.core.decisions import Decisions, NodeReport, Preemption, Ranked, Reservation, Start
-from allotment.core.fairshare import rank_leaves
+from allotment.core.fairshare import LeafRank, rank_leaves
 from allotment.core.jobs import JobSpec
 from allotment.core.placement import NodePool
 from allotment.core.preemption import find_victims
-from allotment.core.priority import score
+from allotment.core.priority import score_parts
 from allotment.core.snapshot import NodeState
 from allotment.core.state import Pend, Run
 
@@ -46,16 +46,40 @@ class Scheduler:
         self.pending: dict[str, Pend] = {}
         self.queues: dict[str, list[tuple[float, float, str]]] = {}
         self.alloc_gpus: dict[str, int] = dict.fromkeys(ctx.leaves, 0)  # charged GPUs running
-        self.tree_gpus: dict[str, int] = dict.fromkeys(ctx.tree, 0)  # all GPUs running per tree node
+        self.tree_gpus: dict[str, int] = dict.fromkeys(
+            ctx.tree, 0
+        )  # all GPUs running per tree node
         self.user_gpus: dict[tuple[str, str], int] = {}
         self.preemptible: dict[str, None] = {}  # running jobs past protection (ordered set)
         self.preemptible_unalloc: dict[str, None] = {}
-        self.preemptible_alloc: dict[str, dict[str, None]] = {}  # account -> allocated, past protection
+        self.preemptible_alloc: dict[
+            str, dict[str, None]
+        ] = {}  # account -> allocated, past protection
+        self.preemptible_unalloc_gpus = 0
+        self.preemptible_alloc_gpus: dict[str, int] = {}
+        self.preemptible_alloc_gpus_total = 0
         self._protect: list[tuple[float, str]] = []
         self.unhealthy_since: dict[int, float] = {}
         self.pending_gpus = 0
         self.running_gpus = 0
         self.caps = {n: t.max_gpus for n, t in ctx.tree.items() if t.max_gpus is not None}
+        # change counters that let a pass skip queues nothing new can help
+        self._qver: dict[str, int] = {}  # per queue: changes of its first ``_depth`` entries
+        self._depth = ctx.queue_depth if ctx.mode == "budgets" else ctx.global_depth
+        self._events = 0  # any change a blocked queue might care about (heads, victims)
+        self._quiet: tuple[int, tuple[int, int, int, int], int] | None = None
+        self._unalloc_v = 0
+        self._alloc_v: dict[str, int] = {}
+        self._alloc_v_total = 0
+        self._blocked: dict[str, tuple[tuple[object, int, int, int], tuple[int, int, int, int]]] = {}
+        self._reservation: tuple[frozenset[int], float, str] | None = None
+        self._res_key: tuple[int, int, str] = (0, 0, "")
+        self._ranked_at: float | None = None
+        self._ranks: tuple[LeafRank, ...] = ()
+        self._rank_index: dict[str, int] = {}
+        self._metric: dict[str, float] = {}
+        self._ent: dict[str, float] = {}
+        self._ent_for = -1
 
     # -- state changes from outside (arrivals, completions, health) ------------------------
     def queue_of(self, spec: JobSpec) -> str:
@@ -72,9 +96,22 @@ class Scheduler:
         evicted_by: str | None = None,
     ) -> None:
         q = self.queue_of(spec)
-        p = Pend(spec, eligible, queued_since, done_work, spec.priority if declared is None else declared, evicted_by, q)
+        p = Pend(
+            spec,
+            eligible,
+            queued_since,
+            done_work,
+            spec.priority if declared is None else declared,
+            evicted_by,
+            q,
+        )
         self.pending[spec.id] = p
-        insort(self.queues.setdefault(q, []), p.key)
+        lst = self.queues.setdefault(q, [])
+        at = bisect_left(lst, p.key)
+        lst.insert(at, p.key)
+        if at < self._depth:  # the queue's head (what a pass looks at) changed
+            self._qver[q] = self._qver.get(q, 0) + 1
+            self._events += 1
         self.pending_gpus += spec.gpus
 
     def add_running(
@@ -90,7 +127,16 @@ class Scheduler:
         evicted_by: str | None = None,
     ) -> None:
         pl = tuple((self.pool.index[n], g) for n, g in placement)
-        self._start(spec, start, pl, allocated, protected_until, done_before, spec.priority if declared is None else declared, evicted_by)
+        self._start(
+            spec,
+            start,
+            pl,
+            allocated,
+            protected_until,
+            done_before,
+            spec.priority if declared is None else declared,
+            evicted_by,
+        )
 
     def finish(self, job_id: str) -> Run:
         """The job completed (or was cancelled outside the scheduler): free its GPUs."""
@@ -117,12 +163,17 @@ class Scheduler:
         evicted_by: str | None,
         eligible: float | None = None,
     ) -> Run:
-        self.pool.allocate(spec.id, pl)
+        self.pool.allocate(spec.id, pl, soft=not allocated)
         r = Run(spec, now, pl, allocated, protected_until, done_before, declared, evicted_by)
         r.eligible = eligible if eligible is not None else spec.submit
         self.running[spec.id] = r
         if allocated and spec.account in self.alloc_gpus:
+            before = self.alloc_gpus[spec.account]
             self.alloc_gpus[spec.account] += spec.gpus
+            e = self.entitlement(spec.account)
+            if before <= e < before + spec.gpus and self.preemptible_alloc.get(spec.account):
+                self._alloc_v_total += 1  # its preemptible jobs just became reclaimable
+                self._events += 1
         if allocated:  # caps (max_gpus) bound charged work; unallocated work is outside budgets
             for n in self.ctx.paths.get(spec.account, ()):
                 self.tree_gpus[n] += spec.gpus
@@ -138,7 +189,7 @@ class Scheduler:
     def _stop(self, job_id: str) -> Run:
         r = self.running.pop(job_id)
         spec = r.spec
-        self.pool.release(job_id, r.placement)
+        self.pool.release(job_id, r.placement, soft=not r.allocated)
         if r.allocated and spec.account in self.alloc_gpus:
             self.alloc_gpus[spec.account] -= spec.gpus
         if r.allocated:
@@ -149,8 +200,11 @@ class Scheduler:
         if self.preemptible.pop(job_id, 0) is None:
             if r.allocated:
                 del self.preemptible_alloc[spec.account][job_id]
+                self.preemptible_alloc_gpus[spec.account] -= spec.gpus
+                self.preemptible_alloc_gpus_total -= spec.gpus
             else:
                 del self.preemptible_unalloc[job_id]
+                self.preemptible_unalloc_gpus -= spec.gpus
         return r
 
     def _mark_preemptible(self, r: Run) -> None:
@@ -159,27 +213,40 @@ class Scheduler:
             return
         self.preemptible[jid] = None
         if r.allocated:
-            self.preemptible_alloc.setdefault(r.spec.account, {})[jid] = None
+            acct = r.spec.account
+            self.preemptible_alloc.setdefault(acct, {})[jid] = None
+            self.preemptible_alloc_gpus[acct] = self.preemptible_alloc_gpus.get(acct, 0) + r.spec.gpus
+            self.preemptible_alloc_gpus_total += r.spec.gpus
+            self._alloc_v[acct] = self._alloc_v.get(acct, 0) + 1
+            self._events += 1
+            if self.alloc_gpus.get(acct, 0) > self.entitlement(acct):
+                self._alloc_v_total += 1  # reclaimable by accounts below their entitlement
         else:
-            self.preemptible_unalloc[jid] = None
+            self.preemptible_unalloc[jid] = None  # counted as soft capacity by the pool
+            self.preemptible_unalloc_gpus += r.spec.gpus
 
     def _take_pending(self, job_id: str) -> Pend:
         p = self.pending.pop(job_id)
         q = self.queues[p.queue]
-        q.pop(_index(q, p.key))
+        at = _index(q, p.key)
+        q.pop(at)
+        if at < self._depth:
+            self._qver[p.queue] = self._qver.get(p.queue, 0) + 1
+            self._events += 1
         self.pending_gpus -= p.spec.gpus
         return p
 
     def min_runtime(self, spec: JobSpec) -> float:
         pol = self.ctx.policy
-        declared = spec.min_runtime if spec.min_runtime is not None else float(pol.default_min_runtime_s)
+        declared = (
+            spec.min_runtime if spec.min_runtime is not None else float(pol.default_min_runtime_s)
+        )
         return max(0.0, min(declared, float(pol.min_runtime_cap_s)))
 
     def entitlement(self, leaf: str) -> float:
         """GPUs owed to ``leaf`` now: its share of the healthy capacity."""
         cap = self.ctx.capacity_gpus
-        healthy = self.pool.healthy_gpus()
-        return self.ctx.entitlement_gpus.get(leaf, 0.0) * (healthy / cap if cap else 0.0)
+        return self.ctx.entitlement_gpus.get(leaf, 0.0) * (self.pool.healthy_total / cap if cap else 0.0)
 
     def could_ever_fit(self, spec: JobSpec) -> bool:
         """False when the job is larger than a max_gpus cap on its account's path."""
@@ -205,116 +272,207 @@ class Scheduler:
             r = self.running.get(jid)
             if r is not None and r.protected_until <= now:
                 self._mark_preemptible(r)
+        # nothing a blocked queue could use has changed since a pass that started nothing:
+        # skip (tiers and Fair Tree ranks only change the order among queues, not blocked-ness)
+        healthy_key = self.pool.healthy_total
+        if (
+            not explain
+            and not self.unhealthy_since
+            and self._quiet is not None
+            and self._quiet[0] == self._events
+            and self._quiet[2] == healthy_key
+            and _covers(self._quiet[1], self.pool.capacity_signature())
+        ):
+            return Decisions()
         # 2. drain unhealthy nodes
-        reports = self._drain(now, preemptions)
-        # 3. rank queues
-        ent = {leaf: self.entitlement(leaf) for leaf in self.ctx.leaves}
-        ranks = rank_leaves(self.ctx, usage) if self.ctx.mode == "budgets" else ()
-        rank_of = {r.leaf: r for r in ranks}
-        metric = {leaf: _leaf_metric(usage.get(leaf, 0.0), e) for leaf, e in ent.items()}
+        reports = self._drain(now, preemptions) if self.unhealthy_since else ()
+        # 3. rank queues (Fair Tree is refreshed every fairshare_refresh_s, like Slurm's
+        #    PriorityCalcPeriod; tiers follow running GPUs at once)
+        ent = self._entitlements()
+        if self.ctx.mode == "budgets" and (explain or self._ranked_at is None or now - self._ranked_at >= self.ctx.fairshare_refresh_s):
+            self._ranks = rank_leaves(self.ctx, usage)
+            self._rank_index = {r.leaf: r.rank for r in self._ranks}
+            self._metric = {leaf: _leaf_metric(usage.get(leaf, 0.0), e) for leaf, e in ent.items()}
+            self._ranked_at = now
+        rank_index = self._rank_index
+        worst = len(rank_index)
 
         def qkey(q: str) -> tuple[int, int, str]:
             if q == GLOBAL_QUEUE:
                 return (0, 0, q)
-            r = rank_of.get(q)
             tier = 0 if self.alloc_gpus.get(q, 0) < ent.get(q, 0.0) else 1
-            return (tier, r.rank if r is not None else len(rank_of), q)
+            return (tier, rank_index.get(q, worst), q)
 
-        # 4. walk the queues
-        done: set[str] = set()
+        # 4. walk the queues, best first; a queue found blocked is skipped until something it
+        #    could use changed (more free GPUs, new victims, its own queue or tier)
+        heap = [(qkey(q), q) for q, lst in self.queues.items() if lst]
+        heapq.heapify(heap)
+        blocked_map = self._blocked
+        capsig = self.pool.capacity_signature
         tried: set[str] = set()
-        reservation: tuple[frozenset[int], float, str] | None = None
         reservations: list[Reservation] = []
+        res = self._reservation
+        if res is not None and res[2] not in self.pending:
+            res = None
         load = (self.pending_gpus + self.running_gpus) / max(1, self.ctx.capacity_gpus)
         depth = self.ctx.queue_depth if self.ctx.mode == "budgets" else self.ctx.global_depth
-        while True:
-            live = [q for q, lst in self.queues.items() if lst and q not in done]
-            if not live:
-                break
-            q = min(live, key=qkey)
+        while heap:
+            qk, q = heapq.heappop(heap)
+            blocked = blocked_map.get(q)
+            if (
+                not explain
+                and blocked is not None
+                and blocked[0] == self._signature(q, qk[0], depth)
+                and _covers(blocked[1], capsig())
+            ):
+                continue
             cands = self._candidates(q, depth, tried, now, load)
             progressed = False
             first_blocked = True
             for p in cands:
                 spec = p.spec
                 n, per = self.pool.shape(spec)
-                if n == 0:
-                    tried.add(spec.id)
-                    continue
-                if self.min_runtime(spec) > 0 and not self._within_caps(spec):
+                if n == 0 or (self.min_runtime(spec) > 0 and not self._within_caps(spec)):
                     tried.add(spec.id)
                     continue
                 allow = None
-                if reservation is not None and spec.id != reservation[2]:
-                    rnodes, at, _ = reservation
-                    fits_before = now + max(0.0, spec.work - p.done_work) <= at
-                    if not fits_before:
-                        def allow(i: int, rnodes: frozenset[int] = rnodes) -> bool:
-                            return i not in rnodes
-                pl = self.pool.find(spec, n, per, allow)
+                if res is not None and spec.id != res[2] and now + max(0.0, spec.work - p.done_work) > res[1]:
+                    rnodes = res[0]
+
+                    def allow(i: int, rnodes: frozenset[int] = rnodes) -> bool:
+                        return i not in rnodes
+
+                pl = self.pool.find(spec, n, per, allow) if per <= self.pool.max_free() else None
                 if pl is not None:
-                    starts.append(self._launch(p, pl, now, "fits free GPUs", qkey(q)))
+                    starts.append(self._launch(p, pl, now, "fits free GPUs", qk))
                     progressed = True
                     break
                 tried.add(spec.id)
                 if first_blocked:
                     first_blocked = False
-                    got = self._try_preempt(p, n, per, now, ent, metric, preemptions, qkey(q))
+                    got = self._try_preempt(p, n, per, now, ent, self._metric, preemptions, qk)
                     if got is not None:
                         starts.append(got)
                         progressed = True
                         break
-                    if n > 1 and reservation is None:
-                        reservation = self._reserve(spec, n, per, now)
-                        if reservation is not None:
+                    if n > 1 and (res is None or res[2] == spec.id or self._res_key > qk):
+                        new = self._reserve(spec, n, per, now)
+                        if new is not None:
+                            res = new
+                            self._res_key = qk
                             reservations.append(
                                 Reservation(
                                     spec.id,
-                                    tuple(self.pool.names[i] for i in sorted(reservation[0])),
-                                    reservation[1],
+                                    tuple(self.pool.names[i] for i in sorted(new[0])),
+                                    new[1],
                                     f"highest-ranked blocked gang ({spec.gpus} GPUs); smaller jobs backfill only if they end first",
                                 )
                             )
-            if not progressed:
-                done.add(q)
-        order = self._order(now, usage, ent, ranks, load) if explain else ()
+            if progressed:
+                blocked_map.pop(q, None)
+                if self.queues[q]:
+                    heapq.heappush(heap, (qkey(q), q))
+            else:
+                blocked_map[q] = (self._signature(q, qk[0], depth), capsig())
+        self._reservation = res
+        self._quiet = (
+            (self._events, self.pool.capacity_signature(), healthy_key) if not starts and not preemptions else None
+        )
+        if res is not None and not reservations:
+            reservations.append(Reservation(res[2], tuple(self.pool.names[i] for i in sorted(res[0])), res[1], "held from an earlier pass"))
+        order = self._order(now, usage, ent, self._ranks, load) if explain else ()
         return Decisions(tuple(starts), tuple(preemptions), tuple(reservations), reports, order)
+
+    def _signature(self, q: str, tier: int, depth: int) -> tuple[object, int, int, int]:
+        """What a blocked queue could newly use: its head candidates, the unallocated victims,
+        its own account's victims, and (tier 0 only) every account's victims."""
+        return (
+            self._qver.get(q, 0),
+            0,
+            self._alloc_v.get(q, 0),
+            self._alloc_v_total if tier == 0 else -1 - tier,
+        )
+
+    def _entitlements(self) -> dict[str, float]:
+        healthy = self.pool.healthy_total
+        if self._ent_for != healthy:
+            cap = self.ctx.capacity_gpus
+            f = healthy / cap if cap else 0.0
+            self._ent = {leaf: e * f for leaf, e in self.ctx.entitlement_gpus.items()}
+            self._ent_for = healthy
+        return self._ent
 
     def _candidates(self, q: str, depth: int, tried: set[str], now: float, load: float) -> list[Pend]:
         out: list[Pend] = []
+        pending = self.pending
         for key in self.queues[q]:
             if key[2] in tried:
                 continue
-            out.append(self.pending[key[2]])
+            out.append(pending[key[2]])
             if len(out) >= depth:
                 break
         if self.ctx.mode != "budgets" or len(out) < 2:
             return out
         maxfree = self.pool.max_free()
+        # core.priority's score, inlined for the hot loop (tests check the two agree)
+        w = self.ctx.policy.priority_weights
+        cap = float(w.age_cap_s)
+        cap_div = max(1.0, cap)
+        fit_w = w.fit * min(3.0, max(1.0, load))
+        ug = self.user_gpus
+        boosts = self._active_boosts(now)
+        scored = []
+        for p in out:
+            sp = p.spec
+            age = now - p.eligible
+            age = 0.0 if age < 0 else (cap if age > cap else age)
+            sc = (
+                w.declared * p.declared
+                + w.age * age / cap_div
+                + w.fairness / (1.0 + ug.get((sp.account, sp.user), 0) / 8.0)
+                + (fit_w if sp.gpus <= maxfree else 0.0)
+            )
+            if sp.deadline is not None:
+                slack = sp.deadline - now - (sp.work - p.done_work)
+                sc += w.deadline * (1.0 if slack <= 0 else 1.0 / (1.0 + slack / 3600.0))
+            if boosts:
+                sc += boosts.get("job:" + sp.id, 0.0) + boosts.get("user:" + sp.user, 0.0)
+                sc += boosts.get("account:" + sp.account, 0.0)
+            scored.append((-sc, p.eligible, sp.id, p))
+        scored.sort(key=lambda x: (x[0], x[1], x[2]))
+        return [x[3] for x in scored]
 
-        def k(p: Pend) -> tuple[float, float, str]:
-            s = self._score(p, now, load, maxfree)
-            return (-s, p.eligible, p.spec.id)
-
-        out.sort(key=k)
+    def _active_boosts(self, now: float) -> dict[str, float]:
+        """Boost amounts by target that have not expired at ``now``."""
+        out: dict[str, float] = {}
+        for b in self.ctx.policy.boosts:
+            if now < self.ctx.boost_expiry_s(b.expires):
+                out[b.target] = out.get(b.target, 0.0) + b.amount
         return out
 
     def _score(self, p: Pend, now: float, load: float, maxfree: int) -> float:
         spec = p.spec
-        return score(
-            self.ctx,
-            spec,
-            declared=p.declared,
-            now=now,
-            eligible=p.eligible,
-            remaining=spec.work - p.done_work,
-            fits=spec.gpus <= maxfree,
-            user_running_gpus=self.user_gpus.get((spec.account, spec.user), 0),
-            load=load,
-        ).total
+        return sum(
+            score_parts(
+                self.ctx,
+                spec,
+                declared=p.declared,
+                now=now,
+                eligible=p.eligible,
+                remaining=spec.work - p.done_work,
+                fits=spec.gpus <= maxfree,
+                user_running_gpus=self.user_gpus.get((spec.account, spec.user), 0),
+                load=load,
+            )
+        )
 
     def _launch(
-        self, p: Pend, pl: tuple[tuple[int, int], ...], now: float, why: str, qk: tuple[int, int, str]
+        self,
+        p: Pend,
+        pl: tuple[tuple[int, int], ...],
+        now: float,
+        why: str,
+        qk: tuple[int, int, str],
     ) -> Start:
         spec = p.spec
         self._take_pending(spec.id)
@@ -328,15 +486,21 @@ class Scheduler:
             limit = self.ctx.entitlement_gpus.get(spec.account, 0.0)
             allocated = mr > 0 and self.alloc_gpus.get(spec.account, 0) + spec.gpus <= limit
             protected = math.inf if allocated else now
-            reason = f"{why}; {'within' if allocated else 'beyond'} the team's non-preemptible limit"
+            reason = (
+                f"{why}; {'within' if allocated else 'beyond'} the team's non-preemptible limit"
+            )
         else:
             allocated = mr > 0
             protected = math.inf
             reason = f"{why}; first come, first served"
-        self._start(spec, now, pl, allocated, protected, p.done_work, p.declared, p.evicted_by, p.eligible)
+        self._start(
+            spec, now, pl, allocated, protected, p.done_work, p.declared, p.evicted_by, p.eligible
+        )
         return Start(spec.id, tuple((self.pool.names[i], g) for i, g in pl), allocated, reason)
 
-    def _evict(self, job_id: str, now: float, for_job: str | None, rule: str, reason: str) -> Preemption:
+    def _evict(
+        self, job_id: str, now: float, for_job: str | None, rule: str, reason: str
+    ) -> Preemption:
         r = self._stop(job_id)
         spec = r.spec
         ran = now - r.start
@@ -344,12 +508,26 @@ class Scheduler:
         if spec.resumable and pol.requeue_resumable:
             ci = spec.checkpoint_interval
             kept = ran if ci is None or ci <= 0 else math.floor(ran / ci) * ci
-            self.add_pending(spec, _eligible(r, spec), now, done_work=r.done_before + kept, declared=r.declared, evicted_by=for_job)
+            self.add_pending(
+                spec,
+                _eligible(r, spec),
+                now,
+                done_work=r.done_before + kept,
+                declared=r.declared,
+                evicted_by=for_job,
+            )
         elif pol.non_resumable == "cancel":
             kept = 0.0
         else:
             kept = 0.0
-            self.add_pending(spec, _eligible(r, spec), now, done_work=0.0, declared=r.declared, evicted_by=for_job)
+            self.add_pending(
+                spec,
+                _eligible(r, spec),
+                now,
+                done_work=0.0,
+                declared=r.declared,
+                evicted_by=for_job,
+            )
         return Preemption(job_id, for_job, rule, ran - kept, reason)
 
     def _try_preempt(
@@ -376,7 +554,9 @@ class Scheduler:
             raise AssertionError(f"preemption for {p.spec.id} did not free enough GPUs")
         return self._launch(p, pl, now, f"preempted {len(victims)} job(s)", qk)
 
-    def _reserve(self, spec: JobSpec, n: int, per: int, now: float) -> tuple[frozenset[int], float, str] | None:
+    def _reserve(
+        self, spec: JobSpec, n: int, per: int, now: float
+    ) -> tuple[frozenset[int], float, str] | None:
         pool = self.pool
         free_at: list[tuple[float, int]] = []
         for i in range(len(pool.names)):
@@ -401,10 +581,22 @@ class Scheduler:
             since = self.unhealthy_since[i]
             for jid in sorted(self.pool.jobs[i]):
                 if jid in self.preemptible:
-                    out.append(self._evict(jid, now, None, "drain", f"node {self.pool.names[i]} is unhealthy"))
+                    out.append(
+                        self._evict(
+                            jid, now, None, "drain", f"node {self.pool.names[i]} is unhealthy"
+                        )
+                    )
             waiting = tuple(sorted(self.pool.jobs[i]))
             if not waiting:
-                reports.append(NodeReport(self.pool.names[i], "ready-for-repair", (), False, "empty: no job left on it"))
+                reports.append(
+                    NodeReport(
+                        self.pool.names[i],
+                        "ready-for-repair",
+                        (),
+                        False,
+                        "empty: no job left on it",
+                    )
+                )
                 continue
             human = any(self.running[j].protected_until - since > threshold for j in waiting)
             reports.append(
@@ -413,27 +605,39 @@ class Scheduler:
                     "draining",
                     waiting,
                     human,
-                    "waiting for minimum runtimes to end" + ("; a job is protected past the human-drain threshold" if human else ""),
+                    "waiting for minimum runtimes to end"
+                    + ("; a job is protected past the human-drain threshold" if human else ""),
                 )
             )
         return tuple(reports)
 
     def _order(
-        self, now: float, usage: Mapping[str, float], ent: Mapping[str, float], ranks: Iterable[object], load: float
+        self,
+        now: float,
+        usage: Mapping[str, float],
+        ent: Mapping[str, float],
+        ranks: Iterable[object],
+        load: float,
     ) -> tuple[Ranked, ...]:
         """The full pending order with its metrics (for explain; not needed to decide)."""
-        from allotment.core.fairshare import LeafRank
-
         rank_of = {r.leaf: r for r in ranks if isinstance(r, LeafRank)}
         maxfree = self.pool.max_free()
         rows = []
         for p in self.pending.values():
             q = p.queue
             r = rank_of.get(q)
-            tier = 0 if q != GLOBAL_QUEUE and self.alloc_gpus.get(q, 0) < ent.get(q, 0.0) else (1 if q != GLOBAL_QUEUE else 0)
+            tier = (
+                0
+                if q != GLOBAL_QUEUE and self.alloc_gpus.get(q, 0) < ent.get(q, 0.0)
+                else (1 if q != GLOBAL_QUEUE else 0)
+            )
             s = self._score(p, now, load, maxfree) if self.ctx.mode == "budgets" else -p.key[0]
             rank = r.rank if r is not None else 0
-            key = (tier, rank, -s, p.eligible, p.spec.id) if self.ctx.mode == "budgets" else (*p.key, 0, "")
+            key = (
+                (tier, rank, -s, p.eligible, p.spec.id)
+                if self.ctx.mode == "budgets"
+                else (*p.key, 0, "")
+            )
             rows.append((key, p, tier, r, s))
         rows.sort(key=lambda x: x[0])
         out = []
@@ -447,6 +651,12 @@ class Scheduler:
             )
             out.append(Ranked(p.spec.id, p.spec.account, pos, tier, fs, s, why))
         return tuple(out)
+
+
+def _covers(old: tuple[int, ...], new: tuple[int, ...]) -> bool:
+    """True when the capacity ``new`` offers nothing ``old`` did not (no bigger hole, no more
+    empty nodes)."""
+    return all(n <= o for n, o in zip(new, old, strict=True))
 
 
 def _eligible(r: Run, spec: JobSpec) -> float:

@@ -9,6 +9,7 @@ default exponential decay.  Times must be fed in non-decreasing order; queries a
 from __future__ import annotations
 
 from bisect import bisect_right
+from collections.abc import Iterator, Mapping
 
 
 class _Curve:
@@ -73,3 +74,23 @@ class UsageLedger:
         if c is None:
             c = self._curves[account] = _Curve()
         return c
+
+
+class WindowView(Mapping[str, float]):
+    """The window usage of every account at ``now``, computed only for the accounts asked for
+    (a pass that does not re-rank never pays for it)."""
+
+    def __init__(self, ledger: UsageLedger, now: float) -> None:
+        self._ledger = ledger
+        self._now = now
+
+    def __getitem__(self, account: str) -> float:
+        if account not in self._ledger._curves:
+            raise KeyError(account)
+        return self._ledger.window_gpu_hours(account, self._now)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(sorted(self._ledger._curves))
+
+    def __len__(self) -> int:
+        return len(self._ledger._curves)

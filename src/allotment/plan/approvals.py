@@ -123,6 +123,4 @@ def check_approvals(
     """Match the approvers given (``Name <email>`` or e-mails) against each group; an author's
     approval never counts."""
     given = {normalize_email(a) for a in approved_by} - {normalize_email(a) for a in authors}
-    return tuple(
-        ApprovalStatus(g, tuple(sorted(given & set(g.owners)))) for g in groups
-    )
+    return tuple(ApprovalStatus(g, tuple(sorted(given & set(g.owners)))) for g in groups)

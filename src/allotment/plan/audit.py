@@ -116,8 +116,10 @@ def _audit_commit(
     authors = commit_authors(repo, c)
     given = approvers(message)
 
-    def entry(status: tuple[ApprovalStatus, ...] = (), **kw: object) -> AuditEntry:
-        return AuditEntry(c.hexsha, _iso(c), subject, authors, given, status, **kw)  # type: ignore[arg-type]
+    def entry(
+        status: tuple[ApprovalStatus, ...] = (), problem: str | None = None, bootstrap: bool = False
+    ) -> AuditEntry:
+        return AuditEntry(c.hexsha, _iso(c), subject, authors, given, status, problem, bootstrap)
 
     if parent is None or not has_config(repo, parent.hexsha):
         return entry(bootstrap=True)

@@ -60,8 +60,12 @@ def make_plan(req: PlanRequest, impact: ImpactFn | None = None) -> Plan:
         base_cfg = compile_files(read_revision_files(repo, base_rev.sha), req.at, base_rev.sha)
     except ConfigError as exc:
         raise ConfigError(
-            [Diagnostic(d.file, d.line, d.col, f"(in base {base_rev.sha[:12]}) {d.message}", d.severity)
-             for d in exc.diagnostics]
+            [
+                Diagnostic(
+                    d.file, d.line, d.col, f"(in base {base_rev.sha[:12]}) {d.message}", d.severity
+                )
+                for d in exc.diagnostics
+            ]
         ) from exc
     except AllotmentError as exc:
         raise CompileError(f"base {base_rev.sha[:12]} does not compile: {exc}") from exc

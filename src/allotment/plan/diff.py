@@ -151,7 +151,11 @@ def _compare(old: BudgetNode, new: BudgetNode, rename_of: dict[str, str]) -> lis
     if sorted(old.owners) != sorted(new.owners):
         add("owners", _fmt_list(old.owners), _fmt_list(new.owners))
     if old.weight != new.weight or abs(old.share - new.share) > 1e-12:
-        add("share", f"{_fmt_num(old.weight)} ({old.share:.1%})", f"{_fmt_num(new.weight)} ({new.share:.1%})")
+        add(
+            "share",
+            f"{_fmt_num(old.weight)} ({old.share:.1%})",
+            f"{_fmt_num(new.weight)} ({new.share:.1%})",
+        )
     if old.max_gpus != new.max_gpus:
         add("cap", _fmt_num(old.max_gpus), _fmt_num(new.max_gpus))
     if sorted(old.clusters) != sorted(new.clusters):
@@ -186,7 +190,10 @@ def _cluster_changes(base: CompiledConfig, head: CompiledConfig) -> list[Cluster
             if old.maintenance != new.maintenance:
                 out.append(
                     ClusterChange(
-                        name, "maintenance", f"{len(old.maintenance)} windows", f"{len(new.maintenance)} windows"
+                        name,
+                        "maintenance",
+                        f"{len(old.maintenance)} windows",
+                        f"{len(new.maintenance)} windows",
                     )
                 )
     return out
@@ -216,5 +223,7 @@ def _policy_changes(base: CompiledConfig, head: CompiledConfig) -> list[PolicyCh
             elif global_changes.get(knob) == pair:
                 continue  # the cluster only inherits the global change, already listed
             if pair[0] != pair[1]:
-                out.append(PolicyChange(scope, knob, of.get(knob, "(unset)"), nf.get(knob, "(unset)")))
+                out.append(
+                    PolicyChange(scope, knob, of.get(knob, "(unset)"), nf.get(knob, "(unset)"))
+                )
     return out

@@ -73,7 +73,9 @@ def history(repo: git.Repo, node: str, rev: str = "HEAD") -> tuple[HistoryEvent,
         c = commits[i]
         old_name = name
         if before_cfg is not None and after_cfg is not None:
-            old_name = dict((new, old) for old, new in diff_configs(before_cfg, after_cfg).renamed).get(name, name)
+            old_name = dict(
+                (new, old) for old, new in diff_configs(before_cfg, after_cfg).renamed
+            ).get(name, name)
         new_state, old_state = _state(after_cfg, name), _state(before_cfg, old_name)
         common = (
             dt.datetime.fromtimestamp(c.committed_date, tz=dt.UTC).date().isoformat(),
@@ -91,11 +93,19 @@ def history(repo: git.Repo, node: str, rev: str = "HEAD") -> tuple[HistoryEvent,
         elif new_state is None and old_state is not None and after_cfg is not None:
             events.append(HistoryEvent(*common, "removed", _share(old_state), ""))
         elif new_state is not None and old_state is not None:
-            if (old_state.weight, round(old_state.share, 9)) != (new_state.weight, round(new_state.share, 9)):
+            if (old_state.weight, round(old_state.share, 9)) != (
+                new_state.weight,
+                round(new_state.share, 9),
+            ):
                 events.append(HistoryEvent(*common, "share", _share(old_state), _share(new_state)))
             if sorted(old_state.owners) != sorted(new_state.owners):
                 events.append(
-                    HistoryEvent(*common, "owners", ", ".join(sorted(old_state.owners)), ", ".join(sorted(new_state.owners)))
+                    HistoryEvent(
+                        *common,
+                        "owners",
+                        ", ".join(sorted(old_state.owners)),
+                        ", ".join(sorted(new_state.owners)),
+                    )
                 )
         name = old_name
     return tuple(reversed(events))

@@ -16,9 +16,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import multiprocessing
 import os
 import tempfile
 from collections.abc import Mapping
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -87,6 +89,7 @@ class ImpactRunner:
         days: float | None,
         seed: int,
         cache_dir: Path | None,
+        parallel: bool = True,
     ) -> None:
         self.trace = trace
         self.scenario = scenario or DEFAULT_SCENARIO
@@ -94,6 +97,7 @@ class ImpactRunner:
         self.days = days
         self.seed = seed
         self.cache_dir = cache_dir
+        self.parallel = parallel
         self._code = _code_sha256()
 
     def __call__(self, base: CompiledConfig, head: CompiledConfig) -> Impact:
@@ -120,10 +124,11 @@ class ImpactRunner:
                     workload.node_events,
                 )
             label = f"scenario {self.scenario} on {cluster}"
-        runs = []
-        for cfg, ren in ((base, {}), (head, renames)):
-            runs.append(self._run(cfg, for_side(workload, cfg, ren), cluster, days))
-        return _impact(base, head, runs[0], runs[1], label, workload_sha256(workload), days, self.seed)
+        sides = [(base, for_side(workload, base, {})), (head, for_side(workload, head, renames))]
+        runs = self._run_sides(sides, cluster, days)
+        return _impact(
+            base, head, runs[0], runs[1], label, workload_sha256(workload), days, self.seed
+        )
 
     def _key(self, cfg: CompiledConfig, w: Workload, cluster: str, days: float) -> str:
         blob = json.dumps(
@@ -140,21 +145,66 @@ class ImpactRunner:
         )
         return hashlib.sha256(blob.encode()).hexdigest()
 
-    def _run(self, cfg: CompiledConfig, w: Workload, cluster: str, days: float) -> SideRun:
-        from allotment.sim.runner import simulate
+    def _run_sides(
+        self, sides: list[tuple[CompiledConfig, Workload]], cluster: str, days: float
+    ) -> list[SideRun]:
+        """Cached sides are read; the others are simulated, in parallel processes when more than
+        one is missing (each run is deterministic, so parallelism cannot change a result)."""
+        paths: list[Path | None] = []
+        runs: list[SideRun | None] = []
+        for cfg, w in sides:
+            path = None
+            if self.cache_dir is not None:
+                path = self.cache_dir / "plan" / f"{self._key(cfg, w, cluster, days)}.json"
+            paths.append(path)
+            runs.append(_read_cache(path))
+        todo = [i for i, r in enumerate(runs) if r is None]
+        if len(todo) > 1 and self.parallel:
+            # fork: the CLI is single-threaded at this point, and spawn would re-run the caller's
+            # __main__ (a script without a main guard would recurse)
+            method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+            ctx = multiprocessing.get_context(method)
+            with ProcessPoolExecutor(max_workers=len(todo), mp_context=ctx) as pool:
+                futures = {
+                    i: pool.submit(_simulate, sides[i][0], sides[i][1], cluster, days, self.seed)
+                    for i in todo
+                }
+                results = {i: f.result() for i, f in futures.items()}
+        else:
+            results = {
+                i: _simulate(sides[i][0], sides[i][1], cluster, days, self.seed) for i in todo
+            }
+        out: list[SideRun] = []
+        for i, run in enumerate(runs):
+            if run is None:
+                path = paths[i]
+                if path is not None:
+                    _write_atomic(path, json.dumps(results[i], sort_keys=True))
+                run = SideRun(results[i], False)
+            out.append(run)
+        return out
 
-        path = None
-        if self.cache_dir is not None:
-            path = self.cache_dir / "plan" / f"{self._key(cfg, w, cluster, days)}.json"
-            try:
-                return SideRun(json.loads(path.read_text(encoding="utf-8")), True)
-            except (OSError, ValueError):
-                pass  # missing or corrupt: recompute
-        result = simulate(cfg, w, cluster=cluster, days=days, seed=self.seed, policy="budgets")
-        metrics = json.loads(json.dumps(result.metrics, sort_keys=True))
-        if path is not None:
-            _write_atomic(path, json.dumps(metrics, sort_keys=True))
-        return SideRun(metrics, False)
+
+def _read_cache(path: Path | None) -> SideRun | None:
+    if path is None:
+        return None
+    try:
+        return SideRun(json.loads(path.read_text(encoding="utf-8")), True)
+    except (OSError, ValueError):
+        return None  # missing or corrupt: recompute
+
+
+def _simulate(
+    cfg: CompiledConfig, w: Workload, cluster: str, days: float, seed: int
+) -> dict[str, Any]:
+    """One side's metrics, JSON-normalized (module level so a worker process can run it)."""
+    from allotment.sim.runner import simulate
+
+    result = simulate(cfg, w, cluster=cluster, days=days, seed=seed, policy="budgets")
+    metrics = dict(result.metrics)
+    metrics.pop("sim_seconds", None)  # wall time: the one output that differs between runs
+    normalized: dict[str, Any] = json.loads(json.dumps(metrics, sort_keys=True))
+    return normalized
 
 
 def _trace_days(w: Workload) -> float:

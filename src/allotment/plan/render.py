@@ -94,6 +94,12 @@ def _ratio(x: float | None) -> str:
     return "n/a" if x is None else f"{x:.2f}"
 
 
+def _reasons(reasons: tuple[str, ...], limit: int = 6) -> str:
+    """A PR that touches 500 teams needs one line per approver group, not 500 reasons."""
+    shown = "; ".join(reasons[:limit])
+    return shown + (f"; and {len(reasons) - limit} more" if len(reasons) > limit else "")
+
+
 def _side(s: Side) -> str:
     return f"{s.label} ({s.sha[:12]})" if s.sha else s.label
 
@@ -126,10 +132,20 @@ _IMPACT_HEADER = [
 def build_view(plan: Plan) -> View:
     from allotment.plan.shares import changed
 
-    movers = sorted(changed(plan.totals), key=lambda t: (t.delta_pp, t.delta_gpu_hours_week, t.leaf))
+    movers = sorted(
+        changed(plan.totals), key=lambda t: (t.delta_pp, t.delta_gpu_hours_week, t.leaf)
+    )
     summary = Table(
         "Teams whose share changes (losers first)",
-        ["Team", "Share before", "Share after", "Δ pp", "GPU-h/week before", "after", "Δ GPU-h/week"],
+        [
+            "Team",
+            "Share before",
+            "Share after",
+            "Δ pp",
+            "GPU-h/week before",
+            "after",
+            "Δ GPU-h/week",
+        ],
         [
             [
                 t.leaf,
@@ -153,9 +169,17 @@ def build_view(plan: Plan) -> View:
         names = {t.leaf for t in movers}
         shown = [t for t in imp.teams if t.team in names or t.flagged]
         shown.sort(key=lambda t: (t.delivered_delta, t.team))
-        impact_summary = Table(
-            "Projected impact", _IMPACT_HEADER, [_impact_row(t) for t in shown], folded=False
+        # a simulator that reports no per-team waits gets no column of "n/a"
+        waits = any(
+            t.p90_wait_before_s is not None or t.p90_wait_after_s is not None for t in imp.teams
         )
+        header = _IMPACT_HEADER if waits else _IMPACT_HEADER[:-2]
+
+        def row(t: TeamImpact) -> list[str]:
+            cells = _impact_row(t)
+            return cells if waits else cells[:-2]
+
+        impact_summary = Table("Projected impact", header, [row(t) for t in shown], folded=False)
         impact_note = (
             f"Same workload ({imp.workload}, {imp.days:g} days, seed {imp.seed}) simulated under "
             f"both configs; ⚠️ marks a projected drop in delivered hours of more than "
@@ -173,8 +197,8 @@ def build_view(plan: Plan) -> View:
         details.append(
             Table(
                 "Projected impact on every team",
-                _IMPACT_HEADER,
-                [_impact_row(t) for t in sorted(imp.teams, key=lambda t: t.team)],
+                header,
+                [row(t) for t in sorted(imp.teams, key=lambda t: t.team)],
             )
         )
     if plan.diff.nodes:
@@ -227,10 +251,12 @@ def build_view(plan: Plan) -> View:
             {
                 "node": g.node,
                 "owners": ", ".join(g.owners) or "(no owners listed)",
-                "reasons": "; ".join(g.reasons),
+                "reasons": _reasons(g.reasons),
                 "author_is_owner": g.author_is_owner,
                 "escalated_from": g.escalated_from or "",
-                "status": "" if st is None else ("approved by " + ", ".join(st.approved_by) if st.satisfied else "MISSING"),
+                "status": ""
+                if st is None
+                else ("approved by " + ", ".join(st.approved_by) if st.satisfied else "MISSING"),
             }
         )
     return View(

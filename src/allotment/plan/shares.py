@@ -126,27 +126,25 @@ def leaf_totals(
 def changed(totals: tuple[LeafTotal, ...], eps_pp: float = 0.05) -> tuple[LeafTotal, ...]:
     """Leaves whose share moved by at least ``eps_pp`` or whose hours moved by at least one,
     gainers first (largest first), then losers (largest loss last), ties by name."""
-    moved = [
-        t for t in totals if abs(t.delta_pp) >= eps_pp or abs(t.delta_gpu_hours_week) >= 1.0
-    ]
+    moved = [t for t in totals if abs(t.delta_pp) >= eps_pp or abs(t.delta_gpu_hours_week) >= 1.0]
     return tuple(sorted(moved, key=lambda t: (-t.delta_pp, -t.delta_gpu_hours_week, t.leaf)))
 
 
 def headline(totals: tuple[LeafTotal, ...], limit: int = 6) -> str:
     """One line a reviewer reads first: ``team-x +4.0 pp (+286 GPU-h/week), team-y -4.0 pp ...``.
 
-    Losers are never dropped for space: when there are more than ``limit`` movers the line keeps
-    the largest gainers and every loser up to the limit, then says how many more.
+    With more than ``limit`` movers the line keeps the largest gains and the largest losses,
+    half and half when both sides have enough, then says how many more (the summary table
+    below it lists every one).
     """
     moved = list(changed(totals))
     if not moved:
         return "No team's share changes."
-    if len(moved) > limit:
-        losers = [t for t in moved if t.delta_pp < 0][-limit:]
-        gainers = [t for t in moved if t.delta_pp >= 0][: max(0, limit - len(losers))]
-        shown = gainers + losers
-    else:
-        shown = moved
+    gainers = [t for t in moved if t.delta_pp >= 0]
+    losers = [t for t in moved if t.delta_pp < 0]  # largest loss last
+    n_gain = min(len(gainers), max(limit // 2, limit - len(losers)))
+    n_lose = min(len(losers), limit - n_gain)
+    shown = gainers[:n_gain] + (losers[len(losers) - n_lose :] if n_lose else [])
     parts = [
         f"{t.leaf} {t.delta_pp:+.1f} pp ({t.delta_gpu_hours_week:+,.0f} GPU-h/week)" for t in shown
     ]

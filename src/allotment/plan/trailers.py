@@ -21,7 +21,9 @@ _TRAILER = re.compile(r"^([A-Za-z0-9-]+)\s*:\s*(.+?)\s*$")
 
 def trailers(message: str) -> list[tuple[str, str]]:
     """(key lower-cased, value) of every trailer in the last paragraph of ``message``."""
-    paragraphs = [p for p in re.split(r"\n\s*\n", message.strip().replace("\r\n", "\n")) if p.strip()]
+    paragraphs = [
+        p for p in re.split(r"\n\s*\n", message.strip().replace("\r\n", "\n")) if p.strip()
+    ]
     if len(paragraphs) < 2:
         return []  # a subject line alone carries no trailers
     out = []
@@ -38,4 +40,6 @@ def approvers(message: str) -> tuple[str, ...]:
 
 
 def co_authors(message: str) -> tuple[str, ...]:
-    return tuple(sorted({normalize_email(v) for k, v in trailers(message) if k == "co-authored-by"}))
+    return tuple(
+        sorted({normalize_email(v) for k, v in trailers(message) if k == "co-authored-by"})
+    )

@@ -22,7 +22,7 @@ import datetime as dt
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from allotment.backends.actions import ClusterAction, start_key
+from allotment.backends.actions import DRAIN_PREFIX, ClusterAction, start_key
 from allotment.backends.protocol import JobObs, Observation
 from allotment.compile.model import CompiledConfig
 from allotment.core.context import build_context
@@ -32,7 +32,6 @@ from allotment.core.jobs import JobSpec
 from allotment.core.snapshot import NodeState, PendingJob, RunningJob, Snapshot
 
 PRIORITY_TOP = 1_000_000
-DRAIN_PREFIX = "allotment:"
 UNKNOWN_WORK_S = 86_400.0  # Slurm does not know a job's work; only its time limit bounds it
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)  # snapshot times are Unix seconds
 

@@ -53,6 +53,12 @@ class GitSource:
         except (git.GitCommandError, git.InvalidGitRepositoryError, git.NoSuchPathError) as exc:
             raise BackendError(f"cannot fetch {self.url} ({self.branch}): {_git_msg(exc)}") from exc
 
+    def close(self) -> None:
+        """Stop GitPython's helper processes (``git cat-file``) and close their pipes."""
+        if self._repo is not None:
+            self._repo.close()
+            self._repo = None
+
     def history(self, limit: int) -> tuple[Commit, ...]:
         """The newest ``limit`` first-parent commits of the branch, newest first."""
         repo = self._need()
@@ -109,6 +115,9 @@ class DirSource:
     def fetch(self) -> None:
         if not self.root.is_dir():
             raise BackendError(f"source folder {self.root} not found")
+
+    def close(self) -> None:
+        return None
 
     def history(self, limit: int) -> tuple[Commit, ...]:
         return (Commit("dir", 0, str(self.root)),)

@@ -23,7 +23,7 @@ from allotment.core.jobs import JobSpec
 from allotment.core.priority import propagate
 from allotment.core.scheduler import Scheduler
 from allotment.core.snapshot import NodeState
-from allotment.core.usage import UsageLedger
+from allotment.core.usage import UsageLedger, WindowView
 from allotment.sim.metrics import Recorder
 from allotment.sim.overrides import apply_overrides
 from allotment.traces.scenarios.workload import Workload
@@ -115,13 +115,26 @@ class _Sim:
         heapq.heappush(self.heap, (t, kind, self.seq, "", payload))
 
     def run(self) -> None:
+        """Apply events in time order; schedule at the next reconcile tick after a change.
+
+        Passes happen at multiples of ``reconcile_interval_s`` (the real reconciler's period;
+        0 means right at each event), so events inside one tick share one pass."""
         jobs = self.jobs
         nxt = 0
         heap = self.heap
+        tick = float(self.ctx.policy.reconcile_interval_s)
+        due: float | None = None
         while True:
             t_job = jobs[nxt].submit if nxt < len(jobs) else math.inf
             t_ev = heap[0][0] if heap else math.inf
             now = min(t_job, t_ev)
+            if due is not None and due < now:
+                if due >= self.horizon:
+                    break
+                self._pass(due)
+                self.end = due
+                due = None
+                continue
             if now == math.inf or now >= self.horizon:
                 break
             changed = False
@@ -134,8 +147,8 @@ class _Sim:
             while heap and heap[0][0] == now:
                 _, kind, _, _, payload = heapq.heappop(heap)
                 changed |= self._apply(kind, payload, now)
-            if changed:
-                self._pass(now)
+            if changed and due is None:
+                due = math.ceil(now / tick) * tick if tick > 0 else now
             self.end = now
         self.end = self.horizon if self.horizon < math.inf else self.end
 
@@ -212,8 +225,9 @@ class _Sim:
     # -- one pass ---------------------------------------------------------------------------
     def _pass(self, now: float) -> None:
         sched = self.sched
-        usage = self.ledger.snapshot(now) if self.ctx.mode == "budgets" else {}
+        usage = WindowView(self.ledger, now)
         d = sched.run_pass(now, usage)
+        self.last_decisions = d
         pool = sched.pool
         weights = self.ctx.billing_weight
         for p in d.preemptions:

@@ -124,10 +124,13 @@ def node_to_dict(event: NodeEvent) -> dict[str, Any]:
     return {"type": "node", "time": _num(event.time), "node": event.node, "state": event.state}
 
 
+_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
 def encode(item: TraceItem) -> str:
     """One line, without the newline."""
     d = job_to_dict(item) if isinstance(item, JobSpec) else node_to_dict(item)
-    return json.dumps(d, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return _ENCODER.encode(d)
 
 
 def encode_header(header: Mapping[str, Any]) -> str:
@@ -136,7 +139,7 @@ def encode_header(header: Mapping[str, Any]) -> str:
         value = header.get(key)
         if value is not None:
             d[key] = _num(value) if isinstance(value, float) else value
-    return json.dumps(d, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return _ENCODER.encode(d)
 
 
 def sorted_items(jobs: Iterable[JobSpec], node_events: Iterable[NodeEvent]) -> list[TraceItem]:
@@ -286,6 +289,9 @@ class _LineChecker:
         if isinstance(v, bool) or not isinstance(v, (int, float)):
             self.err(key, f"{key} must be a number of seconds, got {_kind(v)}")
             return None
+        if not math.isfinite(v):
+            self.err(key, f"{key} must be a finite number, got {v}")
+            return None
         if v < 0 or (positive and v == 0):
             bound = "greater than 0" if positive else "0 or more"
             self.err(key, f"{key} must be {bound}, got {v}")
@@ -327,7 +333,83 @@ def _optional(d: Mapping[str, Any], key: str) -> bool:
     return d.get(key) is not None
 
 
+_JOB_KEYS = frozenset(("type", *JOB_FIELDS))
+_KINDS = frozenset(JOB_KINDS)
+
+
+def _num_ok(v: Any, positive: bool = False) -> bool:
+    return type(v) in (int, float) and math.isfinite(v) and (v > 0 if positive else v >= 0)
+
+
+def _or(value: Any, default: Any) -> Any:
+    """null means absent, as in the full checker."""
+    return default if value is None else value
+
+
+def _fast_job(d: dict[str, Any]) -> JobSpec | None:
+    """The common case in straight-line code: a well-formed job line.  Returns None on anything
+    unusual, and the full checker (which explains what is wrong) runs instead."""
+    if not _JOB_KEYS.issuperset(d) or d.get("type", "job") != "job":
+        return None
+    job_id, account, gpus = d.get("id"), d.get("account"), d.get("gpus")
+    submit: Any = d.get("submit")
+    work: Any = d.get("work")
+    if not (type(job_id) is str and job_id.strip() and type(account) is str and account.strip()):
+        return None
+    if not (_num_ok(submit) and _num_ok(work, positive=True) and type(gpus) is int and gpus >= 1):
+        return None
+    user = _or(d.get("user"), "")
+    gpn = d.get("gpus_per_node")
+    min_rt = d.get("min_runtime")
+    resumable = _or(d.get("resumable"), True)
+    ckpt = d.get("checkpoint_interval")
+    priority = _or(d.get("priority"), 0)
+    kind = _or(d.get("kind"), "batch")
+    deadline = d.get("deadline")
+    gpu_type = d.get("gpu_type")
+    if (
+        type(user) is not str
+        or (gpn is not None and (type(gpn) is not int or gpn < 1 or gpus % gpn))
+        or (min_rt is not None and not _num_ok(min_rt))
+        or type(resumable) is not bool
+        or (ckpt is not None and not _num_ok(ckpt, positive=True))
+        or type(priority) is not int
+        or type(kind) is not str
+        or kind not in _KINDS
+        or (deadline is not None and not (_num_ok(deadline) and deadline >= submit))
+        or d.get("depends_on")
+        or (gpu_type is not None and not (type(gpu_type) is str and gpu_type.strip()))
+    ):
+        return None
+    return JobSpec(
+        id=job_id,
+        submit=float(submit),
+        account=account,
+        gpus=gpus,
+        work=float(work),
+        user=user,
+        gpus_per_node=gpn,
+        min_runtime=None if min_rt is None else float(min_rt),
+        resumable=resumable,
+        checkpoint_interval=None if ckpt is None else float(ckpt),
+        priority=priority,
+        kind=kind,
+        deadline=None if deadline is None else float(deadline),
+        gpu_type=gpu_type,
+    )
+
+
 def _parse_job(c: _LineChecker, d: dict[str, Any], ids: IdIndex) -> JobSpec | None:
+    job = _fast_job(d) or _checked_job(c, d)
+    if job is not None:
+        ids.add(job.id, c.line)
+        for dep in job.depends_on:
+            ids.depend(dep, c.line, _col(c.raw, "depends_on"))
+    return job
+
+
+def _checked_job(c: _LineChecker, d: dict[str, Any]) -> JobSpec | None:
+    """Every check, each failure reported at its key's column."""
     c.unknown(d, ("type", *JOB_FIELDS), "job")
     if "type" in d and d["type"] != "job":
         c.err("type", f"type must be 'job', 'node' or 'header', got {d['type']!r}")
@@ -384,9 +466,6 @@ def _parse_job(c: _LineChecker, d: dict[str, Any], ids: IdIndex) -> JobSpec | No
         return None
     assert job_id is not None and submit is not None and account is not None
     assert gpus is not None and work is not None and user is not None and priority is not None
-    ids.add(job_id, c.line)
-    for dep in deps:
-        ids.depend(dep, c.line, _col(c.raw, "depends_on"))
     return JobSpec(
         id=job_id,
         submit=submit,

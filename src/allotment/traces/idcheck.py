@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 from array import array
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -37,24 +38,37 @@ class IdIndex:
         self.dependencies.append((name, line, col))
 
     def duplicates(self) -> list[tuple[int, int]]:
-        """``(line, first_line)`` for every id line whose id appeared on an earlier line."""
-        if not self.digests:
+        """``(line, first_line)`` for every id line whose id appeared on an earlier line.
+
+        Sorts a copy of the digests only (8 bytes a job); positions are looked up just for the
+        rare digests that repeat."""
+        repeated = self._repeated()
+        if repeated is None:
             return []
         d = np.frombuffer(self.digests, dtype=np.uint64)
-        ln = np.frombuffer(self.lines, dtype=np.uint64)
-        order = np.lexsort((ln, d))
-        ds, ls = d[order], ln[order]
-        same = ds[1:] == ds[:-1]
+        lines = np.frombuffer(self.lines, dtype=np.uint64)
+        where = np.nonzero(np.isin(d, repeated))[0]
+        first: dict[int, int] = {}
         out: list[tuple[int, int]] = []
-        if not same.any():
-            return out
-        first = 0
-        for i in range(1, len(ds)):
-            if ds[i] == ds[i - 1]:
-                out.append((int(ls[i]), int(ls[first])))
+        for i in sorted(where.tolist(), key=lambda i: int(lines[i])):
+            key, line = int(d[i]), int(lines[i])
+            if key in first:
+                out.append((line, first[key]))
             else:
-                first = i
+                first[key] = line
         return sorted(out)
+
+    def _repeated(self) -> Any:
+        if not self.digests:
+            return None
+        s = np.sort(np.frombuffer(self.digests, dtype=np.uint64))
+        repeated = np.unique(s[1:][s[1:] == s[:-1]])
+        return repeated if len(repeated) else None
+
+    def repeated_digests(self) -> set[int]:
+        """Digests seen more than once (works without line numbers, see ``DigestSet``)."""
+        r = self._repeated()
+        return set() if r is None else {int(x) for x in r.tolist()}
 
     def unknown_dependencies(self) -> list[tuple[str, int, int]]:
         """Dependencies naming no job in the file."""

@@ -34,8 +34,10 @@ class NameMapper:
         if got is not None:
             return got
         name = self._clean(raw)
-        if name in self._taken and self._taken[name] != raw:
-            name = f"{name[: self.max_len - 7]}-{_suffix(raw)}"
+        salt = 0
+        while name in self._taken:
+            name = f"{name[: self.max_len - 7]}-{_suffix(f'{raw}#{salt}' if salt else raw)}"
+            salt += 1
         self._out[raw] = name
         self._taken[name] = raw
         return name

@@ -14,16 +14,19 @@ Numbered steps, each the same for every format:
 
 from __future__ import annotations
 
+import csv
 import datetime as dt
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from allotment.core.jobs import JobSpec
+from allotment.errors import TraceError
 from allotment.traces.canonical import AtomicWriter, encode, encode_header
 from allotment.traces.diagnostics import DiagnosticCollector, TooManyErrors
 from allotment.traces.fill_rules import FillRules
-from allotment.traces.idcheck import IdIndex
+from allotment.traces.idcheck import IdIndex, id_digest
 from allotment.traces.importers.base import ImportContext, Importer, RawJob
 from allotment.traces.names import account_mapper, gpu_type_mapper, user_mapper
 from allotment.traces.sorting import DEFAULT_CHUNK, external_sort
@@ -51,16 +54,19 @@ def import_trace(
     try:
         first = next(ordered, None)  # the whole source has been read once this returns
         ctx.diags.raise_if_any()
-        return _write(importer.name, shown, src, output, ctx, first, ordered, fill)
+        return _write(importer, shown, src, output, ctx, first, ordered, fill)
     except TooManyErrors:
         ctx.diags.raise_if_any(stopped_early=True)
         raise  # unreachable: the collector holds errors
+    except (OSError, EOFError, UnicodeDecodeError, csv.Error) as exc:
+        # a truncated gzip, a binary file, a NUL byte: one line, no traceback
+        raise TraceError(f"cannot read {shown}: {exc}") from exc
     finally:
         ordered.close()  # removes the sort's temporary files whatever happened
 
 
 def _write(
-    fmt: str,
+    importer: Importer,
     shown: str,
     src: Path,
     output: str | Path,
@@ -69,6 +75,7 @@ def _write(
     rest: Iterator[RawJob],
     fill: FillRules,
 ) -> ImportResult:
+    fmt = importer.name
     accounts, users, gpu_types = account_mapper(), user_mapper(), gpu_type_mapper()
     stats = ImportStats()
     ids = IdIndex()
@@ -81,14 +88,18 @@ def _write(
         out.write_line(encode_header(header))
         if first is not None:
             for raw in _chain(first, rest):
+                # rules match the names the trace will carry, so rename first
+                raw = replace(
+                    raw, account=accounts(raw.account), user=users(raw.user) if raw.user else ""
+                )
                 filled = fill.apply(raw)
                 job = JobSpec(
                     id=raw.id,
                     submit=raw.submit - t0,
-                    account=accounts(raw.account),
+                    account=raw.account,
                     gpus=raw.gpus,
                     work=raw.work,
-                    user=users(raw.user) if raw.user else "",
+                    user=raw.user,
                     gpus_per_node=raw.gpus_per_node,
                     min_runtime=filled.min_runtime,
                     resumable=filled.resumable,
@@ -97,11 +108,12 @@ def _write(
                     kind=filled.kind,
                     gpu_type=gpu_types(raw.gpu_type) if raw.gpu_type else None,
                 )
-                ids.add(job.id, raw.line)
+                ids.digests.append(id_digest(job.id))  # 8 bytes a job; lines only if needed
                 stats.add(job)
                 out.write_line(encode(job))
-        for line, first_line in ids.duplicates():
-            ctx.diags.add(line, 1, f"duplicate job id: line {first_line} has the same id")
+        repeated = ids.repeated_digests()
+        if repeated:
+            _report_duplicates(importer, src, ctx, repeated)
         ctx.diags.raise_if_any()  # inside the writer: an exception removes the temporary file
     renamed = {raw: name for raw, name in accounts.mapping().items() if raw != name}
     return ImportResult(
@@ -119,6 +131,23 @@ def _write(
         start_iso=start_iso,
         renamed_accounts=renamed,
     )
+
+
+def _report_duplicates(
+    importer: Importer, src: Path, ctx: ImportContext, repeated: set[int]
+) -> None:
+    """Second pass over the source, only when ids repeat: find the source lines to name."""
+    again = ImportContext(diags=DiagnosticCollector(ctx.diags.file))
+    first: dict[str, int] = {}
+    for raw in importer.read(src, again):
+        if id_digest(raw.id) not in repeated:
+            continue
+        if raw.id in first:
+            ctx.diags.add(
+                raw.line, 1, f"duplicate job id {raw.id!r}: line {first[raw.id]} has it too"
+            )
+        else:
+            first[raw.id] = raw.line
 
 
 def _chain(first: RawJob, rest: Iterator[RawJob]) -> Iterator[RawJob]:

@@ -57,7 +57,10 @@ def _split_nodes(total: int, weights: dict[str, float]) -> dict[str, int]:
     """Largest-remainder split of ``total`` nodes, at least one per type (stable by name)."""
     names = sorted(weights)
     if total < len(names):
-        raise UsageError(f"{total} nodes cannot hold the {len(names)} GPU types the trace names")
+        raise UsageError(
+            f"{total} node(s) cannot hold the {len(names)} GPU types the trace names "
+            f"({', '.join(names)}); pass a larger --gpus"
+        )
     spare = total - len(names)
     whole = sum(weights.values()) or 1.0
     raw = {n: spare * weights[n] / whole for n in names}
@@ -110,6 +113,13 @@ def _check_fits(result: ImportResult, groups: tuple[NodeGroupShape, ...]) -> Non
     missing = sorted(set(s.gpu_type_gpu_seconds) - {g.gpu_type for g in groups})
     if missing:
         raise UsageError(f"jobs ask for GPU types the cluster lacks: {', '.join(missing)}")
+    for t, need in sorted(s.gpu_type_max_job_gpus.items()):
+        have = sum(g.gpus_per_node * g.count for g in groups if g.gpu_type == t)
+        if need > have:
+            raise UsageError(
+                f"the trace has a {need}-GPU {t} job but the cluster would have {have} {t} GPUs; "
+                "pass a larger --gpus"
+            )
 
 
 def render_repo(result: ImportResult, opts: RepoOutOptions) -> dict[str, str]:

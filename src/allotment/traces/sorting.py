@@ -17,23 +17,26 @@ from typing import IO, Any, TypeVar
 
 T = TypeVar("T")
 
-DEFAULT_CHUNK = 200_000
+DEFAULT_CHUNK = 50_000  # about 15 MB of records in memory at once
 
 
-def _spill(items: list[Any], folder: Path, index: int) -> Path:
+def _spill(items: list[Any], folder: Path, index: int, batch: int) -> Path:
+    """Write one sorted run, ``batch`` records per pickle call (fewer calls; the merge then
+    holds one batch per run, so the batch is kept small next to the chunk)."""
     path = folder / f"run{index:05d}.pkl"
     with path.open("wb") as fh:
-        for item in items:
-            pickle.dump(item, fh, protocol=pickle.HIGHEST_PROTOCOL)
+        for i in range(0, len(items), batch):
+            pickle.dump(items[i : i + batch], fh, protocol=pickle.HIGHEST_PROTOCOL)
     return path
 
 
 def _replay(fh: IO[bytes]) -> Iterator[Any]:
     while True:
         try:
-            yield pickle.load(fh)  # our own temporary file, written just above
+            batch = pickle.load(fh)  # our own temporary file, written just above
         except EOFError:
             return
+        yield from batch
 
 
 def external_sort(
@@ -50,12 +53,13 @@ def external_sort(
         buf.sort(key=key)
         yield from buf
         return
+    batch = max(1, min(1024, chunk // 64))
     with tempfile.TemporaryDirectory(prefix="allot-sort-") as tmp:
         folder = Path(tmp)
         runs: list[Path] = []
         while buf:
             buf.sort(key=key)
-            runs.append(_spill(buf, folder, len(runs)))
+            runs.append(_spill(buf, folder, len(runs), batch))
             buf = []
             for item in it:
                 buf.append(item)

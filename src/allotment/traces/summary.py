@@ -32,6 +32,7 @@ class ImportStats:
     gpu_type_gpu_seconds: defaultdict[str, float] = field(
         default_factory=lambda: defaultdict(float)
     )
+    gpu_type_max_job_gpus: Counter[str] = field(default_factory=Counter)
     kinds: Counter[str] = field(default_factory=Counter)
     unallocated: int = 0
     _running: list[tuple[float, int]] = field(default_factory=list)
@@ -54,6 +55,8 @@ class ImportStats:
             self.user_account_gpu_seconds[(job.user, job.account)] += gs
         if job.gpu_type:
             self.gpu_type_gpu_seconds[job.gpu_type] += gs
+            t = job.gpu_type
+            self.gpu_type_max_job_gpus[t] = max(self.gpu_type_max_job_gpus[t], job.gpus)
         self.kinds[job.kind] += 1
         if job.min_runtime == 0:
             self.unallocated += 1

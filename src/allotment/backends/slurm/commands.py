@@ -8,7 +8,7 @@ prints "Y or N please" forever (NOTES pitfall 5).
 
 from __future__ import annotations
 
-from allotment.backends.actions import ClusterAction, PolicyAction
+from allotment.backends.actions import DRAIN_PREFIX, ClusterAction, PolicyAction
 from allotment.backends.policy import AccountSpec, QosSpec, UserSpec
 from allotment.backends.slurm.parse import exempt_text
 
@@ -141,6 +141,6 @@ def cluster_command(a: ClusterAction) -> list[str]:
     if a.kind == "set_priority":
         return ["scontrol", "update", f"JobId={a.target}", f"Priority={a.value}"]
     if a.kind == "drain":
-        reason = f"allotment: {a.reason}"[:120]
+        reason = f"{DRAIN_PREFIX} {a.reason}"[:120]
         return ["scontrol", "update", f"NodeName={a.target}", "State=DRAIN", f"Reason={reason}"]
     return ["scontrol", "update", f"NodeName={a.target}", "State=RESUME"]

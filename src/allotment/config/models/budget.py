@@ -23,7 +23,7 @@ class ChildEntry(Strict):
     start: dt.date | None = Field(default=None, description="First day the budget is active.")
     end: dt.date | None = Field(default=None, description="Last day the budget is active.")
     max_gpus: int | None = Field(default=None, gt=0, description="Cap on concurrent GPUs.")
-    description: Text | None = None
+    description: Text | None = Field(default=None, description="Free text.")
 
 
 class BudgetFile(Strict):
@@ -33,7 +33,7 @@ class BudgetFile(Strict):
         default_factory=list,
         description="Who approves changes at and under this node: e-mails, optionally @handles.",
     )
-    description: Text | None = None
+    description: Text | None = Field(default=None, description="Free text.")
     children: dict[Name, ChildEntry] = Field(
         default_factory=dict, description="Each child (a sub-folder) and its terms."
     )

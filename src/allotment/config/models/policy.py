@@ -21,12 +21,12 @@ class PreemptionSection(Strict):
 class PriorityWeightsSection(Strict):
     """Within-team priority signals; only order jobs inside one team."""
 
-    deadline: float | None = Field(default=None, ge=0)
-    fit: float | None = Field(default=None, ge=0)
-    age: float | None = Field(default=None, ge=0)
-    fairness: float | None = Field(default=None, ge=0)
-    age_cap: Duration | None = None
-    declared: float | None = Field(default=None, ge=0)
+    deadline: float | None = Field(default=None, ge=0, description="Weight of deadlines (1).")
+    fit: float | None = Field(default=None, ge=0, description="Weight of fitting free GPUs (0.5).")
+    age: float | None = Field(default=None, ge=0, description="Weight of time queued (1).")
+    fairness: float | None = Field(default=None, ge=0, description="Weight of user fairness (0.5).")
+    age_cap: Duration | None = Field(default=None, description="Age stops counting after (1d).")
+    declared: float | None = Field(default=None, ge=0, description="Weight of user priority (1).")
 
 
 class PolicyKnobs(Strict):
@@ -37,15 +37,27 @@ class PolicyKnobs(Strict):
     min_runtime_cap: Duration | None = Field(default=None, description="Default 8h.")
     default_min_runtime: Duration | None = Field(default=None, description="Default 2h.")
     debug_threshold: Duration | None = Field(default=None, description="Default 15m.")
-    preemption: PreemptionSection | None = None
+    preemption: PreemptionSection | None = Field(default=None, description="Preemption rules.")
     unallocated: bool | None = Field(default=None, description="Allow min-runtime-0 jobs.")
     reconcile_interval: Duration | None = Field(default=None, description="Default 10s.")
-    human_drain_threshold: Duration | None = None
-    priority_weights: PriorityWeightsSection | None = None
-    share_floor: float | None = Field(default=None, ge=0, le=1)
-    flag_delivered_drop: float | None = Field(default=None, ge=0, le=1)
-    drift: Literal["report", "correct"] | None = None
-    prune: bool | None = None
+    human_drain_threshold: Duration | None = Field(
+        default=None, description="Drains longer than this need a human (default 4h)."
+    )
+    priority_weights: PriorityWeightsSection | None = Field(
+        default=None, description="Within-team priority signals."
+    )
+    share_floor: float | None = Field(
+        default=None, ge=0, le=1, description="allot plan fails below this leaf share (0)."
+    )
+    flag_delivered_drop: float | None = Field(
+        default=None, ge=0, le=1, description="allot plan flags larger drops (0.05)."
+    )
+    drift: Literal["report", "correct"] | None = Field(
+        default=None, description="Reconciler: report or correct drift (correct)."
+    )
+    prune: bool | None = Field(
+        default=None, description="Reconciler: delete Slurm objects not in config (false)."
+    )
 
 
 class SchedulerFile(PolicyKnobs):
@@ -58,11 +70,14 @@ class SchedulerFile(PolicyKnobs):
 
 
 class BoostEntry(Strict):
-    target: str = Field(pattern=r"^(job|user|account):[A-Za-z0-9_.-]{1,64}$")
-    amount: float = Field(gt=0)
-    expires: AwareDatetime
-    reason: Text = Field(min_length=1)
-    approver: Owner
+    target: str = Field(
+        pattern=r"^(job|user|account):[A-Za-z0-9_.-]{1,64}$",
+        description="job:ID, user:NAME or account:LEAF.",
+    )
+    amount: float = Field(gt=0, description="Added to the target's within-team priority.")
+    expires: AwareDatetime = Field(description="When the boost stops counting.")
+    reason: Text = Field(min_length=1, description="Why; shown by allot explain and audit.")
+    approver: Owner = Field(description="Who approved it (e-mail or @handle).")
 
 
 class BoostsFile(Strict):

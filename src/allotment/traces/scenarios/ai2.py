@@ -22,6 +22,7 @@ Deterministic: everything is drawn from ``random.Random(seed)``.
 
 from __future__ import annotations
 
+import functools
 import math
 import random
 from dataclasses import dataclass
@@ -36,11 +37,11 @@ HOUR = 3600.0
 
 #: share of job *count* by class; GPU-hours are dominated by ``train``
 MIX: tuple[tuple[str, float], ...] = (
-    ("debug", 0.70),
-    ("batch", 0.17),
+    ("debug", 0.625),
+    ("batch", 0.20),
     ("interactive", 0.05),
-    ("unallocated", 0.06),
-    ("train", 0.02),
+    ("unallocated", 0.09),
+    ("train", 0.035),
 )
 #: nodes per training job and their weights (256 GPUs on an 8-GPU node cluster is 32 nodes)
 TRAIN_NODES: tuple[tuple[int, float], ...] = (
@@ -50,9 +51,9 @@ TRAIN_NODES: tuple[tuple[int, float], ...] = (
     (16, 0.08),
     (32, 0.02),
 )
-LOAD = 1.05  # offered GPU-hours / capacity GPU-hours, on average over the run
-BACKLOG = 1.5  # GPUs requested by the initial backlog (long jobs, no debug) / capacity
-BUSY_MULT, QUIET_MULT = 1.6, 0.4  # arrival-rate multipliers of a team's busy and quiet spells
+LOAD = 1.0  # offered GPU-hours / capacity GPU-hours, on average over the run
+BACKLOG = 1.6  # GPUs requested by the initial backlog (long jobs, no debug) / capacity
+BUSY_MULT, QUIET_MULT = 1.5, 0.5  # arrival-rate multipliers of a team's busy and quiet spells
 SPELL_MEAN_S = 1.5 * DAY
 FAILURES_PER_WEEK = 3.0
 USERS_PER_TEAM = 10
@@ -113,16 +114,17 @@ def _shape(rng: random.Random, cls: str, gpn: int) -> _Shape:
         kind = "inference" if rng.random() < 0.3 else "batch"
         return _Shape(min(rng.choice(small), gpn), None, work, 0.0, True, 900.0, kind, 0)
     nodes = _choice(rng, TRAIN_NODES)
-    work = _lognormal(rng, 10 * HOUR, 0.9, 2 * HOUR, 3 * DAY)
+    work = _lognormal(rng, 6 * HOUR, 0.6, 2 * HOUR, 2 * DAY)
     mr = float(rng.choice((2 * 3600, 4 * 3600, 8 * 3600)))
     return _Shape(nodes * gpn, gpn, work, min(mr, work), True, 3600.0, "train", 0)
 
 
+@functools.lru_cache(maxsize=8)
 def _mean_gpu_seconds(gpn: int) -> float:
     """Expected GPU-seconds of one job of the mix (fixed-seed estimate, independent of ``seed``)."""
     rng = random.Random(20240601)
     total = 0.0
-    n = 20000
+    n = 100_000
     for _ in range(n):
         s = _shape(rng, _pick_class(rng), gpn)
         total += s.gpus * s.work
@@ -162,7 +164,9 @@ def _users(config: CompiledConfig, team: BudgetNode) -> list[str]:
 
 
 def _spells(rng: random.Random, horizon: float) -> list[tuple[float, float, float]]:
-    """Busy/quiet spells ``(start, end, multiplier)`` covering [0, horizon)."""
+    """Busy/quiet spells ``(start, end, multiplier)`` covering [0, horizon), rescaled so the
+    time-weighted mean multiplier is exactly 1: bursts move a team's demand in time, they do not
+    change how much it offers overall."""
     out = []
     t = 0.0
     busy = rng.random() < 0.5
@@ -170,7 +174,8 @@ def _spells(rng: random.Random, horizon: float) -> list[tuple[float, float, floa
         end = min(horizon, t + rng.expovariate(1.0 / SPELL_MEAN_S))
         out.append((t, end, BUSY_MULT if busy else QUIET_MULT))
         t, busy = end, not busy
-    return out
+    mean = sum((e - s) * m for s, e, m in out) / horizon
+    return [(s, e, m / mean) for s, e, m in out]
 
 
 def generate(config: CompiledConfig, *, cluster: str, days: float, seed: int) -> Workload:
@@ -233,12 +238,32 @@ def _cap(config: CompiledConfig, team: BudgetNode) -> int | None:
 
 
 def _fit(s: _Shape, cap: int | None, gpn: int) -> _Shape:
-    if cap is None or s.gpus <= cap:
+    """Users of a capped team size their jobs so two can run side by side under the cap."""
+    if cap is None or s.gpus <= cap // 2:
         return s
+    cap = max(1, cap // 2)
     if s.gpus_per_node is not None:
         nodes = max(1, cap // gpn)
-        return _Shape(nodes * gpn, gpn, s.work, s.min_runtime, s.resumable, s.checkpoint_interval, s.kind, s.priority)
-    return _Shape(max(1, cap), None, s.work, s.min_runtime, s.resumable, s.checkpoint_interval, s.kind, s.priority)
+        return _Shape(
+            nodes * gpn,
+            gpn,
+            s.work,
+            s.min_runtime,
+            s.resumable,
+            s.checkpoint_interval,
+            s.kind,
+            s.priority,
+        )
+    return _Shape(
+        max(1, cap),
+        None,
+        s.work,
+        s.min_runtime,
+        s.resumable,
+        s.checkpoint_interval,
+        s.kind,
+        s.priority,
+    )
 
 
 def _job(team: str, n: int, submit: float, user: str, s: _Shape, seed: int) -> JobSpec:

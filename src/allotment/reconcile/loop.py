@@ -1,0 +1,77 @@
+"""Run ticks until told to stop.  SIGTERM/SIGINT never interrupt a tick: the flag is checked
+between ticks, so the tick in flight finishes, the ledger and status are flushed, and the process
+exits 0.  One reconciler per state dir (an exclusive ``flock``), so two copies never race.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import logging
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from types import FrameType
+
+from allotment.errors import UsageError
+from allotment.reconcile.reconciler import Reconciler, TickResult
+
+log = logging.getLogger(__name__)
+
+
+@contextmanager
+def state_lock(state_dir: Path) -> Iterator[None]:
+    state_dir.mkdir(parents=True, exist_ok=True)
+    with (state_dir / "lock").open("w") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError as exc:
+            raise UsageError(f"another reconciler holds {state_dir}/lock") from exc
+        yield
+
+
+class StopFlag:
+    """Set by SIGTERM/SIGINT; ``wait`` sleeps until the next tick or the flag, whichever first."""
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+
+    def install(self) -> None:
+        def handler(signum: int, frame: FrameType | None) -> None:
+            log.info("signal %d: finishing the current tick, then exiting", signum)
+            self._event.set()
+
+        signal.signal(signal.SIGTERM, handler)
+        signal.signal(signal.SIGINT, handler)
+
+    def set(self) -> None:
+        self._event.set()
+
+    @property
+    def stopped(self) -> bool:
+        return self._event.is_set()
+
+    def wait(self, seconds: float) -> None:
+        self._event.wait(max(0.0, seconds))
+
+
+def run_loop(
+    reconciler: Reconciler,
+    *,
+    interval_s: float,
+    once: bool,
+    stop: StopFlag,
+    on_tick: Callable[[TickResult], None] = lambda r: None,
+    clock: Callable[[], float] = time.monotonic,
+) -> TickResult | None:
+    last: TickResult | None = None
+    while not stop.stopped:
+        started = clock()
+        last = reconciler.tick()
+        on_tick(last)
+        if once:
+            break
+        stop.wait(interval_s - (clock() - started))
+    return last

@@ -1,0 +1,173 @@
+"""Active mode against the simulated backend: the core's decisions reach the cluster as
+requeues, priorities, drains and resumes, and the minimum-runtime contract is never broken."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from allotment.backends.actions import DRAIN_PREFIX
+from allotment.backends.protocol import JobObs, NodeObs, Observation
+from allotment.backends.simulated import SimulatedBackend
+from allotment.reconcile.active import plan_cluster
+from allotment.reconcile.reconciler import Options
+from tests.backends.configs import tree_config
+from tests.reconcile.conftest import T0
+
+
+def _setup(make_reconciler: Any, **kw: Any) -> Any:
+    rec = make_reconciler(Options(tiers_s=(20,), **kw))
+    rec.tick()  # policy in place
+    return rec
+
+
+def test_unhealthy_node_is_drained_emptied_after_min_runtime_and_resumed(
+    make_reconciler: Any, sim: SimulatedBackend, tmp_path: Path
+) -> None:
+    health = tmp_path / "health.txt"
+    rec = _setup(make_reconciler, health_file=str(health))
+    protected = sim.submit("teama1", 8, qos="alloc-20s")
+    assert sim.observe().job(protected).nodes == ("n1",)  # type: ignore[union-attr]
+    health.write_text("n1 unhealthy  GPU 3 fell off the bus\n")
+    rec.clock.t = sim.state.now = T0 + 5
+    result = rec.tick()
+    assert [(r.action.kind, r.action.target) for r in result.results if r.code == "applied"] == [
+        ("drain", "n1")
+    ]
+    assert sim.observe().job(protected).state == "running"  # type: ignore[union-attr]
+    assert sim.state.nodes["n1"].reason == f"{DRAIN_PREFIX} GPU 3 fell off the bus"
+    # once its minimum runtime is over it leaves the node
+    rec.clock.t = sim.state.now = T0 + 25
+    result = rec.tick()
+    assert ("requeue", protected) in [(r.action.kind, r.action.target) for r in result.results]
+    assert all("n1" not in j.nodes for j in sim.observe().running())
+    health.write_text("n1 healthy\n")
+    result = rec.tick()
+    assert ("resume", "n1") in [(r.action.kind, r.action.target) for r in result.results]
+    assert not sim.state.nodes["n1"].drain
+
+
+def test_a_node_drained_by_a_person_is_never_resumed(
+    make_reconciler: Any, sim: SimulatedBackend
+) -> None:
+    rec = _setup(make_reconciler)
+    sim.state.nodes["n2"].drain, sim.state.nodes["n2"].reason = True, "hardware swap by ops"
+    result = rec.tick()
+    assert all(r.action.target != "n2" for r in result.results)
+    assert sim.state.nodes["n2"].drain
+
+
+def test_allocated_usage_goes_to_the_ledger_and_unallocated_does_not(
+    make_reconciler: Any, sim: SimulatedBackend
+) -> None:
+    rec = _setup(make_reconciler)
+    sim.submit("teama1", 4, qos="alloc-20s")
+    sim.submit("teamb", 4, qos="unallocated")
+    rec.clock.t = sim.state.now = T0 + 1800
+    rec.tick()
+    rec.tick()  # the same observation again adds nothing
+    usage = rec.ledger.usage(T0 + 1800, 7 * 86400)
+    assert usage == {"teama1": 2.0}
+
+
+def test_over_served_job_past_min_runtime_is_requeued_for_an_under_served_one(
+    make_reconciler: Any, sim: SimulatedBackend
+) -> None:
+    rec = _setup(make_reconciler)
+    hogs = [sim.submit("teamb", 8, qos="alloc-20s") for _ in range(4)]
+    rec.clock.t = sim.state.now = T0 + 3 * 3600  # teamb used 96 GPU-hours, far over its share
+    rec.tick()
+    waiting = sim.submit("teama1", 8, qos="alloc-20s")
+    result = rec.tick()
+    requeued = [
+        r.action.target
+        for r in result.results
+        if r.action.kind == "requeue" and r.code == "applied"
+    ]
+    assert len(requeued) == 1 and requeued[0] in hogs
+    sim.advance(12)  # the requeue delay passes; the freed node goes to the waiting job first
+    rec.clock.t = sim.state.now
+    rec.tick()
+    assert sim.observe().job(waiting).state == "running"  # type: ignore[union-attr]
+
+
+def test_a_job_inside_its_minimum_runtime_is_never_touched(
+    make_reconciler: Any, sim: SimulatedBackend
+) -> None:
+    rec = _setup(make_reconciler)
+    young = [sim.submit("teamb", 8, qos="alloc-20s") for _ in range(4)]
+    rec.ledger.record([])
+    rec.clock.t = sim.state.now = T0 + 10  # inside the 20 s minimum runtime
+    sim.submit("teama1", 8, qos="alloc-20s")
+    result = rec.tick()
+    assert not [
+        r
+        for r in result.results
+        if r.action.kind in ("requeue", "cancel") and r.action.target in young
+    ]
+
+
+# ---------------------------------------------------------------------- property: the guard --
+CONFIG = tree_config()
+_job = st.tuples(
+    st.sampled_from(["teama1", "teama2", "teamb"]),
+    st.sampled_from([1, 2, 4, 8]),
+    st.sampled_from([0, 20, 3600, None]),
+    st.floats(min_value=0, max_value=7200),
+    st.booleans(),
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    jobs=st.lists(_job, min_size=1, max_size=12),
+    usage=st.dictionaries(st.sampled_from(["teama1", "teama2", "teamb"]), st.floats(0, 500)),
+    sick=st.sets(st.sampled_from(["n1", "n2", "n3", "n4"])),
+)
+def test_no_requeue_ever_targets_a_job_inside_its_minimum_runtime(
+    jobs: list[tuple[str, int, int | None, float, bool]], usage: dict[str, float], sick: set[str]
+) -> None:
+    now = T0 + 10_000
+    free = {f"n{i}": 8 for i in range(1, 5)}
+    obs_jobs = []
+    for i, (acct, gpus, mr, age, running) in enumerate(jobs, start=1):
+        node = next((n for n, g in free.items() if g >= gpus), None) if running else None
+        if node is not None:
+            free[node] -= gpus
+            obs_jobs.append(
+                JobObs(
+                    str(i),
+                    "root",
+                    acct,
+                    "q",
+                    gpus,
+                    "running",
+                    now - age - 1,
+                    now - age,
+                    mr,
+                    True,
+                    0,
+                    (node,),
+                )
+            )
+        else:
+            obs_jobs.append(
+                JobObs(str(i), "root", acct, "q", gpus, "pending", now - age, None, mr, True, 1)
+            )
+    nodes = tuple(NodeObs(n, 8, 8 - g) for n, g in free.items())
+    obs = Observation(now, nodes, tuple(obs_jobs))
+    plan = plan_cluster(obs, CONFIG, "gpulab", usage, {n: "sick" for n in sick})
+    cap, default = CONFIG.policy.min_runtime_cap_s, CONFIG.policy.default_min_runtime_s
+    for a in plan.actions:
+        if a.kind in ("requeue", "cancel"):
+            j = obs.job(a.target)
+            assert j is not None and j.start is not None
+            declared = default if j.min_runtime_s is None else j.min_runtime_s
+            assert now >= j.start + min(declared, cap)
+    assert (
+        plan.actions
+        == plan_cluster(obs, CONFIG, "gpulab", usage, {n: "sick" for n in sick}).actions
+    )

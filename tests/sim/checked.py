@@ -1,0 +1,74 @@
+"""A simulator that checks the core's invariants after every event and every pass.
+
+It integrates idle and unhealthy GPUs itself, from the node pool, so GPU-hour conservation is
+checked against an independent measure rather than against the recorder's own numbers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from allotment.compile.model import CompiledConfig
+from allotment.core.context import build_context
+from allotment.core.jobs import JobSpec
+from allotment.sim.runner import _Sim
+from allotment.traces.scenarios.workload import Workload
+
+
+class CheckedSim(_Sim):
+    def __init__(
+        self, config: CompiledConfig, workload: Workload, *, days: float | None = None, mode: str = "budgets"
+    ) -> None:
+        cluster = config.largest_cluster()
+        ctx = build_context(config, cluster, mode=mode)
+        super().__init__(config, cluster, workload, days, ctx)
+        self.t_last = 0.0
+        self.idle_gpu_s = 0.0
+        self.unhealthy_gpu_s = 0.0
+        self.violations: list[str] = []
+        self.preempted: list[tuple[str, str]] = []
+
+    def _integrate(self, now: float) -> None:
+        pool = self.sched.pool
+        dt = now - self.t_last
+        if dt > 0:
+            idle = sum(f for f, h in zip(pool.free, pool.healthy, strict=True) if h)
+            sick = sum(t for t, h in zip(pool.total, pool.healthy, strict=True) if not h)
+            self.idle_gpu_s += idle * dt
+            self.unhealthy_gpu_s += sick * dt
+            self.t_last = now
+
+    def _check_nodes(self, where: str) -> None:
+        pool = self.sched.pool
+        for i, jobs in enumerate(pool.jobs):
+            used = sum(jobs.values())
+            if used > pool.total[i] or pool.free[i] != pool.total[i] - used:
+                self.violations.append(f"{where}: node {pool.names[i]} holds {used} of {pool.total[i]} GPUs")
+        for jid, r in self.sched.running.items():
+            if sum(g for _, g in r.placement) != r.spec.gpus:
+                self.violations.append(f"{where}: {jid} placed on the wrong number of GPUs")
+            if r.allocated and self.sched.min_runtime(r.spec) == 0:
+                self.violations.append(f"{where}: unallocated job {jid} runs charged")
+
+    def _apply(self, kind: int, payload: Any, now: float) -> bool:
+        self._integrate(now)
+        changed = super()._apply(kind, payload, now)
+        self._check_nodes(f"event at {now}")
+        return changed
+
+    def _arrive(self, spec: JobSpec, now: float) -> bool:
+        self._integrate(now)
+        return super()._arrive(spec, now)
+
+    def _pass(self, now: float) -> None:
+        self._integrate(now)
+        protected = {j: r.protected_until for j, r in self.sched.running.items()}
+        super()._pass(now)
+        for p in self.last_decisions.preemptions:
+            self.preempted.append((p.job_id, p.rule))
+            if protected.get(p.job_id, now) > now:
+                self.violations.append(f"pass at {now}: {p.job_id} preempted ({p.rule}) before its minimum runtime")
+        self._check_nodes(f"pass at {now}")
+
+    def run(self) -> None:
+        super().run()
+        self._integrate(self.end)

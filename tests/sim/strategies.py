@@ -1,0 +1,70 @@
+"""Hypothesis strategies: small random clusters and workloads for the simulator's invariants."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import strategies as st
+
+from allotment.compile.model import CompiledConfig, Policy
+from allotment.core.jobs import JobSpec, NodeEvent
+from allotment.traces.scenarios.workload import Workload
+from tests.core.builders import make_config
+
+
+@st.composite
+def clusters(draw: st.DrawFn) -> CompiledConfig:
+    n_teams = draw(st.integers(1, 4))
+    weights = {f"t{i}": draw(st.integers(1, 4)) for i in range(n_teams)}
+    tree: dict[str, Any] = dict(weights)
+    if n_teams >= 3 and draw(st.booleans()):
+        tree = {"g": {"t0": weights["t0"], "t1": weights["t1"]}, **{k: v for k, v in weights.items() if k not in ("t0", "t1")}}
+    policy = Policy(
+        lookback_s=draw(st.sampled_from([3600, 6 * 3600, 86400])),
+        min_runtime_cap_s=draw(st.sampled_from([600, 3600, 4 * 3600])),
+        default_min_runtime_s=600,
+        non_resumable=draw(st.sampled_from(["requeue", "run_to_completion"])),
+        reconcile_interval_s=draw(st.sampled_from([0, 10])),
+        human_drain_threshold_s=1800,
+    )
+    return make_config(tree, nodes=draw(st.integers(1, 4)), gpus_per_node=draw(st.sampled_from([2, 4, 8])), policy=policy)
+
+
+@st.composite
+def workloads(draw: st.DrawFn, config: CompiledConfig) -> Workload:
+    cl = next(iter(config.clusters.values()))
+    gpn = cl.node_groups[0].gpus_per_node
+    n_nodes = len(cl.node_names)
+    teams = [n.name for n in config.leaves()]
+    jobs = []
+    for i in range(draw(st.integers(1, 25))):
+        whole = draw(st.booleans()) and n_nodes > 1
+        gpus = gpn * draw(st.integers(2, n_nodes)) if whole else draw(st.integers(1, gpn))
+        resumable = draw(st.booleans())
+        jobs.append(
+            JobSpec(
+                id=f"j{i:03d}",
+                submit=float(draw(st.integers(0, 4 * 3600))),
+                account=draw(st.sampled_from(teams)),
+                gpus=gpus,
+                work=float(draw(st.integers(60, 6 * 3600))),
+                user=draw(st.sampled_from(["u1", "u2", "u3"])),
+                gpus_per_node=gpn if whole else None,
+                min_runtime=float(draw(st.sampled_from([0, 0, 300, 1800, 7200]))),
+                resumable=resumable,
+                checkpoint_interval=draw(st.sampled_from([None, 600.0])) if resumable else None,
+                priority=draw(st.integers(0, 2)),
+                kind=draw(st.sampled_from(["debug", "train", "batch"])),
+            )
+        )
+    # dependencies only on earlier ids, so they cannot form a cycle
+    if len(jobs) > 2 and draw(st.booleans()):
+        j = jobs[-1]
+        jobs[-1] = JobSpec(**{**{f: getattr(j, f) for f in j.__slots__}, "depends_on": (jobs[0].id,)})
+    events = []
+    for _ in range(draw(st.integers(0, 3))):
+        node = draw(st.sampled_from(cl.node_names))
+        t = float(draw(st.integers(0, 4 * 3600)))
+        events.append(NodeEvent(t, node, "unhealthy"))
+        events.append(NodeEvent(t + draw(st.integers(60, 4 * 3600)), node, "healthy"))
+    return Workload.of(jobs, events)

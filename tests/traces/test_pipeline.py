@@ -1,0 +1,118 @@
+"""The import pipeline: bounded-memory sorting, all-or-nothing output, duplicate ids."""
+
+from __future__ import annotations
+
+import gzip
+import random
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from allotment.errors import TraceError
+from allotment.traces.canonical import read_trace
+from allotment.traces.diagnostics import TraceDiagnostics
+from allotment.traces.fill_rules import FillRules
+from allotment.traces.importers import CsvImporter, parse_map
+from allotment.traces.pipeline import import_trace
+from allotment.traces.sorting import external_sort
+
+MAP = parse_map("id=id,submit=t,work=w,gpus=g,account=a")
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 50), st.integers()), max_size=300), st.integers(1, 40))
+def test_external_sort_equals_a_stable_in_memory_sort(
+    items: list[tuple[int, int]], chunk: int
+) -> None:
+    got = list(external_sort(items, key=lambda x: x[0], chunk=chunk))
+    assert got == sorted(items, key=lambda x: x[0])
+
+
+def _csv(path: Path, rows: list[tuple[str, int, int, int, str]]) -> None:
+    path.write_text("id,t,w,g,a\n" + "".join(f"{i},{t},{w},{g},{a}\n" for i, t, w, g, a in rows))
+
+
+def test_unsorted_source_gives_the_same_trace_whatever_the_chunk(tmp_path: Path) -> None:
+    rng = random.Random(7)
+    rows = [
+        (
+            f"j{i}",
+            rng.randrange(10_000),
+            rng.randrange(1, 999),
+            rng.choice([1, 2, 8]),
+            rng.choice("xyz"),
+        )
+        for i in range(2000)
+    ]
+    src = tmp_path / "jobs.csv"
+    _csv(src, rows)
+    import_trace(CsvImporter(mapping=MAP), src, tmp_path / "a.jsonl", fill=FillRules())
+    import_trace(
+        CsvImporter(mapping=MAP), src, tmp_path / "b.jsonl", fill=FillRules(), sort_chunk=64
+    )
+    assert (tmp_path / "a.jsonl").read_bytes() == (tmp_path / "b.jsonl").read_bytes()
+    jobs = read_trace(tmp_path / "a.jsonl").jobs
+    assert [j.submit for j in jobs] == sorted(j.submit for j in jobs)
+    assert len(jobs) == 2000
+
+
+def test_a_bad_row_leaves_no_output_and_keeps_an_old_file(tmp_path: Path) -> None:
+    out = tmp_path / "out.jsonl"
+    out.write_text("old\n")
+    src = tmp_path / "jobs.csv"
+    _csv(src, [("a", 0, 10, 1, "x"), ("b", 5, 10, -1, "x")])
+    with pytest.raises(TraceDiagnostics):
+        import_trace(CsvImporter(mapping=MAP), src, out, fill=FillRules())
+    assert out.read_text() == "old\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["jobs.csv", "out.jsonl"]
+
+
+def test_duplicate_source_ids_are_errors_at_the_source_lines(tmp_path: Path) -> None:
+    src = tmp_path / "jobs.csv"
+    _csv(src, [("a", 9, 10, 1, "x"), ("b", 5, 10, 1, "x"), ("a", 1, 10, 1, "x")])
+    with pytest.raises(TraceDiagnostics) as info:
+        import_trace(
+            CsvImporter(mapping=MAP),
+            src,
+            tmp_path / "o.jsonl",
+            fill=FillRules(),
+            display_name="jobs.csv",
+        )
+    assert [d.format() for d in info.value.diagnostics] == [
+        "jobs.csv:4:1: duplicate job id 'a': line 2 has it too"
+    ]
+    assert not (tmp_path / "o.jsonl").exists()
+
+
+def test_every_error_is_reported_up_to_the_cap(tmp_path: Path) -> None:
+    src = tmp_path / "jobs.csv"
+    src.write_text("id,t,w,g,a\n" + "".join(f"j{i},{i},10,x,a\n" for i in range(300)))
+    with pytest.raises(TraceDiagnostics) as info:
+        import_trace(CsvImporter(mapping=MAP), src, tmp_path / "o.jsonl", fill=FillRules())
+    msgs = [d.message for d in info.value.diagnostics]
+    assert len(msgs) == 101 and msgs[0] == "stopped after 100 errors; fix these first"
+
+
+def test_empty_source_writes_a_header_only_trace(tmp_path: Path) -> None:
+    src = tmp_path / "jobs.csv"
+    src.write_text("id,t,w,g,a\n")
+    r = import_trace(CsvImporter(mapping=MAP), src, tmp_path / "o.jsonl", fill=FillRules())
+    assert r.imported == 0 and read_trace(tmp_path / "o.jsonl").jobs == ()
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        gzip.compress(b"id,t,w,g,a\n" + b"x,1,1,1,a\n" * 500)[:-40],
+        b"id,t,w,g,a\n\xff\xfe,1,1,1,a\n",
+    ],
+    ids=["truncated gzip", "not utf-8"],
+)
+def test_unreadable_input_is_one_clear_error(tmp_path: Path, payload: bytes) -> None:
+    src = tmp_path / "jobs.csv"
+    src.write_bytes(payload)
+    with pytest.raises(TraceError, match=f"cannot read {src}"):
+        import_trace(CsvImporter(mapping=MAP), src, tmp_path / "o.jsonl", fill=FillRules())
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["jobs.csv"]
