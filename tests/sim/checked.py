@@ -32,7 +32,7 @@ class CheckedSim(_Sim):
         dt = now - self.t_last
         if dt > 0:
             idle = sum(f for f, h in zip(pool.free, pool.healthy, strict=True) if h)
-            sick = sum(t for t, h in zip(pool.total, pool.healthy, strict=True) if not h)
+            sick = sum(f for f, h in zip(pool.free, pool.healthy, strict=True) if not h)
             self.idle_gpu_s += idle * dt
             self.unhealthy_gpu_s += sick * dt
             self.t_last = now

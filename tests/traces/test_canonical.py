@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -22,7 +23,7 @@ times = st.one_of(
     st.integers(min_value=0, max_value=10**9).map(float),
     st.floats(min_value=0, max_value=1e9, allow_nan=False, allow_infinity=False),
 )
-names = st.text(min_size=1, max_size=12).filter(lambda s: s.strip() != "")
+names = st.text(max_size=10).map(lambda s: "x" + s)  # any text, never blank
 
 
 @st.composite
@@ -49,16 +50,39 @@ def job_specs(draw: st.DrawFn) -> JobSpec:
     )
 
 
-@settings(max_examples=100, deadline=None)
-@given(st.lists(job_specs(), max_size=20, unique_by=lambda j: j.id))
+@settings(max_examples=60, deadline=None)
+@given(st.lists(job_specs(), max_size=20, unique_by=lambda j: j.id), st.data())
 def test_write_then_read_round_trips_any_jobspec(
-    tmp_path_factory: pytest.TempPathFactory, jobs: list[JobSpec]
+    tmp_path_factory: pytest.TempPathFactory, jobs: list[JobSpec], data: st.DataObject
 ) -> None:
+    ids = [j.id for j in jobs]
+    jobs = [
+        replace(
+            j,
+            depends_on=tuple(
+                data.draw(
+                    st.lists(
+                        st.sampled_from([i for i in ids if i != j.id]), unique=True, max_size=3
+                    )
+                )
+            ),
+        )
+        if len(ids) > 1
+        else j
+        for j in jobs
+    ]
+    nodes = data.draw(
+        st.lists(
+            st.builds(NodeEvent, times, names, st.sampled_from(["unhealthy", "healthy"])),
+            max_size=5,
+        )
+    )
     path = tmp_path_factory.getbasetemp() / "round-trip.jsonl"  # rewritten by each example
-    items = sorted_items(jobs, [])
+    items = sorted_items(jobs, nodes)
     write_trace(path, items)
     back = read_trace(path)
-    assert list(back.jobs) == items
+    assert sorted_items(back.jobs, back.node_events) == items
+    assert [j for j in items if isinstance(j, JobSpec)] == list(back.jobs)
 
 
 def test_dependencies_and_node_events_round_trip(tmp_path: Path) -> None:
@@ -248,8 +272,8 @@ REQUIRED = ("id", "submit", "account", "gpus", "work")
     )
 )
 def test_fast_path_agrees_with_the_full_checker(d: dict[str, object]) -> None:
-    from allotment.traces.canonical import _checked_job, _fast_job, _LineChecker
     from allotment.traces.diagnostics import DiagnosticCollector
+    from allotment.traces.reader import _checked_job, _fast_job, _LineChecker
 
     fast = _fast_job(dict(d))
     diags = DiagnosticCollector("t", cap=10_000)

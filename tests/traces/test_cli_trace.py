@@ -104,14 +104,28 @@ def test_repo_out_failure_leaves_no_trace_either(
         (["--format", "swf", "--account-from", "qos"], "--account-from for swf takes group, queue"),
         (["--format", "sacct", "--map", "submit=a"], "--map is only for --format csv"),
         (["--format", "sacct", "--fill", "nope"], "--fill expects KEY=VALUE"),
+        (
+            ["--format", "csv", "--map", "submit=a,work=b,gpus=c,account=d", "--delimiter", "::"],
+            "one character",
+        ),
+        (
+            ["--format", "sacct", "--repo-out", "r", "--cluster", "My Cluster"],
+            "--cluster 'My Cluster'",
+        ),
+        (
+            ["--format", "sacct", "--repo-out", "r", "--owner", "nobody"],
+            "expected an e-mail or @handle",
+        ),
     ],
 )
 def test_usage_errors_are_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], message: str
 ) -> None:
+    argv = [str(tmp_path / "r") if a == "r" else a for a in argv]  # never write into the cwd
     code = main(["trace", "import", str(SACCT), "-o", str(tmp_path / "o.jsonl"), *argv])
     err = capsys.readouterr().err
     assert code == 2 and message in err and err.count("\n") == 1
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_alibaba_node_list_is_found_next_to_the_pods(

@@ -33,7 +33,7 @@ def to_text(events: tuple[HistoryEvent, ...]) -> str:
         change = f"{e.before or '-'} -> {e.after or '-'}"
         lines.append(
             f"{e.date}  {e.sha[:12]}  {e.name}  {e.what}: {change}  "
-            f"author {e.author or '-'}  approved by {approved}"
+            f"by {e.author or '-'}  approved by {approved}"
         )
     return "\n".join(lines) + "\n"
 

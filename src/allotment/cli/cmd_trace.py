@@ -14,11 +14,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any
 
 from allotment.cli.common import add_at_argument, add_repo_argument, at_date, load_compiled
+from allotment.config.models.common import NAME_PATTERN, OWNER_PATTERN
 from allotment.core.jobs import JobSpec
 from allotment.errors import UsageError
 from allotment.traces.canonical import read_trace, sorted_items, write_trace
@@ -185,6 +187,10 @@ def _importer(args: argparse.Namespace) -> Importer:
         raise UsageError(f"--account-from for {fmt} takes {choices}, got {args.account_from!r}")
     if args.map and fmt != "csv":
         raise UsageError("--map is only for --format csv")
+    if args.delimiter is not None and fmt == "csv" and len(args.delimiter) != 1:
+        raise UsageError(f"--delimiter for csv is one character, got {args.delimiter!r}")
+    if args.delimiter == "":
+        raise UsageError("--delimiter must not be empty")
     if fmt == "swf":
         return SwfImporter(
             gpus_per_proc=args.gpus_per_proc,
@@ -217,6 +223,22 @@ def _fill(args: argparse.Namespace) -> FillRules:
     return rules.with_overrides(args.fill)
 
 
+def _check_repo_names(args: argparse.Namespace) -> None:
+    """Names written into the repository must be config names; say so before any work."""
+    for flag, value, pattern in (
+        ("--cluster", args.cluster, NAME_PATTERN),
+        ("--org", args.org, NAME_PATTERN),
+        ("--owner", args.owner, OWNER_PATTERN),
+    ):
+        if not re.fullmatch(pattern, value):
+            what = (
+                "an e-mail or @handle"
+                if flag == "--owner"
+                else "lowercase letters, digits, - and _"
+            )
+            raise UsageError(f"{flag} {value!r}: expected {what}")
+
+
 def _partial(path: Path) -> Path:
     return path.with_name(f".partial-{os.getpid()}-{path.name}")
 
@@ -226,6 +248,8 @@ def run_import(args: argparse.Namespace) -> int:
         raise UsageError(f"{args.file}: no such file")
     importer = _importer(args)
     fill = _fill(args)
+    if args.repo_out is not None:
+        _check_repo_names(args)
     out: Path = args.output
     tmp_trace = _partial(out)
     tmp_repo: Path | None = None

@@ -21,6 +21,7 @@ from allotment.compile.model import (
 )
 from allotment.compile.policy import resolve_policies
 from allotment.compile.shares import compute_shares
+from allotment.config.bulk import bulk_allocation
 from allotment.config.files import read_repo_files
 from allotment.config.loaded import LoadedCluster, LoadedConfig
 from allotment.config.loader import load_config
@@ -50,6 +51,12 @@ def _cluster(lc: LoadedCluster, gpu_types: dict[str, GpuType], policy: Policy) -
 def compile_config(
     loaded: LoadedConfig, at: dt.date, revision: str | None = None
 ) -> CompiledConfig:
+    """Shares, entitlements and resolved policies of ``loaded`` at date ``at``."""
+    with bulk_allocation():
+        return _compile(loaded, at, revision)
+
+
+def _compile(loaded: LoadedConfig, at: dt.date, revision: str | None) -> CompiledConfig:
     warnings: list[Diagnostic] = list(loaded.warnings)
     gpu_types = {n: GpuType(n, e.billing_weight) for n, e in loaded.gpu_types.items()}
     cluster_names = tuple(loaded.clusters)

@@ -8,13 +8,12 @@ cluster file itself failed to parse).
 
 from __future__ import annotations
 
-import gc
 import hashlib
 import re
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from typing import Any
 
+from allotment.config.bulk import bulk_allocation
 from allotment.config.files import check_file
 from allotment.config.inventory_checks import check_cluster
 from allotment.config.kinds import UNKNOWN_FILE_HINT, kind_of, read_model
@@ -45,23 +44,9 @@ def inputs_sha256(files: Mapping[str, bytes]) -> str:
     return h.hexdigest()
 
 
-@contextmanager
-def _bulk_allocation() -> Iterator[None]:
-    """Pause the cyclic garbage collector while loading: a 10,000-file tree allocates a few
-    hundred thousand objects and no cycles, and the collector would rescan them again and again
-    (measured: about a third of the load time).  The previous state is always restored."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
 def load_config(files: Mapping[str, bytes]) -> LoadedConfig:
     """Validate every file and the whole; raise ConfigError with every error (and warning)."""
-    with _bulk_allocation():
+    with bulk_allocation():
         return _load(files)
 
 

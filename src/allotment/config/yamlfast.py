@@ -31,6 +31,8 @@ _QUOTED = re.compile(r'"([^"\\]*)"$')
 # A word no implicit resolver of PyYAML can claim (resolvers start only with digits, + - . < = ~
 # and the letters y n t f o in either case): certainly a string.  The common case, checked first.
 _WORD = re.compile(r"[a-eg-mp-su-xzA-EG-MP-SU-XZ_][A-Za-z0-9_.@/+-]*\Z")
+# Any other word: no indicator, space or colon; only the resolver table can make it a non-string.
+_ANYWORD = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.@/+-]*\Z")
 _LINE = re.compile(r"^( *)([^ #\n][^\n]*?) *$", re.M)
 _HASH_IN_CONTENT = re.compile(r"^ *[^ #\n][^\n]*#", re.M)
 
@@ -45,17 +47,18 @@ def _scalar(text: str, flow: bool) -> Any:
     """A plain (or simply double-quoted) scalar, typed as PyYAML would type it."""
     if _WORD.match(text):
         return text
-    if not text:
-        raise _Unsupported
-    if text[0] == '"':
-        m = _QUOTED.match(text)
-        if m is None:
+    if not _ANYWORD.match(text):
+        if not text:
             raise _Unsupported
-        return m.group(1)
-    if text[0] in _INDICATORS or text != text.strip() or ": " in text or " #" in text:
-        raise _Unsupported
-    if text.endswith(":") or (flow and any(c in text for c in ",[]{}:")):
-        raise _Unsupported
+        if text[0] == '"':
+            m = _QUOTED.match(text)
+            if m is None:
+                raise _Unsupported
+            return m.group(1)
+        if text[0] in _INDICATORS or text != text.strip() or ": " in text or " #" in text:
+            raise _Unsupported
+        if text.endswith(":") or (flow and any(c in text for c in ",[]{}:")):
+            raise _Unsupported
     tag = _CORE + "str"
     for resolver_tag, regexp in _RESOLVERS.get(text[0], ()):
         if regexp.match(text):
@@ -73,6 +76,8 @@ def _scalar(text: str, flow: bool) -> Any:
 
 
 def _value(rest: str) -> Any:
+    if _WORD.match(rest):
+        return rest
     if rest.startswith("["):
         if not rest.endswith("]"):
             raise _Unsupported
@@ -86,64 +91,69 @@ def _value(rest: str) -> Any:
     return _scalar(rest, flow=False)
 
 
-class _Parser:
-    def __init__(self, lines: list[tuple[int, str]]) -> None:
-        self.lines = lines
-        self.i = 0
+Lines = list[tuple[int, str]]
 
-    def block(self, indent: int, depth: int) -> Any:
-        if depth > 30:
+
+def _block(lines: Lines, i: int, indent: int, depth: int) -> tuple[Any, int]:
+    """Parse the block starting at line ``i`` (indented ``indent``); return (value, next line)."""
+    if depth > 30:
+        raise _Unsupported
+    first = lines[i][1]
+    if first.startswith("- ") or first == "-":
+        return _sequence(lines, i, indent)
+    return _mapping(lines, i, indent, depth)
+
+
+def _sequence(lines: Lines, i: int, indent: int) -> tuple[list[Any], int]:
+    out = []
+    n = len(lines)
+    word = _WORD.match
+    while i < n:
+        ind, content = lines[i]
+        if ind < indent:
+            break
+        if ind > indent or content[:2] != "- ":
             raise _Unsupported
-        if self.lines[self.i][1].startswith("- ") or self.lines[self.i][1] == "-":
-            return self.sequence(indent)
-        return self.mapping(indent, depth)
+        item = content[2:]
+        if word(item):
+            out.append(item)
+        elif _KEY_LINE.match(item) or item.startswith(("- ", "[")):
+            raise _Unsupported  # mappings or lists inside lists: leave to libyaml
+        else:
+            out.append(_scalar(item, flow=False))
+        i += 1
+    return out, i
 
-    def sequence(self, indent: int) -> list[Any]:
-        out = []
-        while self.i < len(self.lines):
-            ind, content = self.lines[self.i]
-            if ind < indent:
-                break
-            if ind > indent or not content.startswith("- "):
-                raise _Unsupported
-            item = content[2:]
-            if _WORD.match(item):
-                out.append(item)
-            elif _KEY_LINE.match(item) or item.startswith(("- ", "[")):
-                raise _Unsupported  # mappings or lists inside lists: leave to libyaml
-            else:
-                out.append(_scalar(item, flow=False))
-            self.i += 1
-        return out
 
-    def mapping(self, indent: int, depth: int) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        while self.i < len(self.lines):
-            ind, content = self.lines[self.i]
-            if ind < indent:
-                break
-            m = _KEY_LINE.match(content)
-            if ind > indent or m is None:
+def _mapping(lines: Lines, i: int, indent: int, depth: int) -> tuple[dict[str, Any], int]:
+    out: dict[str, Any] = {}
+    n = len(lines)
+    key_line = _KEY_LINE.match
+    word = _WORD.match
+    while i < n:
+        ind, content = lines[i]
+        if ind < indent:
+            break
+        m = key_line(content)
+        if ind > indent or m is None:
+            raise _Unsupported
+        key, rest = m.groups()
+        if not word(key):
+            key = _scalar(key, flow=False)
+            if not isinstance(key, str):
                 raise _Unsupported
-            key = _scalar(m.group(1), flow=False)
-            if not isinstance(key, str) or key in out:
-                raise _Unsupported
-            rest = m.group(2)
-            self.i += 1
-            if rest:
-                out[key] = _value(rest)
-                continue
-            if self.i < len(self.lines) and self.lines[self.i][0] > indent:
-                out[key] = self.block(self.lines[self.i][0], depth + 1)
-            elif (
-                self.i < len(self.lines)
-                and self.lines[self.i][0] == indent
-                and (self.lines[self.i][1].startswith("- "))
-            ):
-                raise _Unsupported  # "key:\n- item" at the same indent: legal, left to libyaml
-            else:
-                out[key] = None
-        return out
+        if key in out:
+            raise _Unsupported
+        i += 1
+        if rest:
+            out[key] = _value(rest)
+        elif i < n and lines[i][0] > indent:
+            out[key], i = _block(lines, i, lines[i][0], depth + 1)
+        elif i < n and lines[i][0] == indent and lines[i][1][:2] == "- ":
+            raise _Unsupported  # "key:\n- item" at the same indent: legal, left to libyaml
+        else:
+            out[key] = None
+    return out, i
 
 
 def fast_parse(text: str) -> dict[str, Any] | None:
@@ -155,11 +165,10 @@ def fast_parse(text: str) -> dict[str, Any] | None:
     lines = [(len(indent), content) for indent, content in _LINE.findall(text)]
     if not lines or lines[0][0] != 0:
         return None
-    parser = _Parser(lines)
     try:
-        value = parser.block(0, 0)
+        value, end = _block(lines, 0, 0, 0)
     except (_Unsupported, ValueError):
         return None
-    if parser.i != len(lines) or not isinstance(value, dict):
+    if end != len(lines) or not isinstance(value, dict):
         return None
     return value

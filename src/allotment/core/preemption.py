@@ -88,21 +88,21 @@ def find_victims(
         for vid in s.preemptible_alloc.get(req, {}):
             if s.running[vid].declared < p.declared:
                 consider(vid, 1, 0.0, "within-team", f"lower within-team priority than {spec.id}")
-        if reclaim_ok:
-            m_req = metric.get(req, math.inf)
-            for acct, ids in s.preemptible_alloc.items():
-                if acct == req or not ids:
+    if reclaim_ok:
+        m_req = metric.get(req, math.inf)
+        for acct, ids in s.preemptible_alloc.items():
+            if acct == req or not ids:
+                continue
+            over = s.alloc_gpus.get(acct, 0) - ent.get(acct, 0.0)
+            if over <= 0:
+                continue
+            m_v = metric.get(acct, math.inf)
+            if not m_v > m_req * (1.0 + s.ctx.hysteresis) + 1e-12:
+                continue
+            for vid in ids:
+                if p.evicted_by == vid and not m_v > m_req * (1.0 + 2 * s.ctx.hysteresis):
                     continue
-                over = s.alloc_gpus.get(acct, 0) - ent.get(acct, 0.0)
-                if over <= 0:
-                    continue
-                m_v = metric.get(acct, math.inf)
-                if not m_v > m_req * (1.0 + s.ctx.hysteresis) + 1e-12:
-                    continue
-                for vid in ids:
-                    if p.evicted_by == vid and not m_v > m_req * (1.0 + 2 * s.ctx.hysteresis):
-                        continue
-                    consider(vid, 2, over, "reclaim", f"{acct} runs {over:.0f} GPUs over its entitlement")
+                consider(vid, 2, over, "reclaim", f"{acct} runs {over:.0f} GPUs over its entitlement")
     if not cand:
         return None
     pool = s.pool

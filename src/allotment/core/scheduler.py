@@ -105,6 +105,10 @@ class Scheduler:
             evicted_by,
             q,
         )
+        if self.ctx.mode != "budgets":
+            # the baselines: fifo knows no priority; under the old priority scheduler everyone
+            # used the same (HIGH) level, so the order is submission order in both
+            p.key = (0.0, eligible, spec.id)
         self.pending[spec.id] = p
         lst = self.queues.setdefault(q, [])
         at = bisect_left(lst, p.key)
@@ -336,7 +340,12 @@ class Scheduler:
                     tried.add(spec.id)
                     continue
                 allow = None
-                if res is not None and spec.id != res[2] and now + max(0.0, spec.work - p.done_work) > res[1]:
+                if (
+                    res is not None
+                    and spec.id != res[2]
+                    and self.min_runtime(spec) > 0  # unallocated work may use reserved nodes: it yields at once
+                    and now + max(0.0, spec.work - p.done_work) > res[1]
+                ):
                     rnodes = res[0]
 
                     def allow(i: int, rnodes: frozenset[int] = rnodes) -> bool:

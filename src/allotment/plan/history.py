@@ -14,7 +14,7 @@ import git
 
 from allotment.compile.model import BudgetNode, CompiledConfig
 from allotment.errors import AllotmentError, UsageError
-from allotment.plan.audit import first_parent_commits
+from allotment.plan.audit import commit_authors, first_parent_commits
 from allotment.plan.diff import diff_configs
 from allotment.plan.revision import CommitCompiler, config_key, has_config
 from allotment.plan.trailers import approvers
@@ -24,7 +24,7 @@ from allotment.plan.trailers import approvers
 class HistoryEvent:
     date: str  # commit date, UTC, YYYY-MM-DD
     sha: str
-    author: str
+    author: str  # everyone who wrote the change (for a merge: the merged commits' authors too)
     approvers: tuple[str, ...]
     name: str  # the node's name in that commit
     what: str  # "added", "removed", "share", "owners", "renamed", "invalid config"
@@ -80,7 +80,7 @@ def history(repo: git.Repo, node: str, rev: str = "HEAD") -> tuple[HistoryEvent,
         common = (
             dt.datetime.fromtimestamp(c.committed_date, tz=dt.UTC).date().isoformat(),
             c.hexsha,
-            str(c.author.email or ""),
+            ", ".join(commit_authors(repo, c)),
             approvers(str(c.message)),
             name,
         )

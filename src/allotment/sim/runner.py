@@ -86,7 +86,8 @@ class _Sim:
         self.heap: list[tuple[float, int, int, str, Any]] = []
         self.seq = 0
         self.end = 0.0
-        self.starts: dict[str, tuple[float, float]] = {}  # running job -> (start, charge rate)
+        # running job -> (start, charge rate, placement as (node index, GPUs))
+        self.starts: dict[str, tuple[float, float, tuple[tuple[int, int], ...]]] = {}
         ids = {j.id for j in self.jobs}
         self.waiting_on: dict[str, set[str]] = {}
         self.dependents: dict[str, list[str]] = {}
@@ -187,7 +188,10 @@ class _Sim:
             if self.sched.pool.healthy[i] == healthy:
                 return False
             self.sched.set_health(node, healthy, now)
-            self.rec.health_change(now, self.gpus_of[node] if healthy else -self.gpus_of[node])
+            # out of service: the GPUs of an unhealthy node that hold no job (busy ones still
+            # deliver until drained)
+            free = self.sched.pool.free[i]
+            self.rec.health_change(now, free if healthy else -free)
             if healthy:
                 k = self.failures.pop(node, None)
                 if k is not None:
@@ -200,7 +204,11 @@ class _Sim:
         return True  # WAKE
 
     def _stopped(self, spec: JobSpec, now: float, *, completed: bool) -> None:
-        _, rate = self.starts.pop(spec.id)
+        _, rate, placement = self.starts.pop(spec.id)
+        pool = self.sched.pool
+        for i, g in placement:
+            if not pool.healthy[i]:
+                self.rec.health_change(now, -g)  # freed on an unhealthy node: out of service
         if rate:
             self.ledger.stop(spec.account, now, rate)
         self.rec.run_change(now, spec.account, -spec.gpus, rate > 0, self._budgeted(spec))
@@ -245,7 +253,7 @@ class _Sim:
             if st.allocated:
                 rate = sum(g * weights.get(pool.gpu_type[i], 1.0) for i, g in r.placement)
                 self.ledger.start(spec.account, now, rate)
-            self.starts[spec.id] = (now, rate)
+            self.starts[spec.id] = (now, rate, r.placement)
             self.rec.first_start(spec.id, now)
             self.rec.run_change(now, spec.account, spec.gpus, st.allocated, self._budgeted(spec))
             self._push(now + max(0.0, spec.work - r.done_before), DONE, (spec.id, now))

@@ -61,10 +61,10 @@ class Match:
     min_work: float | None = None
     max_work: float | None = None
 
-    def fits(self, job: RawJob, kind: str | None) -> bool:
+    def fits(self, job: RawJob, kind: str | None, account: str, user: str) -> bool:
         return (
-            (self.account is None or self.account == job.account)
-            and (self.user is None or self.user == job.user)
+            (self.account is None or self.account == account)
+            and (self.user is None or self.user == user)
             and (self.klass is None or self.klass == job.klass)
             and (self.kind is None or self.kind == kind)
             and (self.min_gpus is None or job.gpus >= self.min_gpus)
@@ -99,30 +99,36 @@ class FillRules:
             return "train"
         return "batch"
 
-    def _pick(self, job: RawJob, kind: str | None, field: str) -> object:
+    def _pick(self, job: RawJob, kind: str | None, field: str, names: tuple[str, str]) -> object:
         for match, fill in self.rules:
             value = getattr(fill, field)
-            if value is not None and match.fits(job, kind):
+            if value is not None and match.fits(job, kind, *names):
                 return value
         return getattr(self.defaults, field)
 
-    def apply(self, job: RawJob) -> FilledFields:
-        """Fill what ``job`` leaves unknown (see the module doc for the order)."""
+    def apply(
+        self, job: RawJob, *, account: str | None = None, user: str | None = None
+    ) -> FilledFields:
+        """Fill what ``job`` leaves unknown (see the module doc for the order).
+
+        ``account`` and ``user`` are the names the trace will carry (rules match those); by
+        default the job's own."""
+        names = (job.account if account is None else account, job.user if user is None else user)
         kind = job.kind
         if kind is None:
-            chosen = self._pick(job, None, "kind")
+            chosen = self._pick(job, None, "kind", names)
             kind = self.auto_kind(job) if chosen in (None, "auto") else str(chosen)
         if job.min_runtime is not None:
             min_rt: float | None = job.min_runtime
         else:
-            mr = self._pick(job, kind, "min_runtime")
+            mr = self._pick(job, kind, "min_runtime", names)
             min_rt = None if mr in (None, "policy") else job.work if mr == "work" else float(mr)  # type: ignore[arg-type]
         resumable = job.resumable
         if resumable is None:
-            resumable = bool(self._pick(job, kind, "resumable"))
+            resumable = bool(self._pick(job, kind, "resumable", names))
         ckpt = job.checkpoint_interval
         if ckpt is None:
-            ck = self._pick(job, kind, "checkpoint_interval")
+            ck = self._pick(job, kind, "checkpoint_interval", names)
             ckpt = None if ck in (None, "none") else float(ck)  # type: ignore[arg-type]
         return FilledFields(min_rt, resumable, ckpt, kind)
 

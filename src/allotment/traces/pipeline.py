@@ -17,7 +17,6 @@ from __future__ import annotations
 import csv
 import datetime as dt
 from collections.abc import Iterator
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -88,18 +87,16 @@ def _write(
         out.write_line(encode_header(header))
         if first is not None:
             for raw in _chain(first, rest):
-                # rules match the names the trace will carry, so rename first
-                raw = replace(
-                    raw, account=accounts(raw.account), user=users(raw.user) if raw.user else ""
-                )
-                filled = fill.apply(raw)
+                account = accounts(raw.account)
+                user = users(raw.user) if raw.user else ""
+                filled = fill.apply(raw, account=account, user=user)  # rules see these names
                 job = JobSpec(
                     id=raw.id,
                     submit=raw.submit - t0,
-                    account=raw.account,
+                    account=account,
                     gpus=raw.gpus,
                     work=raw.work,
-                    user=raw.user,
+                    user=user,
                     gpus_per_node=raw.gpus_per_node,
                     min_runtime=filled.min_runtime,
                     resumable=filled.resumable,

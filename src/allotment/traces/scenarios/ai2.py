@@ -22,6 +22,7 @@ Deterministic: everything is drawn from ``random.Random(seed)``.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 import random
@@ -51,8 +52,8 @@ TRAIN_NODES: tuple[tuple[int, float], ...] = (
     (16, 0.08),
     (32, 0.02),
 )
-LOAD = 1.0  # offered GPU-hours / capacity GPU-hours, on average over the run
-BACKLOG = 1.6  # GPUs requested by the initial backlog (long jobs, no debug) / capacity
+LOAD = 1.02  # offered GPU-hours / capacity GPU-hours, on average over the run
+BACKLOG = 2.5  # GPUs requested by the initial backlog (long jobs, no debug) / capacity
 BUSY_MULT, QUIET_MULT = 1.5, 0.5  # arrival-rate multipliers of a team's busy and quiet spells
 SPELL_MEAN_S = 1.5 * DAY
 FAILURES_PER_WEEK = 3.0
@@ -213,14 +214,32 @@ def generate(config: CompiledConfig, *, cluster: str, days: float, seed: int) ->
             )
             got += s.gpus
         rate = LOAD * capacity * weight / mean_gs  # jobs per second at multiplier 1
-        for start, end, mult in _spells(trng, horizon):
-            t = start
-            while True:
-                t += trng.expovariate(rate * mult)
-                if t >= end:
-                    break
-                s = _fit(_shape(trng, _pick_class(trng), gpn), cap, gpn)
-                jobs.append(_job(team.name, len(jobs), t, trng.choice(users), s, seed))
+        target = LOAD * capacity * weight * horizon  # GPU-seconds this team offers after t=0
+        spells = _spells(trng, horizon)
+        arrivals: list[JobSpec] = []
+        offered = 0.0
+        # heavy-tailed job sizes must not make the realized load drift away from LOAD by
+        # chance: sweep the same bursty spells again, at the rate of what is still missing,
+        # until the team has offered its target, then thin at random if it overshot
+        scale = 1.0
+        while offered < 0.99 * target and scale > 0.005:
+            for start, end, mult in spells:
+                t = start
+                while True:
+                    t += trng.expovariate(rate * mult * scale)
+                    if t >= end:
+                        break
+                    s = _fit(_shape(trng, _pick_class(trng), gpn), cap, gpn)
+                    arrivals.append(_job(team.name, 0, t, trng.choice(users), s, seed))
+                    offered += s.gpus * s.work
+            scale = max(0.0, (target - offered) / target)
+        while offered > 1.01 * target and arrivals:
+            gone = arrivals.pop(trng.randrange(len(arrivals)))
+            offered -= gone.gpus * gone.work
+        arrivals.sort(key=lambda j: j.submit)
+        base = len(jobs)
+        arrivals = [dataclasses.replace(j, id=f"{team.name}-{base + i:06d}") for i, j in enumerate(arrivals)]
+        jobs.extend(arrivals)
     events = _failures(rng, cl.node_names, horizon)
     return Workload.of(jobs, events)
 
@@ -238,10 +257,10 @@ def _cap(config: CompiledConfig, team: BudgetNode) -> int | None:
 
 
 def _fit(s: _Shape, cap: int | None, gpn: int) -> _Shape:
-    """Users of a capped team size their jobs so two can run side by side under the cap."""
-    if cap is None or s.gpus <= cap // 2:
+    """Users of a capped team size their jobs so several run side by side under the cap."""
+    if cap is None or s.gpus <= cap // 4:
         return s
-    cap = max(1, cap // 2)
+    cap = max(1, cap // 4)
     if s.gpus_per_node is not None:
         nodes = max(1, cap // gpn)
         return _Shape(

@@ -1,0 +1,59 @@
+"""Simulator speed on the ai2 scenario of the bundled example, and how it grows with jobs.
+
+Usage: .venv/bin/python benchmarks/sim_bench.py [--repo .] [--days 30] [--scales 1,4,16]
+       [--base-days 2] [--repeat 3] [--policy budgets]
+
+First the headline: ``--days`` days of ai2 (wall time of simulate(), median of --repeat runs,
+scenario generation excluded).  Then the growth: the scenario at 1x, 4x and 16x its base length
+(``--base-days`` days, same cluster, so the job count scales with the factor); per-job time that
+stays flat means linear cost, one that grows like log n means n log n.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import statistics
+import time
+from pathlib import Path
+
+from allotment.compile.compiler import compile_repo
+from allotment.sim.runner import simulate
+from allotment.traces.scenarios import get_scenario
+
+
+def run(config: object, cluster: str, days: float, policy: str, repeat: int) -> tuple[int, float, dict[str, object]]:
+    w = get_scenario("ai2")(config, cluster=cluster, days=days, seed=0)
+    times = []
+    m: dict[str, object] = {}
+    for _ in range(repeat):
+        t = time.perf_counter()
+        m = simulate(config, w, cluster=cluster, days=days, policy=policy).metrics  # type: ignore[arg-type]
+        times.append(time.perf_counter() - t)
+    return len(w.jobs), statistics.median(times), m
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--repo", type=Path, default=Path("."))
+    ap.add_argument("--days", type=float, default=30.0)
+    ap.add_argument("--base-days", type=float, default=2.0)
+    ap.add_argument("--scales", default="1,4,16")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--policy", default="budgets")
+    ap.add_argument("--skip-headline", action="store_true")
+    args = ap.parse_args()
+    config = compile_repo(args.repo, dt.date(2026, 11, 29))
+    cluster = config.largest_cluster()
+    if not args.skip_headline:
+        n, t, _ = run(config, cluster, args.days, args.policy, args.repeat)
+        print(f"headline: {args.days:g} days, {n:,} jobs, {config.clusters[cluster].gpus} GPUs: median {t:.1f} s")
+    print(f"{'scale':>6} {'days':>6} {'jobs':>8} {'seconds':>8} {'us/job':>8}")
+    for f in (int(x) for x in args.scales.split(",")):
+        days = args.base_days * f
+        n, t, _ = run(config, cluster, days, args.policy, args.repeat)
+        print(f"{f:>5}x {days:>6g} {n:>8,} {t:>8.2f} {t / n * 1e6:>8.0f}")
+
+
+if __name__ == "__main__":
+    main()

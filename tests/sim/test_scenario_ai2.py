@@ -1,0 +1,65 @@
+"""The ai2 scenario generator: deterministic, shaped like the Ai2 post, replayable as a trace."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from allotment.errors import UsageError
+from allotment.sim.runner import simulate
+from allotment.sim.workloads import from_trace
+from allotment.traces.canonical import sorted_items, write_trace
+from allotment.traces.scenarios import get_scenario
+from allotment.traces.scenarios.ai2 import generate
+from tests.core.builders import make_config
+
+TREE = {"lm": {"pre": 3, "post": 2}, "vision": 2, "safety": 1}
+
+
+def _config():  # type: ignore[no-untyped-def]
+    return make_config(TREE, nodes=16, gpus_per_node=8)
+
+
+def test_same_seed_same_workload_other_seed_other_workload() -> None:
+    a = generate(_config(), cluster="c1", days=1, seed=3)
+    assert a == generate(_config(), cluster="c1", days=1, seed=3)
+    assert a != generate(_config(), cluster="c1", days=1, seed=4)
+
+
+def test_workload_has_the_ai2_shape() -> None:
+    w = generate(_config(), cluster="c1", days=3, seed=1)
+    jobs = w.jobs
+    assert list(jobs) == sorted(jobs, key=lambda j: (j.submit, j.id))
+    assert {j.account for j in jobs} == {"pre", "post", "vision", "safety"}
+    debug = [j for j in jobs if j.kind == "debug"]
+    assert len(debug) > len(jobs) / 2
+    assert all(1 <= j.gpus <= 8 and 0 < (j.min_runtime or 0) <= 900 for j in debug)
+    train = [j for j in jobs if j.kind == "train"]
+    assert train and all(j.gpus_per_node == 8 and j.gpus >= 16 for j in train)
+    assert any(j.min_runtime == 0 for j in jobs)  # some unallocated work
+    assert {j.kind for j in jobs} >= {"debug", "train", "interactive", "batch"}
+    assert all(e.time >= 0 for e in w.node_events)
+    # about ten users per team
+    assert len({j.user for j in jobs}) >= 30
+
+
+def test_unknown_scenario_and_cluster_are_usage_errors() -> None:
+    with pytest.raises(UsageError):
+        get_scenario("nope")
+    with pytest.raises(UsageError):
+        generate(_config(), cluster="nope", days=1, seed=0)
+
+
+def test_scenario_and_its_trace_simulate_identically(tmp_path: Path) -> None:
+    config = _config()
+    w = get_scenario("ai2")(config, cluster="c1", days=1, seed=2)
+    path = tmp_path / "ai2.jsonl"
+    write_trace(path, sorted_items(w.jobs, w.node_events), header={"source": "test"})
+    replay = from_trace(path)
+    assert replay == w
+    a = simulate(config, w, days=1).metrics
+    b = simulate(config, replay, days=1).metrics
+    a.pop("sim_seconds"), b.pop("sim_seconds")
+    assert json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
