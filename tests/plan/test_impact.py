@@ -11,7 +11,7 @@ import pytest
 from allotment.core.jobs import JobSpec
 from allotment.plan.build import PlanRequest, make_plan
 from allotment.plan.impact import ImpactRunner, SideRun, _impact, for_side
-from allotment.plan.render import render_json
+from allotment.plan.plan_json import render_json
 from allotment.traces.scenarios import Workload
 from tests.plan.factory import N, build
 from tests.plan.gitrepo import GitRepo

@@ -228,12 +228,9 @@ def _start_reconciler(repo: Path, state_dir: Path, conf: Path) -> subprocess.Pop
         "--command-timeout",
         "5s",
     ]
-    return subprocess.Popen(
-        argv,
-        env={**os.environ, "SLURM_CONF": str(conf)},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
+    with (state_dir.parent / "reconciler.log").open("ab") as log:
+        env = {**os.environ, "SLURM_CONF": str(conf)}
+        return subprocess.Popen(argv, env=env, stdout=log, stderr=log)
 
 
 def _ledger(state_dir: Path) -> set[tuple[str, int, int, float]]:

@@ -22,11 +22,15 @@ MAP = parse_map("id=id,submit=t,work=w,gpus=g,account=a")
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 50), st.integers()), max_size=300), st.integers(1, 40))
+@given(
+    st.lists(st.tuples(st.integers(0, 50), st.integers()), max_size=300),
+    st.integers(1, 40),
+    st.integers(2, 5),
+)
 def test_external_sort_equals_a_stable_in_memory_sort(
-    items: list[tuple[int, int]], chunk: int
+    items: list[tuple[int, int]], chunk: int, fanin: int
 ) -> None:
-    got = list(external_sort(items, key=lambda x: x[0], chunk=chunk))
+    got = list(external_sort(items, key=lambda x: x[0], chunk=chunk, fanin=fanin))
     assert got == sorted(items, key=lambda x: x[0])
 
 

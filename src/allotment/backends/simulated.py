@@ -325,6 +325,8 @@ class SimulatedBackend:
             key=lambda j: (-j.priority, int(j.id)),
         )
         for j in pending:
+            if j.gpus > max(free.values(), default=0):
+                continue
             fits = sorted((g, n) for n, g in free.items() if g >= j.gpus and not st.nodes[n].drain)
             if not fits:
                 continue

@@ -17,7 +17,8 @@ from typing import Any
 from allotment.cli.common import add_at_argument, add_repo_argument, at_date
 from allotment.errors import UsageError
 from allotment.plan.build import PlanRequest, make_plan
-from allotment.plan.render import render_json, render_markdown
+from allotment.plan.plan_json import render_json
+from allotment.plan.render import render_markdown
 
 
 def register(sub: argparse._SubParsersAction[Any]) -> None:

@@ -44,6 +44,17 @@ from allotment.traces.repo_out import (
 )
 from allotment.traces.summary import ImportResult, render_summary
 
+_DESCRIPTION = """Make canonical traces (JSON Lines, docs/trace-format.md).
+
+  allot trace import --format swf|alibaba-gpu|sacct|csv FILE -o OUT.jsonl [--repo-out DIR]
+      convert a real trace, filling unknown fields by documented rules; --repo-out also
+      writes a matching config repository (trace and repository land together or not at all)
+  allot trace generate --scenario ai2 [--days N] [--seed N] -o OUT.jsonl
+      write a built-in scenario, to inspect, edit and replay with allot simulate --trace
+  allot trace check FILE
+      validate a canonical trace and print what it holds
+"""
+
 _ACCOUNT_FROM = {
     "swf": ("group", "queue", "partition", "user"),
     "sacct": ("account", "partition", "qos", "user"),
@@ -73,7 +84,10 @@ def _positive_float(text: str) -> float:
 
 def register(sub: argparse._SubParsersAction[Any]) -> None:
     p = sub.add_parser(
-        "trace", help="import, generate and check canonical traces", description=__doc__
+        "trace",
+        help="import, generate and check canonical traces",
+        description=_DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     tsub = p.add_subparsers(dest="trace_command", metavar="SUBCOMMAND")
     tsub.required = True

@@ -2,7 +2,7 @@
 
 Refused (as Diagnostics, all at once): symlinks anywhere under the config folders (they could point
 outside the repo or loop), files over ``MAX_FILE_BYTES``, non-UTF-8 files, names that are not plain
-``[A-Za-z0-9._-]``, and more than ``MAX_FILES`` files.  ``allot plan`` reads the same keys from git
+``[A-Za-z0-9._-]``, more than ``MAX_FILES`` files or ``MAX_TOTAL_BYTES`` in all.  ``allot plan`` reads the same keys from git
 objects instead and applies the same checks through ``check_file``.
 """
 
@@ -20,6 +20,7 @@ CONFIG_DIRS = ("budgets", "inventory", "policies")
 SUFFIXES = (".yaml", ".yml")
 MAX_FILE_BYTES = 1024 * 1024
 MAX_FILES = 100_000
+MAX_TOTAL_BYTES = 64 * 1024 * 1024
 _SAFE_PART = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,99}$")
 
 
@@ -81,6 +82,7 @@ def read_repo_files(root: Path) -> dict[str, bytes]:
     Raises ConfigError listing every refused file."""
     problems: list[Diagnostic] = []
     files: dict[str, bytes] = {}
+    total = 0
     root = Path(root)
     if not root.is_dir():
         raise ConfigError([Diagnostic(str(root), 0, 0, "config repository folder not found")])
@@ -99,6 +101,10 @@ def read_repo_files(root: Path) -> dict[str, bytes]:
             if size > MAX_FILE_BYTES:
                 problems.append(Diagnostic(rel, 0, 0, f"file is {size} bytes; the limit is 1 MiB"))
                 continue
+            total += size
+            if total > MAX_TOTAL_BYTES:
+                problems.append(Diagnostic(rel, 0, 0, "config files exceed 64 MiB in total"))
+                break
             data = file.read_bytes()
             problems.extend(check_file(rel, data))
             files[rel] = data

@@ -17,14 +17,14 @@ from allotment.config.bulk import bulk_allocation
 from allotment.config.files import check_file
 from allotment.config.inventory_checks import check_cluster
 from allotment.config.kinds import UNKNOWN_FILE_HINT, kind_of, read_model
-from allotment.config.loaded import LoadedCluster, LoadedConfig, Located, Where
+from allotment.config.loaded import LoadedCluster, LoadedConfig, Located
 from allotment.config.models.budget import BudgetFile
 from allotment.config.models.common import NAME_PATTERN
 from allotment.config.models.inventory import ClusterFile
 from allotment.config.models.policy import BoostsFile, SchedulerFile
 from allotment.config.policy_checks import check_scheduler
 from allotment.config.sourcemap import SourceMap
-from allotment.config.tree import build_tree, collect_users
+from allotment.config.tree import build_tree
 from allotment.errors import ConfigError, Diagnostic
 
 GPU_TYPES = "inventory/gpu_types.yaml"
@@ -100,7 +100,7 @@ def _load(files: Mapping[str, bytes]) -> LoadedConfig:
 
     budgets = {p: (m, s) for p, (m, s) in parsed.items() if isinstance(m, BudgetFile)}
     all_budget_files = {p for p, k in kinds.items() if k == "budget"}
-    nodes, root, problems = build_tree(budgets, all_budget_files, cluster_names)
+    nodes, root, problems, users = build_tree(budgets, all_budget_files, cluster_names)
     diags.extend(problems)
     if len(nodes) != len(all_budget_files) and not any(d.severity == "error" for d in diags):
         diags.append(Diagnostic("budgets", 0, 0, "some budget files are not part of the tree"))
@@ -110,7 +110,6 @@ def _load(files: Mapping[str, bytes]) -> LoadedConfig:
     if SCHEDULER in parsed:
         scheduler, scheduler_smap = parsed[SCHEDULER]
         diags.extend(check_scheduler(scheduler, scheduler_smap, cluster_names))
-    users = collect_users(nodes)
     boosts = BoostsFile()
     boosts_at: tuple[Located, ...] = ()
     tree_ok = not any(d.severity == "error" and d.file.startswith("budgets") for d in diags)
@@ -118,11 +117,10 @@ def _load(files: Mapping[str, bytes]) -> LoadedConfig:
         boosts, bsmap = parsed[BOOSTS]
         boosts_at = tuple(Located(bsmap, ("boosts", i)) for i in range(len(boosts.boosts)))
         leaves = {n.name for n in nodes if n.leaf}
-        for b, i in zip(boosts.boosts, range(len(boosts.boosts)), strict=True):
+        # When the tree is broken, unknown-target errors would only be noise.
+        for i, b in enumerate(boosts.boosts if tree_ok else ()):
             kind, _, target = b.target.partition(":")
-            where = Where(bsmap.file, *bsmap.value(("boosts", i, "target")))
-            if not tree_ok:
-                break  # the tree is broken: unknown-target errors would only be noise
+            where = Located(bsmap, ("boosts", i, "target"))
             if kind == "account" and target not in leaves:
                 diags.append(where.diagnostic(f"boost target: unknown leaf account '{target}'"))
             if kind == "user" and target not in users:

@@ -16,11 +16,13 @@ from allotment.config.loaded import LoadedNode, LoadedUser, Located, Where
 from allotment.config.models.budget import BudgetFile
 from allotment.config.models.common import EMAIL_PATTERN, NAME_PATTERN
 from allotment.config.sourcemap import SourceMap
+from allotment.config.users import Memberships
 from allotment.errors import Diagnostic
 
 _NAME = re.compile(NAME_PATTERN)
 _EMAIL = re.compile(EMAIL_PATTERN)
 FILE = "budget.yaml"
+MAX_TREE_DEPTH = 16  # levels below the root; org > program > project > team uses 3
 
 
 def _dir(path: str) -> str:
@@ -36,8 +38,8 @@ def build_tree(
     budgets: Mapping[str, tuple[BudgetFile, SourceMap]],
     all_budget_files: set[str],
     cluster_names: tuple[str, ...],
-) -> tuple[tuple[LoadedNode, ...], str, list[Diagnostic]]:
-    """Return (nodes in pre-order, root name, diagnostics incl. warnings)."""
+) -> tuple[tuple[LoadedNode, ...], str, list[Diagnostic], dict[str, LoadedUser]]:
+    """Return (nodes in pre-order, root name, diagnostics incl. warnings, users)."""
     diags: list[Diagnostic] = []
     node_dirs = {_dir(p) for p in all_budget_files}
     roots = sorted(d for d in node_dirs if d.count("/") == 1)
@@ -46,6 +48,7 @@ def build_tree(
             (),
             "",
             [Diagnostic("budgets", 0, 0, "no budget tree: expected budgets/<org>/budget.yaml")],
+            {},
         )
     for extra in roots[1:]:
         diags.append(
@@ -57,6 +60,16 @@ def build_tree(
             )
         )
     root_dir = roots[0]
+
+    # A hostile tree could nest folders deeper than anyone needs (and than recursion allows).
+    too_deep = {d for d in node_dirs if d.count("/") - 1 > MAX_TREE_DEPTH}
+    for d in sorted(too_deep):
+        diags.append(
+            Diagnostic(f"{d}/{FILE}", 1, 1, f"budget tree deeper than {MAX_TREE_DEPTH} levels")
+        )
+    node_dirs -= too_deep
+    budgets = {p: v for p, v in budgets.items() if _dir(p) not in too_deep}
+    all_budget_files = {p for p in all_budget_files if _dir(p) not in too_deep}
 
     # Every folder with a budget.yaml must be listed by its parent, and named validly.
     names: dict[str, str] = {}
@@ -98,8 +111,7 @@ def build_tree(
             )
 
     nodes: list[LoadedNode] = []
-    memberships: dict[str, list[_Mention]] = {}
-    defaults: dict[str, list[_Mention]] = {}
+    members = Memberships()
 
     def visit(
         d: str,
@@ -155,7 +167,9 @@ def build_tree(
                 _at(smap, "default_for", key=True).diagnostic("default_for belongs to leaves")
             )
         if not children:
-            _check_members(model, smap, name, diags, memberships, defaults)
+            if not model.members:
+                diags.append(Diagnostic(file, 1, 1, f"leaf '{name}' has no members", "warning"))
+            members.add_leaf(name, model, smap)
         node = LoadedNode(
             name=name,
             path=d.split("/", 1)[1],
@@ -173,6 +187,8 @@ def build_tree(
         nodes.append(node)
         for child in children:
             child_dir = f"{d}/{child}"
+            if child_dir in too_deep:
+                continue  # already reported
             if f"{child_dir}/{FILE}" not in all_budget_files:
                 diags.append(
                     _at(smap, "children", child, key=True).diagnostic(
@@ -183,8 +199,8 @@ def build_tree(
             visit(child_dir, node, got, clusters)
 
     visit(root_dir, None, None, cluster_names)
-    diags.extend(_check_users(memberships, defaults))
-    return tuple(nodes), root_dir.split("/", 1)[1], diags
+    diags.extend(members.check())
+    return tuple(nodes), root_dir.split("/", 1)[1], diags, members.users()
 
 
 def _check_owners(model: BudgetFile, smap: SourceMap, name: str, diags: list[Diagnostic]) -> None:
@@ -204,85 +220,3 @@ def _check_owners(model: BudgetFile, smap: SourceMap, name: str, diags: list[Dia
         if o.lower() in seen:
             diags.append(_at(smap, "owners", i).diagnostic(f"owner {o} is listed twice"))
         seen.add(o.lower())
-
-
-# (leaf name, source map, document path): a position resolved only when it is reported, so a
-# valid tree never pays for the positions of its 50,000 memberships.
-_Mention = tuple[str, SourceMap, tuple[str, int]]
-
-
-def _where(m: _Mention) -> Where:
-    return _at(m[1], *m[2])
-
-
-def _check_members(
-    model: BudgetFile,
-    smap: SourceMap,
-    name: str,
-    diags: list[Diagnostic],
-    memberships: dict[str, list[_Mention]],
-    defaults: dict[str, list[_Mention]],
-) -> None:
-    if not model.members:
-        diags.append(Diagnostic(smap.file, 1, 1, f"leaf '{name}' has no members", "warning"))
-    seen: set[str] = set()
-    for i, user in enumerate(model.members):
-        if user in seen:
-            diags.append(_at(smap, "members", i).diagnostic(f"member '{user}' is listed twice"))
-            continue
-        seen.add(user)
-        memberships.setdefault(user, []).append((name, smap, ("members", i)))
-    chosen: set[str] = set()
-    for i, user in enumerate(model.default_for):
-        if user not in seen:
-            diags.append(
-                _at(smap, "default_for", i).diagnostic(
-                    f"'{user}' is in default_for but not in members of '{name}'"
-                )
-            )
-        elif user in chosen:
-            diags.append(_at(smap, "default_for", i).diagnostic(f"'{user}' is listed twice"))
-        else:
-            chosen.add(user)
-            defaults.setdefault(user, []).append((name, smap, ("default_for", i)))
-
-
-def _check_users(
-    memberships: dict[str, list[_Mention]], defaults: dict[str, list[_Mention]]
-) -> list[Diagnostic]:
-    diags = []
-    for user, leaves in memberships.items():
-        if len(leaves) == 1:
-            continue
-        chosen = defaults.get(user, [])
-        if not chosen:
-            names = ", ".join(sorted(m[0] for m in leaves))
-            for m in leaves:
-                diags.append(
-                    _where(m).diagnostic(
-                        f"user '{user}' is in several leaves ({names}) and none lists it in "
-                        "default_for"
-                    )
-                )
-        for m in chosen[1:]:
-            diags.append(
-                _where(m).diagnostic(f"user '{user}' already has default account '{chosen[0][0]}'")
-            )
-    return diags
-
-
-def collect_users(nodes: tuple[LoadedNode, ...]) -> dict[str, LoadedUser]:
-    """Each user's accounts and default account (assumes the tree passed its checks)."""
-    accounts: dict[str, list[str]] = {}
-    default: dict[str, str] = {}
-    for n in nodes:
-        if not n.leaf:
-            continue
-        for u in n.members:
-            accounts.setdefault(u, []).append(n.name)
-        for u in n.default_for:
-            default.setdefault(u, n.name)
-    return {
-        u: LoadedUser(u, tuple(a) if len(a) == 1 else tuple(sorted(a)), default.get(u, a[0]))
-        for u, a in sorted(accounts.items())
-    }

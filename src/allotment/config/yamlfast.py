@@ -33,7 +33,8 @@ _QUOTED = re.compile(r'"([^"\\]*)"$')
 _WORD = re.compile(r"[a-eg-mp-su-xzA-EG-MP-SU-XZ_][A-Za-z0-9_.@/+-]*\Z")
 # Any other word: no indicator, space or colon; only the resolver table can make it a non-string.
 _ANYWORD = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.@/+-]*\Z")
-_LINE = re.compile(r"^( *)([^ #\n][^\n]*?) *$", re.M)
+# Linear-time on purpose (no lazy quantifier before a trailing " *"): input is hostile.
+_LINE = re.compile(r"^( *)([^ #\n][^\n]*)$", re.M)
 _HASH_IN_CONTENT = re.compile(r"^ *[^ #\n][^\n]*#", re.M)
 
 MAX_ITEMS = 10_000  # more than this in one flow list: let the exact walk count nodes
@@ -162,7 +163,7 @@ def fast_parse(text: str) -> dict[str, Any] | None:
         return None
     if _HASH_IN_CONTENT.search(text):
         return None  # a trailing comment or a '#' in a value: leave it to libyaml
-    lines = [(len(indent), content) for indent, content in _LINE.findall(text)]
+    lines = [(len(indent), content.rstrip(" ")) for indent, content in _LINE.findall(text)]
     if not lines or lines[0][0] != 0:
         return None
     try:

@@ -282,6 +282,7 @@ class Scheduler:
         if (
             not explain
             and not self.unhealthy_since
+            and (self._reservation is None or now < self._reservation[1])
             and self._quiet is not None
             and self._quiet[0] == self._events
             and self._quiet[2] == healthy_key
@@ -323,8 +324,10 @@ class Scheduler:
         while heap:
             qk, q = heapq.heappop(heap)
             blocked = blocked_map.get(q)
+            due = res is not None and now >= res[1] and res[2] in self.pending and self.pending[res[2]].queue == q
             if (
                 not explain
+                and not due
                 and blocked is not None
                 and blocked[0] == self._signature(q, qk[0], depth)
                 and _covers(blocked[1], capsig())
@@ -360,6 +363,10 @@ class Scheduler:
                 if first_blocked:
                     first_blocked = False
                     got = self._try_preempt(p, n, per, now, ent, self._metric, preemptions, qk)
+                    if got is None and res is not None and res[2] == spec.id and now >= res[1]:
+                        got = self._take_reserved(p, n, per, res, now, preemptions, qk)
+                        if got is not None:
+                            res = None
                     if got is not None:
                         starts.append(got)
                         progressed = True
@@ -576,12 +583,40 @@ class Scheduler:
             if pool.free[i] >= per:
                 free_at.append((now, i))
             else:
-                free_at.append((max(self.running[j].est_end for j in pool.jobs[i]), i))
+                free_at.append((max(self._frees_at(self.running[j], now) for j in pool.jobs[i]), i))
         if len(free_at) < n:
             return None
         free_at.sort()
         chosen = free_at[:n]
         return (frozenset(i for _, i in chosen), chosen[-1][0], spec.id)
+
+    def _frees_at(self, r: Run, now: float) -> float:
+        """When a job stops standing in a reservation's way: unallocated work at once; in
+        budgets mode a job that may be time-sliced when its minimum runtime ends; else its end."""
+        if not r.allocated:
+            return now
+        if (
+            self.ctx.mode == "budgets"
+            and r.protected_until < r.est_end
+            and (r.spec.resumable or self.ctx.policy.non_resumable != "run_to_completion")
+        ):
+            return max(now, r.protected_until)
+        return r.est_end
+
+    def _take_reserved(
+        self, p: Pend, n: int, per: int, res: tuple[frozenset[int], float, str], now: float, out: list[Preemption], qk: tuple[int, int, str]
+    ) -> Start | None:
+        """The reservation is due: slice out whatever still holds its nodes past protection."""
+        holding = {j for i in res[0] for j in self.pool.jobs[i]}
+        victims = sorted(j for j in holding if j in self.preemptible and self.running[j].start < now)
+        if not victims or len(victims) < len(holding):
+            return None  # something there is still protected (or just started): keep waiting
+        for vid in victims:
+            out.append(self._evict(vid, now, p.spec.id, "reservation", f"reserved nodes are due for {p.spec.id}"))
+        pl = self.pool.find(p.spec, n, per)
+        if pl is None:
+            return None
+        return self._launch(p, pl, now, "reservation due", qk)
 
     def _drain(self, now: float, out: list[Preemption]) -> tuple[NodeReport, ...]:
         reports: list[NodeReport] = []

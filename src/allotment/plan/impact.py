@@ -19,7 +19,7 @@ import json
 import multiprocessing
 import os
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -27,9 +27,9 @@ from typing import Any
 
 from allotment.compile.model import CompiledConfig
 from allotment.core.jobs import JobSpec
+from allotment.errors import TraceError
 from allotment.plan.diff import diff_configs
 from allotment.plan.model import Impact, TeamImpact
-from allotment.traces.canonical import encode
 from allotment.traces.scenarios import Workload, get_scenario
 
 DEFAULT_DAYS = 30.0
@@ -43,22 +43,15 @@ class SideRun:
     cached: bool
 
 
-def workload_sha256(w: Workload) -> str:
-    h = hashlib.sha256()
-    for job in w.jobs:
-        h.update(encode(job).encode() + b"\n")
-    for event in w.node_events:
-        h.update(encode(event).encode() + b"\n")
-    return h.hexdigest()
-
-
 def _code_sha256() -> str:
-    """Hash of the simulator and scheduling core sources: a changed simulator is a cache miss."""
+    """Hash of the simulator, scheduling core and workload generator sources: a changed
+    simulator is a cache miss."""
     import allotment.core
     import allotment.sim
+    import allotment.traces
 
     h = hashlib.sha256()
-    for pkg in (allotment.core, allotment.sim):
+    for pkg in (allotment.core, allotment.sim, allotment.traces):
         root = Path(next(iter(pkg.__path__)))
         for f in sorted(root.rglob("*.py")):
             h.update(f.relative_to(root).as_posix().encode())
@@ -102,78 +95,99 @@ class ImpactRunner:
 
     def __call__(self, base: CompiledConfig, head: CompiledConfig) -> Impact:
         cluster = self.cluster or base.largest_cluster()
-        diff = diff_configs(base, head)
-        renames = dict(diff.renamed)
+        renames = dict(diff_configs(base, head).renamed)
         if self.trace is not None:
             from allotment.traces.canonical import read_trace
 
+            trace_bytes = _read_bytes(self.trace)
             t = read_trace(self.trace)
-            workload = Workload.of(t.jobs, t.node_events)
-            days = self.days or _trace_days(workload)
+            loaded = Workload.of(t.jobs, t.node_events)
+            days = self.days or _trace_days(loaded)
             label = f"trace {self.trace.name}"
+            recipe = {"trace": hashlib.sha256(trace_bytes).hexdigest()}
+
+            def workload() -> Workload:
+                return loaded
         else:
             days = self.days or DEFAULT_DAYS
-            gen = get_scenario(self.scenario)
-            workload = gen(base, cluster=cluster, days=days, seed=self.seed)
-            new_teams = {n.name for n in head.leaves()} - {n.name for n in base.leaves()}
-            new_teams -= set(renames.values())
-            if new_teams and cluster in head.clusters:
-                extra = gen(head, cluster=cluster, days=days, seed=self.seed)
-                workload = Workload.of(
-                    workload.jobs + tuple(j for j in extra.jobs if j.account in new_teams),
-                    workload.node_events,
-                )
             label = f"scenario {self.scenario} on {cluster}"
-        sides = [(base, for_side(workload, base, {})), (head, for_side(workload, head, renames))]
-        runs = self._run_sides(sides, cluster, days)
-        return _impact(
-            base, head, runs[0], runs[1], label, workload_sha256(workload), days, self.seed
-        )
+            recipe = {"scenario": self.scenario, "generated_from": base.inputs_sha256}
 
-    def _key(self, cfg: CompiledConfig, w: Workload, cluster: str, days: float) -> str:
-        blob = json.dumps(
-            {
-                "inputs": cfg.inputs_sha256,
-                "at": cfg.at.isoformat(),
-                "workload": workload_sha256(w),
-                "cluster": cluster,
-                "days": days,
-                "seed": self.seed,
-                "code": self._code,
-            },
-            sort_keys=True,
+            def workload() -> Workload:
+                return self._generate(base, head, renames, cluster, days)
+
+        common = {
+            **recipe,
+            "at": base.at.isoformat(),
+            "cluster": cluster,
+            "days": days,
+            "seed": self.seed,
+            "code": self._code,
+        }
+        keys = (
+            _key({**common, "side": base.inputs_sha256}),
+            _key({**common, "side": head.inputs_sha256, "renames": sorted(renames.items())}),
         )
-        return hashlib.sha256(blob.encode()).hexdigest()
+        runs = self._run_sides(
+            [(base, {}, keys[0]), (head, renames, keys[1])], workload, cluster, days
+        )
+        return _impact(base, head, runs[0], runs[1], label, _key(common), days, self.seed)
+
+    def _generate(
+        self,
+        base: CompiledConfig,
+        head: CompiledConfig,
+        renames: Mapping[str, str],
+        cluster: str,
+        days: float,
+    ) -> Workload:
+        """The scenario's workload for ``base``, plus the jobs of teams new in ``head``."""
+        gen = get_scenario(self.scenario)
+        w: Workload = gen(base, cluster=cluster, days=days, seed=self.seed)
+        new_teams = {n.name for n in head.leaves()} - {n.name for n in base.leaves()}
+        new_teams -= set(renames.values())
+        if new_teams and cluster in head.clusters:
+            extra: Workload = gen(head, cluster=cluster, days=days, seed=self.seed)
+            w = Workload.of(
+                w.jobs + tuple(j for j in extra.jobs if j.account in new_teams), w.node_events
+            )
+        return w
 
     def _run_sides(
-        self, sides: list[tuple[CompiledConfig, Workload]], cluster: str, days: float
+        self,
+        sides: list[tuple[CompiledConfig, Mapping[str, str], str]],
+        workload: Callable[[], Workload],
+        cluster: str,
+        days: float,
     ) -> list[SideRun]:
-        """Cached sides are read; the others are simulated, in parallel processes when more than
-        one is missing (each run is deterministic, so parallelism cannot change a result)."""
-        paths: list[Path | None] = []
-        runs: list[SideRun | None] = []
-        for cfg, w in sides:
-            path = None
-            if self.cache_dir is not None:
-                path = self.cache_dir / "plan" / f"{self._key(cfg, w, cluster, days)}.json"
-            paths.append(path)
-            runs.append(_read_cache(path))
+        """Cached sides are read, and then the workload is not even generated; the others are
+        simulated, in parallel processes when both are missing (each run is deterministic, so
+        parallelism cannot change a result)."""
+        paths = [
+            self.cache_dir / "plan" / f"{key}.json" if self.cache_dir is not None else None
+            for _, _, key in sides
+        ]
+        runs = [_read_cache(p) for p in paths]
         todo = [i for i, r in enumerate(runs) if r is None]
-        if len(todo) > 1 and self.parallel:
-            # fork: the CLI is single-threaded at this point, and spawn would re-run the caller's
-            # __main__ (a script without a main guard would recurse)
-            method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
-            ctx = multiprocessing.get_context(method)
-            with ProcessPoolExecutor(max_workers=len(todo), mp_context=ctx) as pool:
-                futures = {
-                    i: pool.submit(_simulate, sides[i][0], sides[i][1], cluster, days, self.seed)
-                    for i in todo
+        results: dict[int, dict[str, Any]] = {}
+        if todo:
+            w = workload()
+            jobs = {i: (sides[i][0], for_side(w, sides[i][0], sides[i][1])) for i in todo}
+            if len(todo) > 1 and self.parallel:
+                # fork: the CLI is single-threaded at this point, and spawn would re-run the
+                # caller's __main__ (a script without a main guard would recurse)
+                method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+                ctx = multiprocessing.get_context(method)
+                with ProcessPoolExecutor(max_workers=len(todo), mp_context=ctx) as pool:
+                    futures = {
+                        i: pool.submit(_simulate, cfg, sw, cluster, days, self.seed)
+                        for i, (cfg, sw) in jobs.items()
+                    }
+                    results = {i: f.result() for i, f in futures.items()}
+            else:
+                results = {
+                    i: _simulate(cfg, sw, cluster, days, self.seed) for i, (cfg, sw) in jobs.items()
                 }
-                results = {i: f.result() for i, f in futures.items()}
-        else:
-            results = {
-                i: _simulate(sides[i][0], sides[i][1], cluster, days, self.seed) for i in todo
-            }
         out: list[SideRun] = []
         for i, run in enumerate(runs):
             if run is None:
@@ -183,6 +197,17 @@ class ImpactRunner:
                 run = SideRun(results[i], False)
             out.append(run)
         return out
+
+
+def _key(fields: Mapping[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()
+
+
+def _read_bytes(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise TraceError(f"{path}: cannot read trace: {exc.strerror}") from exc
 
 
 def _read_cache(path: Path | None) -> SideRun | None:
@@ -239,7 +264,7 @@ def _impact(
     b: SideRun,
     h: SideRun,
     label: str,
-    wsha: str,
+    wkey: str,
     days: float,
     seed: int,
 ) -> Impact:
@@ -272,7 +297,7 @@ def _impact(
         )
     return Impact(
         workload=label,
-        workload_sha256=wsha,
+        workload_key=wkey,
         days=days,
         seed=seed,
         teams=tuple(teams),

@@ -44,7 +44,7 @@ class TeamImpact:
 @dataclass(frozen=True, slots=True)
 class Impact:
     workload: str  # "scenario ai2" or "trace FILE"
-    workload_sha256: str
+    workload_key: str  # sha256 of what defines the workload (trace bytes, or scenario recipe)
     days: float
     seed: int
     teams: tuple[TeamImpact, ...]

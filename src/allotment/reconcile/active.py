@@ -8,7 +8,10 @@ Mapping (docs/operators-guide.md has the table):
 * pending jobs still waiting out a requeue delay, or held (priority 0), are left out: Slurm
   would not start them now, and setting a priority would release a hold;
 * preemptions become requeues pinned to the run's start time (non-resumable jobs follow
-  ``Policy.non_resumable``); the pending order becomes priorities ``PRIORITY_TOP - position``;
+  ``Policy.non_resumable``); the head of the pending order (``ordered`` jobs, 64 by default)
+  becomes priorities ``PRIORITY_TOP - position``, far above anything Slurm's multifactor
+  gives, so Slurm starts them first; the rest keep Slurm's own fair-share priority.  Bounding
+  it keeps a tick to a bounded number of ``scontrol`` calls however long the queue is;
 * nodes the health file (or a maintenance window) marks unhealthy are drained with a reason
   starting ``allotment:``; only such nodes are resumed, never one a person drained.
 
@@ -72,37 +75,48 @@ def snapshot(
     usage: Mapping[str, float],
     unhealthy: Mapping[str, str],
 ) -> Snapshot:
+    """Jobs of accounts outside the budget tree (Slurm's ``root``, other tenants) are not the
+    core's to schedule: their GPUs are taken off their nodes' capacity instead."""
     types = node_types(config, cluster)
+    leaves = {n.name for n in config.nodes if n.leaf and n.active and cluster in n.clusters}
+    pol = config.policy_for(cluster)
+    cap, default = pol.min_runtime_cap_s, pol.default_min_runtime_s
+    foreign: dict[str, int] = {}
+    running, pending = [], []
+    at = obs.at
+    for j in obs.jobs:
+        if j.state == "running":
+            if j.start is None or not j.nodes or j.gpus <= 0:
+                continue
+            per, extra = divmod(j.gpus, len(j.nodes))
+            placement = tuple((n, per + (1 if i < extra else 0)) for i, n in enumerate(j.nodes))
+            if j.account not in leaves:
+                for n, g in placement:
+                    foreign[n] = foreign.get(n, 0) + g
+                continue
+            declared = default if j.min_runtime_s is None else j.min_runtime_s
+            mr = float(max(0, min(declared, cap)))
+            spec = _spec(j)
+            running.append(RunningJob(spec, j.start, placement, mr > 0, j.start + mr))
+        elif j.priority > 0 and j.account in leaves and (j.eligible is None or j.eligible <= at):
+            pending.append(PendingJob(_spec(j), j.eligible or j.submit, j.submit))
     nodes = tuple(
-        NodeState(n.name, n.gpus, not (n.down or n.name in unhealthy), types.get(n.name))
+        NodeState(
+            n.name,
+            max(0, n.gpus - foreign.get(n.name, 0)),
+            not (n.down or n.name in unhealthy),
+            types.get(n.name),
+        )
         for n in obs.nodes
     )
-    known = {n.name for n in obs.nodes}
-    running, pending = [], []
-    for j in obs.jobs:
-        spec = JobSpec(
-            id=j.id,
-            submit=j.submit,
-            account=j.account,
-            gpus=j.gpus,
-            work=UNKNOWN_WORK_S,
-            user=j.user,
-            min_runtime=None if j.min_runtime_s is None else float(j.min_runtime_s),
-            resumable=j.resumable,
-        )
-        if j.state == "running" and j.start is not None:
-            where = tuple(n for n in j.nodes if n in known)
-            if not where or j.gpus <= 0:
-                continue
-            per, extra = divmod(j.gpus, len(where))
-            placement = tuple((n, per + (1 if i < extra else 0)) for i, n in enumerate(where))
-            mr = min_runtime(j, config, cluster)
-            running.append(RunningJob(spec, j.start, placement, mr > 0, j.start + mr))
-        elif j.state == "pending" and j.priority > 0:
-            if j.eligible is not None and j.eligible > obs.at:
-                continue
-            pending.append(PendingJob(spec, j.eligible or j.submit, j.submit))
+    known = {n.name for n in nodes}
+    running = [r for r in running if all(n in known for n, _ in r.placement)]
     return Snapshot(nodes, tuple(running), tuple(pending), dict(usage))
+
+
+def _spec(j: JobObs) -> JobSpec:
+    mr = None if j.min_runtime_s is None else float(j.min_runtime_s)
+    return JobSpec(j.id, j.submit, j.account, j.gpus, UNKNOWN_WORK_S, j.user, None, mr, j.resumable)
 
 
 def plan_cluster(
@@ -111,6 +125,8 @@ def plan_cluster(
     cluster: str,
     usage: Mapping[str, float],
     unhealthy: Mapping[str, str],
+    *,
+    ordered: int = 64,
 ) -> ClusterPlan:
     """Drains and resumes from health, requeues from the core's preemptions, priorities from
     its pending order; sorted in the documented total order."""
@@ -130,8 +146,9 @@ def plan_cluster(
             actions.append(ClusterAction("resume", n.name, "health", "healthy again"))
 
     # 2. preemptions (and drains of unhealthy nodes) -> requeue, guarded
+    by_id = {j.id: j for j in obs.jobs}
     for p in decisions.preemptions:
-        job = obs.job(p.job_id)
+        job = by_id.get(p.job_id)
         if job is None or job.state != "running" or job.start is None:
             continue
         mr = min_runtime(job, config, cluster)
@@ -149,8 +166,9 @@ def plan_cluster(
             actions.append(ClusterAction("requeue", job.id, p.rule, p.reason, expect=key))
 
     # 3. the pending order -> priorities
-    by_id = {j.id: j for j in obs.jobs}
     for r in decisions.order:
+        if r.position >= ordered:
+            continue
         job = by_id.get(r.job_id)
         want = max(1, PRIORITY_TOP - r.position)
         if job is not None and job.state == "pending" and job.priority != want:

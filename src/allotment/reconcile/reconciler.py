@@ -52,6 +52,7 @@ class Options:
     tiers_s: tuple[int, ...] = DEFAULT_TIERS_S
     history_limit: int = 50  # how many commits back to look for one that validates
     health_file: str | None = None  # overrides the inventory's health_file
+    ordered: int = 64  # how many head-of-queue jobs get an explicit priority each tick
 
 
 @dataclass(slots=True)
@@ -199,7 +200,7 @@ class Reconciler:
         unhealthy = read_health(health_file, None if health_file else c.health_command)
         for node, why in maintenance_now(config, cluster, obs.at).items():
             unhealthy.setdefault(node, why)
-        cplan = plan_cluster(obs, config, cluster, usage, unhealthy)
+        cplan = plan_cluster(obs, config, cluster, usage, unhealthy, ordered=self.options.ordered)
         return self._run(cplan.actions, now, sha, result)
 
     def record_usage(self, obs: Observation, config: CompiledConfig, cluster: str) -> int:

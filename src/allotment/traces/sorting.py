@@ -17,7 +17,8 @@ from typing import IO, Any, TypeVar
 
 T = TypeVar("T")
 
-DEFAULT_CHUNK = 50_000  # about 15 MB of records in memory at once
+DEFAULT_CHUNK = 20_000  # about 6 MB of records in memory at once
+MAX_FANIN = 128  # runs merged at once; more are first merged into longer runs (open files)
 
 
 def _spill(items: list[Any], folder: Path, index: int, batch: int) -> Path:
@@ -40,7 +41,11 @@ def _replay(fh: IO[bytes]) -> Iterator[Any]:
 
 
 def external_sort(
-    items: Iterable[T], key: Callable[[T], Any], *, chunk: int = DEFAULT_CHUNK
+    items: Iterable[T],
+    key: Callable[[T], Any],
+    *,
+    chunk: int = DEFAULT_CHUNK,
+    fanin: int = MAX_FANIN,
 ) -> Generator[T, None, None]:
     """Yield ``items`` sorted by ``key`` (stable), holding at most ``chunk`` of them in memory."""
     it = iter(items)
@@ -65,9 +70,27 @@ def external_sort(
                 buf.append(item)
                 if len(buf) >= chunk:
                     break
-        handles = [p.open("rb") for p in runs]
-        try:
-            yield from heapq.merge(*(_replay(h) for h in handles), key=key)
-        finally:
-            for h in handles:
-                h.close()
+        while len(runs) > fanin:  # cascade: keep the number of open files bounded
+            merged = folder / f"merged{len(runs):07d}-{runs[0].name}"
+            with merged.open("wb") as out:
+                batch_buf: list[Any] = []
+                for item in _merge(runs[:fanin], key):
+                    batch_buf.append(item)
+                    if len(batch_buf) >= batch:
+                        pickle.dump(batch_buf, out, protocol=pickle.HIGHEST_PROTOCOL)
+                        batch_buf = []
+                if batch_buf:
+                    pickle.dump(batch_buf, out, protocol=pickle.HIGHEST_PROTOCOL)
+            for p in runs[:fanin]:
+                p.unlink()
+            runs = [merged, *runs[fanin:]]  # first: it holds the earliest inputs (stability)
+        yield from _merge(runs, key)
+
+
+def _merge(runs: list[Path], key: Callable[[Any], Any]) -> Iterator[Any]:
+    handles = [p.open("rb") for p in runs]
+    try:
+        yield from heapq.merge(*(_replay(h) for h in handles), key=key)
+    finally:
+        for h in handles:
+            h.close()

@@ -52,8 +52,8 @@ TRAIN_NODES: tuple[tuple[int, float], ...] = (
     (16, 0.08),
     (32, 0.02),
 )
-LOAD = 1.02  # offered GPU-hours / capacity GPU-hours, on average over the run
-BACKLOG = 2.5  # GPUs requested by the initial backlog (long jobs, no debug) / capacity
+LOAD = 0.99  # offered GPU-hours / capacity GPU-hours, on average over the run
+BACKLOG = 2.2  # GPUs requested by the initial backlog (long jobs, no debug) / capacity
 BUSY_MULT, QUIET_MULT = 1.5, 0.5  # arrival-rate multipliers of a team's busy and quiet spells
 SPELL_MEAN_S = 1.5 * DAY
 FAILURES_PER_WEEK = 3.0

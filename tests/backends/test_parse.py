@@ -1,0 +1,174 @@
+"""Parsers of Slurm 22.05 output, on text captured from the test cluster."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from allotment.backends.slurm.parse import (
+    exempt_seconds,
+    exempt_text,
+    gpus_in,
+    parse_assoc,
+    parse_qos,
+    parse_sinfo_json,
+    parse_squeue_json,
+)
+from allotment.errors import BackendError
+
+QOS = """normal|0||cluster||1.000000
+unallocated|0||requeue||0.000000
+alloc-20s|100|unallocated|requeue|00:00:20|1.000000
+alloc-8h|103|unallocated|requeue|08:00:00|1.000000
+"""
+ASSOC = """root|||1|normal|
+root||root|1|normal|normal
+org|root||10000|normal|
+teama1|org||6667|normal|
+teama1||root|1|alloc-20s,unallocated|alloc-20s
+teamb|org||parent|normal|
+teamb||root|1|alloc-20s,unallocated|alloc-20s
+"""
+USERS = "root|teama1\n"
+
+
+def test_qos_lines_become_specs() -> None:
+    q = {x.name: x for x in parse_qos(QOS)}
+    assert q["unallocated"].usage_factor == 0.0 and q["unallocated"].preempt_exempt_s == 0
+    assert q["alloc-8h"].preempt_exempt_s == 8 * 3600 and q["alloc-8h"].preempt == ("unallocated",)
+    assert q["normal"].preempt_mode == "cluster"
+
+
+def test_associations_give_accounts_and_users_ignoring_slurms_root_account_qos() -> None:
+    accounts, users = parse_assoc(ASSOC, USERS)
+    assert [(a.name, a.parent, a.fairshare) for a in accounts] == [
+        ("org", "root", 10000),
+        ("root", "", 1),
+        ("teama1", "org", 6667),
+        ("teamb", "org", 0),  # "parent" is not a number: shows as a difference
+    ]
+    (root,) = users
+    assert root.accounts == ("root", "teama1", "teamb")
+    assert root.qos == ("alloc-20s", "unallocated") and root.default_qos == "alloc-20s"
+    assert root.default_account == "teama1"
+
+
+def test_a_short_line_is_a_backend_error_not_a_crash() -> None:
+    with pytest.raises(BackendError, match="unexpected QOS line"):
+        parse_qos("normal|0\n")
+
+
+@pytest.mark.parametrize(
+    ("text", "gpus"),
+    [
+        ("gpu:8", 8),
+        ("gpu:h100:3(IDX:0-2)", 3),
+        ("gres:gpu:4", 4),
+        ("cpu=1,node=1,billing=3,gres/gpu=3", 3),
+        ("", 0),
+        ("gpu:a:2(IDX:0-1),gpu:b:1(IDX:0)", 3),
+    ],
+)
+def test_gpu_counts_in_every_spelling(text: str, gpus: int) -> None:
+    assert gpus_in(text) == gpus
+
+
+@given(st.integers(min_value=0, max_value=30 * 86400))
+def test_exempt_time_round_trips(seconds: int) -> None:
+    assert exempt_seconds(exempt_text(seconds)) == seconds
+
+
+def test_squeue_json_jobs() -> None:
+    doc = {
+        "errors": [],
+        "jobs": [
+            {
+                "job_id": 10,
+                "user_name": "root",
+                "account": "TeamA1",
+                "qos": "alloc-20s",
+                "job_state": "RUNNING",
+                "start_time": 100,
+                "submit_time": 90,
+                "priority": 7,
+                "nodes": "n[1-2]",
+                "requeue": True,
+                "eligible_time": 90,
+                "tres_alloc_str": "cpu=2,gres/gpu=16",
+                "tres_per_node": "gres:gpu:8",
+            },
+            {
+                "job_id": 9,
+                "user_name": "root",
+                "account": "teamb",
+                "qos": "unallocated",
+                "job_state": "PENDING",
+                "start_time": 0,
+                "submit_time": 95,
+                "priority": 3,
+                "nodes": "",
+                "requeue": False,
+                "eligible_time": 111,
+                "tres_per_node": "gres:gpu:2",
+            },
+            {"job_id": 8, "job_state": "COMPLETED"},
+        ],
+    }
+    jobs = parse_squeue_json(json.dumps(doc), {"alloc-20s": 20})
+    assert [j.id for j in jobs] == ["9", "10"]
+    run = jobs[1]
+    assert (run.account, run.gpus, run.nodes, run.min_runtime_s, run.start) == (
+        "teama1",
+        16,
+        ("n1", "n2"),
+        20,
+        100.0,
+    )
+    pend = jobs[0]
+    assert (pend.state, pend.gpus, pend.min_runtime_s, pend.resumable, pend.eligible) == (
+        "pending",
+        2,
+        0,
+        False,
+        111.0,
+    )
+
+
+def test_sinfo_json_nodes() -> None:
+    doc = {
+        "errors": [],
+        "nodes": [
+            {
+                "name": "n2",
+                "state": "mixed",
+                "state_flags": ["DRAIN"],
+                "gres": "gpu:8",
+                "gres_used": "gpu:8",
+                "reason": "allotment: x",
+            },
+            {
+                "name": "n1",
+                "state": "down",
+                "state_flags": ["NOT_RESPONDING"],
+                "gres": "gpu:8",
+                "gres_used": "gpu:0",
+                "reason": "",
+            },
+        ],
+    }
+    n1, n2 = parse_sinfo_json(json.dumps(doc))
+    assert (n1.name, n1.down, n1.drain) == ("n1", True, False)
+    assert (n2.gpus, n2.gpus_used, n2.drain, n2.reason) == (8, 8, True, "allotment: x")
+
+
+def test_slurm_errors_in_json_become_backend_errors() -> None:
+    with pytest.raises(BackendError, match="reported errors"):
+        parse_squeue_json(
+            json.dumps({"errors": [{"error": "Unable to contact slurm controller"}], "jobs": []}),
+            {},
+        )
+    with pytest.raises(BackendError, match="not JSON"):
+        parse_sinfo_json("squeue: error: ...")
