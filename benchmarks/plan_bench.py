@@ -27,6 +27,15 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+# Benchmark one frozen copy of the code: in a shared working tree the scheduler may change
+# mid-run, which would (rightly) invalidate the simulation cache and skew the warm figures.
+_SNAPSHOT = Path(tempfile.mkdtemp(prefix="plan-bench-src-"))
+shutil.copytree(
+    ROOT / "src" / "allotment",
+    _SNAPSHOT / "allotment",
+    ignore=shutil.ignore_patterns("__pycache__"),
+)
+sys.path.insert(0, str(_SNAPSHOT))
 
 from tests.plan.gitrepo import GitRepo  # noqa: E402
 
@@ -121,6 +130,7 @@ def main_bench() -> None:
             f"{statistics.median(c for _, c in xs):.2f} s CPU"
         )
     print(f"  comment size: {size} characters")
+    shutil.rmtree(_SNAPSHOT, ignore_errors=True)
 
 
 if __name__ == "__main__":

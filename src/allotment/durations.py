@@ -27,12 +27,12 @@ def parse_duration(text: str | int | float) -> int:
         return int(s)
     if not _WHOLE.match(s):
         raise ValueError(f"malformed duration {text!r}: write a number and a unit, like 90s, 15m, 8h or 7d")
-    return int(round(sum(float(n) * UNITS[u] for n, u in _PART.findall(s))))
+    return round(sum(float(n) * UNITS[u] for n, u in _PART.findall(s)))
 
 
 def format_duration(seconds: float) -> str:
     """Shortest exact form: 28800 -> '8h', 5400 -> '1h30m', 0 -> '0s'."""
-    rest = int(round(seconds))
+    rest = round(seconds)
     if rest == 0:
         return "0s"
     out = []

@@ -171,3 +171,38 @@ def test_no_requeue_ever_targets_a_job_inside_its_minimum_runtime(
         plan.actions
         == plan_cluster(obs, CONFIG, "gpulab", usage, {n: "sick" for n in sick}).actions
     )
+
+
+def test_only_the_head_of_the_order_is_pinned_and_earlier_pins_follow_their_position() -> None:
+    now = T0
+    pend = [
+        JobObs(str(i), "root", "teama1", "q", 8, "pending", now - 1000 + i, None, 20, True, 1)
+        for i in range(1, 21)
+    ]
+    pend[-1] = JobObs(
+        "20", "root", "teama1", "q", 8, "pending", now - 980, None, 20, True, 999_999
+    )  # pinned before
+    full = [
+        JobObs(
+            str(100 + i),
+            "root",
+            "teamb",
+            "q",
+            8,
+            "running",
+            now - 50,
+            now - 10,
+            20,
+            True,
+            0,
+            (f"n{i}",),
+        )
+        for i in range(1, 5)
+    ]
+    obs = Observation(now, tuple(NodeObs(f"n{i}", 8, 8) for i in range(1, 5)), tuple(pend + full))
+    plan = plan_cluster(obs, CONFIG, "gpulab", {}, {}, ordered=5)
+    prio = {a.target: a.value for a in plan.actions if a.kind == "set_priority"}
+    positions = {r.job_id: r.position for r in plan.decisions.order}
+    head = {j for j, p in positions.items() if p < 5}
+    assert set(prio) == head | {"20"}
+    assert all(prio[j] == 1_000_000 - positions[j] for j in prio)

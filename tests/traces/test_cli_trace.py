@@ -116,16 +116,26 @@ def test_repo_out_failure_leaves_no_trace_either(
             ["--format", "sacct", "--repo-out", "r", "--owner", "nobody"],
             "expected an e-mail or @handle",
         ),
+        (["--format", "sacct", "--repo-out", "r"], "exists and is not an empty folder"),
+        (
+            ["--format", "sacct", "--since", "2d", "--until", "1d"],
+            "--until must be later than --since",
+        ),
+        (["--format", "sacct", "-o", "r"], "is a folder"),
     ],
 )
 def test_usage_errors_are_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], message: str
 ) -> None:
     argv = [str(tmp_path / "r") if a == "r" else a for a in argv]  # never write into the cwd
+    if "exists" in message or "folder" in message:
+        (tmp_path / "r").mkdir()
+        (tmp_path / "r" / "keep.txt").write_text("mine")
+    before = sorted(str(p) for p in tmp_path.rglob("*"))
     code = main(["trace", "import", str(SACCT), "-o", str(tmp_path / "o.jsonl"), *argv])
     err = capsys.readouterr().err
     assert code == 2 and message in err and err.count("\n") == 1
-    assert list(tmp_path.iterdir()) == []
+    assert sorted(str(p) for p in tmp_path.rglob("*")) == before
 
 
 def test_alibaba_node_list_is_found_next_to_the_pods(

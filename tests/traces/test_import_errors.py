@@ -36,7 +36,7 @@ def test_swf_field_count_type_and_sign_errors(tmp_path: Path) -> None:
     )
     assert _errors(tmp_path, SwfImporter(), "t.swf", text) == [
         "t.swf:3:1: an SWF job line has 18 fields, this one has 5",
-        "t.swf:4:12: SWF fields are integers, got 'four'",
+        "t.swf:4:11: SWF fields are integers, got 'four'",
         "t.swf:5:3: submit time must not be negative, got -9",
     ]
 
@@ -58,6 +58,6 @@ def test_alibaba_header_and_cell_errors(tmp_path: Path) -> None:
     header = ",".join(POD_COLUMNS)
     text = f"{header}\np0,1000,1,one,1000,,LS,Running,0,10,0\np1,1000,1,1,1000,,LS,Running,0,10\n"
     assert _errors(tmp_path, AlibabaImporter(), "pods.csv", text) == [
-        "pods.csv:2:13: num_gpu must be an integer, got 'one'",
+        "pods.csv:2:11: num_gpu must be an integer, got 'one'",
         "pods.csv:3:1: expected 11 columns, got 10",
     ]

@@ -120,3 +120,30 @@ def test_unreadable_input_is_one_clear_error(tmp_path: Path, payload: bytes) -> 
     with pytest.raises(TraceError, match=f"cannot read {src}"):
         import_trace(CsvImporter(mapping=MAP), src, tmp_path / "o.jsonl", fill=FillRules())
     assert sorted(p.name for p in tmp_path.iterdir()) == ["jobs.csv"]
+
+
+def test_window_clips_running_jobs_and_drops_the_rest(tmp_path: Path) -> None:
+    from allotment.traces.pipeline import Window
+
+    src = tmp_path / "jobs.csv"
+    # first submit at 1000: the window [100, 500) is trace time 1100 .. 1500 in the source
+    _csv(
+        src,
+        [
+            ("first", 1000, 50, 1, "x"),  # done before the window opens: dropped
+            ("long", 1010, 1000, 2, "x"),  # running at 1100: starts at 0 with 910 s left
+            ("inside", 1200, 30, 1, "y"),  # kept, at 100
+            ("late", 1500, 30, 1, "y"),  # at the window's end: dropped
+        ],
+    )
+    r = import_trace(
+        CsvImporter(mapping=MAP),
+        src,
+        tmp_path / "o.jsonl",
+        fill=FillRules(),
+        window=Window(since=100, until=500),
+    )
+    jobs = read_trace(tmp_path / "o.jsonl").jobs
+    assert [(j.id, j.submit, j.work) for j in jobs] == [("long", 0, 910), ("inside", 100, 30)]
+    assert r.skipped == {"before the --since window": 1, "after the --until window": 1}
+    assert r.notes == {"running when the --since window opens (clipped to its rest)": 1}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import random
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -119,3 +120,17 @@ def test_imported_trace_simulates_on_its_repository(tmp_path: Path) -> None:
     metrics = simulate(config, Workload.of(t.jobs, t.node_events)).metrics
     jobs = metrics["jobs"]
     assert (jobs["submitted"], jobs["completed"], jobs["rejected"]) == (120, 120, 0)
+
+
+def test_a_typed_gang_wider_than_its_type_s_nodes_is_refused(tmp_path: Path) -> None:
+    src = tmp_path / "jobs.csv"
+    src.write_text("t,w,g,gpn,ty,a\n0,100,8,8,p100,x\n1,100,1,1,t4,x\n")
+    m = parse_map("submit=t,work=w,gpus=g,gpus_per_node=gpn,gpu_type=ty,account=a")
+    result = import_trace(CsvImporter(mapping=m), src, tmp_path / "t.jsonl", fill=FillRules())
+    from allotment.traces.importers import NodeGroupShape
+
+    shaped = replace(result, cluster=(NodeGroupShape("p100", 2, 8), NodeGroupShape("t4", 8, 1)))
+    with pytest.raises(
+        UsageError, match="p100 job needing 8 GPUs on one node but p100 nodes have at most 2"
+    ):
+        render_repo(shaped, RepoOutOptions())

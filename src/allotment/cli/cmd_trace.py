@@ -22,6 +22,7 @@ from typing import Any
 from allotment.cli.common import add_at_argument, add_repo_argument, at_date, load_compiled
 from allotment.config.models.common import NAME_PATTERN, OWNER_PATTERN
 from allotment.core.jobs import JobSpec
+from allotment.durations import parse_duration
 from allotment.errors import UsageError
 from allotment.traces.canonical import read_trace, sorted_items, write_trace
 from allotment.traces.fill_rules import FillRules, load_fill_rules, rules_for
@@ -34,7 +35,7 @@ from allotment.traces.importers import (
     SwfImporter,
     parse_map,
 )
-from allotment.traces.pipeline import import_trace
+from allotment.traces.pipeline import Window, import_trace
 from allotment.traces.repo_out import (
     RepoOutOptions,
     commit_repo,
@@ -70,6 +71,13 @@ def _positive_int(text: str) -> int:
     if v <= 0:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
     return v
+
+
+def _duration(text: str) -> float:
+    try:
+        return float(parse_duration(text))
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _positive_float(text: str) -> float:
@@ -145,6 +153,19 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     )
     imp.add_argument(
         "--delimiter", default=None, help="csv/sacct: field separator (default , and |)"
+    )
+    imp.add_argument(
+        "--since",
+        type=_duration,
+        metavar="DURATION",
+        help="keep the trace from this long after its first submit (e.g. 110d); jobs still "
+        "running then start at 0 with the work they had left",
+    )
+    imp.add_argument(
+        "--until",
+        type=_duration,
+        metavar="DURATION",
+        help="drop jobs submitted this long or later after the first submit (e.g. 140d)",
     )
     imp.add_argument(
         "--summary-json", type=Path, metavar="FILE", help="also write the import summary as JSON"
@@ -237,6 +258,15 @@ def _fill(args: argparse.Namespace) -> FillRules:
     return rules.with_overrides(args.fill)
 
 
+def _window(args: argparse.Namespace) -> Window | None:
+    if args.since is None and args.until is None:
+        return None
+    since = args.since or 0.0
+    if args.until is not None and args.until <= since:
+        raise UsageError(f"--until must be later than --since ({args.until:g}s <= {since:g}s)")
+    return Window(since=since, until=args.until)
+
+
 def _check_repo_names(args: argparse.Namespace) -> None:
     """Names written into the repository must be config names; say so before any work."""
     for flag, value, pattern in (
@@ -262,14 +292,24 @@ def run_import(args: argparse.Namespace) -> int:
         raise UsageError(f"{args.file}: no such file")
     importer = _importer(args)
     fill = _fill(args)
+    window = _window(args)
     if args.repo_out is not None:
         _check_repo_names(args)
+        if args.repo_out.exists() and (not args.repo_out.is_dir() or any(args.repo_out.iterdir())):
+            raise UsageError(f"--repo-out {args.repo_out}: exists and is not an empty folder")
     out: Path = args.output
+    if out.is_dir():
+        raise UsageError(f"-o {out}: is a folder; name the trace file to write")
     tmp_trace = _partial(out)
     tmp_repo: Path | None = None
     try:
         result = import_trace(
-            importer, args.file, tmp_trace, fill=fill, display_name=str(args.file)
+            importer,
+            args.file,
+            tmp_trace,
+            fill=fill,
+            display_name=str(args.file),
+            window=window,
         )
         if args.repo_out is not None:
             opts = RepoOutOptions(

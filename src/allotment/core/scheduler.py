@@ -68,6 +68,7 @@ class Scheduler:
         self._depth = ctx.queue_depth if ctx.mode == "budgets" else ctx.global_depth
         self._events = 0  # any change a blocked queue might care about (heads, victims)
         self._quiet: tuple[int, tuple[int, int, int, int], int] | None = None
+        self._quiet_broken = False
         self._unalloc_v = 0
         self._alloc_v: dict[str, int] = {}
         self._alloc_v_total = 0
@@ -390,10 +391,17 @@ class Scheduler:
                     heapq.heappush(heap, (qkey(q), q))
             else:
                 blocked_map[q] = (self._signature(q, qk[0], depth), capsig())
+        if res != self._reservation:
+            # queues blocked by the old reservation may fit now: look at every queue again
+            self._blocked.clear()
+            self._quiet_broken = True
         self._reservation = res
         self._quiet = (
-            (self._events, self.pool.capacity_signature(), healthy_key) if not starts and not preemptions else None
+            (self._events, self.pool.capacity_signature(), healthy_key)
+            if not starts and not preemptions and not self._quiet_broken
+            else None
         )
+        self._quiet_broken = False
         if res is not None and not reservations:
             reservations.append(Reservation(res[2], tuple(self.pool.names[i] for i in sorted(res[0])), res[1], "held from an earlier pass"))
         order = self._order(now, usage, ent, self._ranks, load) if explain else ()

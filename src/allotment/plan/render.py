@@ -10,6 +10,7 @@ until it fits, with an "N more rows" line; the summary is the last thing ever cu
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -282,7 +283,9 @@ def _finalize(value: Any) -> Any:
     return Markup(md_escape(value))
 
 
+@functools.cache
 def _environment() -> jinja2.Environment:
+    """Built once per process: compiling the template is most of a small render's cost."""
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("allotment", "templates"),
         autoescape=True,

@@ -11,11 +11,14 @@ Mapping (docs/operators-guide.md has the table):
   ``Policy.non_resumable``); the head of the pending order (``ordered`` jobs, 64 by default)
   becomes priorities ``PRIORITY_TOP - position``, far above anything Slurm's multifactor
   gives, so Slurm starts them first; the rest keep Slurm's own fair-share priority.  Bounding
-  it keeps a tick to a bounded number of ``scontrol`` calls however long the queue is;
+  it keeps a tick to a bounded number of ``scontrol`` calls however long the queue is.  A
+  priority set once stays pinned in Slurm (NOTES pitfall 17), so a job we pinned earlier keeps
+  being updated to its current position even after it falls out of the head;
 * nodes the health file (or a maintenance window) marks unhealthy are drained with a reason
   starting ``allotment:``; only such nodes are resumed, never one a person drained.
 
-A last guard re-checks every requeue against the minimum-runtime contract: a job inside its
+``evicted_by`` (job -> the job it was requeued for, kept by the reconciler) feeds the core's
+anti-thrash rule.  A last guard re-checks every requeue against the minimum-runtime contract: a job inside its
 minimum runtime is never touched, whatever the core said.
 """
 
@@ -35,6 +38,7 @@ from allotment.core.jobs import JobSpec
 from allotment.core.snapshot import NodeState, PendingJob, RunningJob, Snapshot
 
 PRIORITY_TOP = 1_000_000
+PINNED_FLOOR = PRIORITY_TOP // 2  # above any multifactor priority: a job here was pinned by us
 UNKNOWN_WORK_S = 86_400.0  # Slurm does not know a job's work; only its time limit bounds it
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)  # snapshot times are Unix seconds
 
@@ -74,6 +78,7 @@ def snapshot(
     cluster: str,
     usage: Mapping[str, float],
     unhealthy: Mapping[str, str],
+    evicted_by: Mapping[str, str] | None = None,
 ) -> Snapshot:
     """Jobs of accounts outside the budget tree (Slurm's ``root``, other tenants) are not the
     core's to schedule: their GPUs are taken off their nodes' capacity instead."""
@@ -82,6 +87,7 @@ def snapshot(
     pol = config.policy_for(cluster)
     cap, default = pol.min_runtime_cap_s, pol.default_min_runtime_s
     foreign: dict[str, int] = {}
+    ev = evicted_by or {}
     running, pending = [], []
     at = obs.at
     for j in obs.jobs:
@@ -97,9 +103,12 @@ def snapshot(
             declared = default if j.min_runtime_s is None else j.min_runtime_s
             mr = float(max(0, min(declared, cap)))
             spec = _spec(j)
-            running.append(RunningJob(spec, j.start, placement, mr > 0, j.start + mr))
+            who = ev.get(j.id)
+            running.append(RunningJob(spec, j.start, placement, mr > 0, j.start + mr, 0.0, who))
         elif j.priority > 0 and j.account in leaves and (j.eligible is None or j.eligible <= at):
-            pending.append(PendingJob(_spec(j), j.eligible or j.submit, j.submit))
+            pending.append(
+                PendingJob(_spec(j), j.eligible or j.submit, j.submit, 0.0, ev.get(j.id))
+            )
     nodes = tuple(
         NodeState(
             n.name,
@@ -127,12 +136,13 @@ def plan_cluster(
     unhealthy: Mapping[str, str],
     *,
     ordered: int = 64,
+    evicted_by: Mapping[str, str] | None = None,
 ) -> ClusterPlan:
     """Drains and resumes from health, requeues from the core's preemptions, priorities from
     its pending order; sorted in the documented total order."""
     pol = config.policy_for(cluster)
     ctx = build_context(config, cluster, epoch=EPOCH)
-    snap = snapshot(obs, config, cluster, usage, unhealthy)
+    snap = snapshot(obs, config, cluster, usage, unhealthy, evicted_by)
     decisions = decide(snap, ctx, obs.at)
     actions: list[ClusterAction] = []
     skipped: list[str] = []
@@ -167,9 +177,9 @@ def plan_cluster(
 
     # 3. the pending order -> priorities
     for r in decisions.order:
-        if r.position >= ordered:
-            continue
         job = by_id.get(r.job_id)
+        if r.position >= ordered and (job is None or job.priority < PINNED_FLOOR):
+            continue
         want = max(1, PRIORITY_TOP - r.position)
         if job is not None and job.state == "pending" and job.priority != want:
             actions.append(ClusterAction("set_priority", job.id, "order", r.reason, value=want))

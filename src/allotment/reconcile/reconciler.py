@@ -86,6 +86,7 @@ class Reconciler:
         self.status.backend = backend.name
         self.status.source = source_label
         self._compiled: dict[tuple[str, dt.date], CompiledConfig] = {}
+        self._evicted_by: dict[str, str] = {}  # requeued job -> the job it made room for
 
     def close(self) -> None:
         self.ledger.close()
@@ -200,8 +201,28 @@ class Reconciler:
         unhealthy = read_health(health_file, None if health_file else c.health_command)
         for node, why in maintenance_now(config, cluster, obs.at).items():
             unhealthy.setdefault(node, why)
-        cplan = plan_cluster(obs, config, cluster, usage, unhealthy, ordered=self.options.ordered)
-        return self._run(cplan.actions, now, sha, result)
+        cplan = plan_cluster(
+            obs,
+            config,
+            cluster,
+            usage,
+            unhealthy,
+            ordered=self.options.ordered,
+            evicted_by=self._evicted_by,
+        )
+        before = len(result.results)
+        changed = self._run(cplan.actions, now, sha, result)
+        done = {
+            r.action.target
+            for r in result.results[before:]
+            if r.code == "applied" and r.action.kind == "requeue"
+        }
+        live = {j.id for j in obs.jobs}
+        self._evicted_by = {j: w for j, w in self._evicted_by.items() if j in live}
+        for p in cplan.decisions.preemptions:
+            if p.job_id in done and p.for_job:
+                self._evicted_by[p.job_id] = p.for_job
+        return changed
 
     def record_usage(self, obs: Observation, config: CompiledConfig, cluster: str) -> int:
         """Ledger rows for every allocated running job, weighted by its node's GPU type."""

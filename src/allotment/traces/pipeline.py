@@ -17,6 +17,7 @@ from __future__ import annotations
 import csv
 import datetime as dt
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,10 +27,24 @@ from allotment.traces.canonical import AtomicWriter, encode, encode_header
 from allotment.traces.diagnostics import DiagnosticCollector, TooManyErrors
 from allotment.traces.fill_rules import FillRules
 from allotment.traces.idcheck import IdIndex, id_digest
-from allotment.traces.importers.base import ImportContext, Importer, RawJob
+from allotment.traces.importers.base import ImportContext, Importer, NodeGroupShape, RawJob
 from allotment.traces.names import account_mapper, gpu_type_mapper, user_mapper
 from allotment.traces.sorting import DEFAULT_CHUNK, external_sort
 from allotment.traces.summary import ImportResult, ImportStats
+
+
+@dataclass(frozen=True, slots=True)
+class Window:
+    """A slice of a trace, in seconds after its first submit: ``[since, until)``.
+
+    Jobs submitted before ``since`` but still running then are kept, starting at the window
+    with the work they had left (``keep_running``), so the slice opens on a realistically busy
+    cluster rather than an empty one.  The slice is rebased to start at 0.
+    """
+
+    since: float = 0.0
+    until: float | None = None
+    keep_running: bool = True
 
 
 def _key(r: RawJob) -> tuple[float, str]:
@@ -44,8 +59,12 @@ def import_trace(
     fill: FillRules,
     display_name: str | None = None,
     sort_chunk: int = DEFAULT_CHUNK,
+    window: Window | None = None,
 ) -> ImportResult:
-    """Convert ``path`` to a canonical trace at ``output``; raise TraceDiagnostics on bad input."""
+    """Convert ``path`` to a canonical trace at ``output``; raise TraceDiagnostics on bad input.
+
+    ``window`` keeps a slice of the trace (seconds after its first submit); see :class:`Window`.
+    """
     src = Path(path)
     shown = display_name or str(path)
     ctx = ImportContext(diags=DiagnosticCollector(shown))
@@ -53,7 +72,7 @@ def import_trace(
     try:
         first = next(ordered, None)  # the whole source has been read once this returns
         ctx.diags.raise_if_any()
-        return _write(importer, shown, src, output, ctx, first, ordered, fill)
+        return _write(importer, shown, src, output, ctx, first, ordered, fill, window or Window())
     except TooManyErrors:
         ctx.diags.raise_if_any(stopped_early=True)
         raise  # unreachable: the collector holds errors
@@ -73,13 +92,14 @@ def _write(
     first: RawJob | None,
     rest: Iterator[RawJob],
     fill: FillRules,
+    window: Window,
 ) -> ImportResult:
     fmt = importer.name
     accounts, users, gpu_types = account_mapper(), user_mapper(), gpu_type_mapper()
     stats = ImportStats()
     ids = IdIndex()
-    t0 = first.submit if first is not None else 0.0
-    start_iso = _shift(ctx.start_iso, t0)
+    t0 = (first.submit if first is not None else 0.0) + window.since
+    start_iso = _shift(ctx.start_iso, t0) if first is not None else None
     header: dict[str, Any] = {"source": f"{fmt}:{src.name}", "generator": "allot trace import"}
     if start_iso:
         header["start"] = start_iso
@@ -87,15 +107,25 @@ def _write(
         out.write_line(encode_header(header))
         if first is not None:
             for raw in _chain(first, rest):
+                submit, work = raw.submit - t0, raw.work
+                if submit < 0:  # before the window: keep only what still runs at its start
+                    if submit + work <= 0 or not window.keep_running:
+                        ctx.skip("before the --since window")
+                        continue
+                    ctx.note("running when the --since window opens (clipped to its rest)")
+                    submit, work = 0.0, submit + work
+                if window.until is not None and submit >= window.until - window.since:
+                    ctx.skip("after the --until window")
+                    continue
                 account = accounts(raw.account)
                 user = users(raw.user) if raw.user else ""
                 filled = fill.apply(raw, account=account, user=user)  # rules see these names
                 job = JobSpec(
                     id=raw.id,
-                    submit=raw.submit - t0,
+                    submit=submit,
                     account=account,
                     gpus=raw.gpus,
-                    work=raw.work,
+                    work=work,
                     user=user,
                     gpus_per_node=raw.gpus_per_node,
                     min_runtime=filled.min_runtime,
@@ -122,7 +152,7 @@ def _write(
         skipped=dict(ctx.skipped),
         notes=dict(ctx.notes),
         cluster=tuple(
-            type(g)(gpu_types(g.gpu_type), g.gpus_per_node, g.count) for g in ctx.cluster
+            NodeGroupShape(gpu_types(g.gpu_type), g.gpus_per_node, g.count) for g in ctx.cluster
         ),
         cluster_source=ctx.cluster_source,
         start_iso=start_iso,

@@ -374,17 +374,13 @@ class TraceReader:
                 last_time, last_line = t, number
                 yield item
             for line, first in ids.duplicates():
-                self.diags.add(line, _col_unknown(), f"duplicate id: line {first} uses it already")
+                # the id's column is not kept for every line (memory): 1 marks the line start
+                self.diags.add(line, 1, f"duplicate id: line {first} uses it already")
             for name, line, col in ids.unknown_dependencies():
                 self.diags.add(line, col, f"depends_on names unknown job {name!r}")
         except TooManyErrors:
             stopped = True
         self.diags.raise_if_any(stopped_early=stopped)
-
-
-def _col_unknown() -> int:
-    # The id key's column is not kept for every line (memory); 1 marks the line start.
-    return 1
 
 
 def iter_trace(path: str | Path, *, display_name: str | None = None) -> Iterator[TraceItem]:

@@ -113,6 +113,13 @@ def _check_fits(result: ImportResult, groups: tuple[NodeGroupShape, ...]) -> Non
     missing = sorted(set(s.gpu_type_gpu_seconds) - {g.gpu_type for g in groups})
     if missing:
         raise UsageError(f"jobs ask for GPU types the cluster lacks: {', '.join(missing)}")
+    for t, per_node in sorted(s.gpu_type_max_gpus_per_node.items()):
+        widest_of_type = max(g.gpus_per_node for g in groups if g.gpu_type == t)
+        if per_node > widest_of_type:
+            raise UsageError(
+                f"the trace has a {t} job needing {per_node} GPUs on one node but {t} nodes "
+                f"have at most {widest_of_type}"
+            )
     for t, need in sorted(s.gpu_type_max_job_gpus.items()):
         have = sum(g.gpus_per_node * g.count for g in groups if g.gpu_type == t)
         if need > have:

@@ -33,6 +33,7 @@ class ImportStats:
         default_factory=lambda: defaultdict(float)
     )
     gpu_type_max_job_gpus: Counter[str] = field(default_factory=Counter)
+    gpu_type_max_gpus_per_node: Counter[str] = field(default_factory=Counter)
     kinds: Counter[str] = field(default_factory=Counter)
     unallocated: int = 0
     _running: list[tuple[float, int]] = field(default_factory=list)
@@ -57,6 +58,10 @@ class ImportStats:
             self.gpu_type_gpu_seconds[job.gpu_type] += gs
             t = job.gpu_type
             self.gpu_type_max_job_gpus[t] = max(self.gpu_type_max_job_gpus[t], job.gpus)
+            if job.gpus_per_node:
+                self.gpu_type_max_gpus_per_node[t] = max(
+                    self.gpu_type_max_gpus_per_node[t], job.gpus_per_node
+                )
         self.kinds[job.kind] += 1
         if job.min_runtime == 0:
             self.unallocated += 1
@@ -110,7 +115,7 @@ def render_summary(r: ImportResult) -> str:
         f"span: {_days(s.last_end)} (last submit at {_days(s.last_submit)}){start}; "
         f"{len(s.account_gpu_seconds):,} accounts, {s.users:,} users"
     )
-    kinds = ", ".join(f"{k} {n:,}" for k, n in sorted(s.kinds.items()))
+    kinds = ", ".join(f"{k} {n:,}" for k, n in sorted(s.kinds.items())) or "none"
     out.append(f"kinds: {kinds}; unallocated (min_runtime 0): {s.unallocated:,}")
     out.append(
         f"GPUs: largest job {s.max_job_gpus:,}, peak demand {s.peak_demand_gpus:,}, "

@@ -63,6 +63,8 @@ class SacctImporter:
             job = self._job(number, line, cells, header, ctx)
             if job is not None:
                 yield job
+        if header is None:
+            ctx.diags.add(1, 1, "empty sacct output: expected a header line (run sacct -P)")
 
     def _check_header(self, header: dict[str, int], ctx: ImportContext, number: int) -> bool:
         missing = [f for f in ("JobID", "Submit", "Account") if f not in header]

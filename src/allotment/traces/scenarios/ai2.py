@@ -238,7 +238,9 @@ def generate(config: CompiledConfig, *, cluster: str, days: float, seed: int) ->
             offered -= gone.gpus * gone.work
         arrivals.sort(key=lambda j: j.submit)
         base = len(jobs)
-        arrivals = [dataclasses.replace(j, id=f"{team.name}-{base + i:06d}") for i, j in enumerate(arrivals)]
+        arrivals = [
+            dataclasses.replace(j, id=f"{team.name}-{base + i:06d}") for i, j in enumerate(arrivals)
+        ]
         jobs.extend(arrivals)
     events = _failures(rng, cl.node_names, horizon)
     return Workload.of(jobs, events)
