@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from allotment.compile.model import Policy
@@ -40,7 +40,7 @@ def bump(spec: N, target: str, weight: int) -> N:
     return replace(spec, children=kids or None)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(trees())
 def test_a_config_has_no_diff_with_itself(spec: N) -> None:
     a = build("org", spec)
@@ -50,7 +50,7 @@ def test_a_config_has_no_diff_with_itself(spec: N) -> None:
     assert required_approvals(a, a, d) == ()
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(trees(), st.data())
 def test_a_share_change_is_diffed_conserved_and_needs_the_parent(
     spec: N, data: st.DataObject

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from allotment.plan.approvals import required_approvals
@@ -75,7 +75,7 @@ def test_marker_carries_shas_and_inputs() -> None:
     )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.text(max_size=60))
 def test_escaped_text_has_no_markup(text: str) -> None:
     out = md_escape(text)
@@ -84,7 +84,7 @@ def test_escaped_text_has_no_markup(text: str) -> None:
     assert not re.search(r"(?<!\\)[|`*_\[\]~]", out.replace("\\\\", ""))
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.text(alphabet=st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=30))
 def test_any_owner_text_renders_inside_its_table_cell(owner: str) -> None:
     md = render_markdown(
