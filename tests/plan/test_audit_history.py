@@ -119,3 +119,14 @@ def test_history_of_unknown_node_is_usage_error(
 ) -> None:
     assert main(["history", "nobody", "--repo", str(small_repo.path)]) == 2
     assert "no node named 'nobody'" in capsys.readouterr().err
+
+
+def test_commit_with_invalid_config_is_a_violation(
+    small_repo: GitRepo, capsys: pytest.CaptureFixture[str]
+) -> None:
+    small_repo.write(ML, "owners: [ml-lead@acme.example]\nchildren: {vision: {share: -1}}\n")
+    broken = small_repo.commit("oops", author="vera@acme.example")
+    code, doc = audit_json(small_repo, capsys)
+    assert code == 1
+    entry = next(c for c in doc["commits"] if c["sha"] == broken)
+    assert entry["violations"][0].startswith("invalid config: budgets/acme/ml/budget.yaml:")

@@ -15,15 +15,16 @@ from tests.plan.gitrepo import GitRepo
 def test_revision_files_equal_the_checkout(small_repo: GitRepo) -> None:
     small_repo.write("budgets/README.md", "not config, ignored by both readers\n")
     small_repo.commit("docs")
-    repo = open_repo(small_repo.path)
-    assert read_revision_files(repo, small_repo.sha("HEAD")) == read_repo_files(small_repo.path)
+    with open_repo(small_repo.path) as repo:
+        assert read_revision_files(repo, small_repo.sha("HEAD")) == read_repo_files(small_repo.path)
 
 
 def test_old_revision_is_read_while_worktree_differs(small_repo: GitRepo) -> None:
     first = small_repo.sha("HEAD")
     small_repo.set_share("budgets/acme/budget.yaml", "ml", 99)
     small_repo.commit("more ml")
-    files = read_revision_files(open_repo(small_repo.path), first)
+    with open_repo(small_repo.path) as repo:
+        files = read_revision_files(repo, first)
     assert b"share: 60" in files["budgets/acme/budget.yaml"]
 
 
@@ -61,8 +62,8 @@ def _blob(repo: GitRepo, data: bytes) -> str:
 
 
 def _errors(repo: GitRepo, sha: str) -> str:
-    with pytest.raises(ConfigError) as exc:
-        read_revision_files(open_repo(repo.path), sha)
+    with pytest.raises(ConfigError) as exc, open_repo(repo.path) as git_repo:
+        read_revision_files(git_repo, sha)
     return str(exc.value)
 
 
@@ -114,6 +115,6 @@ def test_merge_base_and_resolve(small_repo: GitRepo) -> None:
     small_repo.commit("pr work")
     small_repo.switch("main")
     small_repo.commit("main work")
-    repo = open_repo(small_repo.path)
-    assert merge_base(repo, "main", "pr").sha == root
-    assert resolve(repo, "pr").author_email == "alice@acme.example"
+    with open_repo(small_repo.path) as repo:
+        assert merge_base(repo, "main", "pr").sha == root
+        assert resolve(repo, "pr").author_email == "alice@acme.example"

@@ -80,6 +80,7 @@ def to_text(report: AuditReport) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    report = audit(open_repo(args.repo), args.rev, args.since)
+    with open_repo(args.repo) as repo:
+        report = audit(repo, args.rev, args.since)
     write_output(to_json(report) if args.format == "json" else to_text(report), None)
     return 0 if report.ok else 1

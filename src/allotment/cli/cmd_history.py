@@ -65,6 +65,7 @@ def to_json(events: tuple[HistoryEvent, ...]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    events = history(open_repo(args.repo), args.node, args.rev)
+    with open_repo(args.repo) as repo:
+        events = history(repo, args.node, args.rev)
     write_output(to_json(events) if args.format == "json" else to_text(events), None)
     return 0

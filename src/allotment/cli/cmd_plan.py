@@ -25,7 +25,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     p = sub.add_parser(
         "plan",
         help="show what a budget change does: share deltas, projected impact, approvers",
-        description="Compare the config of HEAD (or the working tree) with the merge-base of "
+        description="Compare the config of --head (default: the working tree) with the merge-base of "
         "BASE, simulate both, and say who must approve.",
     )
     p.add_argument("--base", required=True, help="target revision, e.g. origin/main")

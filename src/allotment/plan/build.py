@@ -45,7 +45,11 @@ class PlanRequest:
 
 
 def make_plan(req: PlanRequest, impact: ImpactFn | None = None) -> Plan:
-    repo = open_repo(req.repo)
+    with open_repo(req.repo) as repo:
+        return _make_plan(repo, req, impact)
+
+
+def _make_plan(repo: git.Repo, req: PlanRequest, impact: ImpactFn | None) -> Plan:
     head_rev = resolve(repo, req.head) if req.head is not None else None
     base_rev = merge_base(repo, req.base, head_rev.sha if head_rev else "HEAD")
 

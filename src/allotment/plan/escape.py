@@ -18,7 +18,8 @@ def md_escape(text: str) -> str:
     """Plain text -> Markdown+HTML-safe text that renders as the same characters."""
     one_line = " ".join(text.split()) if any(c in text for c in "\r\n\t\v\f") else text
     marked = one_line.translate(_TABLE)
-    return html.escape(marked, quote=True).replace("@", "&#64;")
+    # quote=False: values never land inside an HTML attribute, and "team's" should read as written
+    return html.escape(marked, quote=False).replace("@", "&#64;")
 
 
 def code_escape(text: str) -> str:
