@@ -320,6 +320,8 @@ class Scheduler:
         res = self._reservation
         if res is not None and res[2] not in self.pending:
             res = None
+            self._reservation = None
+            self._blocked.clear()  # queues it held back may fit now
         load = (self.pending_gpus + self.running_gpus) / max(1, self.ctx.capacity_gpus)
         depth = self.ctx.queue_depth if self.ctx.mode == "budgets" else self.ctx.global_depth
         while heap:
@@ -359,6 +361,12 @@ class Scheduler:
                 if pl is not None:
                     starts.append(self._launch(p, pl, now, "fits free GPUs", qk))
                     progressed = True
+                    if res is not None and res[2] == spec.id:
+                        res = None  # the holder started: what it held back gets another look
+                        blocked_map.clear()
+                        tried.clear()
+                        heap = [(qkey(x), x) for x, lst in self.queues.items() if lst and x != q]
+                        heapq.heapify(heap)
                     break
                 tried.add(spec.id)
                 if first_blocked:
@@ -368,6 +376,10 @@ class Scheduler:
                         got = self._take_reserved(p, n, per, res, now, preemptions, qk)
                         if got is not None:
                             res = None
+                            blocked_map.clear()
+                            tried.clear()
+                            heap = [(qkey(x), x) for x, lst in self.queues.items() if lst and x != q]
+                            heapq.heapify(heap)
                     if got is not None:
                         starts.append(got)
                         progressed = True
