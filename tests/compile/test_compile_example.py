@@ -57,12 +57,15 @@ def test_restricted_leaf_gets_nothing_elsewhere_and_its_part_goes_to_siblings(
     repo_root: Path,
 ) -> None:
     config = compile_repo(repo_root, AT)
-    robotics = config.node("robotics")
-    navigation = config.node("navigation")
-    assert robotics.absolute["h100"] == 0.0
-    assert robotics.absolute["b200"] > 0.0
-    # navigation is the only embodied leaf on h100, so it holds all of embodied's h100 part
-    assert math.isclose(navigation.absolute["h100"], config.node("embodied").absolute["h100"])
+    molmo = config.node("molmo")
+    vision = config.node("vision")
+    embodied = config.node("embodied")
+    assert molmo.absolute["b200"] == 0.0
+    assert vision.absolute["b200"] == 0.0
+    assert molmo.absolute["h100"] > 0.0
+    # vision is prior's only child restricted to h100, so on b200 embodied holds all of prior's part
+    assert math.isclose(embodied.absolute["b200"], config.node("prior").absolute["b200"])
+    assert math.isclose(embodied.absolute["h100"], config.node("prior").absolute["h100"] / 2)
 
 
 def test_budget_past_its_end_date_is_inactive_and_warned(repo_root: Path) -> None:
