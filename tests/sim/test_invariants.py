@@ -39,10 +39,6 @@ def test_every_job_completes_once_arrivals_stop(case: tuple[CompiledConfig, obje
     sim = _run(case, mode)
     r = sim.rec
     left = (sorted(sim.sched.pending), sorted(sim.sched.running), sim.sched._reservation)
-    if left[0] or left[1]:
-        import pickle
-
-        pickle.dump((case, mode), open("/tmp/case.pkl", "wb"))
     assert r.completed + r.cancelled + r.rejected == r.submitted == len(sim.jobs), left
     assert not sim.sched.pending and not sim.sched.running
 

@@ -280,8 +280,11 @@ class Scheduler:
         # nothing a blocked queue could use has changed since a pass that started nothing:
         # skip (tiers and Fair Tree ranks only change the order among queues, not blocked-ness)
         healthy_key = self.pool.healthy_total
+        # liveness guard: with nothing running no later completion will come to un-skip a
+        # queue, so an idle cluster always gets a full look
+        explain_all = explain or not self.running
         if (
-            not explain
+            not explain_all
             and not self.unhealthy_since
             and (self._reservation is None or now < self._reservation[1])
             and self._quiet is not None
@@ -329,7 +332,7 @@ class Scheduler:
             blocked = blocked_map.get(q)
             due = res is not None and now >= res[1] and res[2] in self.pending and self.pending[res[2]].queue == q
             if (
-                not explain
+                not explain_all
                 and not due
                 and blocked is not None
                 and blocked[0] == self._signature(q, qk[0], depth)
@@ -372,20 +375,20 @@ class Scheduler:
                 if first_blocked:
                     first_blocked = False
                     got = self._try_preempt(p, n, per, now, ent, self._metric, preemptions, qk)
-                    if got is None and res is not None and res[2] == spec.id and now >= res[1]:
-                        got = self._take_reserved(p, n, per, res, now, preemptions, qk)
-                        if got is not None:
-                            res = None
-                            blocked_map.clear()
-                            tried.clear()
-                            heap = [(qkey(x), x) for x, lst in self.queues.items() if lst and x != q]
-                            heapq.heapify(heap)
                     if got is not None:
                         starts.append(got)
                         progressed = True
                         break
                     if n > 1 and (res is None or res[2] == spec.id or self._res_key > qk):
                         new = self._reserve(spec, n, per, now)
+                        if new is not None and new[1] <= now:
+                            # only the old reservation stood in the way: it starts now
+                            pl = self.pool.find(spec, n, per)
+                            if pl is not None:
+                                res = None
+                                starts.append(self._launch(p, pl, now, "fits free GPUs", qk))
+                                progressed = True
+                                break
                         if new is not None:
                             res = new
                             self._res_key = qk
@@ -611,32 +614,11 @@ class Scheduler:
         return (frozenset(i for _, i in chosen), chosen[-1][0], spec.id)
 
     def _frees_at(self, r: Run, now: float) -> float:
-        """When a job stops standing in a reservation's way: unallocated work at once; in
-        budgets mode a job that may be time-sliced when its minimum runtime ends; else its end."""
+        """When a job stops standing in a reservation's way: unallocated work at once (it yields
+        to the gang), anything else when it ends."""
         if not r.allocated:
             return now
-        if (
-            self.ctx.mode == "budgets"
-            and r.protected_until < r.est_end
-            and (r.spec.resumable or self.ctx.policy.non_resumable != "run_to_completion")
-        ):
-            return max(now, r.protected_until)
         return r.est_end
-
-    def _take_reserved(
-        self, p: Pend, n: int, per: int, res: tuple[frozenset[int], float, str], now: float, out: list[Preemption], qk: tuple[int, int, str]
-    ) -> Start | None:
-        """The reservation is due: slice out whatever still holds its nodes past protection."""
-        holding = {j for i in res[0] for j in self.pool.jobs[i]}
-        victims = sorted(j for j in holding if j in self.preemptible and self.running[j].start < now)
-        if not victims or len(victims) < len(holding):
-            return None  # something there is still protected (or just started): keep waiting
-        for vid in victims:
-            out.append(self._evict(vid, now, p.spec.id, "reservation", f"reserved nodes are due for {p.spec.id}"))
-        pl = self.pool.find(p.spec, n, per)
-        if pl is None:
-            return None
-        return self._launch(p, pl, now, "reservation due", qk)
 
     def _drain(self, now: float, out: list[Preemption]) -> tuple[NodeReport, ...]:
         reports: list[NodeReport] = []
