@@ -52,7 +52,7 @@ TRAIN_NODES: tuple[tuple[int, float], ...] = (
     (16, 0.08),
     (32, 0.02),
 )
-LOAD = 0.99  # offered GPU-hours / capacity GPU-hours, on average over the run
+LOAD = 0.96  # offered GPU-hours / capacity GPU-hours, on average over the run
 BACKLOG = 2.2  # GPUs requested by the initial backlog (long jobs, no debug) / capacity
 BUSY_MULT, QUIET_MULT = 1.5, 0.5  # arrival-rate multipliers of a team's busy and quiet spells
 SPELL_MEAN_S = 1.5 * DAY
