@@ -6,7 +6,7 @@ Cases: the real NASA SWF and Alibaba openb traces, a synthetic ~50 MB SWF (memor
 the sort chunk, not the file), and reading back a 30-day ai2 canonical trace.  Each case runs in
 a child interpreter so its peak RSS (``ru_maxrss``) is its own; the table reports the median
 wall time, jobs per second and peak RSS minus a fresh interpreter's baseline with the same
-imports.  Prints a Markdown table (paste it into docs/benchmarks/traces.md).
+imports.  Prints a Markdown table (paste it into docs/benchmarks.md).
 """
 
 from __future__ import annotations
