@@ -17,30 +17,9 @@ WEEK_S = 7 * 86400
 
 
 @dataclass(frozen=True, slots=True)
-class ShareRow:
-    """One leaf on one cluster."""
+class BeforeAfter:
+    """Shares and weekly GPU-hours on the base and head side, and their deltas."""
 
-    leaf: str
-    cluster: str
-    share_before: float  # absolute fraction of the cluster
-    share_after: float
-    gpu_hours_week_before: float
-    gpu_hours_week_after: float
-
-    @property
-    def delta_pp(self) -> float:
-        return (self.share_after - self.share_before) * 100.0
-
-    @property
-    def delta_gpu_hours_week(self) -> float:
-        return self.gpu_hours_week_after - self.gpu_hours_week_before
-
-
-@dataclass(frozen=True, slots=True)
-class LeafTotal:
-    """One leaf over every cluster: share of all reference GPU-hours, and weekly hours."""
-
-    leaf: str
     share_before: float
     share_after: float
     gpu_hours_week_before: float
@@ -53,6 +32,21 @@ class LeafTotal:
     @property
     def delta_gpu_hours_week(self) -> float:
         return self.gpu_hours_week_after - self.gpu_hours_week_before
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ShareRow(BeforeAfter):
+    """One leaf on one cluster; shares are absolute fractions of that cluster."""
+
+    leaf: str
+    cluster: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LeafTotal(BeforeAfter):
+    """One leaf over every cluster: share of all reference GPU-hours, and weekly hours."""
+
+    leaf: str
 
 
 def _weekly(config: CompiledConfig, leaf: str, cluster: str) -> tuple[float, float]:
@@ -97,7 +91,16 @@ def share_rows(
             sb, hb = _weekly(base, old_name.get(leaf, leaf), c)
             sa, ha = _weekly(head, leaf, c)
             if sb or sa or hb or ha:
-                rows.append(ShareRow(leaf, c, sb, sa, hb, ha))
+                rows.append(
+                    ShareRow(
+                        leaf=leaf,
+                        cluster=c,
+                        share_before=sb,
+                        share_after=sa,
+                        gpu_hours_week_before=hb,
+                        gpu_hours_week_after=ha,
+                    )
+                )
     return tuple(rows)
 
 
@@ -113,11 +116,11 @@ def leaf_totals(
         a[1] += r.gpu_hours_week_after
     return tuple(
         LeafTotal(
-            leaf,
-            hb / cap_b if cap_b else 0.0,
-            ha / cap_h if cap_h else 0.0,
-            hb,
-            ha,
+            leaf=leaf,
+            share_before=hb / cap_b if cap_b else 0.0,
+            share_after=ha / cap_h if cap_h else 0.0,
+            gpu_hours_week_before=hb,
+            gpu_hours_week_after=ha,
         )
         for leaf, (hb, ha) in sorted(acc.items())
     )
