@@ -9,7 +9,10 @@ STAMP := $(VENV)/.installed
 
 .PHONY: run test test-unit test-slurm lint check regen bench clean
 
-$(STAMP): pyproject.toml
+# the hot modules are compiled at install (setup.py): editing one reinstalls
+HOT_SRC := $(wildcard src/allotment/core/*.py src/allotment/sim/*.py) src/allotment/_compiled.py setup.py
+
+$(STAMP): pyproject.toml $(HOT_SRC)
 	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --disable-pip-version-check -e '.[dev]'
 	@touch $(STAMP)
@@ -41,3 +44,4 @@ bench: $(STAMP)
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache build *.egg-info
+	find src -name '*.so' -delete

@@ -44,6 +44,9 @@ class Context:
     epoch: dt.datetime  # wall time of t = 0, to turn boost expiry dates into seconds
     hysteresis: float = 0.1  # ranks must differ by this (relative) before a reclaim preemption
     queue_depth: int = 8  # candidates examined per leaf queue and pass
+    # a queue whose victim search failed searches again this much later unless its own head or
+    # its own team's victims changed (Slurm re-evaluates preemption on its sched_interval, 60 s)
+    preempt_retry_s: float = 60.0
     global_depth: int = 128  # candidates examined per single-queue (fifo/priority) pass
     fairshare_refresh_s: float = 300.0  # Fair Tree ranks are recomputed this often (Slurm: PriorityCalcPeriod 5 min)
 

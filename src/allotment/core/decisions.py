@@ -51,7 +51,7 @@ class Ranked:
     job_id: str
     account: str
     position: int
-    tier: int  # 0: account below its entitlement (guaranteed); 1: borrowing beyond it
+    tier: int  # 0: account below its entitlement (guaranteed); 1: borrowing beyond it; 2: unallocated
     fair_share: tuple[float, ...]  # level fair share usage/share along the path, root first
     priority: float  # within-team priority score
     reason: str
@@ -64,3 +64,6 @@ class Decisions:
     reservations: tuple[Reservation, ...] = ()
     nodes: tuple[NodeReport, ...] = ()
     order: tuple[Ranked, ...] = ()
+    # a blocked queue's preemption search was put off until then (core.scheduler): a driver
+    # that only runs passes on events should run one at this time even if nothing happens
+    retry_at: float | None = None

@@ -32,6 +32,10 @@ class NodePool:
         self.healthy_total = sum(n.gpus for n in ordered if n.healthy)
         self.soft: list[int] = [0 for _ in ordered]  # GPUs held by unallocated (preemptible) work
         self.version = 0
+        self._mf, self._mf_version = 0, -1
+        self._sig: tuple[int, int, int, int] = (0, 0, 0, 0)
+        self._sig_version = -1
+        self._shapes: dict[tuple[int, int | None, str | None], tuple[int, int]] = {}
         # healthy nodes counted by GPUs free-or-held-by-unallocated-work ("soft free")
         self.soft_count: list[int] = [0] * (self.max_gpus + 1)
         self.soft_whole = 0  # healthy nodes holding nothing but unallocated work
@@ -107,6 +111,13 @@ class NodePool:
     # -- queries -----------------------------------------------------------------------------
     def shape(self, spec: JobSpec) -> tuple[int, int]:
         """(nodes, GPUs per node) of a job on this pool; (0, 0) if it can never fit."""
+        key = (spec.gpus, spec.gpus_per_node, spec.gpu_type)
+        got = self._shapes.get(key)
+        if got is None:
+            got = self._shapes[key] = self._shape(spec)
+        return got
+
+    def _shape(self, spec: JobSpec) -> tuple[int, int]:
         cap = (
             self.max_gpus
             if spec.gpu_type is None
@@ -163,16 +174,26 @@ class NodePool:
         """What a blocked job could use: (largest hole, completely free nodes), first counting
         GPUs held by unallocated work as free (what an allocated job can take), then not (what
         unallocated work can take)."""
+        if self._sig_version == self.version:
+            return self._sig
         counts = self.soft_count
         hole = 0
         for k in range(len(counts) - 1, 0, -1):
             if counts[k]:
                 hole = k
                 break
-        return (hole, self.soft_whole, self.max_free(), len(self.buckets[self.max_gpus]) if self.max_gpus else 0)
+        sig = (hole, self.soft_whole, self.max_free(), len(self.buckets[self.max_gpus]) if self.max_gpus else 0)
+        self._sig, self._sig_version = sig, self.version
+        return sig
 
     def max_free(self) -> int:
+        """The most free GPUs on one healthy node (cached until the pool changes)."""
+        if self._mf_version == self.version:
+            return self._mf
+        mf = 0
         for k in range(self.max_gpus, 0, -1):
             if self.buckets[k]:
-                return k
-        return 0
+                mf = k
+                break
+        self._mf, self._mf_version = mf, self.version
+        return mf

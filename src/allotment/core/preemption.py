@@ -57,19 +57,11 @@ def find_victims(
     mode = s.ctx.mode
     pol = s.ctx.policy
     req = spec.account
-    cand: dict[str, tuple[tuple[int, float, float, str], str, str]] = {}
+    pool = s.pool
     keep_nonresumable = pol.non_resumable == "run_to_completion"
 
-    def consider(vid: str, cls: int, over: float, rule: str, why: str) -> None:
-        v = s.running[vid]
-        if v.start >= now:
-            return  # started in this very pass: evicting it would only undo this pass
-        if keep_nonresumable and not v.spec.resumable:
-            return
-        cand[vid] = ((cls, -over, 0.0, vid), rule, why)
-
     # cheap bound first: could every GPU we might take, plus the free ones, be enough?
-    bound = s.pool.free_gpus() + s.preemptible_unalloc_gpus + s.preemptible_alloc_gpus.get(req, 0)
+    bound = pool.free_gpus() + s.preemptible_unalloc_gpus + s.preemptible_alloc_gpus.get(req, 0)
     reclaim_ok = mode == "budgets" and s.alloc_gpus.get(req, 0) < ent.get(req, 0.0)
     if reclaim_ok:
         bound += s.preemptible_alloc_gpus_total
@@ -78,18 +70,14 @@ def find_victims(
     own = mode == "budgets" and p.declared > 0 and s.preemptible_alloc_gpus.get(req, 0) > 0
     if not reclaim_ok and not own:
         # only unallocated work can yield: the pool's soft-free counts say at once if that helps
-        hole, whole, _, _ = s.pool.capacity_signature()
-        if (n == 1 and hole < per) or (n > 1 and per >= s.pool.max_gpus and whole < n):
+        hole, whole, _, _ = pool.capacity_signature()
+        if (n == 1 and hole < per) or (n > 1 and per >= pool.max_gpus and whole < n):
             return None
-
-    for vid in s.preemptible_unalloc:
-        consider(vid, 0, 0.0, "unallocated", "unallocated work yields to allocated work at once")
-    if own:
-        for vid in s.preemptible_alloc.get(req, {}):
-            if s.running[vid].declared < p.declared:
-                consider(vid, 1, 0.0, "within-team", f"lower within-team priority than {spec.id}")
+    # which accounts may give up work: a second, tighter bound before looking at single jobs
+    donors: dict[str, tuple[float, float]] = {}  # account -> (GPUs over entitlement, metric)
+    m_req = metric.get(req, math.inf)
     if reclaim_ok:
-        m_req = metric.get(req, math.inf)
+        bound -= s.preemptible_alloc_gpus_total
         for acct, ids in s.preemptible_alloc.items():
             if acct == req or not ids:
                 continue
@@ -99,43 +87,85 @@ def find_victims(
             m_v = metric.get(acct, math.inf)
             if not m_v > m_req * (1.0 + s.ctx.hysteresis) + 1e-12:
                 continue
-            for vid in ids:
-                if p.evicted_by == vid and not m_v > m_req * (1.0 + 2 * s.ctx.hysteresis):
-                    continue
-                consider(vid, 2, over, "reclaim", f"{acct} runs {over:.0f} GPUs over its entitlement")
-    if not cand:
-        return None
-    pool = s.pool
-    if sum(s.running[v].spec.gpus for v in cand) + pool.free_gpus() < spec.gpus:
-        return None
-    # per node: the cheapest prefix of its victims that frees ``per`` GPUs
-    options: list[tuple[tuple[int, float, int], list[str]]] = []
-    nodes = {i for vid in cand for i, _ in s.running[vid].placement} | {
-        i for i in range(len(pool.names)) if pool.healthy[i] and pool.free[i] >= per
-    }
-    for i in sorted(nodes):
-        if not pool.healthy[i] or pool.total[i] < per:
-            continue
-        if spec.gpu_type is not None and pool.gpu_type[i] != spec.gpu_type:
-            continue
+            donors[acct] = (over, m_v)
+            bound += s.preemptible_alloc_gpus.get(acct, 0)
+        if bound < spec.gpus:
+            return None
+
+    running = s.running
+    unalloc = s.preemptible_unalloc
+    own_ids = s.preemptible_alloc.get(req, {}) if own else {}
+    palloc = s.preemptible_alloc
+    hyst2 = 1.0 + 2 * s.ctx.hysteresis
+    cand: dict[str, tuple[tuple[int, float, float, str], str, str | tuple[str, float]]] = {}
+
+    def classify(vid: str) -> tuple[tuple[int, float, float, str], str, str | tuple[str, float]] | None:
+        """The victim's class key, rule and reason, or None if it may not be taken."""
+        v = running[vid]
+        if v.start >= now:
+            return None  # started in this very pass: evicting it would only undo this pass
+        if keep_nonresumable and not v.spec.resumable:
+            return None
+        if vid in unalloc:
+            return ((0, 0.0, lost_work(v, now) * v.spec.gpus, vid), "unallocated", UNALLOC_WHY)
+        if vid in own_ids and v.declared < p.declared:
+            return ((1, 0.0, lost_work(v, now) * v.spec.gpus, vid), "within-team", WITHIN_WHY)
+        acct = v.spec.account
+        d = donors.get(acct)
+        if d is None or vid not in palloc[acct]:
+            return None
+        if p.evicted_by == vid and not d[1] > m_req * hyst2:
+            return None
+        return ((2, -d[0], lost_work(v, now) * v.spec.gpus, vid), "reclaim", (acct, d[0]))
+
+    def option(i: int) -> tuple[tuple[int, float, int], list[str]] | None:
+        """The cheapest prefix of node ``i``'s victims that frees ``per`` GPUs."""
         free = pool.free[i]
+        if free >= per:
+            return ((-1, 0.0, i), [])
+        here = []
+        for v in pool.jobs[i]:
+            c = cand.get(v)
+            if c is None and v not in cand:
+                c = cand[v] = classify(v)  # type: ignore[assignment]
+            if c is not None:
+                here.append(c[0])
+        if free + sum(pool.jobs[i][k[3]] for k in here) < per:
+            return None
+        here.sort()
         chosen: list[str] = []
         worst = -1
         cost = 0.0
-        if free < per:
-            here = sorted(_costed(cand[v][0], s.running[v], now) for v in pool.jobs[i] if v in cand)
-            for key in here:
-                v = key[3]
-                chosen.append(v)
-                free += pool.jobs[i][v]
-                worst = max(worst, key[0])
-                cost += key[2]
-                if free >= per:
-                    break
-        if free >= per:
-            options.append(((worst, cost, i), chosen))
+        for key in here:
+            chosen.append(key[3])
+            free += pool.jobs[i][key[3]]
+            worst = key[0] if key[0] > worst else worst
+            cost += key[2]
+            if free >= per:
+                break
+        return ((worst, cost, i), chosen)
+
+    pre = s.node_pre
+    usable = [
+        i
+        for i in range(len(pool.names))
+        if pool.free[i] + pre[i] >= per
+        and pool.healthy[i]
+        and pool.total[i] >= per
+        and (spec.gpu_type is None or pool.gpu_type[i] == spec.gpu_type)
+    ]
+    # first only nodes whose free GPUs plus unallocated work suffice: if ``n`` of them need
+    # nothing but unallocated victims, no other node can be better (classes order first)
+    options = []
+    for i in usable:
+        if pool.free[i] + pool.soft[i] >= per:
+            o = option(i)
+            if o is not None and o[0][0] <= 0:
+                options.append(o)
     if len(options) < n:
-        return None
+        options = [o for o in map(option, usable) if o is not None]
+        if len(options) < n:
+            return None
     options.sort(key=lambda o: o[0])
     picked = options[:n]
     victims: list[str] = []
@@ -147,11 +177,10 @@ def find_victims(
         return None
     if not _lowers_distance(s, spec.account, spec.gpus, victims, ent):
         return None
-    return ([(v, cand[v][1], cand[v][2]) for v in victims], sum(o[0][1] for o in picked))
-
-
-def _costed(key: tuple[int, float, float, str], r: Run, now: float) -> tuple[int, float, float, str]:
-    return (key[0], key[1], lost_work(r, now) * r.spec.gpus, key[3])
+    return (
+        [(v, cand[v][1], _why(cand[v][2], spec.id)) for v in victims],
+        sum(o[0][1] for o in picked),
+    )
 
 
 def _lowers_distance(
@@ -173,3 +202,16 @@ def _lowers_distance(
     before = sum(abs(s.alloc_gpus.get(a, 0) - ent.get(a, 0.0)) for a in delta)
     after = sum(abs(s.alloc_gpus.get(a, 0) + d - ent.get(a, 0.0)) for a, d in delta.items())
     return after < before - 1e-9
+
+
+WITHIN_WHY = "lower within-team priority"
+UNALLOC_WHY = "unallocated work yields to allocated work at once"
+
+
+def _why(why: str | tuple[str, float], for_job: str) -> str:
+    """The reason text, built only for victims actually chosen."""
+    if isinstance(why, tuple):
+        return f"{why[0]} runs {why[1]:.0f} GPUs over its entitlement"
+    if why == WITHIN_WHY:
+        return f"lower within-team priority than {for_job}"
+    return why

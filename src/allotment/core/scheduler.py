@@ -36,6 +36,7 @@ from allotment.core.snapshot import NodeState
 from allotment.core.state import Pend, Run
 
 GLOBAL_QUEUE = "*"
+FREE_SUFFIX = "#unallocated"  # queue of an account's unallocated work
 
 
 class Scheduler:
@@ -56,6 +57,11 @@ class Scheduler:
             str, dict[str, None]
         ] = {}  # account -> allocated, past protection
         self.preemptible_unalloc_gpus = 0
+        # per node: GPUs of jobs past their protection (what a victim search could free there)
+        self.node_pre: list[int] = [0] * len(self.pool.names)
+        # per node: when its last allocated job is expected to end (-inf: none; unallocated
+        # work yields to a reservation at once, so it does not count)
+        self.node_end: list[float] = [-math.inf] * len(self.pool.names)
         self.preemptible_alloc_gpus: dict[str, int] = {}
         self.preemptible_alloc_gpus_total = 0
         self._protect: list[tuple[float, str]] = []
@@ -69,10 +75,20 @@ class Scheduler:
         self._events = 0  # any change a blocked queue might care about (heads, victims)
         self._quiet: tuple[int, tuple[int, int, int, int], int] | None = None
         self._quiet_broken = False
+        self._quiet_until = math.inf
+        # which queues the next pass must look at (see ``_walk``): queues whose own state
+        # changed, and what the last pass left, to tell whether anything global changed
+        self._dirty: set[str] = set()
+        self._walk_all = True
+        self._last: tuple[tuple[int, int, int, int], int, int, float] | None = None
+        self._pfail: dict[str, tuple[tuple[int, int], float]] = {}  # queue -> (victim sig, when)
         self._unalloc_v = 0
         self._alloc_v: dict[str, int] = {}
         self._alloc_v_total = 0
-        self._blocked: dict[str, tuple[tuple[object, int, int, int], tuple[int, int, int, int]]] = {}
+        # queue -> (signature, capacity signature, look again at) when a pass found it blocked
+        self._blocked: dict[
+            str, tuple[tuple[object, int, int, int], tuple[int, int, int, int], float]
+        ] = {}
         self._reservation: tuple[frozenset[int], float, str] | None = None
         self._res_key: tuple[int, int, str] = (0, 0, "")
         self._ranked_at: float | None = None
@@ -81,10 +97,18 @@ class Scheduler:
         self._metric: dict[str, float] = {}
         self._ent: dict[str, float] = {}
         self._ent_for = -1
+        self._mr: dict[str, float] = {}
+        self._capped: dict[str, tuple[tuple[str, int], ...]] = {}  # account -> max_gpus on its path
+        self._res_cache: tuple[tuple[int, int, int, str | None], tuple[frozenset[int], float] | None] | None = None
 
     # -- state changes from outside (arrivals, completions, health) ------------------------
     def queue_of(self, spec: JobSpec) -> str:
-        return spec.account if self.ctx.mode == "budgets" else GLOBAL_QUEUE
+        """Budgets: one queue per account for allocated work and one for its unallocated work
+        (minimum runtime 0), ranked after every allocated queue: free work only fills capacity
+        nobody with budget wants, so it should not start first and be evicted a tick later."""
+        if self.ctx.mode != "budgets":
+            return GLOBAL_QUEUE
+        return spec.account if self.min_runtime(spec) > 0 else spec.account + FREE_SUFFIX
 
     def add_pending(
         self,
@@ -116,6 +140,7 @@ class Scheduler:
         lst.insert(at, p.key)
         if at < self._depth:  # the queue's head (what a pass looks at) changed
             self._qver[q] = self._qver.get(q, 0) + 1
+            self._dirty.add(q)
             self._events += 1
         self.pending_gpus += spec.gpus
 
@@ -172,7 +197,13 @@ class Scheduler:
         r = Run(spec, now, pl, allocated, protected_until, done_before, declared, evicted_by)
         r.eligible = eligible if eligible is not None else spec.submit
         self.running[spec.id] = r
+        if allocated:
+            ends = self.node_end
+            for i, _ in pl:
+                if r.est_end > ends[i]:
+                    ends[i] = r.est_end
         if allocated and spec.account in self.alloc_gpus:
+            self._dirty.add(spec.account)
             before = self.alloc_gpus[spec.account]
             self.alloc_gpus[spec.account] += spec.gpus
             e = self.entitlement(spec.account)
@@ -195,7 +226,15 @@ class Scheduler:
         r = self.running.pop(job_id)
         spec = r.spec
         self.pool.release(job_id, r.placement, soft=not r.allocated)
+        if r.allocated:
+            running = self.running
+            for i, _ in r.placement:
+                self.node_end[i] = max(
+                    (running[j].est_end for j in self.pool.jobs[i] if running[j].allocated),
+                    default=-math.inf,
+                )
         if r.allocated and spec.account in self.alloc_gpus:
+            self._dirty.add(spec.account)
             self.alloc_gpus[spec.account] -= spec.gpus
         if r.allocated:
             for n in self.ctx.paths.get(spec.account, ()):
@@ -203,6 +242,8 @@ class Scheduler:
         self.user_gpus[(spec.account, spec.user)] -= spec.gpus
         self.running_gpus -= spec.gpus
         if self.preemptible.pop(job_id, 0) is None:
+            for i, g in r.placement:
+                self.node_pre[i] -= g
             if r.allocated:
                 del self.preemptible_alloc[spec.account][job_id]
                 self.preemptible_alloc_gpus[spec.account] -= spec.gpus
@@ -217,12 +258,15 @@ class Scheduler:
         if jid in self.preemptible:
             return
         self.preemptible[jid] = None
+        for i, g in r.placement:
+            self.node_pre[i] += g
         if r.allocated:
             acct = r.spec.account
             self.preemptible_alloc.setdefault(acct, {})[jid] = None
             self.preemptible_alloc_gpus[acct] = self.preemptible_alloc_gpus.get(acct, 0) + r.spec.gpus
             self.preemptible_alloc_gpus_total += r.spec.gpus
             self._alloc_v[acct] = self._alloc_v.get(acct, 0) + 1
+            self._dirty.add(acct)
             self._events += 1
             if self.alloc_gpus.get(acct, 0) > self.entitlement(acct):
                 self._alloc_v_total += 1  # reclaimable by accounts below their entitlement
@@ -237,16 +281,21 @@ class Scheduler:
         q.pop(at)
         if at < self._depth:
             self._qver[p.queue] = self._qver.get(p.queue, 0) + 1
+            self._dirty.add(p.queue)
             self._events += 1
         self.pending_gpus -= p.spec.gpus
         return p
 
     def min_runtime(self, spec: JobSpec) -> float:
-        pol = self.ctx.policy
-        declared = (
-            spec.min_runtime if spec.min_runtime is not None else float(pol.default_min_runtime_s)
-        )
-        return max(0.0, min(declared, float(pol.min_runtime_cap_s)))
+        """The declared minimum runtime clamped to the policy cap (the default when unset)."""
+        mr = self._mr.get(spec.id)
+        if mr is None:
+            pol = self.ctx.policy
+            declared = (
+                spec.min_runtime if spec.min_runtime is not None else float(pol.default_min_runtime_s)
+            )
+            mr = self._mr[spec.id] = max(0.0, min(declared, float(pol.min_runtime_cap_s)))
+        return mr
 
     def entitlement(self, leaf: str) -> float:
         """GPUs owed to ``leaf`` now: its share of the healthy capacity."""
@@ -261,11 +310,12 @@ class Scheduler:
         )
 
     def _within_caps(self, spec: JobSpec) -> bool:
-        for n in self.ctx.paths.get(spec.account, ()):
-            cap = self.caps.get(n)
-            if cap is not None and self.tree_gpus[n] + spec.gpus > cap:
-                return False
-        return True
+        capped = self._capped.get(spec.account)
+        if capped is None:
+            capped = self._capped[spec.account] = tuple(
+                (n, self.caps[n]) for n in self.ctx.paths.get(spec.account, ()) if n in self.caps
+            )
+        return all(self.tree_gpus[n] + spec.gpus <= cap for n, cap in capped)
 
     # -- the pass ----------------------------------------------------------------------------
     def run_pass(self, now: float, usage: Mapping[str, float], *, explain: bool = False) -> Decisions:
@@ -291,6 +341,7 @@ class Scheduler:
             and self._quiet[0] == self._events
             and self._quiet[2] == healthy_key
             and _covers(self._quiet[1], self.pool.capacity_signature())
+            and now < self._quiet_until
         ):
             return Decisions()
         # 2. drain unhealthy nodes
@@ -309,13 +360,13 @@ class Scheduler:
         def qkey(q: str) -> tuple[int, int, str]:
             if q == GLOBAL_QUEUE:
                 return (0, 0, q)
+            if q.endswith(FREE_SUFFIX):
+                return (2, rank_index.get(q[: -len(FREE_SUFFIX)], worst), q)
             tier = 0 if self.alloc_gpus.get(q, 0) < ent.get(q, 0.0) else 1
             return (tier, rank_index.get(q, worst), q)
 
         # 4. walk the queues, best first; a queue found blocked is skipped until something it
         #    could use changed (more free GPUs, new victims, its own queue or tier)
-        heap = [(qkey(q), q) for q, lst in self.queues.items() if lst]
-        heapq.heapify(heap)
         blocked_map = self._blocked
         capsig = self.pool.capacity_signature
         tried: set[str] = set()
@@ -325,8 +376,14 @@ class Scheduler:
             res = None
             self._reservation = None
             self._blocked.clear()  # queues it held back may fit now
+            self._walk_all = True
+        heap = [(qkey(q), q) for q in self._walk(now, explain_all, ent, res) if self.queues.get(q)]
+        heapq.heapify(heap)
         load = (self.pending_gpus + self.running_gpus) / max(1, self.ctx.capacity_gpus)
         depth = self.ctx.queue_depth if self.ctx.mode == "budgets" else self.ctx.global_depth
+        retry = self.ctx.preempt_retry_s
+        can_preempt = self.ctx.mode != "fifo"
+        put_off = math.inf  # earliest time a put-off victim search is due
         while heap:
             qk, q = heapq.heappop(heap)
             blocked = blocked_map.get(q)
@@ -335,13 +392,31 @@ class Scheduler:
                 not explain_all
                 and not due
                 and blocked is not None
+                and now < blocked[2]
                 and blocked[0] == self._signature(q, qk[0], depth)
-                and _covers(blocked[1], capsig())
+                and (blocked[1] is capsig() or _covers(blocked[1], capsig()))
             ):
                 continue
-            cands = self._candidates(q, depth, tried, now, load)
+            # may this queue search for victims now?  Always after a change to its own head or
+            # its own team's victims; after any other change only once per ``retry`` seconds
+            psig = (self._qver.get(q, 0), self._alloc_v.get(q, 0))
+            pf = self._pfail.get(q)
+            search = (
+                can_preempt
+                and qk[0] < 2
+                and (explain_all or due or pf is None or pf[0] != psig or now >= _grid(pf[1], retry))
+            )
+            head = self._head(q, depth, tried)
+            if not search and not due and not explain_all and not self._any_fits(head):
+                # nothing fits and no victim search is due: skip without ranking the head
+                again = _grid(pf[1], retry) if can_preempt and qk[0] < 2 and pf is not None else math.inf
+                put_off = min(put_off, again)
+                blocked_map[q] = (self._signature(q, qk[0], depth), capsig(), again)
+                continue
+            cands = self._rank_head(head, now, load)
             progressed = False
             first_blocked = True
+            searched = False
             for p in cands:
                 spec = p.spec
                 n, per = self.pool.shape(spec)
@@ -367,18 +442,23 @@ class Scheduler:
                     if res is not None and res[2] == spec.id:
                         res = None  # the holder started: what it held back gets another look
                         blocked_map.clear()
+                        self._walk_all = True
                         tried.clear()
                         heap = [(qkey(x), x) for x, lst in self.queues.items() if lst and x != q]
                         heapq.heapify(heap)
                     break
                 tried.add(spec.id)
-                if first_blocked:
+                if first_blocked and self.min_runtime(spec) > 0:
                     first_blocked = False
-                    got = self._try_preempt(p, n, per, now, ent, self._metric, preemptions, qk)
-                    if got is not None:
-                        starts.append(got)
-                        progressed = True
-                        break
+                    if search:
+                        searched = True
+                        got = self._try_preempt(p, n, per, now, ent, self._metric, preemptions, qk)
+                        if got is not None:
+                            starts.append(got)
+                            progressed = True
+                            self._pfail.pop(q, None)
+                            break
+                        self._pfail[q] = (psig, now)
                     if n > 1 and (res is None or res[2] == spec.id or self._res_key > qk):
                         new = self._reserve(spec, n, per, now)
                         if new is not None and new[1] <= now:
@@ -405,22 +485,71 @@ class Scheduler:
                 if self.queues[q]:
                     heapq.heappush(heap, (qkey(q), q))
             else:
-                blocked_map[q] = (self._signature(q, qk[0], depth), capsig())
+                again = math.inf
+                if not searched and can_preempt and qk[0] < 2 and pf is not None:
+                    again = _grid(pf[1], retry)  # a search was put off: look again then
+                    put_off = min(put_off, again)
+                blocked_map[q] = (self._signature(q, qk[0], depth), capsig(), again)
         if res != self._reservation:
             # queues blocked by the old reservation may fit now: look at every queue again
             self._blocked.clear()
             self._quiet_broken = True
+            self._walk_all = True
         self._reservation = res
+        again = min((b[2] for b in blocked_map.values()), default=math.inf)
+        self._last = (capsig(), self._alloc_v_total, healthy_key, again)
         self._quiet = (
             (self._events, self.pool.capacity_signature(), healthy_key)
             if not starts and not preemptions and not self._quiet_broken
             else None
         )
         self._quiet_broken = False
+        self._quiet_until = put_off
         if res is not None and not reservations:
             reservations.append(Reservation(res[2], tuple(self.pool.names[i] for i in sorted(res[0])), res[1], "held from an earlier pass"))
         order = self._order(now, usage, ent, self._ranks, load) if explain else ()
-        return Decisions(tuple(starts), tuple(preemptions), tuple(reservations), reports, order)
+        return Decisions(
+            tuple(starts),
+            tuple(preemptions),
+            tuple(reservations),
+            reports,
+            order,
+            put_off if put_off < math.inf else None,
+        )
+
+    def _walk(
+        self,
+        now: float,
+        explain_all: bool,
+        ent: Mapping[str, float],
+        res: tuple[frozenset[int], float, str] | None,
+    ) -> Iterable[str]:
+        """The queues this pass must look at.  A queue left blocked by the last pass can only
+        unblock through a change to itself (marked dirty where it happens), more capacity, new
+        reclaimable victims (tier 0), a health change or a put-off search coming due; when none
+        of the global ones happened only the dirty queues (and the reservation holder's) are
+        walked, which keeps a pass after one arrival or one expiry cheap."""
+        last = self._last
+        dirty = self._dirty
+        self._dirty = set()
+        if explain_all or self._walk_all or last is None or last[2] != self.pool.healthy_total:
+            self._walk_all = False
+            return list(self.queues)
+        cs = self.pool.capacity_signature()
+        blocked = self._blocked
+        grew = not _covers(last[0], cs)
+        due = now >= last[3]
+        if grew or due:
+            for q, b in blocked.items():
+                if now >= b[2] or (b[1] is not cs and not _covers(b[1], cs)):
+                    dirty.add(q)
+        if last[1] != self._alloc_v_total:  # new reclaimable victims: tier-0 queues may use them
+            alloc = self.alloc_gpus
+            dirty |= {q for q, e in ent.items() if alloc.get(q, 0) < e}
+        if res is not None and res[2] in self.pending:
+            dirty.add(self.pending[res[2]].queue)
+        dirty |= {q for q in self.queues if q not in blocked}
+        return sorted(dirty)
 
     def _signature(self, q: str, tier: int, depth: int) -> tuple[object, int, int, int]:
         """What a blocked queue could newly use: its head candidates, the unallocated victims,
@@ -441,7 +570,8 @@ class Scheduler:
             self._ent_for = healthy
         return self._ent
 
-    def _candidates(self, q: str, depth: int, tried: set[str], now: float, load: float) -> list[Pend]:
+    def _head(self, q: str, depth: int, tried: set[str]) -> list[Pend]:
+        """The first ``depth`` not yet tried jobs of queue ``q`` by declared priority and age."""
         out: list[Pend] = []
         pending = self.pending
         for key in self.queues[q]:
@@ -450,6 +580,16 @@ class Scheduler:
             out.append(pending[key[2]])
             if len(out) >= depth:
                 break
+        return out
+
+    def _any_fits(self, head: list[Pend]) -> bool:
+        """Could any job of ``head`` fit the free GPUs (a cheap necessary condition)?"""
+        maxfree = self.pool.max_free()
+        shape = self.pool.shape
+        return any(0 < shape(p.spec)[1] <= maxfree for p in head)
+
+    def _rank_head(self, out: list[Pend], now: float, load: float) -> list[Pend]:
+        """``out`` re-ordered by the full within-team score (core.priority)."""
         if self.ctx.mode != "budgets" or len(out) < 2:
             return out
         maxfree = self.pool.max_free()
@@ -596,29 +736,32 @@ class Scheduler:
     def _reserve(
         self, spec: JobSpec, n: int, per: int, now: float
     ) -> tuple[frozenset[int], float, str] | None:
+        """The ``n`` nodes that can hold ``per`` GPUs of ``spec`` soonest, and when.  Cached by
+        pool version: running jobs' expected ends only change when the pool does."""
+        key = (self.pool.version, n, per, spec.gpu_type)
+        c = self._res_cache
+        if c is None or c[0] != key:
+            c = self._res_cache = (key, self._reserve_nodes(spec.gpu_type, n, per))
+        if c[1] is None:
+            return None
+        nodes, at = c[1]
+        return (nodes, max(now, at), spec.id)
+
+    def _reserve_nodes(
+        self, gpu_type: str | None, n: int, per: int
+    ) -> tuple[frozenset[int], float] | None:
         pool = self.pool
-        free_at: list[tuple[float, int]] = []
-        for i in range(len(pool.names)):
-            if not pool.healthy[i] or pool.total[i] < per:
-                continue
-            if spec.gpu_type is not None and pool.gpu_type[i] != spec.gpu_type:
-                continue
-            if pool.free[i] >= per:
-                free_at.append((now, i))
-            else:
-                free_at.append((max(self._frees_at(self.running[j], now) for j in pool.jobs[i]), i))
+        ends = self.node_end
+        free, total, healthy, types = pool.free, pool.total, pool.healthy, pool.gpu_type
+        free_at = [
+            (-math.inf if free[i] >= per else ends[i], i)
+            for i in range(len(total))
+            if healthy[i] and total[i] >= per and (gpu_type is None or types[i] == gpu_type)
+        ]
         if len(free_at) < n:
             return None
-        free_at.sort()
-        chosen = free_at[:n]
-        return (frozenset(i for _, i in chosen), chosen[-1][0], spec.id)
-
-    def _frees_at(self, r: Run, now: float) -> float:
-        """When a job stops standing in a reservation's way: unallocated work at once (it yields
-        to the gang), anything else when it ends."""
-        if not r.allocated:
-            return now
-        return r.est_end
+        chosen = heapq.nsmallest(n, free_at)
+        return (frozenset(i for _, i in chosen), chosen[-1][0])
 
     def _drain(self, now: float, out: list[Preemption]) -> tuple[NodeReport, ...]:
         reports: list[NodeReport] = []
@@ -671,12 +814,13 @@ class Scheduler:
         rows = []
         for p in self.pending.values():
             q = p.queue
-            r = rank_of.get(q)
-            tier = (
-                0
-                if q != GLOBAL_QUEUE and self.alloc_gpus.get(q, 0) < ent.get(q, 0.0)
-                else (1 if q != GLOBAL_QUEUE else 0)
-            )
+            r = rank_of.get(p.spec.account)
+            if q == GLOBAL_QUEUE:
+                tier = 0
+            elif q.endswith(FREE_SUFFIX):
+                tier = 2
+            else:
+                tier = 0 if self.alloc_gpus.get(q, 0) < ent.get(q, 0.0) else 1
             s = self._score(p, now, load, maxfree) if self.ctx.mode == "budgets" else -p.key[0]
             rank = r.rank if r is not None else 0
             key = (
@@ -690,7 +834,7 @@ class Scheduler:
         for pos, (_, p, tier, r, s) in enumerate(rows):
             fs = r.level_fair_share if r is not None else ()
             why = (
-                f"account {p.spec.account} is {'below' if tier == 0 else 'at or above'} its entitlement; "
+                f"{_TIER_WHY[tier]}; "
                 f"fair-share rank {r.rank if r else '-'}; within-team score {s:.3f}"
                 if self.ctx.mode == "budgets"
                 else f"{self.ctx.mode}: priority {p.declared}, eligible at {p.eligible:.0f}s"
@@ -699,10 +843,24 @@ class Scheduler:
         return tuple(out)
 
 
-def _covers(old: tuple[int, ...], new: tuple[int, ...]) -> bool:
+_TIER_WHY = (
+    "its account runs below its entitlement",
+    "its account runs at or above its entitlement",
+    "unallocated work: fills what allocated work leaves",
+)
+
+
+def _grid(failed_at: float, retry: float) -> float:
+    """When a search that failed at ``failed_at`` may run again: the next point of a shared
+    ``retry`` grid at least ``retry`` later, so searches put off by different queues come due
+    together in one pass instead of one pass each."""
+    return (math.floor(failed_at / retry) + 2) * retry if retry > 0 else failed_at
+
+
+def _covers(old: tuple[int, int, int, int], new: tuple[int, int, int, int]) -> bool:
     """True when the capacity ``new`` offers nothing ``old`` did not (no bigger hole, no more
     empty nodes)."""
-    return all(n <= o for n, o in zip(new, old, strict=True))
+    return new[0] <= old[0] and new[1] <= old[1] and new[2] <= old[2] and new[3] <= old[3]
 
 
 def _eligible(r: Run, spec: JobSpec) -> float:

@@ -27,10 +27,19 @@ def percentile(values: list[float], q: float) -> float:
 class Recorder:
     """Collects what the runner reports as it goes; ``summary()`` turns it into the metrics."""
 
-    def __init__(self, teams: Iterable[str], capacity: int, entitlement: Mapping[str, float]) -> None:
+    def __init__(
+        self,
+        teams: Iterable[str],
+        capacity: int,
+        entitlement: Mapping[str, float],
+        caps: Mapping[str, float] | None = None,
+    ) -> None:
         self.end = 0.0
         self.capacity = capacity
         self.entitlement = dict(entitlement)
+        # the tightest max_gpus on each team's path: its own managers' ceiling, so the team is
+        # never owed more GPUs than it may run (docs/metrics.md)
+        self.caps: dict[str, float] = dict(caps or {})
         self.teams = sorted(teams)
         self.healthy = HourlySignal(float(capacity))
         self.charged = HourlySignal()  # allocated (charged) GPUs running
@@ -39,7 +48,7 @@ class Recorder:
         self.team_run = {t: HourlySignal() for t in self.teams}  # budgeted work running
         self.team_demand = {t: HourlySignal() for t in self.teams}  # budgeted work running+pending
         self.waits: dict[str, float] = {}
-        self.kinds: dict[str, tuple[str, int, float]] = {}  # id -> (kind, gpus, eligible)
+        self.kinds: dict[str, tuple[str, int, float, str]] = {}  # id -> (kind, gpus, eligible, account)
         self.submitted = 0
         self.completed = 0
         self.cancelled = 0
@@ -51,8 +60,8 @@ class Recorder:
         self.human_drains = 0
 
     # -- called by the runner ---------------------------------------------------------------
-    def job_eligible(self, job_id: str, kind: str, gpus: int, t: float) -> None:
-        self.kinds[job_id] = (kind, gpus, t)
+    def job_eligible(self, job_id: str, kind: str, gpus: int, t: float, account: str = "") -> None:
+        self.kinds[job_id] = (kind, gpus, t, account)
 
     def first_start(self, job_id: str, t: float) -> None:
         if job_id not in self.waits:
@@ -87,17 +96,21 @@ class Recorder:
         healthy = sum(self.healthy.hours[:n_hours])
         charged = sum(self.charged.hours[:n_hours])
         free = sum(self.free_work.hours[:n_hours])
-        teams: dict[str, dict[str, float]] = {}
+        teams: dict[str, dict[str, Any]] = {}
         owed_total = delivered_total = capped_total = 0.0
         cap_hours = [self.capacity * min(HOUR, max(0.0, end - h * HOUR)) for h in range(n_hours)]
         for t in self.teams:
             owed = delivered = 0.0
             ent = self.entitlement.get(t, 0.0)
+            ceiling = self.caps.get(t, math.inf)
             for h in range(n_hours):
                 if cap_hours[h] <= 0:
                     continue
                 healthy_frac = self.healthy.hour(h) / cap_hours[h]
-                owed += min(ent * healthy_frac * (cap_hours[h] / self.capacity), self.team_demand[t].hour(h))
+                secs = cap_hours[h] / self.capacity
+                owed += min(
+                    min(ent * healthy_frac, ceiling) * secs, self.team_demand[t].hour(h)
+                )
                 delivered += self.team_run[t].hour(h)
             owed_h, delivered_h = owed / HOUR, delivered / HOUR
             teams[t] = {
@@ -109,15 +122,20 @@ class Recorder:
             delivered_total += delivered_h
             capped_total += min(owed_h, delivered_h)
         waits_all, waits_debug, waits_large = [], [], []
-        for jid, (kind, gpus, elig) in self.kinds.items():
+        team_waits: dict[str, list[float]] = {t: [] for t in self.teams}
+        for jid, (kind, gpus, elig, account) in self.kinds.items():
             if elig >= end:
                 continue
             w = self.waits.get(jid, end - elig)  # never started: censored at the end
             waits_all.append(w)
+            if account in team_waits:
+                team_waits[account].append(w)
             if kind == "debug":
                 waits_debug.append(w)
             if gpus >= LARGE_GPUS:
                 waits_large.append(w)
+        for t, ws in team_waits.items():
+            teams[t]["wait"] = _pcts(ws)
         drain_secs = [((e if e is not None else (h if h is not None else end)) - s) for s, e, h in self.drains]
         return {
             "occupancy": _r((charged + free) / healthy) if healthy else 0.0,

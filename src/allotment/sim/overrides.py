@@ -14,7 +14,8 @@ from allotment.durations import parse_duration
 from allotment.errors import UsageError
 
 _SIMPLE = {"lookback_s", "min_runtime_cap_s", "default_min_runtime_s", "debug_threshold_s",
-           "requeue_resumable", "non_resumable", "unallocated_enabled", "human_drain_threshold_s"}
+           "requeue_resumable", "non_resumable", "unallocated_enabled", "human_drain_threshold_s",
+           "reconcile_interval_s"}
 
 
 def apply_overrides(policy: Policy, overrides: Mapping[str, str]) -> Policy:

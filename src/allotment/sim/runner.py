@@ -17,6 +17,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from mypy_extensions import mypyc_attr
+
 from allotment.compile.model import CompiledConfig
 from allotment.core.context import build_context
 from allotment.core.jobs import JobSpec
@@ -71,6 +73,7 @@ def simulate(
     return SimResult(metrics, cluster, policy)
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # tests/sim/checked.py checks every step
 class _Sim:
     def __init__(self, config: CompiledConfig, cluster: str, workload: Workload, days: float | None, ctx: Any) -> None:
         cl = config.clusters[cluster]
@@ -82,7 +85,12 @@ class _Sim:
         self.horizon = days * 86400.0 if days is not None else math.inf
         self.jobs = workload.jobs
         self.declared = propagate(self.jobs)
-        self.rec = Recorder(ctx.leaves, ctx.capacity_gpus, ctx.entitlement_gpus)
+        caps = {
+            leaf: float(min(c))
+            for leaf in ctx.leaves
+            if (c := [ctx.tree[n].max_gpus for n in ctx.paths.get(leaf, ()) if ctx.tree[n].max_gpus is not None])
+        }
+        self.rec = Recorder(ctx.leaves, ctx.capacity_gpus, ctx.entitlement_gpus, caps)
         self.heap: list[tuple[float, int, int, str, Any]] = []
         self.seq = 0
         self.end = 0.0
@@ -110,6 +118,7 @@ class _Sim:
                     self._push(_secs(m.end, epoch), HEALTH, (n, True))
         self.failures: dict[str, int] = {}  # node -> index in rec.drains of its open drain
         self.reported_human: set[int] = set()
+        self.retry_pushed = -1.0
 
     def _push(self, t: float, kind: int, payload: Any) -> None:
         self.seq += 1
@@ -166,7 +175,7 @@ class _Sim:
         return True
 
     def _enqueue(self, spec: JobSpec, now: float) -> None:
-        self.rec.job_eligible(spec.id, spec.kind, spec.gpus, now)
+        self.rec.job_eligible(spec.id, spec.kind, spec.gpus, now, spec.account)
         self.sched.add_pending(spec, now, now, declared=self.declared[spec.id])
         self.rec.demand_change(now, spec.account, spec.gpus, self._budgeted(spec))
 
@@ -236,6 +245,9 @@ class _Sim:
         usage = WindowView(self.ledger, now)
         d = sched.run_pass(now, usage)
         self.last_decisions = d
+        if d.retry_at is not None and d.retry_at > now and d.retry_at != self.retry_pushed:
+            self.retry_pushed = d.retry_at
+            self._push(d.retry_at, WAKE, None)
         pool = sched.pool
         weights = self.ctx.billing_weight
         for p in d.preemptions:

@@ -5,10 +5,14 @@ What it reproduces, and why each knob is set the way it is:
 * the teams are the active leaves of the compiled tree eligible on ``cluster`` and each team's
   users come from the compiled users (topped up with synthetic names to about ten per team, so the
   bundled example gives about 150 users);
-* demand is 2-3x capacity *all the time*: every team starts with a standing backlog and then
-  offers, on average, about the cluster's capacity in GPU-hours.  A trace cannot react to the
-  scheduler, so a backlog plus capacity-matched arrivals is how a static trace keeps the queue
-  long without growing without bound;
+* demand is 2-3x capacity *all the time*.  An open stream of arrivals cannot do that: at a load
+  near 1 the queue is a random walk that empties or grows without bound (an earlier version of
+  this scenario drifted from 1x to 7x within two weeks).  People are a closed loop: a researcher
+  keeps a few experiments in flight and submits the next when one ends.  So each team's jobs of
+  one class form streams where a job depends on (``depends_on``) the one ``k`` places before it,
+  ``k`` sized so the team keeps about ``OUTSTANDING`` times its slice of the cluster in flight.
+  The trace stays a plain file (replays are identical) yet reacts to the scheduler, and the
+  arrivals offer ``LOAD`` = 1.1x capacity so the streams stay full outside quiet spells;
 * team demand is bursty: each team alternates busy and quiet spells (exponential, mean 1.5 days)
   with arrival rates well above and well below its share;
 * the job mix is dominated in count by debug jobs (1-8 GPUs, minimum runtime at most 15 min) and in
@@ -52,7 +56,9 @@ TRAIN_NODES: tuple[tuple[int, float], ...] = (
     (16, 0.08),
     (32, 0.02),
 )
-LOAD = 0.96  # offered GPU-hours / capacity GPU-hours, on average over the run
+#: GPUs a team keeps in flight (running + queued) per job class, as a multiple of its slice
+OUTSTANDING: dict[str, float] = {"train": 1.3, "batch": 0.6, "interactive": 0.1, "unallocated": 0.3}
+LOAD = 1.1  # GPU-hours the team streams offer / capacity GPU-hours (the chains hold back the excess)
 BACKLOG = 2.2  # GPUs requested by the initial backlog (long jobs, no debug) / capacity
 BUSY_MULT, QUIET_MULT = 1.5, 0.5  # arrival-rate multipliers of a team's busy and quiet spells
 SPELL_MEAN_S = 1.5 * DAY
@@ -203,20 +209,21 @@ def generate(config: CompiledConfig, *, cluster: str, days: float, seed: int) ->
         # initial backlog: GPUs requested ~ BACKLOG x this team's slice of the cluster
         want = BACKLOG * capacity * weight
         cap = _cap(config, team)
+        backlog: list[tuple[str, JobSpec]] = []
         got = 0
         while got < want:
             cls = _pick_class(trng)
             if cls == "debug":
                 continue
             s = _fit(_shape(trng, cls, gpn), cap, gpn)
-            jobs.append(
-                _job(team.name, len(jobs), trng.uniform(0.0, 600.0), trng.choice(users), s, seed)
+            backlog.append(
+                (cls, _job(team.name, 0, trng.uniform(0.0, 600.0), trng.choice(users), s, seed))
             )
             got += s.gpus
         rate = LOAD * capacity * weight / mean_gs  # jobs per second at multiplier 1
         target = LOAD * capacity * weight * horizon  # GPU-seconds this team offers after t=0
         spells = _spells(trng, horizon)
-        arrivals: list[JobSpec] = []
+        arrivals: list[tuple[str, JobSpec]] = []
         offered = 0.0
         # heavy-tailed job sizes must not make the realized load drift away from LOAD by
         # chance: sweep the same bursty spells again, at the rate of what is still missing,
@@ -229,21 +236,51 @@ def generate(config: CompiledConfig, *, cluster: str, days: float, seed: int) ->
                     t += trng.expovariate(rate * mult * scale)
                     if t >= end:
                         break
-                    s = _fit(_shape(trng, _pick_class(trng), gpn), cap, gpn)
-                    arrivals.append(_job(team.name, 0, t, trng.choice(users), s, seed))
+                    cls = _pick_class(trng)
+                    s = _fit(_shape(trng, cls, gpn), cap, gpn)
+                    arrivals.append((cls, _job(team.name, 0, t, trng.choice(users), s, seed)))
                     offered += s.gpus * s.work
             scale = max(0.0, (target - offered) / target)
         while offered > 1.01 * target and arrivals:
-            gone = arrivals.pop(trng.randrange(len(arrivals)))
+            _, gone = arrivals.pop(trng.randrange(len(arrivals)))
             offered -= gone.gpus * gone.work
-        arrivals.sort(key=lambda j: j.submit)
-        base = len(jobs)
-        arrivals = [
-            dataclasses.replace(j, id=f"{team.name}-{base + i:06d}") for i, j in enumerate(arrivals)
+        arrivals.sort(key=lambda a: a[1].submit)
+        team_jobs = [
+            (cls, dataclasses.replace(j, id=f"{team.name}-{i:06d}"))
+            for i, (cls, j) in enumerate(backlog + arrivals)
         ]
-        jobs.extend(arrivals)
+        jobs.extend(_chain(team_jobs, capacity * weight, gpn))
     events = _failures(rng, cl.node_names, horizon)
     return Workload.of(jobs, events)
+
+
+def _mean_gpus(cls: str, gpn: int) -> float:
+    """Expected GPUs of one job of class ``cls`` on nodes of ``gpn`` GPUs (before caps)."""
+    if cls == "train":
+        return gpn * sum(n * w for n, w in TRAIN_NODES) / sum(w for _, w in TRAIN_NODES)
+    small = (1, 1, 2, 4, 8) if gpn >= 8 else (1, 1, 2, gpn)
+    return sum(min(g, gpn) for g in small) / len(small)
+
+
+def _chain(team_jobs: list[tuple[str, JobSpec]], slice_gpus: float, gpn: int) -> list[JobSpec]:
+    """Researchers keep a bounded number of experiments of each class in flight: the next one
+    goes in when an earlier one ends.  Encoded in the trace as ``depends_on`` the job ``k``
+    places back in the same team and class, so the replay reacts to the scheduler the way people
+    do and demand stays near ``sum(OUTSTANDING)`` times the team's slice instead of drifting."""
+    streams: dict[str, list[str]] = {}
+    out: list[JobSpec] = []
+    for cls, j in team_jobs:
+        share = OUTSTANDING.get(cls)
+        if share is None:
+            out.append(j)
+            continue
+        k = max(1, round(share * slice_gpus / _mean_gpus(cls, gpn)))
+        ids = streams.setdefault(cls, [])
+        if len(ids) >= k:
+            j = dataclasses.replace(j, depends_on=(ids[-k],))
+        ids.append(j.id)
+        out.append(j)
+    return out
 
 
 def _cap(config: CompiledConfig, team: BudgetNode) -> int | None:
