@@ -10,6 +10,7 @@ import sys
 from collections.abc import Sequence
 
 from allotment import __version__
+from allotment._compiled import mode
 from allotment.errors import AllotmentError, ConfigError
 
 COMMANDS = (
@@ -34,7 +35,7 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="allot", description="GPU-time budgets for shared GPU clusters.")
-    parser.add_argument("--version", action="version", version=f"allot {__version__}")
+    parser.add_argument("--version", action="version", version=f"allot {__version__} ({mode()})")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for name in COMMANDS:

@@ -59,6 +59,9 @@ def find_victims(
     req = spec.account
     pool = s.pool
     keep_nonresumable = pol.non_resumable == "run_to_completion"
+    if mode == "priority" and s.alloc_gpus.get(req, 0) + spec.gpus > s.ctx.entitlement_gpus.get(req, 0.0):
+        # the old scheduler: work beyond the team's non-preemptible limit only runs on idle GPUs
+        return None
 
     # cheap bound first: could every GPU we might take, plus the free ones, be enough?
     bound = pool.free_gpus() + s.preemptible_unalloc_gpus + s.preemptible_alloc_gpus.get(req, 0)
