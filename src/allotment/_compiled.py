@@ -66,10 +66,16 @@ def use_fresh_sources() -> None:
     found = [_paths(n) for n in HOT]
     compiled = all(exts for _, exts in found)
     stale = any(py.stat().st_mtime > max(e.stat().st_mtime for e in exts) for py, exts in found if exts)
-    if os.environ.get("ALLOTMENT_PURE") == "1" or (compiled and stale) or not compiled:
+    forced = os.environ.get("ALLOTMENT_PURE") == "1"
+    if forced or (compiled and stale) or not compiled:
         if any(exts for _, exts in found):  # some extension exists but must not be used
             sys.meta_path.insert(0, _SourceFirst())
-        _MODE = "pure Python" + (" (compiled modules are older than their source)" if compiled and stale else "")
+        why = (
+            " (ALLOTMENT_PURE=1)"
+            if forced
+            else " (compiled modules are older than their source)" if compiled and stale else ""
+        )
+        _MODE = "pure Python" + why
     else:
         _MODE = "compiled with mypyc"
 

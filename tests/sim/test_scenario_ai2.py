@@ -63,3 +63,20 @@ def test_scenario_and_its_trace_simulate_identically(tmp_path: Path) -> None:
     b = simulate(config, replay, days=1).metrics
     a.pop("sim_seconds"), b.pop("sim_seconds")
     assert json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+
+
+def test_streams_keep_a_bounded_amount_of_work_in_flight() -> None:
+    w = generate(_config(), cluster="c1", days=3, seed=1)
+    by_id = {j.id: j for j in w.jobs}
+    chained = [j for j in w.jobs if j.depends_on]
+    assert chained, "the long-running classes must form dependency streams"
+    for j in chained:
+        (dep,) = j.depends_on
+        d = by_id[dep]
+        assert d.account == j.account  # a team's own stream
+        assert (d.kind == "debug") == (j.kind == "debug")
+        assert (d.min_runtime == 0) == (j.min_runtime == 0)  # unallocated work chains apart
+        assert d.id < j.id  # only ever on an earlier job of the stream: no cycles
+    assert not any(j.depends_on for j in w.jobs if j.kind == "debug")  # debug stays open
+    # equal declared priority along a stream, so propagation changes nothing
+    assert all(by_id[j.depends_on[0]].priority == j.priority for j in chained)

@@ -59,7 +59,7 @@ def find_victims(
     req = spec.account
     pool = s.pool
     keep_nonresumable = pol.non_resumable == "run_to_completion"
-    if mode == "priority" and s.alloc_gpus.get(req, 0) + spec.gpus > s.ctx.entitlement_gpus.get(req, 0.0):
+    if s._beyond_limit(spec):
         # the old scheduler: work beyond the team's non-preemptible limit only runs on idle GPUs
         return None
 
@@ -157,6 +157,10 @@ def find_victims(
         and pool.total[i] >= per
         and (spec.gpu_type is None or pool.gpu_type[i] == spec.gpu_type)
     ]
+    if len(usable) < n:
+        return None  # not enough nodes hold free plus preemptible GPUs, whatever the classes
+    if sum(1 for i in usable if pool.free[i] >= per) >= n:
+        return None  # free nodes would be the best options: only a reservation kept it out
     # first only nodes whose free GPUs plus unallocated work suffice: if ``n`` of them need
     # nothing but unallocated victims, no other node can be better (classes order first)
     options = []

@@ -81,7 +81,9 @@ class Scheduler:
         self._dirty: set[str] = set()
         self._walk_all = True
         self._last: tuple[tuple[int, int, int, int], int, int, float] | None = None
-        self._pfail: dict[str, tuple[tuple[int, int], float]] = {}  # queue -> (victim sig, when)
+        # queue -> ((head version, own victims version), job that searched, when) of its last
+        # failed victim search
+        self._pfail: dict[str, tuple[tuple[int, int], str, float]] = {}
         self._unalloc_v = 0
         self._alloc_v: dict[str, int] = {}
         self._alloc_v_total = 0
@@ -171,6 +173,29 @@ class Scheduler:
     def finish(self, job_id: str) -> Run:
         """The job completed (or was cancelled outside the scheduler): free its GPUs."""
         return self._stop(job_id)
+
+    def _beyond_limit(self, spec: JobSpec) -> bool:
+        """Old priority scheduler only: the job would run beyond its team's non-preemptible
+        limit, so it may only use idle GPUs (and does not stop later jobs from preempting)."""
+        return (
+            self.ctx.mode == "priority"
+            and self.alloc_gpus.get(spec.account, 0) + spec.gpus
+            > self.ctx.entitlement_gpus.get(spec.account, 0.0)
+        )
+
+    def expiry_matters(self, job_id: str, now: float) -> bool:
+        """Does the end of ``job_id``'s protection at ``now`` need a pass right away?  Yes when
+        it sits on an unhealthy node (it drains now) or a job of its own team with a higher
+        declared priority waits (within-team slicing).  A reclaim by another team is not urgent:
+        victim searches for other teams repeat on the ``preempt_retry_s`` grid anyway, and the
+        next arrival or completion runs the pass that marks it preemptible."""
+        r = self.running.get(job_id)
+        if r is None or r.protected_until > now:
+            return False
+        if any(not self.pool.healthy[i] for i, _ in r.placement):
+            return True
+        q = self.queues.get(self.queue_of(r.spec))
+        return q is not None and len(q) > 0 and -q[0][0] > r.declared
 
     def set_health(self, node: str, healthy: bool, now: float) -> None:
         i = self.pool.index[node]
@@ -404,12 +429,12 @@ class Scheduler:
             search = (
                 can_preempt
                 and qk[0] < 2
-                and (explain_all or due or pf is None or pf[0] != psig or now >= _grid(pf[1], retry))
+                and (explain_all or due or pf is None or pf[0] != psig or now >= _grid(pf[2], retry))
             )
             head = self._head(q, depth, tried)
             if not search and not due and not explain_all and not self._any_fits(head):
                 # nothing fits and no victim search is due: skip without ranking the head
-                again = _grid(pf[1], retry) if can_preempt and qk[0] < 2 and pf is not None else math.inf
+                again = _grid(pf[2], retry) if can_preempt and qk[0] < 2 and pf is not None else math.inf
                 put_off = min(put_off, again)
                 blocked_map[q] = (self._signature(q, qk[0], depth), capsig(), again)
                 continue
@@ -448,9 +473,17 @@ class Scheduler:
                         heapq.heapify(heap)
                     break
                 tried.add(spec.id)
-                if first_blocked and self.min_runtime(spec) > 0:
+                if first_blocked and self.min_runtime(spec) > 0 and not self._beyond_limit(spec):
                     first_blocked = False
-                    if search:
+                    if search and not (
+                        # the same job failed with the same own-team victims: a new job
+                        # further down the head is no reason to search again before the grid
+                        pf is not None
+                        and pf[1] == spec.id
+                        and pf[0][1] == psig[1]
+                        and not (explain_all or due)
+                        and now < _grid(pf[2], retry)
+                    ):
                         searched = True
                         got = self._try_preempt(p, n, per, now, ent, self._metric, preemptions, qk)
                         if got is not None:
@@ -458,7 +491,7 @@ class Scheduler:
                             progressed = True
                             self._pfail.pop(q, None)
                             break
-                        self._pfail[q] = (psig, now)
+                        self._pfail[q] = (psig, spec.id, now)
                     if n > 1 and (res is None or res[2] == spec.id or self._res_key > qk):
                         new = self._reserve(spec, n, per, now)
                         if new is not None and new[1] <= now:
@@ -487,7 +520,7 @@ class Scheduler:
             else:
                 again = math.inf
                 if not searched and can_preempt and qk[0] < 2 and pf is not None:
-                    again = _grid(pf[1], retry)  # a search was put off: look again then
+                    again = _grid(pf[2], retry)  # a search was put off: look again then
                     put_off = min(put_off, again)
                 blocked_map[q] = (self._signature(q, qk[0], depth), capsig(), again)
         if res != self._reservation:

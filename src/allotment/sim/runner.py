@@ -210,7 +210,9 @@ class _Sim:
                 self.failures[node] = len(self.rec.drains)
                 self.rec.drains.append((now, None, None))
             return True
-        return True  # WAKE
+        # WAKE: a put-off victim search (payload None) always gets its pass; the end of a job's
+        # protection only if something would act on it at once (see Scheduler.expiry_matters)
+        return payload is None or self.sched.expiry_matters(payload, now)
 
     def _stopped(self, spec: JobSpec, now: float, *, completed: bool) -> None:
         _, rate, placement = self.starts.pop(spec.id)
@@ -270,7 +272,7 @@ class _Sim:
             self.rec.run_change(now, spec.account, spec.gpus, st.allocated, self._budgeted(spec))
             self._push(now + max(0.0, spec.work - r.done_before), DONE, (spec.id, now))
             if now < r.protected_until < math.inf and self.ctx.mode == "budgets":
-                self._push(r.protected_until, WAKE, None)
+                self._push(r.protected_until, WAKE, spec.id)
         for rep in d.nodes:
             k = self.failures.get(rep.node)
             if k is None:
