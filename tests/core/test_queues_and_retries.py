@@ -95,3 +95,19 @@ def test_old_priority_scheduler_never_preempts_for_work_beyond_the_limit() -> No
     s.add_pending(_job("within", "a", 8), 2.0, 2.0)  # a runs nothing charged: within its limit
     d = s.run_pass(20.0, {})
     assert [p.rule for p in d.preemptions] == ["unallocated"] and [x.job_id for x in d.starts] == ["within"]
+
+
+def test_a_capped_team_slices_its_own_time_under_its_cap() -> None:
+    ctx = build_context(make_config({"a": 1, "b": 1}, nodes=2, max_gpus={"a": 8}), "c1")
+    s = Scheduler(ctx, NODES)
+    s.add_running(_job("batch", "a", 6, prio=0), 0.0, (("n000", 6),), allocated=True, protected_until=100.0)
+    s.add_running(_job("inter", "a", 2, prio=1), 0.0, (("n000", 2),), allocated=True, protected_until=1e9)
+    s.add_pending(_job("debug", "a", 2, prio=2), 150.0, 150.0)  # n001 is idle, but a is at its cap
+    d = s.run_pass(160.0, {})
+    assert [(p.job_id, p.rule) for p in d.preemptions] == [("batch", "within-team")]
+    assert [x.job_id for x in d.starts] == ["debug"]
+    assert s.tree_gpus["a"] <= 8
+    # a job of the same priority never makes room this way (no cycles)
+    s.add_pending(_job("debug2", "a", 8, prio=2), 170.0, 170.0)
+    d = s.run_pass(180.0, {})
+    assert d.preemptions == () and d.starts == ()

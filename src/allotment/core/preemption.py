@@ -190,6 +190,53 @@ def find_victims(
     )
 
 
+def find_cap_victims(s: Scheduler, p: Pend, n: int, per: int, now: float) -> list[str] | None:
+    """Victims that make room for ``p`` under the max_gpus caps on its account's path: its own
+    team's jobs of strictly lower declared priority that are past their protection, least lost
+    work first, until every cap has room and ``n`` nodes have ``per`` GPUs free.  Strictly lower
+    priority keeps it free of cycles, as for ``within-team``."""
+    spec = p.spec
+    keep_nonresumable = s.ctx.policy.non_resumable == "run_to_completion"
+    over = 0
+    for node, cap in s._capped.get(spec.account, ()):
+        over = max(over, s.tree_gpus[node] + spec.gpus - cap)
+    running = s.running
+    own = sorted(
+        (lost_work(r, now) * r.spec.gpus, vid)
+        for vid in s.preemptible_alloc.get(spec.account, {})
+        if (r := running[vid]).declared < p.declared
+        and r.start < now
+        and not (keep_nonresumable and not r.spec.resumable)
+    )
+    pool = s.pool
+    free = list(pool.free)
+
+    def placeable() -> bool:
+        ok = 0
+        for i in range(len(free)):
+            if (
+                free[i] >= per
+                and pool.healthy[i]
+                and (spec.gpu_type is None or pool.gpu_type[i] == spec.gpu_type)
+            ):
+                ok += 1
+        return ok >= n
+
+    chosen: list[str] = []
+    freed = 0
+    for _, vid in own:
+        if freed >= over and placeable():
+            break
+        chosen.append(vid)
+        r = running[vid]
+        freed += r.spec.gpus
+        for i, g in r.placement:
+            free[i] += g
+    if not chosen or freed < over or not placeable():
+        return None
+    return chosen
+
+
 def _lowers_distance(
     s: Scheduler, req: str, gpus: int, victims: list[str], ent: Mapping[str, float]
 ) -> bool:

@@ -30,7 +30,7 @@ from allotment.core.decisions import Decisions, NodeReport, Preemption, Ranked, 
 from allotment.core.fairshare import LeafRank, rank_leaves
 from allotment.core.jobs import JobSpec
 from allotment.core.placement import NodePool
-from allotment.core.preemption import find_victims
+from allotment.core.preemption import find_cap_victims, find_victims
 from allotment.core.priority import score_parts
 from allotment.core.snapshot import NodeState
 from allotment.core.state import Pend, Run
@@ -445,8 +445,19 @@ class Scheduler:
             for p in cands:
                 spec = p.spec
                 n, per = self.pool.shape(spec)
-                if n == 0 or (self.min_runtime(spec) > 0 and not self._within_caps(spec)):
+                if n == 0:
                     tried.add(spec.id)
+                    continue
+                if self.min_runtime(spec) > 0 and not self._within_caps(spec):
+                    # over a max_gpus cap: only the team's own lower-priority work past its
+                    # protection can make room (a capped team slices its own time too)
+                    tried.add(spec.id)
+                    if can_preempt and p.declared > 0 and self.preemptible_alloc_gpus.get(spec.account, 0):
+                        got = self._try_cap_preempt(p, n, per, now, preemptions, qk)
+                        if got is not None:
+                            starts.append(got)
+                            progressed = True
+                            break
                     continue
                 allow = None
                 if (
@@ -765,6 +776,27 @@ class Scheduler:
         if pl is None:  # cannot happen: victims were chosen to free exactly this
             raise AssertionError(f"preemption for {p.spec.id} did not free enough GPUs")
         return self._launch(p, pl, now, f"preempted {len(victims)} job(s)", qk)
+
+    def _try_cap_preempt(
+        self,
+        p: Pend,
+        n: int,
+        per: int,
+        now: float,
+        out: list[Preemption],
+        qk: tuple[int, int, str],
+    ) -> Start | None:
+        found = find_cap_victims(self, p, n, per, now)
+        if found is None:
+            return None
+        for vid in found:
+            out.append(
+                self._evict(vid, now, p.spec.id, "within-team", f"lower within-team priority than {p.spec.id}; makes room under the team's max_gpus")
+            )
+        pl = self.pool.find(p.spec, n, per)
+        if pl is None or not self._within_caps(p.spec):  # cannot happen: victims chosen for both
+            raise AssertionError(f"cap preemption for {p.spec.id} did not make room")
+        return self._launch(p, pl, now, f"preempted {len(found)} job(s) of its own team", qk)
 
     def _reserve(
         self, spec: JobSpec, n: int, per: int, now: float
