@@ -27,7 +27,15 @@ def clusters(draw: st.DrawFn) -> CompiledConfig:
         reconcile_interval_s=draw(st.sampled_from([0, 10])),
         human_drain_threshold_s=1800,
     )
-    return make_config(tree, nodes=draw(st.integers(1, 4)), gpus_per_node=draw(st.sampled_from([2, 4, 8])), policy=policy)
+    # sometimes a max_gpus cap on a team or on a group (capped teams slice their own time)
+    caps = draw(st.sampled_from([{}, {}, {"t0": 2}, {"t0": 4}, {"t0": 8}] + ([{"g": 4}] if "g" in tree else [])))
+    return make_config(
+        tree,
+        nodes=draw(st.integers(1, 4)),
+        gpus_per_node=draw(st.sampled_from([2, 4, 8])),
+        policy=policy,
+        max_gpus=caps,
+    )
 
 
 @st.composite

@@ -107,6 +107,8 @@ class _Sim:
                     self.dependents.setdefault(d, []).append(j.id)
         self.by_id = {j.id: j for j in self.jobs}
         self.finished: set[str] = set()
+        self.rejected: set[str] = set()
+        self.held: set[str] = set()
         epoch = ctx.epoch
         for e in workload.node_events:
             if e.node in self.gpus_of:
@@ -166,10 +168,15 @@ class _Sim:
     def _arrive(self, spec: JobSpec, now: float) -> bool:
         self.rec.submitted += 1
         n, _ = self.sched.pool.shape(spec)
-        if n == 0 or not self.sched.could_ever_fit(spec):  # rejected at submission, never queued
-            self.rec.rejected += 1
+        if (
+            n == 0
+            or not self.sched.could_ever_fit(spec)  # rejected at submission, never queued
+            or any(d in self.rejected for d in self.waiting_on.get(spec.id, ()))
+        ):
+            self._reject(spec.id, now)
             return False
         if spec.id in self.waiting_on:
+            self.held.add(spec.id)  # submitted, waiting for its dependencies
             return False
         self._enqueue(spec, now)
         return True
@@ -228,6 +235,17 @@ class _Sim:
             self.rec.completed += 1
             self._release_dependents(spec.id, now)
 
+    def _reject(self, jid: str, now: float) -> None:
+        """Rejected at submission (it can never fit); a job that depends on it can never run
+        either (Slurm: DependencyNeverSatisfied), so those already submitted go too."""
+        self.rec.rejected += 1
+        self.rejected.add(jid)
+        for d in self.dependents.get(jid, ()):
+            if d in self.held:  # already submitted: goes now (later ones go on arrival)
+                self.held.discard(d)
+                self.waiting_on.pop(d, None)
+                self._reject(d, now)
+
     def _release_dependents(self, jid: str, now: float) -> None:
         self.finished.add(jid)
         for d in self.dependents.get(jid, ()):
@@ -237,9 +255,9 @@ class _Sim:
             w.discard(jid)
             if not w:
                 del self.waiting_on[d]
-                spec = self.by_id[d]
-                if spec.submit <= now:
-                    self._enqueue(spec, now)
+                if d in self.held:  # submitted already (else it queues when it arrives)
+                    self.held.discard(d)
+                    self._enqueue(self.by_id[d], now)
 
     # -- one pass ---------------------------------------------------------------------------
     def _pass(self, now: float) -> None:
