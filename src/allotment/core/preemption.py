@@ -34,9 +34,9 @@ Victim = tuple[str, str, str]  # (job id, rule, reason)
 def lost_work(r: Run, now: float) -> float:
     """Seconds of progress a preemption at ``now`` would throw away."""
     ran = max(0.0, now - r.start)
-    if not r.spec.resumable:
+    if not r.resumable:
         return ran
-    ci = r.spec.checkpoint_interval
+    ci = r.ckpt
     if ci is None or ci <= 0:
         return 0.0
     return ran - math.floor(ran / ci) * ci
@@ -107,19 +107,19 @@ def find_victims(
         v = running[vid]
         if v.start >= now:
             return None  # started in this very pass: evicting it would only undo this pass
-        if keep_nonresumable and not v.spec.resumable:
+        if keep_nonresumable and not v.resumable:
             return None
         if vid in unalloc:
-            return ((0, 0.0, lost_work(v, now) * v.spec.gpus, vid), "unallocated", UNALLOC_WHY)
+            return ((0, 0.0, lost_work(v, now) * v.gpus, vid), "unallocated", UNALLOC_WHY)
         if vid in own_ids and v.declared < p.declared:
-            return ((1, 0.0, lost_work(v, now) * v.spec.gpus, vid), "within-team", WITHIN_WHY)
-        acct = v.spec.account
+            return ((1, 0.0, lost_work(v, now) * v.gpus, vid), "within-team", WITHIN_WHY)
+        acct = v.account
         d = donors.get(acct)
         if d is None or vid not in palloc[acct]:
             return None
         if p.evicted_by == vid and not d[1] > m_req * hyst2:
             return None
-        return ((2, -d[0], lost_work(v, now) * v.spec.gpus, vid), "reclaim", (acct, d[0]))
+        return ((2, -d[0], lost_work(v, now) * v.gpus, vid), "reclaim", (acct, d[0]))
 
     def option(i: int) -> tuple[tuple[int, float, int], list[str]] | None:
         """The cheapest prefix of node ``i``'s victims that frees ``per`` GPUs."""

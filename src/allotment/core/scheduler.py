@@ -100,6 +100,8 @@ class Scheduler:
         self._ent: dict[str, float] = {}
         self._ent_for = -1
         self._mr: dict[str, float] = {}
+        self._boosts: dict[str, float] = {}
+        self._boosts_at = -math.inf
         self._capped: dict[str, tuple[tuple[str, int], ...]] = {}  # account -> max_gpus on its path
         self._res_cache: tuple[tuple[int, int, int, str | None], tuple[frozenset[int], float] | None] | None = None
 
@@ -132,6 +134,8 @@ class Scheduler:
             evicted_by,
             q,
         )
+        p.n, p.per = self.pool.shape(spec)
+        p.mr = self.min_runtime(spec)
         if self.ctx.mode != "budgets":
             # the baselines: fifo knows no priority; under the old priority scheduler everyone
             # used the same (HIGH) level, so the order is submission order in both
@@ -335,12 +339,17 @@ class Scheduler:
         )
 
     def _within_caps(self, spec: JobSpec) -> bool:
-        capped = self._capped.get(spec.account)
+        return self._fits_caps(spec.account, spec.gpus)
+
+    def _fits_caps(self, account: str, gpus: int) -> bool:
+        capped = self._capped.get(account)
         if capped is None:
-            capped = self._capped[spec.account] = tuple(
-                (n, self.caps[n]) for n in self.ctx.paths.get(spec.account, ()) if n in self.caps
+            capped = self._capped[account] = tuple(
+                (n, self.caps[n]) for n in self.ctx.paths.get(account, ()) if n in self.caps
             )
-        return all(self.tree_gpus[n] + spec.gpus <= cap for n, cap in capped)
+        if not capped:
+            return True
+        return all(self.tree_gpus[n] + gpus <= cap for n, cap in capped)
 
     # -- the pass ----------------------------------------------------------------------------
     def run_pass(self, now: float, usage: Mapping[str, float], *, explain: bool = False) -> Decisions:
@@ -444,11 +453,11 @@ class Scheduler:
             searched = False
             for p in cands:
                 spec = p.spec
-                n, per = self.pool.shape(spec)
+                n, per = p.n, p.per
                 if n == 0:
-                    tried.add(spec.id)
+                    tried.add(p.jid)
                     continue
-                if self.min_runtime(spec) > 0 and not self._within_caps(spec):
+                if p.mr > 0 and not self._fits_caps(p.account, p.gpus):
                     # over a max_gpus cap: only the team's own lower-priority work past its
                     # protection can make room (a capped team slices its own time too)
                     tried.add(spec.id)
@@ -463,7 +472,7 @@ class Scheduler:
                 if (
                     res is not None
                     and spec.id != res[2]
-                    and self.min_runtime(spec) > 0  # unallocated work may use reserved nodes: it yields at once
+                    and p.mr > 0  # unallocated work may use reserved nodes: it yields at once
                     and now + max(0.0, spec.work - p.done_work) > res[1]
                 ):
                     rnodes = res[0]
@@ -484,7 +493,7 @@ class Scheduler:
                         heapq.heapify(heap)
                     break
                 tried.add(spec.id)
-                if first_blocked and self.min_runtime(spec) > 0 and not self._beyond_limit(spec):
+                if first_blocked and p.mr > 0 and not self._beyond_limit(spec):
                     first_blocked = False
                     if search and not (
                         # the same job failed with the same own-team victims: a new job
@@ -629,8 +638,7 @@ class Scheduler:
     def _any_fits(self, head: list[Pend]) -> bool:
         """Could any job of ``head`` fit the free GPUs (a cheap necessary condition)?"""
         maxfree = self.pool.max_free()
-        shape = self.pool.shape
-        return any(0 < shape(p.spec)[1] <= maxfree for p in head)
+        return any(0 < p.per <= maxfree for p in head)
 
     def _rank_head(self, out: list[Pend], now: float, load: float) -> list[Pend]:
         """``out`` re-ordered by the full within-team score (core.priority)."""
@@ -644,33 +652,37 @@ class Scheduler:
         fit_w = w.fit * min(3.0, max(1.0, load))
         ug = self.user_gpus
         boosts = self._active_boosts(now)
+        w_declared, w_age, w_fair, w_deadline = w.declared, w.age, w.fairness, w.deadline
         scored = []
         for p in out:
-            sp = p.spec
             age = now - p.eligible
             age = 0.0 if age < 0 else (cap if age > cap else age)
             sc = (
-                w.declared * p.declared
-                + w.age * age / cap_div
-                + w.fairness / (1.0 + ug.get((sp.account, sp.user), 0) / 8.0)
-                + (fit_w if sp.gpus <= maxfree else 0.0)
+                w_declared * p.declared
+                + w_age * age / cap_div
+                + w_fair / (1.0 + ug.get((p.account, p.user), 0) / 8.0)
+                + (fit_w if p.gpus <= maxfree else 0.0)
             )
-            if sp.deadline is not None:
-                slack = sp.deadline - now - (sp.work - p.done_work)
-                sc += w.deadline * (1.0 if slack <= 0 else 1.0 / (1.0 + slack / 3600.0))
+            deadline = p.spec.deadline
+            if deadline is not None:
+                slack = deadline - now - (p.spec.work - p.done_work)
+                sc += w_deadline * (1.0 if slack <= 0 else 1.0 / (1.0 + slack / 3600.0))
             if boosts:
-                sc += boosts.get("job:" + sp.id, 0.0) + boosts.get("user:" + sp.user, 0.0)
-                sc += boosts.get("account:" + sp.account, 0.0)
-            scored.append((-sc, p.eligible, sp.id, p))
+                sc += boosts.get("job:" + p.jid, 0.0) + boosts.get("user:" + p.user, 0.0)
+                sc += boosts.get("account:" + p.account, 0.0)
+            scored.append((-sc, p.eligible, p.jid, p))
         scored.sort(key=lambda x: (x[0], x[1], x[2]))
         return [x[3] for x in scored]
 
     def _active_boosts(self, now: float) -> dict[str, float]:
-        """Boost amounts by target that have not expired at ``now``."""
+        """Boost amounts by target that have not expired at ``now`` (one computation per time)."""
+        if self._boosts_at == now:
+            return self._boosts
         out: dict[str, float] = {}
         for b in self.ctx.policy.boosts:
             if now < self.ctx.boost_expiry_s(b.expires):
                 out[b.target] = out.get(b.target, 0.0) + b.amount
+        self._boosts, self._boosts_at = out, now
         return out
 
     def _score(self, p: Pend, now: float, load: float, maxfree: int) -> float:

@@ -8,15 +8,22 @@ from allotment.core.jobs import JobSpec
 
 
 class Run:
+    """A running job.  ``gpus``, ``account``, ``resumable`` and ``ckpt`` copy the spec's fields:
+    the hot loops read them millions of times, and on this (compiled) class that is cheap."""
+
     __slots__ = (
+        "account",
         "allocated",
+        "ckpt",
         "declared",
         "done_before",
         "eligible",
         "est_end",
         "evicted_by",
+        "gpus",
         "placement",
         "protected_until",
+        "resumable",
         "spec",
         "start",
     )
@@ -42,10 +49,34 @@ class Run:
         self.evicted_by = evicted_by
         self.est_end = start + max(0.0, spec.work - done_before)
         self.eligible = spec.submit
+        self.gpus: int = spec.gpus
+        self.account: str = spec.account
+        self.resumable: bool = spec.resumable
+        self.ckpt: float | None = spec.checkpoint_interval
 
 
 class Pend:
-    __slots__ = ("declared", "done_work", "eligible", "evicted_by", "key", "queue", "queued_since", "spec")
+    """A pending job.  ``gpus``, ``account``, ``user`` and ``jid`` copy the spec's fields; ``n``,
+    ``per`` (its shape on the pool) and ``mr`` (its clamped minimum runtime) are filled in by
+    the scheduler when it queues the job."""
+
+    __slots__ = (
+        "account",
+        "declared",
+        "done_work",
+        "eligible",
+        "evicted_by",
+        "gpus",
+        "jid",
+        "key",
+        "mr",
+        "n",
+        "per",
+        "queue",
+        "queued_since",
+        "spec",
+        "user",
+    )
 
     def __init__(
         self,
@@ -65,3 +96,10 @@ class Pend:
         self.evicted_by = evicted_by
         self.queue = queue
         self.key: tuple[float, float, str] = (-float(declared), eligible, spec.id)
+        self.gpus: int = spec.gpus
+        self.account: str = spec.account
+        self.user: str = spec.user
+        self.jid: str = spec.id
+        self.n = 0
+        self.per = 0
+        self.mr = 0.0
