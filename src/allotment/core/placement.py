@@ -138,6 +138,16 @@ class NodePool:
             return (0, 0)
         return (n, per)
 
+    def hosts(self, per: int, gpu_type: str | None) -> list[int]:
+        """Healthy nodes with at least ``per`` GPUs of ``gpu_type`` (any type if None), busy or
+        not: where a job of that shape could ever be placed right now."""
+        total, healthy, types = self.total, self.healthy, self.gpu_type
+        return [
+            i
+            for i in range(len(total))
+            if healthy[i] and total[i] >= per and (gpu_type is None or types[i] == gpu_type)
+        ]
+
     def _ok_type(self, i: int, spec: JobSpec) -> bool:
         return spec.gpu_type is None or self.gpu_type[i] == spec.gpu_type
 

@@ -149,14 +149,7 @@ def find_victims(
         return ((worst, cost, i), chosen)
 
     pre = s.node_pre
-    usable = [
-        i
-        for i in range(len(pool.names))
-        if pool.free[i] + pre[i] >= per
-        and pool.healthy[i]
-        and pool.total[i] >= per
-        and (spec.gpu_type is None or pool.gpu_type[i] == spec.gpu_type)
-    ]
+    usable = [i for i in pool.hosts(per, spec.gpu_type) if pool.free[i] + pre[i] >= per]
     if len(usable) < n:
         return None  # not enough nodes hold free plus preemptible GPUs, whatever the classes
     if sum(1 for i in usable if pool.free[i] >= per) >= n:
@@ -195,32 +188,21 @@ def find_cap_victims(s: Scheduler, p: Pend, n: int, per: int, now: float) -> lis
     team's jobs of strictly lower declared priority that are past their protection, least lost
     work first, until every cap has room and ``n`` nodes have ``per`` GPUs free.  Strictly lower
     priority keeps it free of cycles, as for ``within-team``."""
-    spec = p.spec
     keep_nonresumable = s.ctx.policy.non_resumable == "run_to_completion"
-    over = 0
-    for node, cap in s._capped.get(spec.account, ()):
-        over = max(over, s.tree_gpus[node] + spec.gpus - cap)
+    over = s.cap_excess(p.account, p.gpus)
     running = s.running
     own = sorted(
-        (lost_work(r, now) * r.spec.gpus, vid)
-        for vid in s.preemptible_alloc.get(spec.account, {})
+        (lost_work(r, now) * r.gpus, vid)
+        for vid in s.preemptible_alloc.get(p.account, {})
         if (r := running[vid]).declared < p.declared
         and r.start < now
-        and not (keep_nonresumable and not r.spec.resumable)
+        and not (keep_nonresumable and not r.resumable)
     )
-    pool = s.pool
-    free = list(pool.free)
+    hosts = s.pool.hosts(per, p.spec.gpu_type)
+    free = list(s.pool.free)
 
     def placeable() -> bool:
-        ok = 0
-        for i in range(len(free)):
-            if (
-                free[i] >= per
-                and pool.healthy[i]
-                and (spec.gpu_type is None or pool.gpu_type[i] == spec.gpu_type)
-            ):
-                ok += 1
-        return ok >= n
+        return sum(1 for i in hosts if free[i] >= per) >= n
 
     chosen: list[str] = []
     freed = 0
@@ -229,7 +211,7 @@ def find_cap_victims(s: Scheduler, p: Pend, n: int, per: int, now: float) -> lis
             break
         chosen.append(vid)
         r = running[vid]
-        freed += r.spec.gpus
+        freed += r.gpus
         for i, g in r.placement:
             free[i] += g
     if not chosen or freed < over or not placeable():

@@ -75,7 +75,6 @@ class Scheduler:
         self._events = 0  # any change a blocked queue might care about (heads, victims)
         self._quiet: tuple[int, tuple[int, int, int, int], int] | None = None
         self._quiet_broken = False
-        self._quiet_until = math.inf
         # which queues the next pass must look at (see ``_walk``): queues whose own state
         # changed, and what the last pass left, to tell whether anything global changed
         self._dirty: set[str] = set()
@@ -331,25 +330,32 @@ class Scheduler:
         cap = self.ctx.capacity_gpus
         return self.ctx.entitlement_gpus.get(leaf, 0.0) * (self.pool.healthy_total / cap if cap else 0.0)
 
-    def could_ever_fit(self, spec: JobSpec) -> bool:
-        """False when the job is larger than a max_gpus cap on its account's path."""
-        return all(
-            self.caps.get(n) is None or spec.gpus <= (self.caps.get(n) or 0)
-            for n in self.ctx.paths.get(spec.account, ())
-        )
-
-    def _within_caps(self, spec: JobSpec) -> bool:
-        return self._fits_caps(spec.account, spec.gpus)
-
-    def _fits_caps(self, account: str, gpus: int) -> bool:
+    def _cap_path(self, account: str) -> tuple[tuple[str, int], ...]:
+        """The (node, max_gpus) pairs on ``account``'s path, root to leaf."""
         capped = self._capped.get(account)
         if capped is None:
             capped = self._capped[account] = tuple(
                 (n, self.caps[n]) for n in self.ctx.paths.get(account, ()) if n in self.caps
             )
-        if not capped:
-            return True
-        return all(self.tree_gpus[n] + gpus <= cap for n, cap in capped)
+        return capped
+
+    def ceiling(self, account: str) -> int | None:
+        """The tightest max_gpus on ``account``'s path (None: uncapped)."""
+        capped = self._cap_path(account)
+        return min(cap for _, cap in capped) if capped else None
+
+    def could_ever_fit(self, spec: JobSpec) -> bool:
+        """False when the job is larger than a max_gpus cap on its account's path."""
+        c = self.ceiling(spec.account)
+        return c is None or spec.gpus <= c
+
+    def cap_excess(self, account: str, gpus: int) -> int:
+        """GPUs that must stop under ``account``'s caps before ``gpus`` more can run there
+        (0 or less: they fit now)."""
+        return max((self.tree_gpus[n] + gpus - cap for n, cap in self._cap_path(account)), default=0)
+
+    def _fits_caps(self, account: str, gpus: int) -> bool:
+        return not self._cap_path(account) or self.cap_excess(account, gpus) <= 0
 
     # -- the pass ----------------------------------------------------------------------------
     def run_pass(self, now: float, usage: Mapping[str, float], *, explain: bool = False) -> Decisions:
@@ -375,7 +381,7 @@ class Scheduler:
             and self._quiet[0] == self._events
             and self._quiet[2] == healthy_key
             and _covers(self._quiet[1], self.pool.capacity_signature())
-            and now < self._quiet_until
+            and (self._last is None or now < self._last[3])  # no put-off search due
         ):
             return Decisions()
         # 2. drain unhealthy nodes
@@ -394,10 +400,8 @@ class Scheduler:
         def qkey(q: str) -> tuple[int, int, str]:
             if q == GLOBAL_QUEUE:
                 return (0, 0, q)
-            if q.endswith(FREE_SUFFIX):
-                return (2, rank_index.get(q[: -len(FREE_SUFFIX)], worst), q)
-            tier = 0 if self.alloc_gpus.get(q, 0) < ent.get(q, 0.0) else 1
-            return (tier, rank_index.get(q, worst), q)
+            tier = self._tier(q, ent)
+            return (tier, rank_index.get(q[: -len(FREE_SUFFIX)] if tier == 2 else q, worst), q)
 
         # 4. walk the queues, best first; a queue found blocked is skipped until something it
         #    could use changed (more free GPUs, new victims, its own queue or tier)
@@ -417,7 +421,6 @@ class Scheduler:
         depth = self.ctx.queue_depth if self.ctx.mode == "budgets" else self.ctx.global_depth
         retry = self.ctx.preempt_retry_s
         can_preempt = self.ctx.mode != "fifo"
-        put_off = math.inf  # earliest time a put-off victim search is due
         while heap:
             qk, q = heapq.heappop(heap)
             blocked = blocked_map.get(q)
@@ -440,11 +443,11 @@ class Scheduler:
                 and qk[0] < 2
                 and (explain_all or due or pf is None or pf[0] != psig or now >= _grid(pf[2], retry))
             )
+            # when to look again if this pass puts a search off: the grid after the failed one
+            again = _grid(pf[2], retry) if can_preempt and qk[0] < 2 and pf is not None else math.inf
             head = self._head(q, depth, tried)
             if not search and not due and not explain_all and not self._any_fits(head):
                 # nothing fits and no victim search is due: skip without ranking the head
-                again = _grid(pf[2], retry) if can_preempt and qk[0] < 2 and pf is not None else math.inf
-                put_off = min(put_off, again)
                 blocked_map[q] = (self._signature(q, qk[0], depth), capsig(), again)
                 continue
             cands = self._rank_head(head, now, load)
@@ -538,11 +541,11 @@ class Scheduler:
                 if self.queues[q]:
                     heapq.heappush(heap, (qkey(q), q))
             else:
-                again = math.inf
-                if not searched and can_preempt and qk[0] < 2 and pf is not None:
-                    again = _grid(pf[2], retry)  # a search was put off: look again then
-                    put_off = min(put_off, again)
-                blocked_map[q] = (self._signature(q, qk[0], depth), capsig(), again)
+                blocked_map[q] = (
+                    self._signature(q, qk[0], depth),
+                    capsig(),
+                    math.inf if searched else again,  # a put-off search: look again then
+                )
         if res != self._reservation:
             # queues blocked by the old reservation may fit now: look at every queue again
             self._blocked.clear()
@@ -557,7 +560,6 @@ class Scheduler:
             else None
         )
         self._quiet_broken = False
-        self._quiet_until = put_off
         if res is not None and not reservations:
             reservations.append(Reservation(res[2], tuple(self.pool.names[i] for i in sorted(res[0])), res[1], "held from an earlier pass"))
         order = self._order(now, usage, ent, self._ranks, load) if explain else ()
@@ -567,7 +569,7 @@ class Scheduler:
             tuple(reservations),
             reports,
             order,
-            put_off if put_off < math.inf else None,
+            again if again < math.inf else None,
         )
 
     def _walk(
@@ -597,12 +599,18 @@ class Scheduler:
                 if now >= b[2] or (b[1] is not cs and not _covers(b[1], cs)):
                     dirty.add(q)
         if last[1] != self._alloc_v_total:  # new reclaimable victims: tier-0 queues may use them
-            alloc = self.alloc_gpus
-            dirty |= {q for q, e in ent.items() if alloc.get(q, 0) < e}
+            dirty |= {q for q in ent if self._tier(q, ent) == 0}
         if res is not None and res[2] in self.pending:
             dirty.add(self.pending[res[2]].queue)
         dirty |= {q for q in self.queues if q not in blocked}
         return sorted(dirty)
+
+    def _tier(self, q: str, ent: Mapping[str, float]) -> int:
+        """0: the account runs below its entitlement; 1: at or above it (borrowing); 2: the
+        queue of its unallocated work (docs/design/entitlement-tiers.md)."""
+        if q.endswith(FREE_SUFFIX):
+            return 2
+        return 0 if self.alloc_gpus.get(q, 0) < ent.get(q, 0.0) else 1
 
     def _signature(self, q: str, tier: int, depth: int) -> tuple[object, int, int, int]:
         """What a blocked queue could newly use: its head candidates, the unallocated victims,
@@ -806,7 +814,7 @@ class Scheduler:
                 self._evict(vid, now, p.spec.id, "within-team", f"lower within-team priority than {p.spec.id}; makes room under the team's max_gpus")
             )
         pl = self.pool.find(p.spec, n, per)
-        if pl is None or not self._within_caps(p.spec):  # cannot happen: victims chosen for both
+        if pl is None or not self._fits_caps(p.account, p.gpus):  # cannot happen: chosen for both
             raise AssertionError(f"cap preemption for {p.spec.id} did not make room")
         return self._launch(p, pl, now, f"preempted {len(found)} job(s) of its own team", qk)
 
@@ -827,14 +835,8 @@ class Scheduler:
     def _reserve_nodes(
         self, gpu_type: str | None, n: int, per: int
     ) -> tuple[frozenset[int], float] | None:
-        pool = self.pool
-        ends = self.node_end
-        free, total, healthy, types = pool.free, pool.total, pool.healthy, pool.gpu_type
-        free_at = [
-            (-math.inf if free[i] >= per else ends[i], i)
-            for i in range(len(total))
-            if healthy[i] and total[i] >= per and (gpu_type is None or types[i] == gpu_type)
-        ]
+        ends, free = self.node_end, self.pool.free
+        free_at = [(-math.inf if free[i] >= per else ends[i], i) for i in self.pool.hosts(per, gpu_type)]
         if len(free_at) < n:
             return None
         chosen = heapq.nsmallest(n, free_at)
@@ -892,12 +894,7 @@ class Scheduler:
         for p in self.pending.values():
             q = p.queue
             r = rank_of.get(p.spec.account)
-            if q == GLOBAL_QUEUE:
-                tier = 0
-            elif q.endswith(FREE_SUFFIX):
-                tier = 2
-            else:
-                tier = 0 if self.alloc_gpus.get(q, 0) < ent.get(q, 0.0) else 1
+            tier = 0 if q == GLOBAL_QUEUE else self._tier(q, ent)
             s = self._score(p, now, load, maxfree) if self.ctx.mode == "budgets" else -p.key[0]
             rank = r.rank if r is not None else 0
             key = (

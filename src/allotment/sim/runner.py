@@ -85,11 +85,7 @@ class _Sim:
         self.horizon = days * 86400.0 if days is not None else math.inf
         self.jobs = workload.jobs
         self.declared = propagate(self.jobs)
-        caps = {
-            leaf: float(min(c))
-            for leaf in ctx.leaves
-            if (c := [ctx.tree[n].max_gpus for n in ctx.paths.get(leaf, ()) if ctx.tree[n].max_gpus is not None])
-        }
+        caps = {leaf: float(c) for leaf in ctx.leaves if (c := self.sched.ceiling(leaf)) is not None}
         self.rec = Recorder(ctx.leaves, ctx.capacity_gpus, ctx.entitlement_gpus, caps)
         self.heap: list[tuple[float, int, int, str, Any]] = []
         self.seq = 0
