@@ -36,6 +36,7 @@ class NodePool:
         self._sig: tuple[int, int, int, int] = (0, 0, 0, 0)
         self._sig_version = -1
         self._shapes: dict[tuple[int, int | None, str | None], tuple[int, int]] = {}
+        self._hosts: dict[tuple[int, str | None], list[int]] = {}
         # healthy nodes counted by GPUs free-or-held-by-unallocated-work ("soft free")
         self.soft_count: list[int] = [0] * (self.max_gpus + 1)
         self.soft_whole = 0  # healthy nodes holding nothing but unallocated work
@@ -97,6 +98,7 @@ class NodePool:
         if healthy == self.healthy[i]:
             return
         self.version += 1
+        self._hosts.clear()
         if healthy:
             self.buckets[self.free[i]][i] = None
             self.healthy_total += self.total[i]
@@ -140,13 +142,18 @@ class NodePool:
 
     def hosts(self, per: int, gpu_type: str | None) -> list[int]:
         """Healthy nodes with at least ``per`` GPUs of ``gpu_type`` (any type if None), busy or
-        not: where a job of that shape could ever be placed right now."""
-        total, healthy, types = self.total, self.healthy, self.gpu_type
-        return [
-            i
-            for i in range(len(total))
-            if healthy[i] and total[i] >= per and (gpu_type is None or types[i] == gpu_type)
-        ]
+        not: where a job of that shape could ever be placed right now.  Cached until a node's
+        health changes; callers must not modify the list."""
+        key = (per, gpu_type)
+        got = self._hosts.get(key)
+        if got is None:
+            total, healthy, types = self.total, self.healthy, self.gpu_type
+            got = self._hosts[key] = [
+                i
+                for i in range(len(total))
+                if healthy[i] and total[i] >= per and (gpu_type is None or types[i] == gpu_type)
+            ]
+        return got
 
     def _ok_type(self, i: int, spec: JobSpec) -> bool:
         return spec.gpu_type is None or self.gpu_type[i] == spec.gpu_type

@@ -603,7 +603,7 @@ class Scheduler:
         if res is not None and res[2] in self.pending:
             dirty.add(self.pending[res[2]].queue)
         dirty |= {q for q in self.queues if q not in blocked}
-        return sorted(dirty)
+        return dirty  # order does not matter: the pass heap-orders them by a unique key
 
     def _tier(self, q: str, ent: Mapping[str, float]) -> int:
         """0: the account runs below its entitlement; 1: at or above it (borrowing); 2: the
