@@ -2,7 +2,8 @@
 
 Refused (as Diagnostics, all at once): symlinks anywhere under the config folders (they could point
 outside the repo or loop), files over ``MAX_FILE_BYTES``, non-UTF-8 files, names that are not plain
-``[A-Za-z0-9._-]``, more than ``MAX_FILES`` files or ``MAX_TOTAL_BYTES`` in all.  ``allot plan`` reads the same keys from git
+``[A-Za-z0-9._-]``, paths deeper than ``MAX_DEPTH`` folders, more than ``MAX_FILES`` files or
+``MAX_TOTAL_BYTES`` in all.  ``allot plan`` reads the same keys from git
 objects instead and applies the same checks through ``check_file``.
 """
 
@@ -21,6 +22,7 @@ SUFFIXES = (".yaml", ".yml")
 MAX_FILE_BYTES = 1024 * 1024
 MAX_FILES = 100_000
 MAX_TOTAL_BYTES = 64 * 1024 * 1024
+MAX_DEPTH = 64  # path components below the repo root; a budget tree is a handful deep
 _SAFE_PART = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,99}$")
 
 
@@ -44,7 +46,10 @@ def is_config_path(rel: str) -> bool:
 def check_file(rel: str, data: bytes) -> list[Diagnostic]:
     """Checks on one file's name and bytes that do not need YAML."""
     out = []
-    bad = [p for p in rel.split("/") if p not in _safe_seen and not _safe(p)]
+    parts = rel.split("/")
+    if len(parts) > MAX_DEPTH:
+        return [Diagnostic(rel, 0, 0, f"nested deeper than {MAX_DEPTH} folders")]
+    bad = [p for p in parts if p not in _safe_seen and not _safe(p)]
     if bad:
         out.append(Diagnostic(rel, 0, 0, f"unsafe path component {bad[0]!r}"))
     if len(data) > MAX_FILE_BYTES:
@@ -68,7 +73,10 @@ def _walk(root: Path, top: str, problems: list[Diagnostic]) -> Iterator[tuple[st
             if entry.is_symlink():
                 problems.append(Diagnostic(rel, 0, 0, "symbolic links are not allowed in config"))
             elif entry.is_dir(follow_symlinks=False):
-                stack.append(rel)
+                too_deep = check_file(rel, b"") if rel.count("/") >= MAX_DEPTH - 1 else []
+                problems.extend(too_deep)
+                if not too_deep:
+                    stack.append(rel)
             elif entry.name.endswith(SUFFIXES):
                 if not stat.S_ISREG(entry.stat(follow_symlinks=False).st_mode):
                     problems.append(Diagnostic(rel, 0, 0, "not a regular file"))
