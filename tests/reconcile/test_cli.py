@@ -87,7 +87,7 @@ def test_bad_arguments_are_one_line_and_exit_2(
     assert main(["status", "--reconciler", "--state", str(tmp_path / "none")]) == 2
 
 
-def test_status_exits_1_while_stalled(
+def test_once_exits_1_when_the_newest_commit_is_rejected_and_status_exits_1_while_stalled(
     config_repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     state = tmp_path / "st"
@@ -104,10 +104,12 @@ def test_status_exits_1_while_stalled(
     assert main(base) == 0
     (config_repo / "inventory/gpu_types.yaml").write_text("gpu_types: {}\n")
     commit_all(config_repo, "break the inventory")
-    assert main(base) == 0  # still serving the last good revision
-    capsys.readouterr()
+    assert main(base) == 1  # still serving the last good revision, but the newest is rejected
+    assert "newest rejected: newest" in capsys.readouterr().out
     assert main(["status", "--reconciler", "--state", str(state)]) == 1
-    assert "NewestRevisionInvalid" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "Stalled      True  NewestRevisionRejected" in out
+    assert "Ready        False NewestRevisionRejected" in out
 
 
 def test_health_file_lines_and_errors() -> None:

@@ -71,8 +71,9 @@ def test_a_commit_that_does_not_validate_is_never_applied(
     stalled = st.condition("Stalled")
     assert (
         stalled.status
-        and stalled.reason == "NewestRevisionInvalid"
+        and stalled.reason == "NewestRevisionRejected"
         and good[:12] in stalled.message
+        and "does not validate" in stalled.message
     )
     # fixing it moves on
     write_repo(config_repo, {**DEFAULT_SHARES, "teamb": 20})
@@ -182,7 +183,11 @@ def test_backend_failure_is_stalled_then_converges(
     flaky.down = False
     good = rec.tick()
     assert good.error is None and _fairshare(sim, "teamb") == 4000
-    assert not rec.status.condition("Stalled").status and rec.status.condition("Ready").status
+    assert not rec.status.condition("Stalled").status
+    assert rec.status.condition("Reconciling").status  # it changed something: not Ready yet
+    assert not rec.status.condition("Ready").status
+    rec.tick()
+    assert rec.status.condition("Ready").status
 
 
 def test_status_file_and_audit_log_say_what_happened(
@@ -193,8 +198,10 @@ def test_status_file_and_audit_log_say_what_happened(
     raw = json.loads((tmp_path / "state/status.json").read_text())
     assert raw["last_applied_revision"] == rec.status.last_applied_revision
     assert {c["type"] for c in raw["conditions"]} == {"Ready", "Reconciling", "Stalled"}
-    assert raw["action_counts"]["applied"] == len(rec.audit.read())
-    entry = next(e for e in rec.audit.read() if e["target"] == "teama1")
+    outcomes = [e for e in rec.audit.read() if e["phase"] == "outcome"]
+    intents = [e for e in rec.audit.read() if e["phase"] == "intent"]
+    assert raw["action_counts"]["applied"] == len(outcomes) == len(intents)
+    entry = next(e for e in outcomes if e["target"] == "teama1")
     assert entry["rule"] == "policy-sync" and entry["revision"] == rec.status.last_applied_revision
     assert entry["time"] == T0 and entry["result"] == "applied"
     assert load_status(tmp_path / "state").ticks == 1

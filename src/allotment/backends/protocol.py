@@ -3,7 +3,11 @@
 Three calls, like httpx's one-method transport, kept small so a new backend is a weekend:
 
 * ``observe()``: nodes (GPUs, use, drain state) and jobs (running and pending, with user,
-  account, GPUs, start time, declared minimum runtime and resumability), at the backend's clock.
+  account, GPUs, start time, declared minimum runtime and resumability), and the backend's own
+  clock when it answered (``backend_now``): job start times are on that clock, so the
+  reconciler takes "now" for contract and ledger decisions from it, never from its own.
+* ``history(since)``: the runs that ended at or after ``since`` (Slurm: ``sacct``), so usage
+  of jobs that ended while the reconciler was down still reaches the ledger.
 * ``observe_policy()``: the accounts, users and QOS the backend holds (``backends.policy``).
 * ``apply(actions, dry_run)``: carry out policy actions (sync the compiled tree and knobs onto
   the backend's own primitives) and cluster actions (requeue, cancel, set order, drain, resume),
@@ -64,10 +68,30 @@ class JobObs:
 
 
 @dataclass(frozen=True, slots=True)
+class FinishedRun:
+    """One run of a job that has ended (completed, failed, cancelled, preempted or requeued):
+    what the ledger charges, keyed like a live observation by (job id, start)."""
+
+    id: str
+    user: str
+    account: str
+    qos: str
+    gpus: int
+    start: float
+    end: float
+    min_runtime_s: int | None = None  # as in JobObs: 0 = unallocated (never charged)
+    nodes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class Observation:
+    """``at`` is when the observation was taken; ``backend_now`` the backend's own clock at that
+    moment when it reports one (None: the backend's clock is ``at``)."""
+
     at: float
     nodes: tuple[NodeObs, ...]
     jobs: tuple[JobObs, ...]  # sorted by id
+    backend_now: float | None = None
 
     def running(self) -> tuple[JobObs, ...]:
         return tuple(j for j in self.jobs if j.state == "running")
@@ -88,6 +112,8 @@ class Backend(Protocol):
     def observe(self) -> Observation: ...
 
     def observe_policy(self) -> PolicyState: ...
+
+    def history(self, since: float) -> tuple[FinishedRun, ...]: ...
 
     def apply(
         self, actions: Sequence[Action], *, dry_run: bool = False

@@ -11,7 +11,7 @@ called, and every iteration is over sorted keys.  ``save``/``load`` keep it in a
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -33,7 +33,7 @@ from allotment.backends.policy import (
     QosSpec,
     UserSpec,
 )
-from allotment.backends.protocol import JobObs, NodeObs, Observation
+from allotment.backends.protocol import FinishedRun, JobObs, NodeObs, Observation
 from allotment.compile.model import Cluster
 from allotment.errors import BackendError
 
@@ -71,6 +71,7 @@ class SimState:
     accounts: dict[str, AccountSpec] = field(default_factory=dict)
     users: dict[str, UserSpec] = field(default_factory=dict)
     qos: dict[str, QosSpec] = field(default_factory=dict)
+    ended: list[FinishedRun] = field(default_factory=list)  # what ``sacct`` would list
 
 
 class SimulatedBackend:
@@ -82,9 +83,11 @@ class SimulatedBackend:
         *,
         now: float = 0.0,
         requeue_delay_s: float = 11.0,
+        follow: Callable[[], float] | None = None,
     ) -> None:
         self.state = SimState(now=now)
         self.requeue_delay_s = requeue_delay_s
+        self.follow = follow  # a wall clock to catch up with on every observe (the CLI's)
         for name, gpus in nodes:
             self.state.nodes[name] = _Node(name, gpus)
         self.state.accounts[SLURM_ROOT] = AccountSpec(SLURM_ROOT, "", 1)
@@ -130,8 +133,25 @@ class SimulatedBackend:
         self._schedule()
 
     def finish(self, job_id: str) -> None:
-        self.state.jobs.pop(job_id, None)
+        job = self.state.jobs.pop(job_id, None)
+        if job is not None:
+            self._ended(job)
         self._schedule()
+
+    def history(self, since: float) -> tuple[FinishedRun, ...]:
+        """Runs that ended at or after ``since``, oldest first (like ``sacct -S``)."""
+        return tuple(r for r in self.state.ended if r.end >= since)
+
+    def _ended(self, job: _Job) -> None:
+        if job.start is None:
+            return
+        q = self.state.qos.get(job.qos)
+        mr = None if q is None else (0 if job.qos == UNALLOCATED_QOS else q.preempt_exempt_s)
+        nodes = (job.node,) if job.node else ()
+        run = FinishedRun(
+            job.id, job.user, job.account, job.qos, job.gpus, job.start, self.state.now, mr, nodes
+        )
+        self.state.ended.append(run)
 
     def set_fairshare_by_hand(self, account: str, fairshare: int) -> None:
         """What an operator's ``sacctmgr modify account`` does: the drift the reconciler sees."""
@@ -140,6 +160,8 @@ class SimulatedBackend:
 
     # -------------------------------------------------------------------------- protocol --
     def observe(self) -> Observation:
+        if self.follow is not None and self.follow() > self.state.now:
+            self.advance(self.follow() - self.state.now)
         st = self.state
         used = {n: 0 for n in st.nodes}
         for j in st.jobs.values():
@@ -150,7 +172,7 @@ class SimulatedBackend:
             for n in sorted(st.nodes.values(), key=lambda n: n.name)
         )
         jobs = tuple(self._job_obs(j) for j in sorted(st.jobs.values(), key=lambda j: int(j.id)))
-        return Observation(st.now, nodes, jobs)
+        return Observation(st.now, nodes, jobs, backend_now=st.now)
 
     def observe_policy(self) -> PolicyState:
         st = self.state
@@ -292,6 +314,7 @@ class SimulatedBackend:
             if job is None or job.start is None or (a.expect and a.expect != start_key(job.start)):
                 return "unchanged"
             if not dry_run:
+                self._ended(job)
                 job.start, job.node = None, None
                 job.eligible = st.now + self.requeue_delay_s
                 job.restarts += 1
@@ -300,6 +323,7 @@ class SimulatedBackend:
             if job is None:
                 return "unchanged"
             if not dry_run:
+                self._ended(job)
                 del st.jobs[a.target]
             return "dry_run" if dry_run else "applied"
         if job is None or job.start is not None or job.priority == a.value:
@@ -341,9 +365,15 @@ class SimulatedBackend:
         tmp.replace(path)
 
     @classmethod
-    def load(cls, path: Path, *, requeue_delay_s: float = 11.0) -> SimulatedBackend:
+    def load(
+        cls,
+        path: Path,
+        *,
+        requeue_delay_s: float = 11.0,
+        follow: Callable[[], float] | None = None,
+    ) -> SimulatedBackend:
         raw = json.loads(path.read_text(encoding="utf-8"))
-        b = cls(requeue_delay_s=requeue_delay_s)
+        b = cls(requeue_delay_s=requeue_delay_s, follow=follow)
         st = b.state
         st.now, st.next_id = float(raw["now"]), int(raw["next_id"])
         st.nodes = {k: _Node(**v) for k, v in raw["nodes"].items()}
@@ -370,6 +400,9 @@ class SimulatedBackend:
             )
             for k, v in raw["qos"].items()
         }
+        st.ended = [
+            FinishedRun(**{**r, "nodes": tuple(r.get("nodes", ()))}) for r in raw.get("ended", [])
+        ]
         return b
 
 
@@ -382,4 +415,5 @@ def _dump(st: SimState) -> dict[str, Any]:
         "accounts": {k: asdict(v) for k, v in st.accounts.items()},
         "users": {k: asdict(v) for k, v in st.users.items()},
         "qos": {k: asdict(v) for k, v in st.qos.items()},
+        "ended": [asdict(r) for r in st.ended],
     }

@@ -1,16 +1,24 @@
 """``allot status --reconciler``: what the reconciler last did (conditions, revisions, last
-error, action counts), read from ``status.json`` in its state dir; ``--json`` prints that file."""
+error, action counts, "last tick N s ago"), read from ``status.json`` in its state dir and
+judged against the clock (a stale last tick is not Ready); ``--json`` prints the same, with the
+conditions as judged now.  Exit 0 when Ready, 1 when not (Stalled, Reconciling or stale)."""
 
 from __future__ import annotations
 
 import argparse
 import json
-from dataclasses import asdict
+import time
 from pathlib import Path
 from typing import Any
 
 from allotment.errors import UsageError
-from allotment.reconcile.status import STATUS_FILE, load_status, render_text
+from allotment.reconcile.status import (
+    STATUS_FILE,
+    is_ready,
+    read_status,
+    render_text,
+    status_json,
+)
 
 
 def register(sub: argparse._SubParsersAction[Any]) -> None:
@@ -32,10 +40,10 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(
             f"no reconciler status in {args.state} (has `allot reconcile --state {args.state}` run?)"
         )
-    status = load_status(args.state)
+    status = read_status(args.state)
+    now = time.time()
     if args.json:
-        print(json.dumps(asdict(status), sort_keys=True, indent=2))
+        print(json.dumps(status_json(status, now), sort_keys=True, indent=2))
     else:
-        print(render_text(status), end="")
-    stalled = status.condition("Stalled")
-    return 1 if stalled is not None and stalled.status else 0
+        print(render_text(status, now), end="")
+    return 0 if is_ready(status, now) else 1

@@ -94,3 +94,12 @@ class WindowView(Mapping[str, float]):
 
     def __len__(self) -> int:
         return len(self._ledger._curves)
+
+
+def seconds_in_window(lo: float, hi: float, now: float, lookback_s: float) -> float:
+    """How much of the interval ``[lo, hi)`` lies inside the sliding window ending at ``now``.
+
+    The one window rule, shared by ``UsageLedger`` (the simulator and ``decide``) and the
+    reconciler's SQLite ledger: the window is ``[now - lookback_s, now)``, usage before it has
+    left, usage after ``now`` has not happened yet."""
+    return max(0.0, min(hi, now) - max(lo, now - lookback_s))

@@ -1,47 +1,76 @@
-"""The append-only audit log: one JSON line per action taken (or withheld), with time, revision,
-target, rule, reason and result.  Lines are flushed and fsynced per tick, so what the cluster
-saw done is on disk before the next tick starts; nothing ever rewrites the file.
+"""The append-only audit log: one JSON line per action, written twice, as intent before the
+backend is asked (``"phase": "intent"``) and as outcome after (``"phase": "outcome"``, with the
+result code), so a crash between the two still leaves the action on record.  Lines are flushed
+and fsynced per batch.
+
+On start (``AuditLog.__init__``) the log is repaired: a last line cut by a crash (no newline)
+is moved to ``audit.jsonl.torn`` instead of swallowing the next record, and every intent with
+no outcome gets one, ``"result": "interrupted"`` (the next observation shows whether it took
+effect; the tick after that converges either way).  Nothing else ever rewrites the file.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
-from allotment.backends.actions import ActionResult, PolicyAction
+from allotment.backends.actions import Action, ActionResult, PolicyAction
+
+
+def _entry(a: Action, *, at: float, revision: str, dry_run: bool) -> dict[str, Any]:
+    entry: dict[str, Any] = {
+        "time": round(at, 3),
+        "revision": revision,
+        "action": a.kind,
+        "target": a.target,
+        "rule": a.rule,
+        "reason": a.reason,
+        "dry_run": dry_run,
+    }
+    if isinstance(a, PolicyAction):
+        entry["fields"] = dict(a.fields)
+    elif a.kind == "set_priority":
+        entry["value"] = a.value
+    return entry
+
+
+def intent_lines(actions: Sequence[Action], *, at: float, revision: str) -> list[str]:
+    return [
+        json.dumps(
+            _entry(a, at=at, revision=revision, dry_run=False)
+            | {"phase": "intent", "seq": i, "batch": _batch(at, revision)},
+            sort_keys=True,
+        )
+        for i, a in enumerate(actions)
+    ]
 
 
 def audit_lines(
     results: Iterable[ActionResult], *, at: float, revision: str, dry_run: bool
 ) -> list[str]:
     out = []
-    for r in results:
-        a = r.action
-        entry = {
-            "time": round(at, 3),
-            "revision": revision,
-            "action": a.kind,
-            "target": a.target,
-            "rule": a.rule,
-            "reason": a.reason,
-            "result": r.code,
-            "dry_run": dry_run,
-        }
-        if isinstance(a, PolicyAction):
-            entry["fields"] = dict(a.fields)
-        elif a.kind == "set_priority":
-            entry["value"] = a.value
+    for i, r in enumerate(results):
+        entry = _entry(r.action, at=at, revision=revision, dry_run=dry_run)
+        entry |= {"phase": "outcome", "result": r.code}
+        if not dry_run:
+            entry |= {"seq": i, "batch": _batch(at, revision)}
         if r.message:
             entry["message"] = r.message
         out.append(json.dumps(entry, sort_keys=True))
     return out
 
 
+def _batch(at: float, revision: str) -> str:
+    return f"{at:.3f}/{revision[:12]}"
+
+
 class AuditLog:
     def __init__(self, path: Path) -> None:
         self.path = path
+        self._repair()
 
     def append(self, lines: list[str]) -> None:
         if not lines:
@@ -51,9 +80,48 @@ class AuditLog:
             f.flush()
             os.fsync(f.fileno())
 
-    def read(self) -> list[dict[str, object]]:
+    def read(self) -> list[dict[str, Any]]:
         if not self.path.exists():
             return []
-        return [
-            json.loads(line) for line in self.path.read_text(encoding="utf-8").splitlines() if line
-        ]
+        out = []
+        for line in self.path.read_text(encoding="utf-8", errors="replace").splitlines():
+            try:
+                entry = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(entry, dict):
+                out.append(entry)
+        return out
+
+    def _repair(self) -> None:
+        if not self.path.exists():
+            return
+        data = self.path.read_bytes()
+        if data and not data.endswith(b"\n"):
+            keep = data.rfind(b"\n") + 1
+            with self.path.with_name(self.path.name + ".torn").open("ab") as f:
+                f.write(data[keep:] + b"\n")
+            with self.path.open("r+b") as f:
+                f.truncate(keep)
+                os.fsync(f.fileno())
+        open_intents: dict[tuple[str, int], dict[str, Any]] = {}
+        for e in self.read():
+            key = (str(e.get("batch", "")), int(e.get("seq", -1)))
+            if e.get("phase") == "intent":
+                open_intents[key] = e
+            elif e.get("phase") == "outcome":
+                open_intents.pop(key, None)
+        self.append(
+            [
+                json.dumps(
+                    e
+                    | {
+                        "phase": "outcome",
+                        "result": "interrupted",
+                        "message": "stopped between intent and outcome; the next tick observes",
+                    },
+                    sort_keys=True,
+                )
+                for e in open_intents.values()
+            ]
+        )

@@ -15,9 +15,12 @@ from __future__ import annotations
 
 import math
 import sqlite3
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+
+from allotment.core.usage import seconds_in_window
+from allotment.reconcile.state_errors import StateDirError, StateFileError
 
 BUCKET_S = 3600
 
@@ -49,10 +52,14 @@ class RunObs:
 class Ledger:
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.db = sqlite3.connect(path, timeout=30, isolation_level=None)
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute("PRAGMA synchronous=NORMAL")
-        self.db.executescript(_SCHEMA)
+        try:
+            self.db = sqlite3.connect(path, timeout=30, isolation_level=None)
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=NORMAL")
+            self.db.executescript(_SCHEMA)
+            self.db.execute("SELECT job, run_start, bucket, account, gpu_hours FROM usage LIMIT 1")
+        except sqlite3.DatabaseError as exc:
+            raise ledger_error(exc, path) from None
 
     def close(self) -> None:
         self.db.close()
@@ -71,10 +78,10 @@ class Ledger:
         return len(rows)
 
     def usage(self, now: float, window_s: float) -> dict[str, float]:
-        """Reference GPU-hours per account over ``[now - window_s, now]``; the oldest bucket is
-        counted pro rata so usage slides out of the window smoothly."""
-        lo = now - window_s
-        first = math.floor(lo / BUCKET_S) * BUCKET_S
+        """Reference GPU-hours per account over the window ending at ``now`` (the one window
+        rule, ``core.usage.seconds_in_window``); the bucket cut by the window's old edge
+        counts pro rata, so usage slides out of the window smoothly."""
+        first = math.floor((now - window_s) / BUCKET_S) * BUCKET_S
         out: dict[str, float] = {}
         cur = self.db.execute(
             "SELECT account, bucket, SUM(gpu_hours) FROM usage WHERE bucket >= ? AND bucket <= ?"
@@ -82,10 +89,13 @@ class Ledger:
             (first, now),
         )
         for account, bucket, hours in cur:
-            frac = 1.0
-            if bucket < lo:
-                frac = max(0.0, (bucket + BUCKET_S - lo) / BUCKET_S)
-            out[account] = out.get(account, 0.0) + hours * frac
+            # a bucket's hours are spread evenly over the part of it that has happened
+            hi = min(bucket + BUCKET_S, now)
+            if hi <= bucket:
+                continue
+            inside = seconds_in_window(bucket, hi, now, window_s) / (hi - bucket)
+            if inside > 0:
+                out[account] = out.get(account, 0.0) + hours * inside
         return out
 
     def rows(self) -> int:
@@ -122,8 +132,11 @@ class _transaction:
         self.db.execute("ROLLBACK" if exc_type else "COMMIT")
 
 
-def weights_by_node(
-    node_types: Mapping[str, str], billing: Mapping[str, float]
-) -> dict[str, float]:
-    """Reference GPU-hours per GPU-hour on each node, from the inventory's GPU types."""
-    return {n: billing.get(t, 1.0) for n, t in node_types.items()}
+def ledger_error(exc: sqlite3.DatabaseError, path: Path) -> StateDirError | StateFileError:
+    """A corrupt or foreign file is a bad file (exit 2); a full, read-only or locked dir is a
+    failing state dir (exit 3).  One line either way."""
+    text = str(exc)
+    bad = ("not a database", "malformed", "no such column", "no such table", "file is encrypted")
+    if any(b in text for b in bad):
+        return StateFileError(f"{path}: not a usage ledger ({text}); move it aside to rebuild")
+    return StateDirError(f"{path}: {text}")

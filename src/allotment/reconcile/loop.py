@@ -17,14 +17,19 @@ from types import FrameType
 
 from allotment.errors import UsageError
 from allotment.reconcile.reconciler import Reconciler, TickResult
+from allotment.reconcile.state_errors import StateDirError
 
 log = logging.getLogger(__name__)
 
 
 @contextmanager
 def state_lock(state_dir: Path) -> Iterator[None]:
-    state_dir.mkdir(parents=True, exist_ok=True)
-    with (state_dir / "lock").open("w") as f:
+    try:
+        state_dir.mkdir(parents=True, exist_ok=True)
+        f = (state_dir / "lock").open("a")
+    except OSError as exc:
+        raise StateDirError(f"state dir {state_dir}: {exc.strerror or exc}") from exc
+    with f:
         try:
             fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError as exc:

@@ -1,24 +1,29 @@
 """One reconciler tick, level-triggered, as numbered steps (gitops-engine style):
 
-1. fetch the source; pick the newest commit that validates (never a bad one; remember bad ones);
-2. compile it at today's date (the same bytes, hence the same ``inputs_sha256``, as ``allot plan``);
-3. pair desired policy with observed policy and diff (pure);
-4. drift: the same revision as last applied, yet a difference -> reported, and corrected only
-   when ``Policy.drift`` is ``correct``;
-5. dry-run every action, then apply (unless ``--dry-run``);
-6. active mode: observe jobs and nodes, write the usage ledger, read node health, run the core,
-   dry-run and apply its requeues, priorities, drains and resumes;
-7. audit log, status, conditions.
+1. fetch the source (with a timeout; a failure is remembered, not fatal);
+2. choose the revision: the newest that validates, else the last good one (``revisions``);
+3. pair its desired policy with the observed policy and diff (pure); drift is reported, and
+   corrected only when ``Policy.drift`` is ``correct``;
+4. dry-run every action, then apply (unless ``--dry-run``); a revision the backend refuses is
+   remembered and the last good revision keeps being driven;
+5. active mode: observe on the backend's clock (refuse to act beyond ``max_skew_s``), charge the
+   ledger from the observation and the backend's history since the last one, read node health,
+   run the core, dry-run and apply its requeues, priorities, drains and resumes;
+6. conditions (``conditions``), audit log, status.
 
-A ``BackendError`` anywhere stops the tick: Stalled with the reason, the last good revision kept.
-Everything written (ledger rows, audit lines, status) is committed per step, so a crash loses at
-most the step in flight and the next tick, observing again, converges.
+A ``BackendError`` stops the tick: Stalled with the reason, the last good revision kept.  A
+state dir that cannot be written or a corrupt file in it ends the process with a one-line
+``StateDirError``/``StateFileError``, after making sure no status says Ready.  Everything
+written (ledger rows, audit lines, status) is committed per step, so a crash loses at most the
+step in flight and the next tick, observing again, converges.
 """
 
 from __future__ import annotations
 
-import datetime as dt
+import contextlib
 import logging
+import os
+import sqlite3
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -26,19 +31,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from allotment.backends.actions import Action, ActionResult
-from allotment.backends.diff import PolicyPlan, diff_policy
+from allotment.backends.diff import diff_policy
 from allotment.backends.policy import DEFAULT_TIERS_S, desired_policy
-from allotment.backends.protocol import Backend, Observation
-from allotment.compile.compiler import compile_config
+from allotment.backends.protocol import Backend
 from allotment.compile.model import CompiledConfig
-from allotment.config.loader import load_config
-from allotment.errors import BackendError, CompileError, ConfigError
-from allotment.reconcile.active import maintenance_now, node_types, plan_cluster
-from allotment.reconcile.audit import AuditLog, audit_lines
+from allotment.errors import BackendError, UsageError
+from allotment.reconcile.active import maintenance_now, plan_cluster
+from allotment.reconcile.audit import AuditLog, audit_lines, intent_lines
+from allotment.reconcile.charging import finished_runs, observed_runs
+from allotment.reconcile.conditions import TickOutcome, set_conditions
 from allotment.reconcile.health import read_health
-from allotment.reconcile.ledger import Ledger, RunObs
+from allotment.reconcile.ledger import Ledger, ledger_error
+from allotment.reconcile.revisions import Choice, Revisions
+from allotment.reconcile.skew import DEFAULT_MAX_SKEW_S, ClockCheck, on_backend_clock
 from allotment.reconcile.source import Source
-from allotment.reconcile.status import Status, load_status, save_status
+from allotment.reconcile.state_errors import StateDirError, StateFileError
+from allotment.reconcile.status import STATUS_FILE, Status, read_status, save_status
 
 log = logging.getLogger(__name__)
 Clock = Callable[[], float]
@@ -53,6 +61,8 @@ class Options:
     history_limit: int = 50  # how many commits back to look for one that validates
     health_file: str | None = None  # overrides the inventory's health_file
     ordered: int = 64  # how many head-of-queue jobs get an explicit priority each tick
+    max_skew_s: float = DEFAULT_MAX_SKEW_S  # refuse to act beyond this backend clock skew
+    interval_s: float = 10.0  # recorded in status, so a reader can tell a stale tick
 
 
 @dataclass(slots=True)
@@ -61,6 +71,9 @@ class TickResult:
     results: list[ActionResult] = field(default_factory=list)
     error: str | None = None
     drift: list[str] = field(default_factory=list)
+    newest: str | None = None
+    newest_rejected: str | None = None  # why the newest commit is not the one driven
+    skew: ClockCheck | None = None
 
     def counts(self) -> dict[str, int]:
         return dict(sorted(Counter(r.code for r in self.results).items()))
@@ -78,14 +91,18 @@ class Reconciler:
         source_label: str = "",
     ) -> None:
         self.backend, self.source, self.options, self.clock = backend, source, options, clock
-        state_dir.mkdir(parents=True, exist_ok=True)
         self.state_dir = state_dir
+        _check_writable(state_dir)
         self.ledger = Ledger(state_dir / "ledger.sqlite")
-        self.audit = AuditLog(state_dir / "audit.jsonl")
-        self.status: Status = load_status(state_dir)
+        try:
+            self.audit = AuditLog(state_dir / "audit.jsonl")
+        except OSError as exc:
+            raise StateDirError(f"{state_dir}/audit.jsonl: {exc.strerror or exc}") from exc
+        self.status: Status = read_status(state_dir)
         self.status.backend = backend.name
         self.status.source = source_label
-        self._compiled: dict[tuple[str, dt.date], CompiledConfig] = {}
+        self.status.interval_s = options.interval_s
+        self.revisions = Revisions(source, options.history_limit)
         self._evicted_by: dict[str, str] = {}  # requeued job -> the job it made room for
 
     def close(self) -> None:
@@ -100,90 +117,156 @@ class Reconciler:
         st.last_tick = now
         result = TickResult(None)
         try:
-            self._tick(now, result)
+            try:
+                self._tick(now, result)
+            except (OSError, sqlite3.DatabaseError) as exc:
+                raise _state_error(exc, self.state_dir) from None
         except BackendError as exc:
             result.error = str(exc)
-            st.last_error = result.error
-            st.set_condition("Stalled", True, "BackendFailure", result.error, now)
-            st.set_condition(
-                "Ready", False, "BackendFailure", "the backend could not be read or changed", now
-            )
-            st.set_condition("Reconciling", False, "Stalled", "waiting for the backend", now)
-        finally:
-            counts = result.counts()
-            st.last_tick_counts = counts
-            for k, v in counts.items():
-                st.action_counts[k] = st.action_counts.get(k, 0) + v
-            save_status(self.state_dir, st)
+            set_conditions(st, TickOutcome.backend_failure(result.error), now)
+        except (StateDirError, StateFileError) as exc:
+            result.error = str(exc)
+            set_conditions(st, TickOutcome.state_failure(result.error), now)
+            self._save_or_forget()
+            raise
+        counts = result.counts()
+        st.last_tick_counts = counts
+        for k, v in counts.items():
+            st.action_counts[k] = st.action_counts.get(k, 0) + v
+        self._save_or_forget()
         return result
+
+    def _save_or_forget(self) -> None:
+        """Save the status; when the dir refuses, remove the old file if it can (a full disk
+        still allows that), so no stale Ready outlives the failure, and raise."""
+        try:
+            save_status(self.state_dir, self.status)
+        except StateDirError:
+            # read-only: the unlink fails too, and readers see last_tick grow stale
+            with contextlib.suppress(OSError):
+                (self.state_dir / STATUS_FILE).unlink(missing_ok=True)
+            raise
 
     def _tick(self, now: float, result: TickResult) -> None:
         st, opts = self.status, self.options
-        # 1-2. newest commit that validates, compiled
-        self.source.fetch()
-        chosen = self._choose(now)
-        if chosen is None:
-            msg = "no commit on the branch validates; nothing applied"
-            st.last_error = msg
-            st.set_condition("Stalled", True, "NoValidRevision", msg, now)
-            st.set_condition("Ready", False, "NoValidRevision", msg, now)
+        # 1. fetch
+        fetch_error = None
+        try:
+            self.source.fetch()
+        except BackendError as exc:
+            fetch_error = str(exc)
+            log.warning("%s", fetch_error)
+        # 2. choose
+        choice = self.revisions.choose(st, now, fetch_error)
+        if choice is None:
+            msg = fetch_error or "no commit on the branch validates; nothing applied"
+            set_conditions(st, TickOutcome.no_revision(msg, fetch_error is not None), now)
+            result.error = msg
             return
-        sha, config, newest = chosen
-        result.revision = sha
-        st.last_attempted_revision = newest
-        cluster = opts.cluster or _default_cluster(config)
-        st.cluster = cluster
-        policy = config.policy_for(cluster)
+        result.revision, result.newest = choice.sha, choice.newest
+        result.newest_rejected = choice.why_not_newest or None
+        st.last_attempted_revision = choice.newest
+        cluster = self._cluster(choice.config)
+        # 3-4. policy
+        driving, applied = self._policy(choice, cluster, now, result)
+        # 5. active mode
+        if opts.active:
+            applied += self._active(driving.config, cluster, driving.sha, now, result)
+        st.driving_revision = driving.sha
+        # 6. conditions
+        set_conditions(st, TickOutcome.of(result, applied, opts.dry_run, st), now)
+
+    def _cluster(self, config: CompiledConfig) -> str:
+        names = sorted(config.clusters)
+        if self.options.cluster is not None:
+            if self.options.cluster not in config.clusters:
+                raise UsageError(
+                    f"--cluster {self.options.cluster}: not in the inventory"
+                    f" (clusters: {', '.join(names) or 'none'})"
+                )
+            cluster = self.options.cluster
+        else:
+            cluster = names[0] if len(names) == 1 else config.largest_cluster()
+            if len(names) > 1 and cluster != self.status.cluster:
+                log.warning(
+                    "the inventory has %d clusters (%s); driving the largest, %s"
+                    " (--cluster chooses)",
+                    len(names),
+                    ", ".join(names),
+                    cluster,
+                )
+        self.status.cluster = cluster
         adopt = getattr(self.backend, "adopt_inventory", None)
         if adopt is not None:  # the simulated backend builds its nodes from the inventory
             adopt(config.clusters[cluster])
+        return cluster
 
-        # 3. desired vs observed
-        desired = desired_policy(config, cluster, opts.tiers_s)
-        plan = diff_policy(desired, self.backend.observe_policy(), prune=policy.prune)
-        st.prune_skipped = [f"{a.kind} {a.target}: {a.reason}" for a in plan.prune_skipped]
-        if plan.prune_refused:
-            st.prune_skipped.insert(0, plan.prune_refused)
-
-        # 4. drift
-        same = (
-            sha == st.last_applied_revision
-            and config.inputs_sha256 == st.last_applied_inputs_sha256
-        )
-        actions: Sequence[Action] = plan.actions
-        result.drift = [f"{a.kind} {a.target}: {a.reason}" for a in plan.actions] if same else []
-        st.drift = result.drift
-        if result.drift and policy.drift == "report":
-            actions = ()
-
-        # 5. dry-run, then apply
-        applied = self._run(actions, now, sha, result)
-        failed = [r for r in result.results if r.code == "failed"]
-        if not failed and not opts.dry_run:
-            st.last_applied_revision, st.last_applied_inputs_sha256 = sha, config.inputs_sha256
-
-        # 6. active mode
-        if opts.active:
-            applied += self._active(config, cluster, sha, now, result)
-
-        # 7. conditions
-        failed = [r for r in result.results if r.code == "failed"]
-        self._conditions(now, sha, newest, plan, result, failed, applied, policy.drift)
+    def _policy(
+        self, choice: Choice, cluster: str, now: float, result: TickResult
+    ) -> tuple[Choice, int]:
+        """Sync the chosen revision's policy; returns the revision active mode drives (the last
+        good one when the backend refused this one) and how many changes were applied."""
+        st, opts = self.status, self.options
+        config = choice.config
+        policy = config.policy_for(cluster)
+        before = len(result.results)
+        try:
+            desired = desired_policy(config, cluster, opts.tiers_s)
+            plan = diff_policy(desired, self.backend.observe_policy(), prune=policy.prune)
+            st.prune_skipped = [f"{a.kind} {a.target}: {a.reason}" for a in plan.prune_skipped]
+            if plan.prune_refused:
+                st.prune_skipped.insert(0, plan.prune_refused)
+            same = (
+                choice.sha == st.last_applied_revision
+                and config.inputs_sha256 == st.last_applied_inputs_sha256
+            )
+            actions: Sequence[Action] = plan.actions
+            result.drift = [f"{a.kind} {a.target}: {a.reason}" for a in actions] if same else []
+            st.drift = result.drift
+            if result.drift and policy.drift == "report":
+                actions = ()
+            applied = self._run(actions, now, choice.sha, result)
+            refused = next(
+                (
+                    f"{r.action.kind} {r.action.target}: {r.message}"
+                    for r in result.results[before:]
+                    if r.code == "failed"
+                ),
+                None,
+            )
+        except BackendError as exc:
+            refused, applied = str(exc), 0
+        if opts.dry_run:
+            return choice, applied
+        if refused is None:
+            st.last_applied_revision, st.last_applied_inputs_sha256 = (
+                choice.sha,
+                config.inputs_sha256,
+            )
+            st.rejected_revisions.pop(choice.sha, None)
+            return choice, applied
+        if choice.sha == st.last_applied_revision:
+            raise BackendError(refused)
+        st.rejected_revisions[choice.sha] = refused
+        why = f"newest valid {choice.sha[:12]} was refused by the backend: {refused}"
+        result.newest_rejected = why
+        fallback = self.revisions.last_good(st, config.at, choice.newest, why)
+        if fallback is None:
+            raise BackendError(why)
+        log.warning("%s; driving last good %s", why, fallback.sha[:12])
+        return fallback, applied
 
     def _run(self, actions: Sequence[Action], now: float, sha: str, result: TickResult) -> int:
-        """Dry-run every action, then apply them; returns how many changed something."""
+        """Dry-run every action, then record the intent, apply, and record the outcome;
+        returns how many changed something."""
         if not actions:
             return 0
         dry = self.backend.apply(actions, dry_run=True)
-        if self.options.dry_run:
+        if self.options.dry_run or any(r.code == "failed" for r in dry):
             result.results.extend(dry)
             self.audit.append(audit_lines(dry, at=now, revision=sha, dry_run=True))
             return 0
-        bad = [r for r in dry if r.code == "failed"]
-        if bad:
-            result.results.extend(dry)
-            self.audit.append(audit_lines(dry, at=now, revision=sha, dry_run=True))
-            return 0
+        self.audit.append(intent_lines(actions, at=now, revision=sha))
         done = self.backend.apply(actions)
         result.results.extend(done)
         self.audit.append(audit_lines(done, at=now, revision=sha, dry_run=False))
@@ -192,9 +275,22 @@ class Reconciler:
     def _active(
         self, config: CompiledConfig, cluster: str, sha: str, now: float, result: TickResult
     ) -> int:
-        obs = self.backend.observe()
-        self.record_usage(obs, config, cluster)
+        st = self.status
+        raw = self.backend.observe()
+        obs, check = on_backend_clock(raw, self.clock(), self.options.max_skew_s)
+        st.clock_skew_s, result.skew = round(check.skew_s, 3), check
+        if not check.ok:
+            log.warning("%s", check.message())
+            return 0
+        # charge what ended since the last observation (or in the window, on a first start)
         policy = config.policy_for(cluster)
+        since = (
+            st.last_backend_time if st.last_backend_time is not None else obs.at - policy.lookback_s
+        )
+        runs = observed_runs(obs, config, cluster)
+        runs += finished_runs(self.backend.history(since), config, cluster)
+        self.ledger.record(runs)
+        st.last_backend_time = obs.at
         usage = self.ledger.usage(obs.at, policy.lookback_s)
         c = config.clusters[cluster]
         health_file = self.options.health_file or c.health_file
@@ -224,102 +320,28 @@ class Reconciler:
                 self._evicted_by[p.job_id] = p.for_job
         return changed
 
-    def record_usage(self, obs: Observation, config: CompiledConfig, cluster: str) -> int:
-        """Ledger rows for every allocated running job, weighted by its node's GPU type."""
-        types = node_types(config, cluster)
-        runs = []
-        for j in obs.running():
-            if j.start is None or j.min_runtime_s == 0:
-                continue
-            gpu_type = types.get(j.nodes[0]) if j.nodes else None
-            gt = config.gpu_types.get(gpu_type) if gpu_type else None
-            weight = gt.billing_weight if gt else 1.0
-            runs.append(RunObs(j.id, j.account, j.start, obs.at, j.gpus, weight))
-        return self.ledger.record(runs)
 
-    # ---------------------------------------------------------------------- revisions --
-    def _choose(self, now: float) -> tuple[str, CompiledConfig, str] | None:
-        """(sha to apply, its compiled config, newest sha seen).  Bad commits are remembered in
-        status with their first error and never compiled again."""
-        st = self.status
-        at = dt.datetime.fromtimestamp(now, dt.UTC).date()
-        history = self.source.history(self.options.history_limit)
-        if not history:
-            return None
-        newest = history[0].sha
-        for c in history:
-            if c.sha in st.bad_revisions:
-                continue
-            key = (c.sha, at)
-            if key not in self._compiled:
-                try:
-                    files = self.source.files(c.sha)
-                    rev = None if c.sha == "dir" else c.sha
-                    self._compiled = {key: compile_config(load_config(files), at, rev)}
-                except (ConfigError, CompileError) as exc:
-                    first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-                    if c.sha != "dir":
-                        st.bad_revisions[c.sha] = first
-                    log.warning("revision %s does not validate: %s", c.sha[:12], first)
-                    if c.sha == "dir":
-                        raise BackendError(f"the source folder does not validate: {first}") from exc
-                    continue
-            return c.sha, self._compiled[key], newest
-        return None
-
-    def _conditions(
-        self,
-        now: float,
-        sha: str,
-        newest: str,
-        plan: PolicyPlan,
-        result: TickResult,
-        failed: list[ActionResult],
-        applied: int,
-        drift_rule: str,
-    ) -> None:
-        st = self.status
-        if failed:
-            msg = "; ".join(f"{r.action.kind} {r.action.target}: {r.message}" for r in failed[:3])
-            st.last_error = msg
-            st.set_condition("Stalled", True, "ActionsFailed", msg, now)
-            st.set_condition(
-                "Ready", False, "ActionsFailed", f"{len(failed)} action(s) failed", now
-            )
-        elif sha != newest:
-            bad = st.bad_revisions.get(newest, "does not validate")
-            msg = f"staying on last good {sha[:12]}: newest {newest[:12]} {bad}"
-            st.last_error = msg
-            st.set_condition("Stalled", True, "NewestRevisionInvalid", msg, now)
-            st.set_condition("Ready", True, "AppliedLastGood", f"cluster matches {sha[:12]}", now)
-        else:
-            st.last_error = None
-            st.set_condition("Stalled", False, "Progressing", "", now)
-            if result.drift and drift_rule == "report":
-                st.set_condition(
-                    "Ready",
-                    False,
-                    "DriftReported",
-                    f"{len(result.drift)} difference(s) left as found (policy drift: report)",
-                    now,
-                )
-            elif self.options.dry_run:
-                n = len(plan.actions)
-                st.set_condition(
-                    "Ready", n == 0, "DryRun", f"{n} policy action(s) would be applied", now
-                )
-            else:
-                st.set_condition("Ready", True, "Synced", f"cluster matches {sha[:12]}", now)
-        st.set_condition(
-            "Reconciling",
-            applied > 0,
-            "Progressing" if applied else "Idle",
-            f"{applied} change(s) this tick",
-            now,
-        )
+def _check_writable(state_dir: Path) -> None:
+    """Fail at start, in one line, on a state dir that cannot be written (read-only mount,
+    full disk), rather than with a traceback at the first write."""
+    probe = state_dir / ".write-probe"
+    try:
+        state_dir.mkdir(parents=True, exist_ok=True)
+        with probe.open("w") as f:
+            f.write("ok\n")
+            f.flush()
+            os.fsync(f.fileno())
+        probe.unlink()
+    except OSError as exc:
+        raise StateDirError(
+            f"state dir {state_dir} is not writable: {exc.strerror or exc}"
+        ) from exc
 
 
-def _default_cluster(config: CompiledConfig) -> str:
-    if len(config.clusters) == 1:
-        return next(iter(config.clusters))
-    return config.largest_cluster()
+def _state_error(
+    exc: OSError | sqlite3.DatabaseError, state_dir: Path
+) -> StateDirError | StateFileError:
+    if isinstance(exc, sqlite3.DatabaseError):
+        return ledger_error(exc, state_dir / "ledger.sqlite")
+    where = exc.filename or state_dir
+    return StateDirError(f"{where}: {exc.strerror or exc}")

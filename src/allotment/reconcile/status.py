@@ -1,23 +1,36 @@
 """What the reconciler last did, for a person (``allot status --reconciler``) and a machine
 (``status.json`` in the state dir, replaced atomically so a reader never sees half a file).
 
-Conditions follow the Kubernetes/Flux convention: ``Ready`` (the cluster matches the last good
-revision), ``Reconciling`` (a tick changed something or is catching up) and ``Stalled`` (it
-cannot make progress: the backend fails, or the newest commit does not validate); each has a
-status, a reason (one CamelCase word) and a message.
+Conditions follow the Kubernetes kstatus / Flux convention:
+
+* ``Stalled``: it cannot make progress without help (the backend fails, the state dir cannot be
+  written, the clocks disagree, the newest commit does not validate or the backend rejects it);
+* ``Reconciling``: a tick changed something, so the cluster is still catching up;
+* ``Ready``: the cluster matches the newest commit.  ``Ready`` is False whenever ``Stalled`` or
+  ``Reconciling`` is True (``conditions`` enforces it, whatever the tick set).
+
+Each carries ``status`` ("True"/"False"), a ``reason`` (one CamelCase word), a ``message`` and an
+RFC 3339 ``lastTransitionTime`` (when ``status`` last changed).  A status file is only as good as
+the process that writes it: a reconciler that hangs or died leaves its last words behind, so
+``read_status`` judges them against the clock, and a ``last_tick`` older than ``STALE_TICKS``
+intervals reads as ``Ready=False, reason=Stale``.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from allotment.errors import UsageError
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from allotment.reconcile.state_errors import StateDirError, StateFileError
 
 STATUS_FILE = "status.json"
+STALE_TICKS = 3  # a last tick older than this many intervals means the reconciler is not running
 
 
 @dataclass(slots=True)
@@ -26,7 +39,7 @@ class Condition:
     status: bool
     reason: str
     message: str = ""
-    since: float = 0.0
+    since: float = 0.0  # Unix seconds of the last change of ``status``
 
 
 @dataclass(slots=True)
@@ -37,13 +50,18 @@ class Status:
     last_applied_revision: str | None = None
     last_applied_inputs_sha256: str | None = None
     last_attempted_revision: str | None = None
+    driving_revision: str | None = None  # what active mode ran on in the last tick
     last_error: str | None = None
     last_tick: float = 0.0
+    interval_s: float = 10.0
     ticks: int = 0
+    clock_skew_s: float | None = None  # backend clock minus ours at the last observation
+    last_backend_time: float | None = None  # the backend's clock at the last observation
     conditions: list[Condition] = field(default_factory=list)
     action_counts: dict[str, int] = field(default_factory=dict)  # result code -> count, all time
     last_tick_counts: dict[str, int] = field(default_factory=dict)
     bad_revisions: dict[str, str] = field(default_factory=dict)  # sha -> first error
+    rejected_revisions: dict[str, str] = field(default_factory=dict)  # sha -> backend's refusal
     drift: list[str] = field(default_factory=list)  # drift found in the last tick
     prune_skipped: list[str] = field(default_factory=list)
 
@@ -52,7 +70,7 @@ class Status:
     ) -> None:
         for c in self.conditions:
             if c.type == type_:
-                if c.status != status or c.reason != reason:
+                if c.status != status:
                     c.since = now
                 c.status, c.reason, c.message = status, reason, message
                 return
@@ -63,36 +81,165 @@ class Status:
         return next((c for c in self.conditions if c.type == type_), None)
 
 
-def load_status(state_dir: Path) -> Status:
+def conditions(status: Status, now: float) -> list[Condition]:
+    """The conditions as a reader should believe them at ``now``: ``Ready`` False whenever
+    ``Stalled`` or ``Reconciling`` is True, or when the last tick is stale (the process hangs or
+    is gone).  Pure; the file is not changed."""
+    out = [Condition(c.type, c.status, c.reason, c.message, c.since) for c in status.conditions]
+    by = {c.type: c for c in out}
+    ready = by.get("Ready")
+    if ready is None:
+        ready = Condition("Ready", False, "NeverRan", "no tick has finished yet", status.last_tick)
+        out.append(ready)
+    age = now - status.last_tick
+    limit = STALE_TICKS * max(status.interval_s, 1.0)
+    if status.ticks and age > limit:
+        ready.status, ready.reason = False, "Stale"
+        ready.message = (
+            f"last tick {age:.0f} s ago (more than {STALE_TICKS} x {status.interval_s:g} s)"
+        )
+    for blocker in ("Stalled", "Reconciling"):
+        c = by.get(blocker)
+        if c is not None and c.status and ready.status:
+            ready.status, ready.reason, ready.message = False, blocker, c.message
+    return sorted(out, key=lambda c: c.type)
+
+
+def is_ready(status: Status, now: float) -> bool:
+    return any(c.type == "Ready" and c.status for c in conditions(status, now))
+
+
+def rfc3339(t: float) -> str:
+    return dt.datetime.fromtimestamp(t, dt.UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def _parse_time(text: str) -> float:
+    return dt.datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+
+
+class _ConditionFile(BaseModel):
+    model_config = ConfigDict(strict=True, extra="ignore", populate_by_name=True)
+    type: str
+    status: str
+    reason: str
+    message: str = ""
+    lastTransitionTime: str  # the Kubernetes field name
+
+
+class _StatusFile(BaseModel):
+    """The file format, validated strictly: a hand-edited or corrupt file is refused whole."""
+
+    model_config = ConfigDict(strict=True, extra="ignore")
+    backend: str = ""
+    cluster: str = ""
+    source: str = ""
+    last_applied_revision: str | None = None
+    last_applied_inputs_sha256: str | None = None
+    last_attempted_revision: str | None = None
+    driving_revision: str | None = None
+    last_error: str | None = None
+    last_tick: float = 0.0
+    interval_s: float = 10.0
+    ticks: int = 0
+    clock_skew_s: float | None = None
+    last_backend_time: float | None = None
+    conditions: list[_ConditionFile] = []
+    action_counts: dict[str, int] = {}
+    last_tick_counts: dict[str, int] = {}
+    bad_revisions: dict[str, str] = {}
+    rejected_revisions: dict[str, str] = {}
+    drift: list[str] = []
+    prune_skipped: list[str] = []
+
+
+def read_status(state_dir: Path) -> Status:
+    """The status in ``state_dir`` (an empty Status when there is none yet); StateFileError
+    (exit 2) for a file that is not a status file, StateDirError (exit 3) when it cannot be read."""
     path = state_dir / STATUS_FILE
-    if not path.exists():
-        return Status()
     try:
-        raw: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-        conds = [Condition(**c) for c in raw.pop("conditions", [])]
-        return Status(conditions=conds, **raw)
-    except (ValueError, TypeError) as exc:
-        raise UsageError(f"{path}: not a reconciler status file ({exc})") from exc
+        if not path.exists():
+            return Status()
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise StateDirError(f"{path}: cannot read ({exc.strerror or exc})") from exc
+    try:
+        raw = json.loads(text, parse_float=float, parse_int=int)
+        if isinstance(raw, dict):
+            for k in ("last_tick", "interval_s", "clock_skew_s", "last_backend_time"):
+                if isinstance(raw.get(k), int) and not isinstance(raw.get(k), bool):
+                    raw[k] = float(raw[k])
+        f = _StatusFile.model_validate(raw)
+        conds = [
+            Condition(
+                c.type, _truth(c.status), c.reason, c.message, _parse_time(c.lastTransitionTime)
+            )
+            for c in f.conditions
+        ]
+    except (ValueError, ValidationError) as exc:
+        first = str(exc).splitlines()
+        why = (
+            " ".join(first[:3]) if isinstance(exc, ValidationError) else (first[0] if first else "")
+        )
+        raise StateFileError(f"{path}: not a reconciler status file ({why})") from None
+    data = f.model_dump(exclude={"conditions"})
+    return Status(conditions=conds, **data)
+
+
+load_status = read_status
+
+
+def _truth(text: str) -> bool:
+    if text not in ("True", "False"):
+        raise ValueError(f"condition status {text!r} is not True or False")
+    return text == "True"
+
+
+def status_json(status: Status, now: float | None = None) -> dict[str, Any]:
+    """The file's shape: conditions as kstatus writes them (as judged at ``now`` when given)."""
+    raw = asdict(status)
+    conds = status.conditions if now is None else conditions(status, now)
+    raw["conditions"] = [
+        {
+            "type": c.type,
+            "status": "True" if c.status else "False",
+            "reason": c.reason,
+            "message": c.message,
+            "lastTransitionTime": rfc3339(c.since),
+        }
+        for c in conds
+    ]
+    return raw
 
 
 def save_status(state_dir: Path, status: Status) -> None:
+    """Write atomically (temp file, fsync, rename); StateDirError when the dir refuses."""
     path = state_dir / STATUS_FILE
     tmp = path.with_name(f".{STATUS_FILE}.tmp")
-    tmp.write_text(json.dumps(asdict(status), sort_keys=True, indent=2) + "\n", encoding="utf-8")
-    with tmp.open("rb") as f:
-        os.fsync(f.fileno())
-    tmp.replace(path)
+    try:
+        text = json.dumps(status_json(status), sort_keys=True, indent=2) + "\n"
+        with tmp.open("w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        tmp.replace(path)
+    except OSError as exc:
+        raise StateDirError(f"cannot write {path}: {exc.strerror or exc}") from exc
 
 
-def render_text(status: Status) -> str:
-    """The human view: one line per fact, conditions first."""
+def render_text(status: Status, now: float) -> str:
+    """The human view: one line per fact, conditions first (as judged at ``now``)."""
     lines = [f"reconciler  backend={status.backend or '-'} cluster={status.cluster or '-'}"]
-    for c in status.conditions:
+    for c in conditions(status, now):
         mark = "True " if c.status else "False"
-        lines.append(f"  {c.type:<12} {mark} {c.reason}: {c.message}")
+        lines.append(f"  {c.type:<12} {mark} {c.reason}: {c.message}  (since {rfc3339(c.since)})")
+    ago = f"{now - status.last_tick:.0f} s ago" if status.ticks else "never"
+    lines.append(f"last tick                {ago} (every {status.interval_s:g} s)")
     lines.append(f"last applied revision    {status.last_applied_revision or '-'}")
     lines.append(f"  inputs sha256          {status.last_applied_inputs_sha256 or '-'}")
     lines.append(f"last attempted revision  {status.last_attempted_revision or '-'}")
+    lines.append(f"driving revision         {status.driving_revision or '-'}")
+    skew = "-" if status.clock_skew_s is None else f"{status.clock_skew_s:+.1f} s"
+    lines.append(f"backend clock skew       {skew}")
     lines.append(f"last error               {status.last_error or '-'}")
     counts = ", ".join(f"{k}={v}" for k, v in sorted(status.action_counts.items())) or "-"
     lines.append(f"actions (all ticks)      {counts}")
@@ -100,6 +247,8 @@ def render_text(status: Status) -> str:
     lines.append(f"actions (last tick)      {last}")
     for sha, err in sorted(status.bad_revisions.items()):
         lines.append(f"rejected {sha[:12]}: {err}")
+    for sha, err in sorted(status.rejected_revisions.items()):
+        lines.append(f"refused by the backend {sha[:12]}: {err}")
     for d in status.drift:
         lines.append(f"drift: {d}")
     for p in status.prune_skipped:

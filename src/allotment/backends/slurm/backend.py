@@ -22,8 +22,10 @@ from dataclasses import replace
 from allotment.backends.actions import Action, ActionResult, ClusterAction, PolicyAction, ResultCode
 from allotment.backends.check import cluster_done, policy_done
 from allotment.backends.policy import AccountSpec, PolicyState
-from allotment.backends.protocol import Observation
+from allotment.backends.protocol import FinishedRun, Observation
 from allotment.backends.slurm import commands as cmd
+from allotment.backends.slurm.clock import SDIAG_ARGV, parse_sdiag_time
+from allotment.backends.slurm.history import parse_sacct_json, sacct_argv
 from allotment.backends.slurm.parse import (
     ASSOC_FORMAT,
     QOS_FORMAT,
@@ -58,13 +60,23 @@ class SlurmBackend:
         if not self._exempt:
             self.observe_policy()
         at = self.clock()
-        with ThreadPoolExecutor(2) as pool:
+        with ThreadPoolExecutor(3) as pool:
             jobs_f = pool.submit(self.runner.read, ["squeue", "--json"])
             nodes_f = pool.submit(self.runner.read, ["sinfo", "--json"])
+            clock_f = pool.submit(self.runner.read, SDIAG_ARGV)
             jobs_text, nodes_text = jobs_f.result(), nodes_f.result()
+            server_now = parse_sdiag_time(clock_f.result())
         return Observation(
-            at, parse_sinfo_json(nodes_text), parse_squeue_json(jobs_text, self._exempt)
+            at,
+            parse_sinfo_json(nodes_text),
+            parse_squeue_json(jobs_text, self._exempt),
+            backend_now=server_now,
         )
+
+    def history(self, since: float) -> tuple[FinishedRun, ...]:
+        if not self._exempt:
+            self.observe_policy()
+        return parse_sacct_json(self.runner.read(sacct_argv(since)), since, self._exempt)
 
     def observe_policy(self) -> PolicyState:
         base = ["sacctmgr", "-n", "-P", "show"]
