@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass
 
 from allotment.compile.model import CompiledConfig
+from allotment.config.models.common import NAME_PATTERN, USER_PATTERN
 from allotment.durations import format_duration
 from allotment.errors import BackendError
 
@@ -24,7 +25,9 @@ FAIRSHARE_SCALE = 10_000  # a normalized share of 1.0 among siblings becomes Fai
 UNALLOCATED_QOS = "unallocated"
 DEFAULT_TIERS_S: tuple[int, ...] = (15 * 60, 3600, 4 * 3600, 8 * 3600)
 SLURM_ROOT = "root"  # the account every Slurm association tree starts from
-_NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
+# one naming rule, the config layer's: whatever validates is a name the backend accepts
+_ACCOUNT_NAME = re.compile(NAME_PATTERN)
+_USER_NAME = re.compile(USER_PATTERN)
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -99,11 +102,12 @@ def default_tier(tiers_s: tuple[int, ...], default_min_runtime_s: int) -> str:
     return tier_name(fitting[-1] if fitting else ordered[0])
 
 
-def slurm_name(name: str) -> str:
-    """Lower-case ``name`` and check Slurm accepts it; a config that names something Slurm cannot
-    store must fail before anything is changed."""
+def slurm_name(name: str, *, user: bool = False) -> str:
+    """Lower-case ``name`` and check it against the config's own naming rule (users:
+    ``USER_PATTERN``, which allows a leading ``_`` as system accounts use; accounts and QOS:
+    ``NAME_PATTERN``), so a commit that validates is never refused here; Slurm stores both."""
     low = name.lower()
-    if not _NAME.match(low):
+    if not (_USER_NAME if user else _ACCOUNT_NAME).match(low):
         raise BackendError(f"name {name!r} cannot be a Slurm account/user/QOS name")
     return low
 
@@ -142,5 +146,5 @@ def desired_policy(
             continue
         default = slurm_name(info.default_account)
         chosen = default if default in accts else accts[0]
-        users.append(UserSpec(slurm_name(info.name), accts, chosen, qos_names, dqos))
+        users.append(UserSpec(slurm_name(info.name, user=True), accts, chosen, qos_names, dqos))
     return PolicyState(slurm_name(config.root), tuple(sorted(accounts)), tuple(sorted(users)), qos)

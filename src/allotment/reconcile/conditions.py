@@ -7,10 +7,12 @@ The first match wins (``TickOutcome.of``):
 3. an action failed                               -> Stalled ``ActionsFailed``
 4. no revision at all (none validates, no last good; or the source is unreachable)
                                                   -> Stalled ``NoValidRevision``/``SourceUnavailable``
-5. the newest commit is not the one driven        -> Stalled ``NewestRevisionRejected``
-6. drift left as found (policy ``drift: report``) -> Ready False ``DriftReported``
-7. ``--dry-run`` with actions to do               -> Ready False ``DryRun``
-8. otherwise                                      -> Ready True ``Synced``
+5. the source could not be fetched (the local copy's revision is driven)
+                                                  -> Stalled ``SourceUnavailable``
+6. the newest commit is not the one driven        -> Stalled ``NewestRevisionRejected``
+7. drift left as found (policy ``drift: report``) -> Ready False ``DriftReported``
+8. ``--dry-run`` with actions to do               -> Ready False ``DryRun``
+9. otherwise                                      -> Ready True ``Synced``
 
 ``Reconciling`` is True when the tick changed something.  ``Ready`` is False whenever
 ``Stalled`` or ``Reconciling`` is True (``status.conditions`` enforces it for every reader).
@@ -56,6 +58,12 @@ class TickOutcome:
             msg = "; ".join(f"{x.action.kind} {x.action.target}: {x.message}" for x in failed[:3])
             return cls("ActionsFailed", msg, applied=applied)
         driving = (r.revision or "")[:12]
+        if r.fetch_error:
+            return cls(
+                "SourceUnavailable",
+                f"driving last fetched {driving}: {r.fetch_error}",
+                applied=applied,
+            )
         if r.newest_rejected:
             return cls(
                 "NewestRevisionRejected",

@@ -73,6 +73,7 @@ class TickResult:
     drift: list[str] = field(default_factory=list)
     newest: str | None = None
     newest_rejected: str | None = None  # why the newest commit is not the one driven
+    fetch_error: str | None = None  # the source could not be fetched (the local copy is used)
     skew: ClockCheck | None = None
 
     def counts(self) -> dict[str, int]:
@@ -164,6 +165,7 @@ class Reconciler:
             result.error = msg
             return
         result.revision, result.newest = choice.sha, choice.newest
+        result.fetch_error = fetch_error
         result.newest_rejected = choice.why_not_newest or None
         st.last_attempted_revision = choice.newest
         cluster = self._cluster(choice.config)
