@@ -58,8 +58,11 @@ class Ledger:
             self.db.execute("PRAGMA synchronous=NORMAL")
             self.db.executescript(_SCHEMA)
             self.db.execute("SELECT job, run_start, bucket, account, gpu_hours FROM usage LIMIT 1")
+            check = self.db.execute("PRAGMA quick_check").fetchone()[0]  # once, at start
         except sqlite3.DatabaseError as exc:
             raise ledger_error(exc, path) from None
+        if check != "ok":
+            raise StateFileError(f"{path}: not a usage ledger (malformed: {check})")
 
     def close(self) -> None:
         self.db.close()
