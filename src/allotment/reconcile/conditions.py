@@ -21,12 +21,9 @@ The first match wins (``TickOutcome.of``):
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from allotment.reconcile.status import Status
-
-if TYPE_CHECKING:
-    from allotment.reconcile.reconciler import TickResult
+from allotment.reconcile.tick import TickResult
 
 
 @dataclass(frozen=True, slots=True)

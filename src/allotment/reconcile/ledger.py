@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from allotment.core.usage import seconds_in_window
-from allotment.reconcile.state_errors import StateDirError, StateFileError
+from allotment.reconcile.state_errors import StateFileError, ledger_error
 
 BUCKET_S = 3600
 
@@ -133,13 +133,3 @@ class _transaction:
 
     def __exit__(self, exc_type: object, *_: object) -> None:
         self.db.execute("ROLLBACK" if exc_type else "COMMIT")
-
-
-def ledger_error(exc: sqlite3.DatabaseError, path: Path) -> StateDirError | StateFileError:
-    """A corrupt or foreign file is a bad file (exit 2); a full, read-only or locked dir is a
-    failing state dir (exit 3).  One line either way."""
-    text = str(exc)
-    bad = ("not a database", "malformed", "no such column", "no such table", "file is encrypted")
-    if any(b in text for b in bad):
-        return StateFileError(f"{path}: not a usage ledger ({text}); move it aside to rebuild")
-    return StateDirError(f"{path}: {text}")

@@ -22,17 +22,14 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import os
 import sqlite3
 import time
-from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 
-from allotment.backends.actions import Action, ActionResult
+from allotment.backends.actions import Action
 from allotment.backends.diff import diff_policy
-from allotment.backends.policy import DEFAULT_TIERS_S, desired_policy
+from allotment.backends.policy import desired_policy
 from allotment.backends.protocol import Backend
 from allotment.compile.model import CompiledConfig
 from allotment.errors import BackendError, UsageError
@@ -41,43 +38,22 @@ from allotment.reconcile.audit import AuditLog, audit_lines, intent_lines
 from allotment.reconcile.charging import finished_runs, observed_runs
 from allotment.reconcile.conditions import TickOutcome, set_conditions
 from allotment.reconcile.health import read_health
-from allotment.reconcile.ledger import Ledger, ledger_error
+from allotment.reconcile.ledger import Ledger
 from allotment.reconcile.revisions import Choice, Revisions
-from allotment.reconcile.skew import DEFAULT_MAX_SKEW_S, ClockCheck, on_backend_clock
+from allotment.reconcile.skew import on_backend_clock
 from allotment.reconcile.source import Source
-from allotment.reconcile.state_errors import StateDirError, StateFileError
+from allotment.reconcile.state_errors import (
+    StateDirError,
+    StateFileError,
+    check_writable,
+    state_error,
+)
 from allotment.reconcile.status import STATUS_FILE, Status, read_status, save_status
+from allotment.reconcile.tick import Options, TickResult
 
 log = logging.getLogger(__name__)
 Clock = Callable[[], float]
-
-
-@dataclass(frozen=True, slots=True)
-class Options:
-    cluster: str | None = None  # None: the only (or largest) cluster in the inventory
-    dry_run: bool = False
-    active: bool = True  # observe jobs, keep the ledger, run the core (False: policy sync only)
-    tiers_s: tuple[int, ...] = DEFAULT_TIERS_S
-    history_limit: int = 50  # how many commits back to look for one that validates
-    health_file: str | None = None  # overrides the inventory's health_file
-    ordered: int = 64  # how many head-of-queue jobs get an explicit priority each tick
-    max_skew_s: float = DEFAULT_MAX_SKEW_S  # refuse to act beyond this backend clock skew
-    interval_s: float = 10.0  # recorded in status, so a reader can tell a stale tick
-
-
-@dataclass(slots=True)
-class TickResult:
-    revision: str | None
-    results: list[ActionResult] = field(default_factory=list)
-    error: str | None = None
-    drift: list[str] = field(default_factory=list)
-    newest: str | None = None
-    newest_rejected: str | None = None  # why the newest commit is not the one driven
-    fetch_error: str | None = None  # the source could not be fetched (the local copy is used)
-    skew: ClockCheck | None = None
-
-    def counts(self) -> dict[str, int]:
-        return dict(sorted(Counter(r.code for r in self.results).items()))
+__all__ = ["Options", "Reconciler", "TickResult"]
 
 
 class Reconciler:
@@ -86,14 +62,15 @@ class Reconciler:
         backend: Backend,
         source: Source,
         state_dir: Path,
-        options: Options = Options(),
+        options: Options | None = None,
         *,
         clock: Clock = time.time,
         source_label: str = "",
     ) -> None:
+        options = options or Options()
         self.backend, self.source, self.options, self.clock = backend, source, options, clock
         self.state_dir = state_dir
-        _check_writable(state_dir)
+        check_writable(state_dir)
         self.ledger = Ledger(state_dir / "ledger.sqlite")
         try:
             self.audit = AuditLog(state_dir / "audit.jsonl")
@@ -121,7 +98,7 @@ class Reconciler:
             try:
                 self._tick(now, result)
             except (OSError, sqlite3.DatabaseError) as exc:
-                raise _state_error(exc, self.state_dir) from None
+                raise state_error(exc, self.state_dir) from None
         except BackendError as exc:
             result.error = str(exc)
             set_conditions(st, TickOutcome.backend_failure(result.error), now)
@@ -321,29 +298,3 @@ class Reconciler:
             if p.job_id in done and p.for_job:
                 self._evicted_by[p.job_id] = p.for_job
         return changed
-
-
-def _check_writable(state_dir: Path) -> None:
-    """Fail at start, in one line, on a state dir that cannot be written (read-only mount,
-    full disk), rather than with a traceback at the first write."""
-    probe = state_dir / ".write-probe"
-    try:
-        state_dir.mkdir(parents=True, exist_ok=True)
-        with probe.open("w") as f:
-            f.write("ok\n")
-            f.flush()
-            os.fsync(f.fileno())
-        probe.unlink()
-    except OSError as exc:
-        raise StateDirError(
-            f"state dir {state_dir} is not writable: {exc.strerror or exc}"
-        ) from exc
-
-
-def _state_error(
-    exc: OSError | sqlite3.DatabaseError, state_dir: Path
-) -> StateDirError | StateFileError:
-    if isinstance(exc, sqlite3.DatabaseError):
-        return ledger_error(exc, state_dir / "ledger.sqlite")
-    where = exc.filename or state_dir
-    return StateDirError(f"{where}: {exc.strerror or exc}")
