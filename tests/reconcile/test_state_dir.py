@@ -151,3 +151,20 @@ def test_status_json_is_kstatus_shaped(make_reconciler: Any, tmp_path: Path) -> 
             c["status"] in ("True", "False")
             and c["lastTransitionTime"] == "2026-11-18T11:06:40Z"  # T0
         )
+
+
+def test_a_status_file_from_before_kstatus_is_still_read(tmp_path: Path) -> None:
+    old = {
+        "backend": "slurm",
+        "last_applied_revision": "ab" * 20,
+        "last_tick": T0,
+        "ticks": 3,
+        "conditions": [
+            {"type": "Ready", "status": True, "reason": "Synced", "message": "", "since": T0 - 60}
+        ],
+    }
+    (tmp_path / STATUS_FILE).write_text(json.dumps(old))
+    st = read_status(tmp_path)
+    assert st.last_applied_revision == "ab" * 20 and st.ticks == 3
+    ready = st.condition("Ready")
+    assert ready is not None and ready.status and ready.since == T0 - 60

@@ -118,12 +118,26 @@ def _parse_time(text: str) -> float:
 
 
 class _ConditionFile(BaseModel):
-    model_config = ConfigDict(strict=True, extra="ignore", populate_by_name=True)
+    """A condition as written (or, ``status`` a bool and ``since`` in Unix seconds, as the
+    version before kstatus wrote it, so an upgrade does not refuse its own state dir)."""
+
+    model_config = ConfigDict(strict=True, extra="ignore")
     type: str
-    status: str
+    status: str | bool
     reason: str
     message: str = ""
-    lastTransitionTime: str  # the Kubernetes field name
+    lastTransitionTime: str | None = None  # the Kubernetes field name
+    since: float | int | None = None
+
+    def to_condition(self) -> Condition:
+        truth = self.status if isinstance(self.status, bool) else _truth(self.status)
+        if self.lastTransitionTime is not None:
+            when = _parse_time(self.lastTransitionTime)
+        elif self.since is not None:
+            when = float(self.since)
+        else:
+            raise ValueError(f"condition {self.type} has no lastTransitionTime")
+        return Condition(self.type, truth, self.reason, self.message, when)
 
 
 class _StatusFile(BaseModel):
@@ -169,12 +183,7 @@ def read_status(state_dir: Path) -> Status:
                 if isinstance(raw.get(k), int) and not isinstance(raw.get(k), bool):
                     raw[k] = float(raw[k])
         f = _StatusFile.model_validate(raw)
-        conds = [
-            Condition(
-                c.type, _truth(c.status), c.reason, c.message, _parse_time(c.lastTransitionTime)
-            )
-            for c in f.conditions
-        ]
+        conds = [c.to_condition() for c in f.conditions]
     except (ValueError, ValidationError) as exc:
         first = str(exc).splitlines()
         why = (
