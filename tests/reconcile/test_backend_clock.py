@@ -75,3 +75,18 @@ def test_jobs_that_end_while_the_reconciler_is_down_are_charged_in_full(
     back.clock.t = sim.state.now = sim.state.now + 10
     back.tick()  # the history is idempotent: nothing charged twice
     assert back.ledger.usage(sim.state.now, 86400) == usage
+
+
+def test_the_simulated_backends_history_survives_save_and_load(
+    make_reconciler: Any, sim: SimulatedBackend, tmp_path: Any
+) -> None:
+    make_reconciler().tick()
+    job = sim.submit("teamb", 8, qos="alloc-20s")
+    sim.advance(100)
+    sim.finish(job)
+    sim.save(tmp_path / "sim.json")
+    again = SimulatedBackend.load(tmp_path / "sim.json")
+    assert again.history(T0) == sim.history(T0) != ()
+    assert again.history(T0 + 101) == ()
+    (run,) = again.history(T0)
+    assert (run.id, run.start, run.end, run.gpus, run.min_runtime_s) == (job, T0, T0 + 100, 8, 20)
