@@ -123,7 +123,15 @@ def applied_config(state: LiveState, at: dt.date | None = None) -> CompiledConfi
     if sha == "dir":
         src = DirSource(Path(st.source))
     else:
+        import git
+
         src = GitSource(st.source, "main", state.path)
+        try:
+            # open the mirror as it is: GitSource would fetch first (a viewer must not write);
+            # GitSource has no read-only open, so its repo is set here
+            src._repo = git.Repo(src.path)
+        except (git.InvalidGitRepositoryError, git.NoSuchPathError) as exc:
+            raise UsageError(f"--state {state.path}: no source mirror ({exc})") from exc
     day = at or dt.datetime.fromtimestamp(state.now, dt.UTC).date()
     try:
         return compile_config(load_config(src.files(sha)), day, None if sha == "dir" else sha)
