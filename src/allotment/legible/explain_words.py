@@ -16,10 +16,12 @@ def _window(window_s: float) -> str:
 def _team_phrase(f: Facts) -> str:
     if not f.path:
         return f"account {f.spec.account} is not in this cluster's tree"
-    leaf = f.path[-1]
-    parent = leaf.parent or "the root"
-    used = f"used {percent(leaf.ratio)} of its share {_window(f.window_s)}"
-    return f"{leaf.name} is {ordinal(leaf.rank)} of {leaf.siblings} among {parent}'s children ({used})"
+    # the first level up the path where there is a choice to be made (an only child has no rank)
+    row = next((r for r in reversed(f.path) if r.siblings > 1), f.path[-1])
+    parent = row.parent or "the root"
+    who = row.name if row is f.path[-1] else f"{f.path[-1].name}'s group {row.name}"
+    used = f"used {percent(row.ratio)} of its share {_window(f.window_s)}"
+    return f"{who} is {ordinal(row.rank)} of {row.siblings} among {parent}'s children ({used})"
 
 
 def _shape(f: Facts) -> str:
