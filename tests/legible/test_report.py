@@ -58,15 +58,17 @@ def test_timeline_draws_each_preemption_and_hatches_only_unallocated_runs(html: 
     preempted_runs = [iv for iv in ivs if iv.preempted]
     assert len(preempted_runs) == sum(1 for e in rd.events if e.event == "preempt")
     assert len(preempted_runs) <= drawn <= sum(len(iv.nodes) for iv in preempted_runs)
-    bars = [r for r in timeline.iter(f"{{{SVG_NS}}}rect") if (r.get("class") or "")[:1] in ("t", "h")]
-    hatched = [b for b in bars if b.get("class", "").startswith("h")]
+    groups = [g for g in timeline.iter(f"{{{SVG_NS}}}g") if (g.get("class") or "")[:1] in ("t", "h")]
+    hatched = [r for g in groups if g.get("class", "").startswith("h") for r in g.iter(f"{{{SVG_NS}}}rect")]
     unalloc = [iv for iv in ivs if not iv.allocated]
     assert unalloc and len(unalloc) <= len(hatched) <= sum(len(iv.nodes) for iv in unalloc)
-    for b in hatched:
-        title = b.find(f"{{{SVG_NS}}}title")
-        assert title is not None and "unallocated" in (title.text or "")
+    titles = [t.text or "" for r in hatched for t in r.iter(f"{{{SVG_NS}}}title")]
+    assert titles and all("unallocated" in t for t in titles)
+    plain = [t.text or "" for g in groups if g.get("class", "").startswith("t") for t in g.iter(f"{{{SVG_NS}}}title")]
+    assert plain and not any("unallocated" in t for t in plain)
 
 
+@pytest.mark.slow
 def test_a_thousand_gpu_month_stays_small_and_draws_nodes(tmp_path: Path) -> None:
     """The size bound on a 30-day 1024-GPU run (synthetic events, the real renderer)."""
     from tests.legible.synthetic import big_run_dir

@@ -24,7 +24,7 @@ def run(args: argparse.Namespace) -> int:
 
     read_state(args.state)  # fail now (exit 2) rather than on the first request
     server = make_server(args.state, args.bind, args.port, refresh_s=args.refresh)
-    host, port = server.server_address[:2]
+    host, port = str(server.server_address[0]), int(server.server_address[1])
     print(f"serving {args.state} on http://{host}:{port}/ (metrics at /metrics); Ctrl-C stops", flush=True)
     try:
         server.serve_forever()

@@ -14,7 +14,9 @@ from allotment.errors import UsageError
 from allotment.legible.livestate import LiveState
 from allotment.legible.liveview import live_view
 from allotment.legible.words import duration, ordinal, percent
-from allotment.reconcile.active import PRIORITY_TOP  # the head of the order is pinned at TOP - position
+from allotment.reconcile.active import (
+    PRIORITY_TOP,  # the head of the order is pinned at TOP - position
+)
 
 
 def explain_live(state: LiveState, config: CompiledConfig, job: str) -> dict[str, Any]:

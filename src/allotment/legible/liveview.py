@@ -66,11 +66,13 @@ def live_view(state: LiveState, config: CompiledConfig) -> ClusterView:
 def queue(state: LiveState) -> list[QueueRow]:
     """Pending jobs, highest sort key first (the order the backend starts them), then id."""
     obs = state.observation
+    if obs is None:
+        return []
     pinned = pinned_order(state)
     rows = [
         QueueRow(j.id, j.account, j.user, j.gpus, j.priority, max(0.0, obs.at - j.submit),
                  str(pinned.get(j.id, {}).get("reason", "not in the ordered head: the backend's own fair-share priority")))
-        for j in (obs.pending() if obs else ())
+        for j in obs.pending()
     ]
     rows.sort(key=lambda r: (-r.sort_key, r.job))
     return rows

@@ -101,7 +101,8 @@ def report_context(run: RunDir, base: RunDir | None) -> dict[str, Any]:
     panels: list[Panel] = []
     teams_m = run.metrics.get("teams", {})
     for i, leaf in enumerate(teams):
-        ent = snap.leaf(leaf).entitlement_gpus if snap and snap.leaf(leaf) else 0.0
+        share = snap.leaf(leaf) if snap else None
+        ent = share.entitlement_gpus if share is not None else 0.0
         ratio = teams_m.get(leaf, {}).get("ratio")
         sub = f"entitled {ent:.1f} GPUs; delivered {percent(ratio)} of owed"
         panels.append(usage_panel(leaf, f"s{i}", _usage_series(run, leaf), ent * win_h, run.end,

@@ -8,7 +8,13 @@ from typing import Any
 
 from allotment.legible.replay import Moment, gpus_by_account, moment
 from allotment.legible.rundir import RunDir
-from allotment.legible.tree import TreeInputs, TreeRow, build_tree, compiled_entitlements, compiled_parents
+from allotment.legible.tree import (
+    TreeInputs,
+    TreeRow,
+    build_tree,
+    compiled_entitlements,
+    compiled_parents,
+)
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,12 +29,23 @@ class Bar:
 
 
 @dataclass(frozen=True, slots=True)
+class BarGroup:
+    """Bars of one team and kind, drawn in one ``<g class>`` so each bar is a bare rect."""
+
+    css: str  # "t3" (team 3) or "h3" (team 3, hatched: unallocated)
+    bars: tuple[Bar, ...]
+
+
+TITLE_MIN_PX = 3.0  # narrower bars get no hover title: too small to point at, and bytes add up
+
+
+@dataclass(frozen=True, slots=True)
 class Timeline:
     width: float
     height: float
     rows: int
     row_label: str  # "GPU" or "node"
-    bars: tuple[Bar, ...]
+    groups: tuple[BarGroup, ...]
     preempt_path: str  # one SVG path of red edges
     ticks: tuple[tuple[float, str], ...]  # x, label (days)
     row_ticks: tuple[tuple[float, str], ...]
@@ -82,8 +93,9 @@ def build_timeline(ivs: Sequence[Interval], nodes: Sequence[str], per_node: Mapp
         x0, x1 = iv.start * sx, (iv.end if iv.end is not None else end) * sx
         title = f"{iv.job} ({iv.account}, {iv.gpus} GPUs{'' if iv.allocated else ', unallocated'})"
         for top, h in _spans(iv, slots, node_y, slot_h):
-            bars.append(Bar(round(x0, 1), round(top, 2), round(max(0.6, x1 - x0), 1), round(h, 2),
-                            index.get(iv.account, 0), not iv.allocated, title))
+            w = max(0.6, x1 - x0)
+            bars.append(Bar(round(x0, 1), round(top, 2), round(w, 1), round(h, 2),
+                            index.get(iv.account, 0), not iv.allocated, title if w >= TITLE_MIN_PX else ""))
             if iv.preempted:
                 edges.append(f"M{x1:.1f} {top:.2f}v{h:.2f}")
     days = end / 86400.0
@@ -95,7 +107,11 @@ def build_timeline(ivs: Sequence[Interval], nodes: Sequence[str], per_node: Mapp
         d += step
     every = max(1, len(nodes) // 8)
     row_ticks = tuple((round(node_y[n], 1), n) for i, n in enumerate(nodes) if i % every == 0)
-    return Timeline(WIDTH, height, rows, "GPU" if by_gpu else "node", tuple(bars), "".join(edges), tuple(ticks), row_ticks)
+    grouped: dict[str, list[Bar]] = {}
+    for b in bars:
+        grouped.setdefault(f"{'h' if b.hatched else 't'}{b.team}", []).append(b)
+    groups = tuple(BarGroup(k, tuple(v)) for k, v in sorted(grouped.items()))
+    return Timeline(WIDTH, height, rows, "GPU" if by_gpu else "node", groups, "".join(edges), tuple(ticks), row_ticks)
 
 
 def _spans(iv: Interval, slots: Mapping[tuple[str, str, float], tuple[int, int]],
