@@ -29,6 +29,11 @@ def _svgs(html: str) -> list[ET.Element]:
     return [ET.fromstring(m) for m in re.findall(r"<svg\b.*?</svg>", html, flags=re.S)]
 
 
+def _path_bars(group: ET.Element) -> int:
+    """Bars drawn as subpaths of the group's path (one 'M' each)."""
+    return sum((p.get("d") or "").count("M") for p in group.iter(f"{{{SVG_NS}}}path"))
+
+
 def test_report_has_every_section(html: str) -> None:
     for section in ("summary", "timeline", "teams", "waits", "tree"):
         assert f'id="{section}"' in html
@@ -61,7 +66,8 @@ def test_timeline_draws_each_preemption_and_hatches_only_unallocated_runs(html: 
     groups = [g for g in timeline.iter(f"{{{SVG_NS}}}g") if (g.get("class") or "")[:1] in ("t", "h")]
     hatched = [r for g in groups if g.get("class", "").startswith("h") for r in g.iter(f"{{{SVG_NS}}}rect")]
     unalloc = [iv for iv in ivs if not iv.allocated]
-    assert unalloc and len(unalloc) <= len(hatched) <= sum(len(iv.nodes) for iv in unalloc)
+    n_hatched = len(hatched) + sum(_path_bars(g) for g in groups if g.get("class", "").startswith("h"))
+    assert unalloc and len(unalloc) <= n_hatched <= sum(len(iv.nodes) for iv in unalloc)
     titles = [t.text or "" for r in hatched for t in r.iter(f"{{{SVG_NS}}}title")]
     assert titles and all("unallocated" in t for t in titles)
     plain = [t.text or "" for g in groups if g.get("class", "").startswith("t") for t in g.iter(f"{{{SVG_NS}}}title")]
@@ -78,4 +84,5 @@ def test_a_thousand_gpu_month_stays_small_and_draws_nodes(tmp_path: Path) -> Non
     assert len(html.encode()) < 10_000_000
     timeline = _svgs(html)[0]
     assert "Each row is one node" in html
-    assert len(list(timeline.iter(f"{{{SVG_NS}}}rect"))) > 10_000
+    groups = [g for g in timeline.iter(f"{{{SVG_NS}}}g") if (g.get("class") or "")[:1] in ("t", "h")]
+    assert sum(_path_bars(g) + len(list(g.iter(f"{{{SVG_NS}}}rect"))) for g in groups) > 50_000
