@@ -26,6 +26,7 @@ def test_a_preempted_job_names_who_took_its_gpus_by_which_rule(run_dir: Path, ca
     out = _explain(capsys, pre.job, "--run", str(run_dir), "--at", str(pre.t))
     first = out.splitlines()[1]
     by = rd.jobs[pre.by]
+    assert first.startswith("  preempted at")
     assert f"preempted at Tue 1 Dec {int(pre.t // 3600):02d}:{int(pre.t % 3600 // 60):02d} by job {pre.by} of {by.account}" in first
     assert f"(reclaim: {pre.reason};" in first
     assert "minimum runtime" in first

@@ -43,10 +43,9 @@ def _waiting(f: Facts, run: RunDir) -> str:
                  f"{duration(f.reservation.at - f.t)}")
     else:
         wait += ": no reservation yet (a job ahead of it, or free GPUs of the right shape, come first)"
-    pre = ""
-    if f.preempted is not None:
-        pre = f"; {_preempted(f, run)}"
-    return f"{team}{_team_phrase(f)}; {wait}{pre}"
+    if f.preempted is not None:  # the news first: why it is not running any more
+        return f"{_preempted(f, run)}; now {team}{_team_phrase(f)}; {wait}"
+    return f"{team}{_team_phrase(f)}; {wait}"
 
 
 def _preempted(f: Facts, run: RunDir) -> str:

@@ -122,7 +122,7 @@ def report_context(run: RunDir, base: RunDir | None) -> dict[str, Any]:
         "timelines": [("new policy: " + str(run.meta.get("policy", "")), _timeline(run, teams))]
         + ([("baseline: " + str(base.meta.get("policy", "")), _timeline(base, teams))] if base else []),
         "panels": panels, "cdfs": cdfs, "cells": cells, "tree_h": tree_h,
-        "window": duration(win_h * 3600),
+        "window": f"{win_h / 24:g}-day" if win_h % 24 == 0 else duration(win_h * 3600),
     }
 
 
