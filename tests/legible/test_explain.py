@@ -95,3 +95,14 @@ def test_a_live_job_is_explained_by_its_slurm_id_from_the_audit_log(state_dir: P
     suffix = {1: "st", 2: "nd", 3: "rd"}.get(position, "th")
     assert out.startswith(f"job {pin['target']}: {position}{suffix} in the cluster's pending order ({pin['reason']})")
     assert "among" in out and "set_priority [order]" in out
+
+
+def test_waiting_unallocated_work_says_it_only_fills_idle_gpus(run_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rd = read_run(run_dir)
+    sub = next(e for e in rd.events if e.event == "submit" and rd.jobs[e.job].min_runtime == 0
+               and any(s.event == "preempt" for s in rd.job_events(e.job)))
+    pre = next(s for s in rd.job_events(sub.job) if s.event == "preempt")
+    out = json.loads(_explain(capsys, sub.job, "--run", str(run_dir), "--at", str(pre.t), "--format", "json"))
+    assert out["state"] == "waiting" and out["min_runtime_s"] == 0
+    assert "this job ran unallocated: free, preemptible at once" in out["summary"]
+    assert "only gets GPUs that allocated work leaves idle" in out["summary"]

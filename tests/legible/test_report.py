@@ -86,3 +86,8 @@ def test_a_thousand_gpu_month_stays_small_and_draws_nodes(tmp_path: Path) -> Non
     assert "Each row is one node" in html
     groups = [g for g in timeline.iter(f"{{{SVG_NS}}}g") if (g.get("class") or "")[:1] in ("t", "h")]
     assert sum(_path_bars(g) + len(list(g.iter(f"{{{SVG_NS}}}rect"))) for g in groups) > 50_000
+
+
+def test_same_run_same_report_byte_for_byte(run_dir: Path) -> None:
+    rd = read_run(run_dir)
+    assert render_report(rd) == render_report(read_run(run_dir))

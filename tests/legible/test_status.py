@@ -65,3 +65,19 @@ def test_usage_by_team_is_the_ledger_window(state_dir: Path, capsys: pytest.Capt
 def test_reconciler_status_is_still_there(state_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["status", "--reconciler", "--state", str(state_dir)]) == 0
     assert "Ready        True" in capsys.readouterr().out
+
+
+def test_status_of_another_cluster_is_refused(run_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["status", "--run", str(run_dir), "--cluster", "h100"]) == 2
+    assert "this view is of cluster b200" in capsys.readouterr().err
+
+
+def test_serve_on_a_busy_port_is_a_usage_error(state_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        assert main(["serve", "--state", str(state_dir), "--port", str(port)]) == 2
+    assert f"--port {port}:" in capsys.readouterr().err

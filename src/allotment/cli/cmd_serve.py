@@ -19,11 +19,15 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from allotment.errors import UsageError
     from allotment.legible.livestate import read_state
     from allotment.legible.serve import make_server
 
     read_state(args.state)  # fail now (exit 2) rather than on the first request
-    server = make_server(args.state, args.bind, args.port, refresh_s=args.refresh)
+    try:
+        server = make_server(args.state, args.bind, args.port, refresh_s=args.refresh)
+    except OSError as exc:
+        raise UsageError(f"--bind {args.bind} --port {args.port}: {exc.strerror or exc}") from None
     host, port = str(server.server_address[0]), int(server.server_address[1])
     print(f"serving {args.state} on http://{host}:{port}/ (metrics at /metrics); Ctrl-C stops", flush=True)
     try:

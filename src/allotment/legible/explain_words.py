@@ -41,6 +41,8 @@ def _waiting(f: Facts, run: RunDir) -> str:
         n = len(f.reservation.nodes)
         wait += (f": {n} node{'s' if n != 1 else ''} reserved, expected start in ~"
                  f"{duration(f.reservation.at - f.t)}")
+    elif f.min_runtime_s <= 0:
+        wait += ": as unallocated work it only gets GPUs that allocated work leaves idle"
     else:
         wait += ": no reservation yet (a job ahead of it, or free GPUs of the right shape, come first)"
     if f.preempted is not None:  # the news first: why it is not running any more
