@@ -106,3 +106,12 @@ def test_waiting_unallocated_work_says_it_only_fills_idle_gpus(run_dir: Path, ca
     assert out["state"] == "waiting" and out["min_runtime_s"] == 0
     assert "this job ran unallocated: free, preemptible at once" in out["summary"]
     assert "only gets GPUs that allocated work leaves idle" in out["summary"]
+
+
+def test_json_history_keeps_whether_each_start_was_allocated(run_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rd = read_run(run_dir)
+    start = next(e for e in rd.events if e.event == "start" and not e.allocated)
+    out = json.loads(_explain(capsys, start.job, "--run", str(run_dir), "--at", str(start.t), "--format", "json"))
+    starts = [e for e in out["events"] if e["event"] == "start"]
+    assert starts[-1]["allocated"] is False and starts[-1]["t"] == start.t
+    assert out["state"] == "running" and "unallocated: free, never charged" in out["summary"]

@@ -90,3 +90,22 @@ def test_server_class_is_the_standard_library_one() -> None:
     from http.server import ThreadingHTTPServer
 
     assert issubclass(LiveServer, ThreadingHTTPServer)
+
+
+def test_without_an_observation_the_page_says_so_rather_than_none(state_dir: Path, tmp_path: Path) -> None:
+    import shutil
+
+    bare = tmp_path / "state"
+    shutil.copytree(state_dir, bare)
+    (bare / "sim.json").unlink()
+    srv = make_server(bare, "127.0.0.1", 0)
+    t = threading.Thread(target=srv.serve_forever, daemon=True)
+    t.start()
+    try:
+        code, body = _get(f"http://127.0.0.1:{srv.server_address[1]}/")
+    finally:
+        srv.shutdown()
+        srv.server_close()
+        t.join()
+    assert code == 200
+    assert "no observation in this state dir" in body and "unknown: no observation" in body

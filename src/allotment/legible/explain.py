@@ -156,7 +156,7 @@ def facts_json(f: Facts, run: RunDir) -> dict[str, Any]:
         "summary": summary(f, run),
         "path": [asdict(r) for r in f.path],
         "min_runtime_s": f.min_runtime_s,
-        "events": [{k: v for k, v in asdict(e).items() if v not in ("", (), 0.0, None)} for e in f.history if e.t <= f.t],
+        "events": [_event_json(e) for e in f.history if e.t <= f.t],
     }
     if f.team is not None:
         d["team_position"] = {"position": f.team.position, "of": f.team.of, "score": asdict(f.team.score)}
@@ -168,4 +168,12 @@ def facts_json(f: Facts, run: RunDir) -> dict[str, Any]:
                            "reason": f.preempted.reason, "ran_s": f.preempted_run_s}
     if f.reservation is not None:
         d["reservation"] = {"nodes": list(f.reservation.nodes), "at": f.reservation.at}
+    return d
+
+
+def _event_json(e: Event) -> dict[str, Any]:
+    """The event as it was logged: empty fields left out, ``allocated`` only on starts."""
+    d = {k: v for k, v in asdict(e).items() if k != "allocated" and v not in ("", (), None) and not (k != "t" and v == 0.0)}
+    if e.event == "start":
+        d["allocated"] = e.allocated
     return d

@@ -54,7 +54,7 @@ def page(server: LiveServer, state: LiveState) -> str:
     ctx: dict[str, Any] = {
         "view": view, "status": state.status, "queue": queue(state)[:200], "actions": last_actions(state),
         "reasons": reasons, "refresh": server.refresh_s, "percent": percent, "duration": duration,
-        "utc": _utc,
+        "utc": _utc, "observed": state.observation is not None,
     }
     return _env.get_template("live.html.j2").render(**ctx)
 

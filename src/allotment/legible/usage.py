@@ -1,6 +1,7 @@
 """``allot usage``: the ledger's GPU-hours per team (leaf account) or user since a time, against
 what the team was owed over the same span (entitlement x hours): the numbers behind the report's
-usage chart.  The ledger has no user column; users come from the last observation's jobs, and
+usage chart.  Whole ledger hours from the one holding ``now - since`` on (``Ledger.usage``, the
+scheduler's window, counts that first hour pro rata instead).  The ledger has no user column; users come from the last observation's jobs, and
 hours of jobs no longer observed are shown as such."""
 
 from __future__ import annotations
