@@ -1,4 +1,4 @@
-"""allot simulate / allot explain end to end on a tiny hand-made trace and repo-less config."""
+"""allot simulate end to end on a tiny hand-made trace and repo-less config."""
 
 from __future__ import annotations
 
@@ -45,19 +45,3 @@ def test_simulate_writes_metrics_json(repo_root: Path, tmp_path: Path, capsys: p
     assert set(m["wait"]) == {"debug", "large", "all"}
     assert "occupancy" in capsys.readouterr().out
 
-
-def test_explain_names_the_metrics_behind_a_decision(repo_root: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    import datetime as dt
-
-    from allotment.compile.compiler import compile_repo
-    from allotment.traces.scenarios.ai2 import generate
-
-    config = compile_repo(repo_root, dt.date(2026, 11, 29))
-    w = generate(config, cluster=config.largest_cluster(), days=1, seed=0)
-    job = next(j.id for j in w.jobs if j.kind == "train")
-    code = main(["explain", job, "--repo", str(repo_root), "--at", "2026-11-29", "--scenario", "ai2",
-                 "--days", "1", "--json"])
-    assert code == 0
-    report = json.loads(capsys.readouterr().out)
-    assert report["job"] == job
-    assert report["fair_tree"] and report["state"] in {"pending", "started", "running", "finished"}

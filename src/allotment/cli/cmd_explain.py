@@ -1,54 +1,67 @@
-"""``allot explain JOB``: why a job waits or runs at a given moment of a simulated workload.
+"""``allot explain JOB``: why a job waits, runs or was preempted, in words first, then the detail
+(allocation path, within-team score, what it waits for, its history).  It only reports what the
+scheduler recorded: a saved run (``--run DIR``, from ``allot simulate --save DIR``) or the live
+reconciler's state (``--state DIR``, Slurm job ids); it never re-runs anything.
 
-Replays the workload up to ``--time`` (default: the first scheduling pass after the job was
-submitted) and prints the job's place in the pending order with the metrics behind it: its
-account's tier and Fair Tree values, its within-team priority signals, and the decision."""
+With ``--run`` the config repository (``--repo``) must be the one the run was made from (its
+``inputs_sha256`` is checked): the within-team score needs the policy's weights."""
 
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import json
+from pathlib import Path
 from typing import Any
 
-from allotment.cli.cmd_simulate import add_workload_arguments, load_workload, parse_overrides
-from allotment.cli.common import add_at_argument, add_repo_argument, load_compiled
-from allotment.core.context import MODES
+from allotment.cli.common import add_repo_argument
+from allotment.errors import UsageError
 
 
 def register(sub: argparse._SubParsersAction[Any]) -> None:
-    p = sub.add_parser("explain", help="why a job waits or runs (simulated)", description=__doc__)
-    p.add_argument("job", help="job id")
+    p = sub.add_parser("explain", help="why a job waits, runs or was preempted", description=__doc__)
+    p.add_argument("job", help="job id (a Slurm job id with --state)")
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--run", type=Path, metavar="DIR", help="a saved run (allot simulate --save DIR)")
+    src.add_argument("--state", type=Path, metavar="DIR", help="the live reconciler's state dir")
     add_repo_argument(p)
-    add_at_argument(p)
-    add_workload_arguments(p)
-    p.add_argument("--policy", choices=MODES, default="budgets")
-    p.add_argument("--time", type=float, default=None, metavar="SECONDS", help="moment to explain (seconds from trace start)")
-    p.add_argument("--json", action="store_true", help="print JSON instead of text")
-    p.add_argument("--set", metavar="KEY=VALUE", action="append", default=[], dest="overrides")
+    p.add_argument("--at", dest="time", metavar="TIME",
+                   help="moment: seconds or a span (26h) from the run's start, or an ISO time (default: now / the run's end)")
+    p.add_argument("--format", choices=("text", "json"), default="text")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from allotment.sim.explain import explain
+    if args.run is not None:
+        return _run_dir(args)
+    from allotment.legible.explain_live import explain_live, render_live
+    from allotment.legible.livestate import applied_config, read_state
 
-    overrides = parse_overrides(args.overrides)
-    config = load_compiled(args)
-    workload, cluster, _ = load_workload(args, config)
-    report = explain(config, workload, args.job, cluster=cluster, at=args.time, policy=args.policy, overrides=overrides)
-    if args.json:
-        print(json.dumps(report, indent=2, sort_keys=True))
-        return 0
-    st = report["account_status"]
-    print(f"job {report['job']} of {report['account']} at t={report['time']:.0f}s ({report['policy']}): {report['state']}")
-    print(
-        f"  account: entitlement {st['entitlement_gpus']:.1f} GPUs, running {st['running_allocated_gpus']} charged GPUs, "
-        f"window usage {st['window_usage_gpu_hours']:.1f} GPU-hours; path {' / '.join(st['path'])}"
-    )
-    for k, v in report.get("decision", {}).items():
-        print(f"  {k}: {v}")
-    if "reservation" in report:
-        print(f"  reservation: {report['reservation']}")
-    print("  fair tree (rank: leaf, usage/share per level):")
-    for row in report["fair_tree"]:
-        print(f"    {row['rank']:>2}: {row['leaf']:<20} {row['level_fair_share']}")
+    st = read_state(args.state)
+    facts = explain_live(st, applied_config(st), args.job)
+    print(json.dumps(facts, sort_keys=True, indent=2) if args.format == "json" else render_live(facts), end="\n" if args.format == "json" else "")
+    return 0
+
+
+def _run_dir(args: argparse.Namespace) -> int:
+    from allotment.compile.compiler import compile_repo
+    from allotment.legible.explain import explain_run, facts_json
+    from allotment.legible.explain_words import render_text
+    from allotment.legible.rundir import read_run
+    from allotment.legible.words import parse_time
+
+    rd = read_run(args.run)
+    day = dt.date.fromisoformat(str(rd.compiled.get("at")))
+    config = compile_repo(Path(args.repo), day, None)
+    want = str(rd.meta.get("config_sha256", ""))
+    if want and config.inputs_sha256 != want:
+        raise UsageError(
+            f"--repo {args.repo}: config {config.inputs_sha256[:12]} is not the one {args.run} was made "
+            f"with ({want[:12]}); check out that revision or pass --repo"
+        )
+    facts = explain_run(rd, config, args.job, parse_time(args.time, rd.t0) if args.time else None)
+    if args.format == "json":
+        print(json.dumps(facts_json(facts, rd), sort_keys=True, indent=2))
+    else:
+        print(render_text(facts, rd), end="")
     return 0

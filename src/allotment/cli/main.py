@@ -26,6 +26,9 @@ COMMANDS = (
     "history",
     "reconcile",
     "status",
+    "usage",
+    "report",
+    "serve",
 )
 
 

@@ -1,0 +1,33 @@
+"""``allot report --run DIR [--baseline DIR] -o FILE.html``: one self-contained HTML file with
+Ai2's pictures of a saved run: the GPU timeline (baseline beside), each team's usage against
+its entitlement and owed hours, wait-time CDFs per job kind, and the budget tree's shares.
+No network fetches: every picture is inline SVG."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+
+def register(sub: argparse._SubParsersAction[Any]) -> None:
+    p = sub.add_parser("report", help="an HTML report of a saved run", description=__doc__)
+    p.add_argument("--run", type=Path, metavar="DIR", required=True, help="a saved run (allot simulate --save DIR)")
+    p.add_argument("--baseline", type=Path, metavar="DIR", help="a saved run of the same workload under another policy")
+    p.add_argument("-o", "--output", type=Path, metavar="FILE.html", required=True)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from allotment.legible.report import render_report
+    from allotment.legible.rundir import read_run
+
+    new = read_run(args.run)
+    base = read_run(args.baseline) if args.baseline is not None else None
+    html = render_report(new, base)
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    tmp = args.output.with_name(f".{args.output.name}.tmp")
+    tmp.write_text(html, encoding="utf-8")
+    tmp.replace(args.output)
+    print(f"wrote {args.output} ({len(html.encode()) / 1e6:.1f} MB)")
+    return 0

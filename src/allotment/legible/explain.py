@@ -1,0 +1,179 @@
+"""``allot explain JOB --run DIR``: why a job waits, runs or was preempted, from what the
+scheduler recorded (its event log, its decision reasons, the Fair Tree snapshots), never a re-run.
+
+The within-team position is the core's own score (``core.priority.score``, the function the
+scheduler sorts by) applied to the job and its teammates as the event log has them at that moment;
+the minimum runtime is the core's own clamp (``Scheduler.min_runtime``)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from allotment.compile.model import CompiledConfig
+from allotment.core.context import Context, build_context
+from allotment.core.jobs import JobSpec
+from allotment.core.priority import PriorityScore, propagate, score
+from allotment.core.scheduler import Scheduler
+from allotment.core.snapshot import NodeState
+from allotment.errors import UsageError
+from allotment.legible.replay import Moment, moment
+from allotment.legible.rundir import Event, RunDir
+from allotment.legible.runview import run_tree_inputs
+from allotment.legible.tree import TreeRow, build_tree
+
+
+@dataclass(frozen=True, slots=True)
+class Ranked:
+    job: str
+    position: int  # 1-based within the team
+    of: int
+    score: PriorityScore
+
+
+@dataclass(frozen=True, slots=True)
+class Facts:
+    """Everything explain says, before words: the job, its state at ``t`` and the evidence."""
+
+    spec: JobSpec
+    t: float
+    state: str  # not-submitted | waiting | running | finished | rejected
+    path: tuple[TreeRow, ...]  # the job's account and its ancestors, root excluded, top first
+    team: Ranked | None
+    run_start: float | None
+    run_nodes: tuple[str, ...]
+    allocated: bool
+    min_runtime_s: float
+    preempted: Event | None  # the last preemption of this job at or before t
+    preempted_run_s: float  # how long the run it ended had lasted
+    reservation: Event | None
+    history: tuple[Event, ...]
+    window_s: float
+    gpus_per_node: int
+
+
+def explain_run(run: RunDir, config: CompiledConfig, job: str, t: float | None) -> Facts:
+    spec = run.jobs.get(job)
+    if spec is None:
+        raise UsageError(f"job {job!r} is not in {run.path / 'trace.jsonl'}")
+    ctx = build_context(config, run.cluster, mode=str(run.meta.get("policy", "budgets")), epoch=run.t0)
+    history = tuple(run.job_events(job))
+    when = t if t is not None else _default_time(history, run.end)
+    m = moment(run, when)
+    rows = build_tree(run_tree_inputs(run, m))
+    by_name = {r.name: r for r in rows}
+    path = tuple(by_name[n] for n in ctx.paths.get(spec.account, ())[1:] if n in by_name)
+    sched = _scheduler(ctx, config)
+    past = [e for e in history if e.t <= when]
+    start = next((e for e in reversed(past) if e.event == "start"), None)
+    pre = next((e for e in reversed(past) if e.event == "preempt"), None)
+    ran = 0.0
+    if pre is not None:
+        began = [e for e in past if e.event == "start" and e.t <= pre.t]
+        ran = pre.t - began[-1].t if began else 0.0
+    res = next((e for e in reversed(past) if e.event == "reserve"), None)
+    if res is not None and start is not None and start.t >= res.t:
+        res = None
+    return Facts(
+        spec=spec, t=when, state=_state(job, m), path=path,
+        team=_team_rank(run, ctx, m, spec, sched) if job in m.pending else None,
+        run_start=start.t if job in m.running and start else None,
+        run_nodes=m.running[job].nodes if job in m.running else (),
+        allocated=m.running[job].allocated if job in m.running else sched.min_runtime(spec) > 0,
+        min_runtime_s=sched.min_runtime(spec), preempted=pre, preempted_run_s=ran,
+        reservation=res if job in m.pending else None, history=history,
+        window_s=float(ctx.policy.lookback_s),
+        gpus_per_node=max((g.gpus_per_node for g in config.clusters[run.cluster].node_groups), default=8),
+    )
+
+
+def _default_time(history: tuple[Event, ...], end: float) -> float:
+    """The moment most worth explaining: the end of the run, or just after the job finished."""
+    last = history[-1] if history else None
+    return last.t if last is not None and last.event in ("end", "reject") else end
+
+
+def _state(job: str, m: Moment) -> str:
+    if job in m.running:
+        return "running"
+    if job in m.pending:
+        return "waiting"
+    if job in m.done:
+        return "finished"
+    if job in m.rejected:
+        return "rejected"
+    return "not-submitted"
+
+
+def _scheduler(ctx: Context, config: CompiledConfig) -> Scheduler:
+    cl = config.clusters[ctx.cluster]
+    nodes = tuple(NodeState(n, g.gpus_per_node, True, g.gpu_type) for g in cl.node_groups for n in g.node_names)
+    return Scheduler(ctx, nodes)
+
+
+def _team_rank(run: RunDir, ctx: Context, m: Moment, spec: JobSpec, sched: Scheduler) -> Ranked:
+    """Score every pending job of the team as the core would at ``m.t`` and find this one."""
+    declared = propagate(run.jobs.values())
+    used: dict[str, int] = {}
+    user_gpus: dict[tuple[str, str], int] = {}
+    for iv in m.running.values():
+        for n in iv.nodes:
+            used[n] = used.get(n, 0) + iv.gpus // max(1, len(iv.nodes))
+        s = run.jobs.get(iv.job)
+        if s is not None:
+            user_gpus[(s.account, s.user)] = user_gpus.get((s.account, s.user), 0) + iv.gpus
+    sizes = _node_sizes(sched)
+    max_free = max((g - used.get(n, 0) for n, g in sizes.items() if n not in m.drained), default=0)
+    pending_gpus = sum(run.jobs[j].gpus for j in m.pending if j in run.jobs)
+    running_gpus = sum(iv.gpus for iv in m.running.values())
+    load = (pending_gpus + running_gpus) / max(1, ctx.capacity_gpus)
+    scored = []
+    for j, eligible in m.pending.items():
+        s = run.jobs.get(j)
+        if s is None or s.account != spec.account:
+            continue
+        sc = score(ctx, s, declared=declared.get(j, s.priority), now=m.t, eligible=eligible,
+                   remaining=s.work - m.progress_s.get(j, 0.0), fits=s.gpus <= max_free,
+                   user_running_gpus=user_gpus.get((s.account, s.user), 0), load=load)
+        scored.append((-sc.total, eligible, j, sc))
+    scored.sort(key=lambda x: (x[0], x[1], x[2]))
+    pos = next(i for i, x in enumerate(scored) if x[2] == spec.id)
+    return Ranked(spec.id, pos + 1, len(scored), scored[pos][3])
+
+
+def _node_sizes(sched: Scheduler) -> dict[str, int]:
+    pool = sched.pool
+    return {name: pool.total[i] for name, i in pool.index.items()}
+
+
+def facts_json(f: Facts, run: RunDir) -> dict[str, Any]:
+    from allotment.legible.explain_words import summary
+    from allotment.legible.words import clock
+
+    d: dict[str, Any] = {
+        "job": f.spec.id, "account": f.spec.account, "user": f.spec.user, "kind": f.spec.kind,
+        "gpus": f.spec.gpus, "t": f.t, "time": clock(run.t0, f.t), "state": f.state,
+        "summary": summary(f, run),
+        "path": [asdict(r) for r in f.path],
+        "min_runtime_s": f.min_runtime_s,
+        "events": [_event_json(e) for e in f.history if e.t <= f.t],
+    }
+    if f.team is not None:
+        d["team_position"] = {"position": f.team.position, "of": f.team.of, "score": asdict(f.team.score)}
+    if f.run_start is not None:
+        d["run"] = {"start": f.run_start, "nodes": list(f.run_nodes), "allocated": f.allocated,
+                    "protected_until": f.run_start + f.min_runtime_s if f.allocated else f.run_start}
+    if f.preempted is not None:
+        d["preemption"] = {"t": f.preempted.t, "by": f.preempted.by, "rule": f.preempted.rule,
+                           "reason": f.preempted.reason, "ran_s": f.preempted_run_s}
+    if f.reservation is not None:
+        d["reservation"] = {"nodes": list(f.reservation.nodes), "at": f.reservation.at}
+    return d
+
+
+def _event_json(e: Event) -> dict[str, Any]:
+    """The event as it was logged: empty fields left out, ``allocated`` only on starts."""
+    d = {k: v for k, v in asdict(e).items() if k != "allocated" and v not in ("", (), None) and not (k != "t" and v == 0.0)}
+    if e.event == "start":
+        d["allocated"] = e.allocated
+    return d

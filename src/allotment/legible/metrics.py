@@ -1,0 +1,76 @@
+"""``/metrics`` of ``allot serve``: the live views in Prometheus' exposition format, named like
+the Slurm and Flux exporters (``<prefix>_account_*`` per account, ``*_total`` counters), so a
+site can put allotment next to them in Grafana.  A fresh registry per scrape: the numbers are
+read from the state dir each time, nothing is kept between scrapes."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+from allotment.legible.livestate import LiveState
+from allotment.legible.runview import ClusterView
+
+
+class _Snapshot(Collector):
+    def __init__(self, state: LiveState, view: ClusterView) -> None:
+        self.state, self.view = state, view
+
+    def collect(self) -> Iterator[Metric]:
+        v, st = self.view, self.state.status
+        c = v.cluster
+        usage = GaugeMetricFamily("allotment_account_usage_gpu_hours", "Reference GPU-hours used over the fair-share window", labels=["cluster", "account"])
+        ent = GaugeMetricFamily("allotment_account_entitlement_gpus", "GPUs owed to the account (its share of the cluster)", labels=["cluster", "account"])
+        ratio = GaugeMetricFamily("allotment_account_ratio", "Window usage over what the account is owed per window (1 = exactly its share)", labels=["cluster", "account"])
+        rank = GaugeMetricFamily("allotment_account_rank", "Fair Tree rank among siblings (1 = most under-served)", labels=["cluster", "account"])
+        running = GaugeMetricFamily("allotment_running_gpus", "GPUs running for the account", labels=["cluster", "account", "allocated"])
+        pending = GaugeMetricFamily("allotment_pending_gpus", "GPUs pending for the account", labels=["cluster", "account"])
+        for r in v.tree:
+            usage.add_metric([c, r.name], r.usage_gpu_hours)
+            ent.add_metric([c, r.name], r.entitlement_gpus)
+            if r.ratio is not None:
+                ratio.add_metric([c, r.name], r.ratio)
+            rank.add_metric([c, r.name], r.rank)
+            running.add_metric([c, r.name, "true"], r.running_allocated_gpus)
+            running.add_metric([c, r.name, "false"], r.running_unallocated_gpus)
+            pending.add_metric([c, r.name], r.pending_gpus)
+        yield from (usage, ent, ratio, rank, running, pending)
+        cap = GaugeMetricFamily("allotment_cluster_capacity_gpus", "GPUs in the cluster", labels=["cluster"])
+        cap.add_metric([c], v.capacity_gpus)
+        drained = GaugeMetricFamily("allotment_drained_nodes", "Nodes drained or down", labels=["cluster"])
+        drained.add_metric([c], len(v.drained))
+        yield from (cap, drained)
+        pre = CounterMetricFamily("allotment_preemptions", "Jobs requeued or cancelled by the reconciler, by rule", labels=["cluster", "rule"])
+        by_rule: dict[str, int] = {}
+        for a in self.state.audit:
+            if a.get("action") in ("requeue", "cancel") and a.get("result") == "applied" and not a.get("dry_run"):
+                rule = str(a.get("rule"))
+                by_rule[rule] = by_rule.get(rule, 0) + 1
+        for rule, n in sorted(by_rule.items()):
+            pre.add_metric([c, rule], n)
+        yield pre
+        ticks = CounterMetricFamily("allotment_reconcile_ticks", "Reconcile ticks run", labels=["cluster"])
+        ticks.add_metric([c], st.ticks)
+        last = GaugeMetricFamily("allotment_reconcile_last_tick_timestamp_seconds", "Unix time of the last tick", labels=["cluster"])
+        last.add_metric([c], st.last_tick)
+        result = CounterMetricFamily("allotment_reconcile_result", "Actions by result code, all ticks", labels=["cluster", "result"])
+        for code, n in sorted(st.action_counts.items()):
+            result.add_metric([c, code], n)
+        cond = GaugeMetricFamily("allotment_reconcile_condition", "Reconciler conditions (1 = True)", labels=["cluster", "type", "reason"])
+        for k in st.conditions:
+            cond.add_metric([c, k.type, k.reason], 1.0 if k.status else 0.0)
+        yield from (ticks, last, result, cond)
+        duration = getattr(st, "last_tick_duration_s", None)
+        if duration is not None:
+            d = GaugeMetricFamily("allotment_reconcile_duration_seconds", "Wall time of the last tick", labels=["cluster"])
+            d.add_metric([c], float(duration))
+            yield d
+
+
+def exposition(state: LiveState, view: ClusterView) -> bytes:
+    reg = CollectorRegistry(auto_describe=False)
+    reg.register(_Snapshot(state, view))
+    return generate_latest(reg)

@@ -1,0 +1,233 @@
+"""Reading a saved simulation (``allot simulate ... --save DIR``): the one place that knows the
+run dir's files, so a change of format is one edit.
+
+Files: ``meta.json`` (how the run was made), ``compiled.json`` (``allot compile --format json``),
+``trace.jsonl`` (canonical trace), ``metrics.json``, ``events.jsonl`` (what the scheduler did, in
+time order) and ``fairshare.jsonl`` (the Fair Tree state at t=0, every hour and the end).
+Bad lines are reported as ``file:line:col: what is wrong``, all at once (UsageError, exit 2).
+"""
+
+from __future__ import annotations
+
+import bisect
+import datetime as dt
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from allotment.core.jobs import JobSpec
+from allotment.errors import UsageError
+
+FORMAT_VERSION = 1
+EVENT_KINDS = ("submit", "start", "preempt", "end", "reject", "reserve", "drain", "resume")
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """One line of ``events.jsonl``; fields absent from the line are empty."""
+
+    t: float
+    event: str
+    job: str = ""
+    account: str = ""
+    gpus: int = 0
+    nodes: tuple[str, ...] = ()
+    allocated: bool = True
+    by: str = ""
+    rule: str = ""
+    reason: str = ""
+    at: float | None = None  # reserve: expected start
+    lost_gpu_hours: float = 0.0
+    node: str = ""
+    charged_gpu_hours: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class LeafShare:
+    leaf: str
+    tier: int
+    rank: int
+    usage_gpu_hours: float
+    entitlement_gpus: float
+    running_gpus: int
+    pending_gpus: int
+
+
+@dataclass(frozen=True, slots=True)
+class NodeShare:
+    node: str
+    usage_gpu_hours: float
+    share: float
+
+
+@dataclass(frozen=True, slots=True)
+class FairShareSnapshot:
+    t: float
+    leaves: tuple[LeafShare, ...]
+    nodes: tuple[NodeShare, ...]
+
+    def leaf(self, name: str) -> LeafShare | None:
+        return next((x for x in self.leaves if x.leaf == name), None)
+
+    def node(self, name: str) -> NodeShare | None:
+        return next((x for x in self.nodes if x.node == name), None)
+
+
+@dataclass(frozen=True, slots=True)
+class RunDir:
+    path: Path
+    meta: Mapping[str, Any]
+    compiled: Mapping[str, Any]
+    metrics: Mapping[str, Any]
+    events: tuple[Event, ...]
+    fairshare: tuple[FairShareSnapshot, ...]
+    jobs: Mapping[str, JobSpec] = field(default_factory=dict)
+
+    @property
+    def cluster(self) -> str:
+        return str(self.meta.get("cluster", ""))
+
+    @property
+    def capacity_gpus(self) -> int:
+        return int(self.meta.get("capacity_gpus", 0))
+
+    @property
+    def t0(self) -> dt.datetime:
+        return dt.datetime.fromisoformat(str(self.meta.get("t0", "1970-01-01T00:00:00+00:00")))
+
+    @property
+    def end(self) -> float:
+        last = self.events[-1].t if self.events else 0.0
+        return max(float(self.meta.get("days", 0.0)) * 86400.0, last)
+
+    def snapshot_at(self, t: float) -> FairShareSnapshot | None:
+        """The newest Fair Tree snapshot taken at or before ``t``."""
+        times = [s.t for s in self.fairshare]
+        i = bisect.bisect_right(times, t)
+        return self.fairshare[i - 1] if i else (self.fairshare[0] if self.fairshare else None)
+
+    def job_events(self, job: str) -> list[Event]:
+        return [e for e in self.events if e.job == job]
+
+
+def read_run(path: Path) -> RunDir:
+    """Read every file of a run dir; raise one UsageError listing every problem."""
+    if not path.is_dir():
+        raise UsageError(f"--run {path}: not a folder (make one with `allot simulate ... --save DIR`)")
+    errors: list[str] = []
+    meta = _json(path / "meta.json", errors)
+    if meta and meta.get("format_version") != FORMAT_VERSION:
+        errors.append(f"{path / 'meta.json'}:1:1: format_version {meta.get('format_version')!r}, expected {FORMAT_VERSION}")
+    compiled = _json(path / "compiled.json", errors)
+    metrics = _json(path / "metrics.json", errors)
+    events = tuple(_event(d) for d in _jsonl(path / "events.jsonl", errors, _check_event))
+    fairshare = tuple(_snapshot(d) for d in _jsonl(path / "fairshare.jsonl", errors, _check_snapshot))
+    jobs = _jobs(path / "trace.jsonl", errors)
+    if errors:
+        raise UsageError("\n".join(errors))
+    return RunDir(path, meta, compiled, metrics, events, fairshare, jobs)
+
+
+def _json(p: Path, errors: list[str]) -> dict[str, Any]:
+    try:
+        d = json.loads(p.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        errors.append(f"{p}: missing")
+        return {}
+    except json.JSONDecodeError as exc:
+        errors.append(f"{p}:{exc.lineno}:{exc.colno}: {exc.msg}")
+        return {}
+    if not isinstance(d, dict):
+        errors.append(f"{p}:1:1: expected a JSON object")
+        return {}
+    return d
+
+
+def _jsonl(p: Path, errors: list[str], check: Any) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        errors.append(f"{p}: missing")
+        return out
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            d = json.loads(line)
+        except json.JSONDecodeError as exc:
+            errors.append(f"{p}:{n}:{exc.colno}: {exc.msg}")
+            continue
+        problem = check(d) if isinstance(d, dict) else "expected a JSON object"
+        if problem:
+            errors.append(f"{p}:{n}:1: {problem}")
+        else:
+            out.append(d)
+    return out
+
+
+def _check_event(d: dict[str, Any]) -> str:
+    if not isinstance(d.get("t"), int | float):
+        return "'t' must be a number (seconds from t0)"
+    if d.get("event") not in EVENT_KINDS:
+        return f"'event' must be one of {', '.join(EVENT_KINDS)}, got {d.get('event')!r}"
+    return ""
+
+
+def _check_snapshot(d: dict[str, Any]) -> str:
+    if not isinstance(d.get("t"), int | float):
+        return "'t' must be a number (seconds from t0)"
+    if not isinstance(d.get("leaves"), list) or not isinstance(d.get("nodes"), list):
+        return "'leaves' and 'nodes' must be lists"
+    return ""
+
+
+def _event(d: dict[str, Any]) -> Event:
+    return Event(
+        t=float(d["t"]),
+        event=str(d["event"]),
+        job=str(d.get("job", "")),
+        account=str(d.get("account", "")),
+        gpus=int(d.get("gpus", 0)),
+        nodes=tuple(str(n) for n in d.get("nodes", ())),
+        allocated=bool(d.get("allocated", True)),
+        by=str(d.get("by") or ""),
+        rule=str(d.get("rule", "")),
+        reason=str(d.get("reason", "")),
+        at=float(d["at"]) if d.get("at") is not None else None,
+        lost_gpu_hours=float(d.get("lost_gpu_hours", 0.0)),
+        node=str(d.get("node", "")),
+        charged_gpu_hours=float(d.get("charged_gpu_hours", 0.0)),
+    )
+
+
+def _snapshot(d: dict[str, Any]) -> FairShareSnapshot:
+    leaves = tuple(
+        LeafShare(
+            str(x["leaf"]), int(x.get("tier", 0)), int(x.get("rank", 0)),
+            float(x.get("usage_gpu_hours", 0.0)), float(x.get("entitlement_gpus", 0.0)),
+            int(x.get("running_gpus", 0)), int(x.get("pending_gpus", 0)),
+        )
+        for x in d["leaves"]
+    )
+    nodes = tuple(
+        NodeShare(str(x["node"]), float(x.get("usage_gpu_hours", 0.0)), float(x.get("share", 0.0)))
+        for x in d["nodes"]
+    )
+    return FairShareSnapshot(float(d["t"]), leaves, nodes)
+
+
+def _jobs(p: Path, errors: list[str]) -> dict[str, JobSpec]:
+    from allotment.traces.diagnostics import TraceDiagnostics
+    from allotment.traces.reader import read_trace
+
+    if not p.exists():
+        errors.append(f"{p}: missing")
+        return {}
+    try:
+        return {j.id: j for j in read_trace(p).jobs}
+    except TraceDiagnostics as exc:
+        errors.append(str(exc))
+        return {}

@@ -1,0 +1,104 @@
+"""``allot serve``: the live page, ``/status.json`` (what ``allot status --state --format json``
+prints) and ``/metrics``, from the standard library's HTTP server.
+
+Read-only by construction: only GET and HEAD are answered, every request re-reads the state
+dir, and the applied config is compiled once per revision.  Loopback by default; the page
+refreshes itself (``<meta http-equiv=refresh>``), no script."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from allotment.compile.model import CompiledConfig
+from allotment.errors import AllotmentError
+from allotment.legible.livestate import LiveState, applied_config, read_state
+from allotment.legible.liveview import drain_reasons, last_actions, live_view, queue
+from allotment.legible.metrics import exposition
+from allotment.legible.words import duration, percent
+
+_env = jinja2.Environment(
+    loader=jinja2.PackageLoader("allotment", "templates"),
+    autoescape=True, trim_blocks=True, lstrip_blocks=True, undefined=jinja2.StrictUndefined,
+)
+
+
+class LiveServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, state_dir: Path, addr: tuple[str, int], refresh_s: int) -> None:
+        super().__init__(addr, _Handler)
+        self.state_dir, self.refresh_s = state_dir, refresh_s
+        self._configs: dict[str | None, CompiledConfig] = {}
+
+    def config(self, state: LiveState) -> CompiledConfig:
+        rev = state.status.last_applied_revision
+        if rev not in self._configs:
+            self._configs = {rev: applied_config(state)}
+        return self._configs[rev]
+
+
+def make_server(state_dir: Path, bind: str, port: int, *, refresh_s: int = 10) -> LiveServer:
+    return LiveServer(state_dir, (bind, port), refresh_s)
+
+
+def page(server: LiveServer, state: LiveState) -> str:
+    view = live_view(state, server.config(state))
+    reasons = drain_reasons(state)
+    ctx: dict[str, Any] = {
+        "view": view, "status": state.status, "queue": queue(state)[:200], "actions": last_actions(state),
+        "reasons": reasons, "refresh": server.refresh_s, "percent": percent, "duration": duration,
+        "utc": _utc, "observed": state.observation is not None,
+    }
+    return _env.get_template("live.html.j2").render(**ctx)
+
+
+def _utc(unix: float) -> str:
+    return dt.datetime.fromtimestamp(float(unix), dt.UTC).strftime("%Y-%m-%d %H:%M:%S")
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: LiveServer
+
+    def do_HEAD(self) -> None:
+        self.do_GET()
+
+    def do_GET(self) -> None:
+        path = self.path.split("?", 1)[0]
+        try:
+            state = read_state(self.server.state_dir)
+            if path == "/":
+                self._send(HTTPStatus.OK, "text/html; charset=utf-8", page(self.server, state).encode())
+            elif path == "/metrics":
+                body = exposition(state, live_view(state, self.server.config(state)))
+                self._send(HTTPStatus.OK, "text/plain; version=0.0.4; charset=utf-8", body)
+            elif path == "/status.json":
+                view = live_view(state, self.server.config(state))
+                self._send(HTTPStatus.OK, "application/json", json.dumps(view.to_json(), sort_keys=True, indent=2).encode())
+            else:
+                self._send(HTTPStatus.NOT_FOUND, "text/plain", b"not found: / /metrics /status.json\n")
+        except AllotmentError as exc:
+            self._send(HTTPStatus.SERVICE_UNAVAILABLE, "text/plain; charset=utf-8", f"{exc}\n".encode())
+
+    def do_POST(self) -> None:
+        self._send(HTTPStatus.METHOD_NOT_ALLOWED, "text/plain", b"read-only\n")
+
+    do_PUT = do_DELETE = do_PATCH = do_POST
+
+    def _send(self, code: HTTPStatus, ctype: str, body: bytes) -> None:
+        self.send_response(code)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Cache-Control", "no-store")
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return None

@@ -1,0 +1,117 @@
+"""``allot explain``: words and human units first, what the scheduler recorded, never a re-run."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from allotment.cli.main import main
+from allotment.legible.rundir import read_run
+from tests.conftest import REPO_ROOT
+
+RAW_FLOAT = re.compile(r"\d+\.\d{3,}")  # e.g. protected_until: 37680.0 or 0.2501
+
+
+def _explain(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
+    assert main(["explain", *argv, "--repo", str(REPO_ROOT)]) == 0
+    return capsys.readouterr().out
+
+
+def test_a_preempted_job_names_who_took_its_gpus_by_which_rule(run_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rd = read_run(run_dir)
+    pre = next(e for e in rd.events if e.event == "preempt" and e.rule == "reclaim")
+    out = _explain(capsys, pre.job, "--run", str(run_dir), "--at", str(pre.t))
+    first = out.splitlines()[1]
+    by = rd.jobs[pre.by]
+    assert first.startswith("  preempted at")
+    assert f"preempted at Tue 1 Dec {int(pre.t // 3600):02d}:{int(pre.t % 3600 // 60):02d} by job {pre.by} of {by.account}" in first
+    assert f"(reclaim: {pre.reason};" in first
+    assert "minimum runtime" in first
+    assert not RAW_FLOAT.search(first), first
+
+
+def test_a_waiting_gang_says_its_reservation_and_expected_start(run_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rd = read_run(run_dir)
+    res = next(e for e in rd.events if e.event == "reserve" and e.at and e.at - e.t > 600)
+    out = json.loads(_explain(capsys, res.job, "--run", str(run_dir), "--at", str(res.t), "--format", "json"))
+    assert out["state"] == "waiting"
+    n = len(res.nodes)
+    assert f"{n} node{'s' if n != 1 else ''} reserved, expected start in ~" in out["summary"]
+    assert re.search(r"waiting for \d+ GPUs on (\d+ whole nodes|one node)", out["summary"])
+    team = [j for j, s in rd.jobs.items() if s.account == rd.jobs[res.job].account]
+    # the team count is every teammate submitted and not yet started or done at that moment
+    waiting = set()
+    for e in rd.events:
+        if e.t > res.t:
+            break
+        if e.job in team and e.event in ("submit", "preempt"):
+            waiting.add(e.job)
+        elif e.job in team and e.event in ("start", "end", "reject"):
+            waiting.discard(e.job)
+    assert out["team_position"]["of"] == len(waiting)
+    assert 1 <= out["team_position"]["position"] <= len(waiting)
+    assert set(out["team_position"]["score"]) == {"total", "declared", "deadline", "age", "fairness", "fit", "boost"}
+    path = [r["name"] for r in out["path"]]
+    assert path[-1] == rd.jobs[res.job].account and path[0] in ("olmo", "prior", "science", "safety")
+
+
+def test_explain_only_reports_it_never_runs_the_simulator(run_dir: Path, monkeypatch: pytest.MonkeyPatch,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    import allotment.core.scheduler
+    import allotment.sim.runner
+
+    def boom(*_: object, **__: object) -> None:
+        raise AssertionError("explain re-ran the scheduler")
+
+    monkeypatch.setattr(allotment.sim.runner._Sim, "run", boom)
+    monkeypatch.setattr(allotment.core.scheduler.Scheduler, "run_pass", boom)
+    job = read_run(run_dir).events[0].job
+    assert "history:" in _explain(capsys, job, "--run", str(run_dir))
+
+
+def test_a_run_made_from_another_config_is_refused(run_dir: Path, tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    import shutil
+
+    other = tmp_path / "run"
+    shutil.copytree(run_dir, other)
+    meta = json.loads((other / "meta.json").read_text())
+    meta["config_sha256"] = "0" * 64
+    (other / "meta.json").write_text(json.dumps(meta))
+    assert main(["explain", "x", "--run", str(other), "--repo", str(REPO_ROOT)]) == 2
+    assert "is not the one" in capsys.readouterr().err
+
+
+def test_a_live_job_is_explained_by_its_slurm_id_from_the_audit_log(state_dir: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    audit = [json.loads(x) for x in (state_dir / "audit.jsonl").read_text().splitlines()]
+    pin = next(a for a in reversed(audit) if a["action"] == "set_priority")
+    assert main(["explain", pin["target"], "--state", str(state_dir)]) == 0
+    out = capsys.readouterr().out
+    position = 1_000_000 - pin["value"] + 1
+    suffix = {1: "st", 2: "nd", 3: "rd"}.get(position, "th")
+    assert out.startswith(f"job {pin['target']}: {position}{suffix} in the cluster's pending order ({pin['reason']})")
+    assert "among" in out and "set_priority [order]" in out
+
+
+def test_waiting_unallocated_work_says_it_only_fills_idle_gpus(run_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rd = read_run(run_dir)
+    sub = next(e for e in rd.events if e.event == "submit" and rd.jobs[e.job].min_runtime == 0
+               and any(s.event == "preempt" for s in rd.job_events(e.job)))
+    pre = next(s for s in rd.job_events(sub.job) if s.event == "preempt")
+    out = json.loads(_explain(capsys, sub.job, "--run", str(run_dir), "--at", str(pre.t), "--format", "json"))
+    assert out["state"] == "waiting" and out["min_runtime_s"] == 0
+    assert "this job ran unallocated: free, preemptible at once" in out["summary"]
+    assert "only gets GPUs that allocated work leaves idle" in out["summary"]
+
+
+def test_json_history_keeps_whether_each_start_was_allocated(run_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rd = read_run(run_dir)
+    start = next(e for e in rd.events if e.event == "start" and not e.allocated)
+    out = json.loads(_explain(capsys, start.job, "--run", str(run_dir), "--at", str(start.t), "--format", "json"))
+    starts = [e for e in out["events"] if e["event"] == "start"]
+    assert starts[-1]["allocated"] is False and starts[-1]["t"] == start.t
+    assert out["state"] == "running" and "unallocated: free, never charged" in out["summary"]

@@ -1,0 +1,83 @@
+"""``allot status`` tree views and ``allot usage``: the tree adds up, and says what the ledger and
+the event log hold."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from allotment.cli.main import main
+from allotment.legible.livestate import read_state
+from allotment.legible.replay import moment
+from allotment.legible.rundir import read_run
+from allotment.reconcile.ledger import Ledger
+
+
+def _json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict:  # type: ignore[type-arg]
+    assert main(list(argv)) == 0
+    return json.loads(capsys.readouterr().out)  # type: ignore[no-any-return]
+
+
+def test_run_tree_adds_up_and_matches_the_event_log(run_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    t = 26 * 3600.0
+    view = _json(capsys, "status", "--run", str(run_dir), "--at", "26h", "--format", "json")
+    rows = {r["name"]: r for r in view["tree"]}
+    root = next(r for r in view["tree"] if r["parent"] is None)
+    m = moment(read_run(run_dir), t)
+    assert root["running_allocated_gpus"] + root["running_unallocated_gpus"] == view["running_gpus"]
+    assert view["running_gpus"] == sum(iv.gpus for iv in m.running.values())
+    assert view["occupancy"] == round(view["running_gpus"] / 88, 4)
+    for r in view["tree"]:
+        kids = [k for k in view["tree"] if k["parent"] == r["name"]]
+        if kids:
+            assert r["usage_gpu_hours"] == pytest.approx(sum(k["usage_gpu_hours"] for k in kids))
+            assert r["pending_gpus"] == sum(k["pending_gpus"] for k in kids)
+            assert sorted(k["rank"] for k in kids) == list(range(1, len(kids) + 1))
+    snap = read_run(run_dir).snapshot_at(t)
+    assert snap is not None
+    for leaf in snap.leaves:
+        assert rows[leaf.leaf]["usage_gpu_hours"] == leaf.usage_gpu_hours
+
+
+def test_status_table_names_drained_nodes_and_cluster_occupancy(state_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["status", "--state", str(state_dir)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("cluster gpulab at ")
+    assert "drained: n4 since" in out
+    assert "GPUs busy" in out
+
+
+def test_usage_by_team_is_the_ledger_window(state_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    st = read_state(state_dir)
+    ledger = Ledger(state_dir / "ledger.sqlite")
+    want = ledger.usage(st.now, 7 * 86400)
+    ledger.close()
+    got = _json(capsys, "usage", "--state", str(state_dir), "--format", "json")
+    by = {r["key"]: r["gpu_hours"] for r in got["rows"]}
+    assert want and {k: pytest.approx(v) for k, v in want.items()} == {k: by[k] for k in want}
+    assert by["teama1"] > 0
+    users = _json(capsys, "usage", "--state", str(state_dir), "--by", "user", "--format", "json")
+    assert sum(r["gpu_hours"] for r in users["rows"]) == pytest.approx(sum(want.values()))
+
+
+def test_reconciler_status_is_still_there(state_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["status", "--reconciler", "--state", str(state_dir)]) == 0
+    assert "Ready        True" in capsys.readouterr().out
+
+
+def test_status_of_another_cluster_is_refused(run_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["status", "--run", str(run_dir), "--cluster", "h100"]) == 2
+    assert "this view is of cluster b200" in capsys.readouterr().err
+
+
+def test_serve_on_a_busy_port_is_a_usage_error(state_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        assert main(["serve", "--state", str(state_dir), "--port", str(port)]) == 2
+    assert f"--port {port}:" in capsys.readouterr().err
