@@ -29,18 +29,19 @@ def _meta(name: str, kind: str, extra: dict[str, str] | None = None) -> Obj:
     return {"name": name, "labels": dict(sorted(labels.items()))}
 
 
-def _resources(gpu_quota: float, gpu_limit: float, weight: float) -> Obj:
-    """GPUs are what budgets govern; CPU and memory are left to the cluster (unlimited)."""
+def _resources(gpu_quota: float, gpu_limit: float | None, weight: float) -> Obj:
+    """GPUs are what budgets govern; CPU and memory are left to the cluster (unlimited).
+    ``gpu_limit`` None leaves the limit unowned (the live backend: the reconciler enforces
+    ``max_gpus`` itself, and an operator may set a KAI limit by hand)."""
     free = {"limit": UNLIMITED, "overQuotaWeight": 1, "quota": UNLIMITED}
-    return {
-        "cpu": dict(free),
-        "gpu": {"limit": gpu_limit, "overQuotaWeight": weight, "quota": gpu_quota},
-        "memory": dict(free),
-    }
+    gpu: Obj = {"overQuotaWeight": weight, "quota": gpu_quota}
+    if gpu_limit is not None:
+        gpu["limit"] = gpu_limit
+    return {"cpu": dict(free), "gpu": dict(sorted(gpu.items())), "memory": dict(free)}
 
 
 def budget_queue(
-    name: str, parent: str | None, fairshare: int, quota: float, limit: float = UNLIMITED
+    name: str, parent: str | None, fairshare: int, quota: float, limit: float | None = UNLIMITED
 ) -> Obj:
     spec: Obj = {"resources": _resources(quota, limit, fairshare)}
     if parent:
