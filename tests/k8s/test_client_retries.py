@@ -9,6 +9,7 @@ import socket
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, HTTPServer
+from typing import ClassVar
 
 import pytest
 from kubernetes.client import ApiClient, Configuration
@@ -18,8 +19,8 @@ from allotment.errors import BackendError
 
 
 class _Script(BaseHTTPRequestHandler):
-    answers: list[tuple[int, dict[str, object]]] = []
-    seen: list[str] = []
+    answers: ClassVar[list[tuple[int, dict[str, object]]]] = []
+    seen: ClassVar[list[str]] = []
 
     def _answer(self) -> None:
         type(self).seen.append(f"{self.command} {self.path}")
