@@ -77,7 +77,8 @@ class KubernetesBackend:
         if policy:
             snap = self.policy.snapshot()
             gpus = self._cluster_gpus()
-            out += [self.policy.apply(a, snap, gpus, dry_run) for a in policy]
+            quotas = self.policy.planned_quotas(snap, policy, gpus)
+            out += [self.policy.apply(a, snap, quotas, dry_run) for a in policy]
             if not dry_run and any(r.code in ("applied", "pruned") for r in out):
                 self.policy.converge_derived(snap, gpus)
         cluster = [a for a in actions if isinstance(a, ClusterAction)]

@@ -27,7 +27,7 @@ from allotment.backends.kubernetes.objects import (
     user_config,
 )
 from allotment.backends.kubernetes.observe import TierInfo
-from allotment.backends.kubernetes.quota import gpu_quotas
+from allotment.backends.kubernetes.quota import tree_quotas
 from allotment.backends.policy import SLURM_ROOT, AccountSpec, PolicyState, QosSpec, UserSpec
 from allotment.errors import BackendError
 
@@ -151,11 +151,28 @@ class PolicySync:
         )
 
     # ----------------------------------------------------------------------- actions --
-    def apply(self, a: PolicyAction, snap: Snapshot, gpus: int, dry_run: bool) -> ActionResult:
+    def planned_quotas(
+        self, snap: Snapshot, actions: Iterable[PolicyAction], gpus: int
+    ) -> dict[str, float]:
+        """The quotas the tree will have once ``actions`` are applied, so each queue is written
+        once with its final quota (not once per sibling whose weight changes)."""
+        accounts = {x.name: x for x in self.state(snap).accounts}
+        for a in actions:
+            if a.kind in ("add_account", "modify_account"):
+                accounts[a.target] = AccountSpec(
+                    a.target, a.field("parent") or SLURM_ROOT, int(a.field("fairshare") or 1)
+                )
+            elif a.kind == "delete_account":
+                accounts.pop(a.target, None)
+        return tree_quotas(accounts.values(), gpus)
+
+    def apply(
+        self, a: PolicyAction, snap: Snapshot, quotas: dict[str, float], dry_run: bool
+    ) -> ActionResult:
         f = dict(a.fields)
         try:
             if a.kind in ("add_account", "modify_account"):
-                return self._account(a, f, snap, gpus, dry_run)
+                return self._account(a, f, snap, quotas, dry_run)
             if a.kind in ("add_qos", "modify_qos"):
                 return self._qos(a, f, snap, dry_run)
             if a.kind in ("add_user", "modify_user", "delete_user"):
@@ -165,7 +182,12 @@ class PolicySync:
             return ActionResult(a, "failed", str(exc))
 
     def _account(
-        self, a: PolicyAction, f: dict[str, str], snap: Snapshot, gpus: int, dry_run: bool
+        self,
+        a: PolicyAction,
+        f: dict[str, str],
+        snap: Snapshot,
+        quotas: dict[str, float],
+        dry_run: bool,
     ) -> ActionResult:
         parent = f["parent"]
         if parent != SLURM_ROOT and parent not in snap.kind("budget") and not dry_run:
@@ -174,11 +196,7 @@ class PolicySync:
         have = snap.queues.get(a.target)
         if have is not None and account_of(have) == want and not foreign_fields(have):
             return ActionResult(a, "unchanged")
-        accounts = {x.name: x for x in self.state(snap).accounts} | {want.name: want}
-        roots = [x.name for x in accounts.values() if x.parent == SLURM_ROOT]
-        quota = 0.0
-        for r in roots:
-            quota = gpu_quotas(accounts.values(), r, gpus).get(a.target, quota)
+        quota = quotas.get(a.target, 0.0)
         obj = budget_queue(
             a.target, None if parent == SLURM_ROOT else parent, want.fairshare, quota, None
         )
@@ -283,9 +301,7 @@ class PolicySync:
         state = self.state(snap)
         budget = snap.kind("budget")
         accounts = [x for x in state.accounts if x.name != SLURM_ROOT]
-        quotas: dict[str, float] = {}
-        for r in (x.name for x in accounts if x.parent == SLURM_ROOT):
-            quotas |= gpu_quotas(accounts, r, gpus)
+        quotas = tree_quotas(accounts, gpus)
         written = []
         for name, q in sorted(budget.items()):
             a = account_of(q)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from allotment.backends.policy import AccountSpec
+from allotment.backends.policy import SLURM_ROOT, AccountSpec
 
 
 def absolute_shares(accounts: Iterable[AccountSpec], root: str) -> dict[str, float]:
@@ -49,3 +49,12 @@ def _depth(name: str, accounts: tuple[AccountSpec, ...]) -> int:
     while name in parent:
         name, d = parent[name], d + 1
     return d
+
+
+def tree_quotas(accounts: Iterable[AccountSpec], gpus: int) -> dict[str, float]:
+    """``gpu_quotas`` for every tree hanging from the backend's anchor (``SLURM_ROOT``)."""
+    accs = tuple(a for a in accounts if a.name != SLURM_ROOT)
+    out: dict[str, float] = {}
+    for root in sorted(a.name for a in accs if a.parent == SLURM_ROOT):
+        out |= gpu_quotas(accs, root, gpus)
+    return out
