@@ -21,7 +21,7 @@ from typing import Any
 
 import urllib3
 from kubernetes import config as kube_config
-from kubernetes.client import ApiClient
+from kubernetes.client import ApiClient, rest
 
 from allotment.errors import BackendError
 
@@ -49,7 +49,9 @@ class KubeClient:
         backoff_s: float = 0.2,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
-        api.configuration.retries = False  # our retries, counted and bounded, not urllib3's
+        # our retries, counted and bounded, not urllib3's (its pool is built with the setting)
+        api.configuration.retries = False
+        api.rest_client = rest.RESTClientObject(api.configuration)
         self.api, self.timeout_s, self.attempts = api, timeout_s, attempts
         self.backoff_s, self._sleep = backoff_s, sleep
 
