@@ -1,5 +1,7 @@
 """Install the KAI-Scheduler CRDs and the Kueue CRDs a 1.20 API server accepts, and wait until
-each is Established.  Server-side apply, so a second run changes nothing.
+each is Established.  Create, or replace when present, so a second run is harmless (not
+server-side apply: 1.20's typed schema for CRDs has no ``x-kubernetes-validations`` and refuses
+the apply, while a create drops the CEL rules silently).
 
 Kueue's ``workloads`` CRD is skipped: 1.20 rejects its ``default: ""`` on string fields
 (../shared/k8s-crds/APISERVER.md); the Workload object is tested against its schema only.
@@ -15,6 +17,7 @@ from pathlib import Path
 import yaml
 from kubernetes import config
 from kubernetes.client import ApiextensionsV1Api
+from kubernetes.client.exceptions import ApiException
 
 SKIP = {"kueue.x-k8s.io_workloads.yaml"}
 
@@ -33,14 +36,16 @@ def main() -> int:
     for f in files:
         crd = yaml.safe_load(f.read_text())
         names.append(crd["metadata"]["name"])
-        api.patch_custom_resource_definition(
-            crd["metadata"]["name"],
-            crd,
-            field_manager="allotment-tests",
-            force=True,
-            _content_type="application/apply-patch+yaml",
-            _request_timeout=30,
-        )
+        try:
+            api.create_custom_resource_definition(crd, _request_timeout=30)
+        except ApiException as exc:
+            if exc.status != 409:
+                raise
+            have = api.read_custom_resource_definition(crd["metadata"]["name"], _request_timeout=10)
+            crd["metadata"]["resourceVersion"] = have.metadata.resource_version
+            api.replace_custom_resource_definition(
+                crd["metadata"]["name"], crd, _request_timeout=30
+            )
     deadline = time.monotonic() + 60
     for name in names:
         while True:
