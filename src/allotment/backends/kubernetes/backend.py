@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from allotment.backends.actions import (
@@ -38,6 +39,7 @@ from allotment.errors import BackendError
 
 Obj = Mapping[str, Any]
 PODS = "/api/v1/pods"
+PARALLEL = 8  # concurrent priority patches (the client's connection pool is larger)
 NODES = "/api/v1/nodes"
 
 
@@ -84,15 +86,23 @@ class KubernetesBackend:
         cluster = [a for a in actions if isinstance(a, ClusterAction)]
         if cluster:
             obs = self.observe()
-            for a in cluster:
-                try:
-                    out.append(self._cluster(a, obs, dry_run))
-                except BackendError as exc:
-                    out.append(ActionResult(a, "failed", str(exc)))
+            ordered = [a for a in cluster if a.kind != "set_priority"]
+            out += [self._guarded(a, obs, dry_run) for a in ordered]
+            # priorities come last in the total order and are independent of each other: they
+            # are written in parallel (a full queue's first tick patches 64 jobs' pods)
+            prio = [a for a in cluster if a.kind == "set_priority"]
+            with ThreadPoolExecutor(max_workers=PARALLEL) as pool:
+                out += list(pool.map(lambda a: self._guarded(a, obs, dry_run), prio))
         order = {id(a): i for i, a in enumerate(actions)}
         return tuple(sorted(out, key=lambda r: order[id(r.action)]))
 
     # ------------------------------------------------------------------- internals --
+    def _guarded(self, a: ClusterAction, obs: Observation, dry_run: bool) -> ActionResult:
+        try:
+            return self._cluster(a, obs, dry_run)
+        except BackendError as exc:
+            return ActionResult(a, "failed", str(exc))
+
     def _cluster_gpus(self) -> int:
         nodes, _, _ = cluster_obs(self.client.list_all(NODES), (), {})
         return sum(x.gpus for x in nodes)
