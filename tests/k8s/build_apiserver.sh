@@ -55,7 +55,7 @@ cp "$r2"/LICENSE "$tree/vendor/github.com/modern-go/reflect2/" 2>/dev/null || tr
 mkdir -p "$BUILD/.go/src/k8s.io"
 ln -sfn "$tree" "$BUILD/.go/src/k8s.io/kubernetes"
 cd "$BUILD/.go/src/k8s.io/kubernetes"
-export GOPATH="$BUILD/.go" CGO_ENABLED=0 GOCACHE="$CACHE/gocache" GO111MODULE=off GOFLAGS=
+export GOPATH="$BUILD/.go" CGO_ENABLED=0 GO111MODULE=off GOFLAGS=
 nice -n 10 make WHAT=cmd/kube-apiserver
 install -m 0755 _output/bin/kube-apiserver "$BIN.tmp" && mv "$BIN.tmp" "$BIN"
 "$BIN" --version
