@@ -16,7 +16,7 @@ if [ -x "$BIN" ] && "$BIN" --version 2>/dev/null | grep -q 'v1.20'; then
 fi
 mkdir -p "$CACHE" "$BUILD"
 need=()
-for p in golang-go rsync jq etcd-server openssl dpkg-dev; do
+for p in golang-go rsync jq etcd-server openssl dpkg-dev curl; do
   dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
 done
 if [ ${#need[@]} -gt 0 ]; then $APT update -q && $APT install -y -q "${need[@]}"; fi
