@@ -32,7 +32,8 @@ from allotment.backends.actions import (
 from allotment.backends.kubernetes import names as n
 from allotment.backends.kubernetes.client import ApiError, KubeClient
 from allotment.backends.kubernetes.observe import cluster_obs
-from allotment.backends.kubernetes.policy_sync import PolicySync, Snapshot, tiers_of
+from allotment.backends.kubernetes.policy_read import Snapshot, tiers_of
+from allotment.backends.kubernetes.policy_sync import PolicySync
 from allotment.backends.policy import PolicyState
 from allotment.backends.protocol import Observation
 from allotment.errors import BackendError
