@@ -1,13 +1,14 @@
 # make run   : set up .venv and run the main job on the bundled example
 # make test  : set up .venv, lint, type-check, layer-check and run the unit tests
 # make test-slurm : bring up a real local Slurm, run the integration tests, tear it down
+# make test-k8s   : build (cached) and start a real kube-apiserver, run the k8s tests, tear it down
 SHELL := /bin/bash
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test test-unit test-slurm lint check regen bench clean
+.PHONY: run test test-unit test-slurm test-k8s lint check regen bench clean
 
 # the hot modules are compiled at install (setup.py): editing one reinstalls
 HOT_SRC := $(wildcard src/allotment/core/*.py src/allotment/sim/*.py) src/allotment/_compiled.py setup.py
@@ -28,16 +29,19 @@ lint: $(STAMP)
 	$(BIN)/lint-imports
 
 check: lint
-	$(BIN)/pytest -q -m "not slurm"
+	$(BIN)/pytest -q -m "not slurm and not k8s"
 
 test: $(STAMP) lint
-	$(BIN)/pytest -q -m "not slurm" -p no:cacheprovider
+	$(BIN)/pytest -q -m "not slurm and not k8s" -p no:cacheprovider
 
 test-slurm: $(STAMP)
 	bash tests/slurm/run.sh
 
+test-k8s: $(STAMP)
+	PYTHON=$(BIN)/python bash tests/k8s/run.sh
+
 regen: $(STAMP)
-	$(BIN)/pytest -q -m "not slurm" --regen-golden
+	$(BIN)/pytest -q -m "not slurm and not k8s" --regen-golden
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run_all.py

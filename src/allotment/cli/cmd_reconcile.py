@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from allotment.backends.kubernetes.backend import KubernetesBackend
 from allotment.backends.policy import DEFAULT_TIERS_S
 from allotment.backends.protocol import Backend
 from allotment.backends.simulated import SimulatedBackend
@@ -37,7 +38,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     p = sub.add_parser(
         "reconcile", help="drive a cluster to the budget repository", description=__doc__
     )
-    p.add_argument("--backend", choices=("sim", "slurm"), required=True)
+    p.add_argument("--backend", choices=("sim", "slurm", "kubernetes"), required=True)
     p.add_argument(
         "--source", default=".", help="git URL, git repository or plain folder (default: .)"
     )
@@ -87,6 +88,9 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     p.add_argument(
         "--log-format", choices=("text", "json"), default="text", help="stderr log lines"
     )
+    # --- kubernetes backend (backends/kubernetes) ---
+    p.add_argument("--kubeconfig", default=None, help="kubernetes: kubeconfig file")
+    p.add_argument("--context", default=None, help="kubernetes: kubeconfig context")
     p.add_argument("-v", "--verbose", action="store_true", help="debug logs")
     p.set_defaults(func=run)
 
@@ -99,6 +103,9 @@ def _seconds(text: str, flag: str) -> float:
 
 
 def _backend(args: argparse.Namespace) -> Backend:
+    if args.backend == "kubernetes":
+        timeout = _seconds(args.command_timeout, "--command-timeout")
+        return KubernetesBackend.from_kubeconfig(args.kubeconfig, args.context, timeout_s=timeout)
     if args.backend == "slurm":
         env = {"SLURM_CONF": args.slurm_conf} if args.slurm_conf else {}
         return SlurmBackend(

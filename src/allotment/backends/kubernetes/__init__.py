@@ -1,0 +1,1 @@
+"""Kubernetes backend: the budget tree as KAI-Scheduler queues (and Kueue cohorts)."""

@@ -1,0 +1,75 @@
+"""The names, labels and annotations allotment writes on Kubernetes objects, in one place.
+
+Kubernetes object names are DNS-1123 subdomains; allotment's account names are already lower
+case (``backends.policy.slurm_name``) and may contain ``_``, which Kubernetes refuses, so a name
+that cannot be carried fails before anything is written.  Durations are Go durations
+(``168h``, ``15m``, ``1h30m``): KAI parses them with ``time.ParseDuration``, which has no ``d``.
+"""
+
+from __future__ import annotations
+
+import re
+
+from allotment.errors import BackendError
+
+FIELD_MANAGER = "allotment"
+MANAGED_BY = "app.kubernetes.io/managed-by"
+KIND_LABEL = "allotment.dev/kind"  # budget | tier | user
+ACCOUNT_LABEL = "allotment.dev/account"  # on tier queues: the leaf account
+QOS_LABEL = "allotment.dev/qos"  # on tier queues: the tier (QOS) name
+JOB_LABEL = "allotment.dev/job"  # on pods: the job (gang) the pod belongs to
+USER_LABEL = "allotment.dev/user"
+QUEUE_LABEL = "kai.scheduler/queue"  # KAI's own pod label naming the queue
+POD_GROUP_ANNOTATION = "pod-group-name"  # KAI's pod-group annotation (gang id fallback)
+MIN_RUNTIME_ANNOTATION = "allotment.dev/min-runtime"  # Go duration a job declares
+RESUMABLE_ANNOTATION = "allotment.dev/resumable"  # "false": a requeue loses work
+PRIORITY_ANNOTATION = "allotment.dev/priority"  # order the reconciler set (set_priority)
+DRAIN_ANNOTATION = "allotment.dev/drain-reason"  # on a cordoned node: why
+QOS_ANNOTATION_PREFIX = "allotment.dev/qos-"  # QOS fields kept on a PriorityClass
+GPU_RESOURCE = "nvidia.com/gpu"
+USERS_NAMESPACE = "allotment-system"
+
+_DNS1123 = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+
+
+def k8s_name(name: str) -> str:
+    """``name`` as a Kubernetes object name; refuse what Kubernetes cannot store."""
+    if len(name) > 63 or not _DNS1123.match(name):
+        raise BackendError(
+            f"name {name!r} cannot be a Kubernetes object name (lower-case letters, digits "
+            "and '-', at most 63)"
+        )
+    return name
+
+
+def tier_queue(account: str, qos: str) -> str:
+    """The child queue of leaf ``account`` that carries minimum-runtime tier ``qos``."""
+    return k8s_name(f"{account}-{qos}")
+
+
+def user_configmap(user: str) -> str:
+    return k8s_name(f"user-{user}")
+
+
+def go_duration(seconds: int) -> str:
+    """Whole seconds as the shortest Go duration: 604800 -> ``168h``, 5400 -> ``1h30m``."""
+    if seconds <= 0:
+        return "0s"
+    h, rest = divmod(int(seconds), 3600)
+    m, s = divmod(rest, 60)
+    return "".join(f"{n}{u}" for n, u in ((h, "h"), (m, "m"), (s, "s")) if n)
+
+
+_GO_PART = re.compile(r"([0-9]+(?:\.[0-9]+)?)(h|m|s|ms)")
+
+
+def parse_go_duration(text: str) -> int | None:
+    """Whole seconds of a Go duration made of h/m/s parts; None when it is not one."""
+    t = text.strip()
+    if t in ("0", "0s"):
+        return 0
+    parts = _GO_PART.findall(t)
+    if not parts or "".join(n + u for n, u in parts) != t:
+        return None
+    scale = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
+    return round(sum(float(n) * scale[u] for n, u in parts))
