@@ -71,7 +71,7 @@ def load_workload(args: argparse.Namespace, config: Any) -> tuple[Any, str, floa
         return from_scenario(config, args.scenario, cluster=cluster, days=days, seed=args.seed), cluster, days
     if not args.trace.is_file():
         raise UsageError(f"--trace {args.trace}: no such file")
-    return from_trace(args.trace), cluster, args.days
+    return from_trace(args.trace, config, cluster), cluster, args.days
 
 
 def run(args: argparse.Namespace) -> int:

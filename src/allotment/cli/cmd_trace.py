@@ -35,7 +35,8 @@ from allotment.traces.importers import (
     SwfImporter,
     parse_map,
 )
-from allotment.traces.pipeline import Window, import_trace
+from allotment.traces.job_fit import JobFit, job_fit
+from allotment.traces.pipeline import ImportChecks, Window, import_trace
 from allotment.traces.repo_out import (
     RepoOutOptions,
     commit_repo,
@@ -52,8 +53,9 @@ _DESCRIPTION = """Make canonical traces (JSON Lines, docs/trace-format.md).
       writes a matching config repository (trace and repository land together or not at all)
   allot trace generate --scenario ai2 [--days N] [--seed N] -o OUT.jsonl
       write a built-in scenario, to inspect, edit and replay with allot simulate --trace
-  allot trace check FILE
-      validate a canonical trace and print what it holds
+  allot trace check FILE [--repo DIR [--cluster NAME]]
+      validate a canonical trace and print what it holds; with --repo, also that every job
+      replays on that config (the checks allot simulate --trace runs)
 """
 
 _ACCOUNT_FROM = {
@@ -170,6 +172,15 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     imp.add_argument(
         "--summary-json", type=Path, metavar="FILE", help="also write the import summary as JSON"
     )
+    imp.add_argument(
+        "--account-map",
+        action="append",
+        default=[],
+        metavar="SOURCE=LEAF",
+        help="charge the source account SOURCE (as written in FILE) to budget leaf LEAF "
+        "(repeatable)",
+    )
+    _add_fit_arguments(imp)
     ro = imp.add_argument_group("--repo-out: a config repository matching the trace")
     ro.add_argument(
         "--repo-out", type=Path, metavar="DIR", help="write inventory, budgets and policies here"
@@ -186,7 +197,12 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         help="cluster size in GPUs (default: node list, else peak demand)",
     )
     ro.add_argument("--gpus-per-node", type=_positive_int, help="GPUs per node (default 8)")
-    ro.add_argument("--cluster", default="imported", help="cluster name (default imported)")
+    ro.add_argument(
+        "--cluster",
+        default=None,
+        help="cluster name to write (default imported); with --repo, the cluster to check "
+        "against (default: the largest)",
+    )
     ro.add_argument("--org", default="imported", help="budget root name (default imported)")
     ro.add_argument(
         "--owner", default="platform@example.com", help="owner e-mail written into every file"
@@ -209,9 +225,31 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     add_at_argument(gen)
     gen.set_defaults(func=run_generate)
 
-    chk = tsub.add_parser("check", help="validate a canonical trace and summarize it")
-    chk.add_argument("file", metavar="FILE", type=Path)
+    chk = tsub.add_parser(
+        "check",
+        help="validate a canonical trace and summarize it",
+        description="Validate a canonical trace: format and bounds always; with --repo, also "
+        "that every job replays on a cluster of that config (account a budget leaf, GPU type "
+        "known, job not larger than the cluster), exactly as allot simulate --trace checks.",
+    )
+    chk.add_argument("file", metavar="FILE", type=Path, help="canonical trace (.jsonl[.gz])")
+    _add_fit_arguments(chk)
+    chk.add_argument(
+        "--cluster", help="cluster of --repo to check against (default: the largest)"
+    )
+    add_at_argument(chk)
     chk.set_defaults(func=run_check)
+
+
+def _add_fit_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--repo",
+        metavar="DIR",
+        type=Path,
+        default=None,
+        help="config repository the trace is for: check each job's account, GPU type and "
+        "size against it (default: no config checks)",
+    )
 
 
 def _importer(args: argparse.Namespace) -> Importer:
@@ -267,10 +305,30 @@ def _window(args: argparse.Namespace) -> Window | None:
     return Window(since=since, until=args.until)
 
 
+def _account_map(args: argparse.Namespace) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for pair in args.account_map:
+        source, sep, leaf = pair.partition("=")
+        if not sep or not source.strip() or not re.fullmatch(NAME_PATTERN, leaf.strip()):
+            raise UsageError(
+                f"--account-map {pair!r}: expected SOURCE=LEAF with LEAF a budget name "
+                "(lowercase letters, digits, - and _)"
+            )
+        out[source.strip()] = leaf.strip()
+    return out
+
+
+def _fit(args: argparse.Namespace) -> JobFit | None:
+    """The config checks of ``--repo`` (None without it)."""
+    if args.repo is None:
+        return None
+    return job_fit(load_compiled(args), args.cluster)
+
+
 def _check_repo_names(args: argparse.Namespace) -> None:
     """Names written into the repository must be config names; say so before any work."""
     for flag, value, pattern in (
-        ("--cluster", args.cluster, NAME_PATTERN),
+        ("--cluster", args.cluster or "imported", NAME_PATTERN),
         ("--org", args.org, NAME_PATTERN),
         ("--owner", args.owner, OWNER_PATTERN),
     ):
@@ -293,6 +351,9 @@ def run_import(args: argparse.Namespace) -> int:
     importer = _importer(args)
     fill = _fill(args)
     window = _window(args)
+    if args.repo is not None and args.repo_out is not None:
+        raise UsageError("--repo checks against an existing config, --repo-out writes one: not both")
+    checks = ImportChecks(account_map=_account_map(args), fit=_fit(args))
     if args.repo_out is not None:
         _check_repo_names(args)
         if args.repo_out.exists() and (not args.repo_out.is_dir() or any(args.repo_out.iterdir())):
@@ -310,13 +371,14 @@ def run_import(args: argparse.Namespace) -> int:
             fill=fill,
             display_name=str(args.file),
             window=window,
+            checks=checks,
         )
         if args.repo_out is not None:
             opts = RepoOutOptions(
                 shares=args.shares,
                 gpus=args.gpus,
                 gpus_per_node=args.gpus_per_node,
-                cluster=args.cluster,
+                cluster=args.cluster or "imported",
                 org=args.org,
                 owner=args.owner,
             )
@@ -400,7 +462,8 @@ def run_generate(args: argparse.Namespace) -> int:
 def run_check(args: argparse.Namespace) -> int:
     if not args.file.is_file():
         raise UsageError(f"{args.file}: no such file")
-    trace = read_trace(args.file, display_name=str(args.file))
+    fit = _fit(args)
+    trace = read_trace(args.file, display_name=str(args.file), fit=fit)
     jobs: tuple[JobSpec, ...] = trace.jobs
     accounts = {j.account for j in jobs}
     gpu_hours = sum(j.gpus * j.work for j in jobs) / 3600
@@ -408,5 +471,6 @@ def run_check(args: argparse.Namespace) -> int:
     print(
         f"ok: {len(jobs):,} jobs, {len(trace.node_events):,} node events, {len(accounts):,} accounts, "
         f"{gpu_hours:,.0f} GPU-hours, span {span / 86400:.1f} days"
+        + (f"; every job replays on {fit.cluster} of {args.repo}" if fit is not None else "")
     )
     return 0

@@ -13,6 +13,15 @@ from pathlib import Path
 from typing import Any
 
 from allotment.core.jobs import JOB_KINDS, JobSpec, NodeEvent
+from allotment.traces.bounds import (
+    duration_ok,
+    duration_problem,
+    gpus_ok,
+    gpus_problem,
+    priority_problem,
+    time_ok,
+    time_problem,
+)
 from allotment.traces.diagnostics import DiagnosticCollector, TooManyErrors
 from allotment.traces.format import (
     FORMAT_VERSION,
@@ -26,6 +35,7 @@ from allotment.traces.format import (
     item_time,
 )
 from allotment.traces.idcheck import IdIndex
+from allotment.traces.job_fit import JobFit
 from allotment.traces.source import numbered_lines
 
 
@@ -81,7 +91,7 @@ class _LineChecker:
             return None
         return v
 
-    def number(self, d: Mapping[str, Any], key: str, *, positive: bool = False) -> float | None:
+    def _numeric(self, d: Mapping[str, Any], key: str) -> float | None:
         v = d[key]
         if isinstance(v, bool) or not isinstance(v, (int, float)):
             self.err(key, f"{key} must be a number of seconds, got {_kind(v)}")
@@ -89,19 +99,39 @@ class _LineChecker:
         if not math.isfinite(v):
             self.err(key, f"{key} must be a finite number, got {v}")
             return None
-        if v < 0 or (positive and v == 0):
-            bound = "greater than 0" if positive else "0 or more"
-            self.err(key, f"{key} must be {bound}, got {v}")
-            return None
         return float(v)
 
-    def integer(self, d: Mapping[str, Any], key: str, *, minimum: int | None = None) -> int | None:
+    def time(self, d: Mapping[str, Any], key: str) -> float | None:
+        """A time after trace start, inside the documented bound (``bounds``)."""
+        v = self._numeric(d, key)
+        return None if v is None else self._bounded(key, v, time_problem(key, v))
+
+    def duration(self, d: Mapping[str, Any], key: str, *, positive: bool = False) -> float | None:
+        v = self._numeric(d, key)
+        if v is None:
+            return None
+        return self._bounded(key, v, duration_problem(key, v, positive=positive))
+
+    def _bounded(self, key: str, v: float, problem: str | None) -> float | None:
+        if problem is not None:
+            self.err(key, problem)
+            return None
+        return v
+
+    def integer(self, d: Mapping[str, Any], key: str) -> int | None:
         v = d[key]
         if isinstance(v, bool) or not isinstance(v, int):
             self.err(key, f"{key} must be an integer, got {_kind(v)}")
             return None
-        if minimum is not None and v < minimum:
-            self.err(key, f"{key} must be at least {minimum}, got {v}")
+        return v
+
+    def gpus(self, d: Mapping[str, Any], key: str) -> int | None:
+        v = self.integer(d, key)
+        if v is None:
+            return None
+        problem = gpus_problem(key, v)
+        if problem is not None:
+            self.err(key, problem)
             return None
         return v
 
@@ -134,10 +164,6 @@ _JOB_KEYS = frozenset(("type", *JOB_FIELDS))
 _KINDS = frozenset(JOB_KINDS)
 
 
-def _num_ok(v: Any, positive: bool = False) -> bool:
-    return type(v) in (int, float) and math.isfinite(v) and (v > 0 if positive else v >= 0)
-
-
 def _or(value: Any, default: Any) -> Any:
     """null means absent, as in the full checker."""
     return default if value is None else value
@@ -153,7 +179,7 @@ def _fast_job(d: dict[str, Any]) -> JobSpec | None:
     work: Any = d.get("work")
     if not (type(job_id) is str and job_id.strip() and type(account) is str and account.strip()):
         return None
-    if not (_num_ok(submit) and _num_ok(work, positive=True) and type(gpus) is int and gpus >= 1):
+    if not (time_ok(submit) and duration_ok(work, positive=True) and gpus_ok(gpus)):
         return None
     user = _or(d.get("user"), "")
     gpn = d.get("gpus_per_node")
@@ -166,14 +192,15 @@ def _fast_job(d: dict[str, Any]) -> JobSpec | None:
     gpu_type = d.get("gpu_type")
     if (
         type(user) is not str
-        or (gpn is not None and (type(gpn) is not int or gpn < 1 or gpus % gpn))
-        or (min_rt is not None and not _num_ok(min_rt))
+        or (gpn is not None and (not gpus_ok(gpn) or gpus % gpn))
+        or (min_rt is not None and not duration_ok(min_rt))
         or type(resumable) is not bool
-        or (ckpt is not None and not _num_ok(ckpt, positive=True))
+        or (ckpt is not None and not duration_ok(ckpt, positive=True))
         or type(priority) is not int
+        or priority_problem("priority", priority) is not None
         or type(kind) is not str
         or kind not in _KINDS
-        or (deadline is not None and not (_num_ok(deadline) and deadline >= submit))
+        or (deadline is not None and not (time_ok(deadline) and deadline >= submit))
         or d.get("depends_on")
         or (gpu_type is not None and not (type(gpu_type) is str and gpu_type.strip()))
     ):
@@ -196,13 +223,19 @@ def _fast_job(d: dict[str, Any]) -> JobSpec | None:
     )
 
 
-def _parse_job(c: _LineChecker, d: dict[str, Any], ids: IdIndex) -> JobSpec | None:
+def _parse_job(
+    c: _LineChecker, d: dict[str, Any], ids: IdIndex, fit: JobFit | None
+) -> JobSpec | None:
     job = _fast_job(d) or _checked_job(c, d)
-    if job is not None:
-        ids.add(job.id, c.line)
-        for dep in job.depends_on:
-            ids.depend(dep, c.line, _col(c.raw, "depends_on"))
-    return job
+    if job is None:
+        return None
+    ids.add(job.id, c.line)
+    for dep in job.depends_on:
+        ids.depend(job.id, dep, c.line, _col(c.raw, "depends_on"))
+    if fit is not None:
+        for p in fit.problems(job):
+            c.err(p.key, p.message)
+    return job if c.ok else None
 
 
 def _checked_job(c: _LineChecker, d: dict[str, Any]) -> JobSpec | None:
@@ -216,15 +249,15 @@ def _checked_job(c: _LineChecker, d: dict[str, Any]) -> JobSpec | None:
     if not c.ok:
         return None
     job_id = c.string(d, "id")
-    submit = c.number(d, "submit")
+    submit = c.time(d, "submit")
     account = c.string(d, "account")
-    gpus = c.integer(d, "gpus", minimum=1)
-    work = c.number(d, "work", positive=True)
+    gpus = c.gpus(d, "gpus")
+    work = c.duration(d, "work", positive=True)
     user = c.string(d, "user", empty=True) if _optional(d, "user") else ""
-    gpn = c.integer(d, "gpus_per_node", minimum=1) if _optional(d, "gpus_per_node") else None
+    gpn = c.gpus(d, "gpus_per_node") if _optional(d, "gpus_per_node") else None
     if gpn is not None and gpus is not None and gpus % gpn:
         c.err("gpus_per_node", f"gpus_per_node {gpn} does not divide gpus {gpus}")
-    min_rt = c.number(d, "min_runtime") if _optional(d, "min_runtime") else None
+    min_rt = c.duration(d, "min_runtime") if _optional(d, "min_runtime") else None
     resumable = True
     if _optional(d, "resumable"):
         if isinstance(d["resumable"], bool):
@@ -232,11 +265,13 @@ def _checked_job(c: _LineChecker, d: dict[str, Any]) -> JobSpec | None:
         else:
             c.err("resumable", f"resumable must be true or false, got {_kind(d['resumable'])}")
     ckpt = (
-        c.number(d, "checkpoint_interval", positive=True)
+        c.duration(d, "checkpoint_interval", positive=True)
         if _optional(d, "checkpoint_interval")
         else None
     )
     priority = c.integer(d, "priority") if _optional(d, "priority") else 0
+    if priority is not None and (problem := priority_problem("priority", priority)):
+        c.err("priority", problem)
     kind = "batch"
     if _optional(d, "kind"):
         k = d["kind"]
@@ -244,7 +279,7 @@ def _checked_job(c: _LineChecker, d: dict[str, Any]) -> JobSpec | None:
             kind = k
         else:
             c.err("kind", f"kind must be one of {', '.join(JOB_KINDS)}, got {_kind(k)}")
-    deadline = c.number(d, "deadline") if _optional(d, "deadline") else None
+    deadline = c.time(d, "deadline") if _optional(d, "deadline") else None
     if deadline is not None and submit is not None and deadline < submit:
         c.err("deadline", f"deadline {deadline:g} is before submit {submit:g}")
     deps: tuple[str, ...] = ()
@@ -289,7 +324,7 @@ def _parse_node(c: _LineChecker, d: dict[str, Any]) -> NodeEvent | None:
             c.err(None, f"node line is missing required key {key!r}")
     if not c.ok:
         return None
-    time = c.number(d, "time")
+    time = c.time(d, "time")
     node = c.string(d, "node")
     state = d["state"]
     if state not in NODE_STATES:
@@ -314,8 +349,16 @@ class TraceReader:
     until the iteration finished without error (the CLI writes to a temporary file for this).
     """
 
-    def __init__(self, path: str | Path, *, display_name: str | None = None, cap: int = 100):
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        display_name: str | None = None,
+        cap: int = 100,
+        fit: JobFit | None = None,
+    ):
         self.path = Path(path)
+        self.fit = fit
         self.diags = DiagnosticCollector(display_name or str(path), cap=cap)
         self.header: dict[str, Any] = {}
 
@@ -326,7 +369,7 @@ class TraceReader:
         seen_content = False
         stopped = False
         try:
-            for number, raw in numbered_lines(self.path):
+            for number, raw in numbered_lines(self.path, self.diags):
                 if not raw.strip():
                     continue
                 c = _LineChecker(raw, number, self.diags)
@@ -359,7 +402,7 @@ class TraceReader:
                     item = _parse_node(c, d)
                     tkey = "time"
                 else:
-                    item = _parse_job(c, d, ids)
+                    item = _parse_job(c, d, ids, self.fit)
                     tkey = "submit"
                 if item is None:
                     continue
@@ -373,6 +416,13 @@ class TraceReader:
                     continue
                 last_time, last_line = t, number
                 yield item
+            for cycle in ids.cycles():
+                names = " -> ".join(repr(n) for n in (*cycle.jobs, cycle.jobs[0]))
+                self.diags.add(
+                    cycle.line,
+                    cycle.col,
+                    f"dependency cycle {names}: these jobs would wait for each other forever",
+                )
             for line, first in ids.duplicates():
                 # the id's column is not kept for every line (memory): 1 marks the line start
                 self.diags.add(line, 1, f"duplicate id: line {first} uses it already")
@@ -383,14 +433,20 @@ class TraceReader:
         self.diags.raise_if_any(stopped_early=stopped)
 
 
-def iter_trace(path: str | Path, *, display_name: str | None = None) -> Iterator[TraceItem]:
-    """Stream jobs and node events in file order; raises TraceDiagnostics at the end on errors."""
-    return iter(TraceReader(path, display_name=display_name))
+def iter_trace(
+    path: str | Path, *, display_name: str | None = None, fit: JobFit | None = None
+) -> Iterator[TraceItem]:
+    """Stream jobs and node events in file order; raises TraceDiagnostics at the end on errors.
+
+    With ``fit``, every job must also replay on that cluster of a config (``job_fit``)."""
+    return iter(TraceReader(path, display_name=display_name, fit=fit))
 
 
-def read_trace(path: str | Path, *, display_name: str | None = None) -> Trace:
-    """Read and validate a whole trace into memory."""
-    reader = TraceReader(path, display_name=display_name)
+def read_trace(
+    path: str | Path, *, display_name: str | None = None, fit: JobFit | None = None
+) -> Trace:
+    """Read and validate a whole trace into memory (``fit``: as in :func:`iter_trace`)."""
+    reader = TraceReader(path, display_name=display_name, fit=fit)
     jobs: list[JobSpec] = []
     nodes: list[NodeEvent] = []
     for item in reader:

@@ -81,6 +81,13 @@ class ImportContext:
     def note(self, what: str) -> None:
         self.notes[what] += 1
 
+    def refuse(self, line: int, col: int, problem: str | None) -> bool:
+        """Report ``problem`` (from ``traces.bounds``) at ``line:col``; True if there was one."""
+        if problem is None:
+            return False
+        self.diags.add(line, col, problem)
+        return True
+
 
 class Importer(Protocol):
     """One source format.  ``read`` streams; it must not hold the file in memory."""

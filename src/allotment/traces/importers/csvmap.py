@@ -27,6 +27,7 @@ from allotment.traces.importers.fields import (
     parse_int,
     parse_timestamp,
 )
+from allotment.traces.bounds import duration_problem, gpus_problem, priority_problem
 from allotment.traces.source import open_text
 
 MAP_KEYS = (
@@ -120,7 +121,7 @@ class CsvImporter:
     name: str = "csv"
 
     def read(self, path: Path, ctx: ImportContext) -> Iterator[RawJob]:
-        with open_text(path) as fh:
+        with open_text(path, ctx.diags) as fh:
             reader = csv.reader(fh, delimiter=self.delimiter)
             header = next(reader, None)
             if header is None:
@@ -182,8 +183,20 @@ class CsvImporter:
         if values["gpus"] == 0:
             ctx.skip("no GPUs")
             return None
-        if work <= 0:
+        if work == 0:
             ctx.skip("zero run time")
+            return None
+        work_col = _col(row, cols["work"] if "work" in cols else cols["end"])
+        bad = ctx.refuse(number, work_col, duration_problem("run time", work))
+        bad |= ctx.refuse(number, _col(row, cols["gpus"]), gpus_problem("gpus", values["gpus"]))
+        for key in ("min_runtime", "checkpoint_interval"):
+            if key in values:
+                problem = duration_problem(key, values[key], positive=key == "checkpoint_interval")
+                bad |= ctx.refuse(number, _col(row, cols[key]), problem)
+        if "priority" in values:
+            problem = priority_problem("priority", values["priority"])
+            bad |= ctx.refuse(number, _col(row, cols["priority"]), problem)
+        if bad:
             return None
         gpn = values.get("gpus_per_node")
         if gpn is not None and (gpn == 0 or values["gpus"] % gpn):
