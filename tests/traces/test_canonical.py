@@ -11,14 +11,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from allotment.core.jobs import JOB_KINDS, JobSpec, NodeEvent
+from allotment.traces.bounds import MAX_DURATION_S, MAX_TIME_S
 from allotment.traces.canonical import (
     encode,
     read_trace,
     sorted_items,
     write_trace,
 )
-from allotment.traces.bounds import MAX_DURATION_S, MAX_TIME_S
 from allotment.traces.diagnostics import TraceDiagnostics
+
 
 def _upto(bound: float) -> st.SearchStrategy[float]:
     return st.one_of(

@@ -11,7 +11,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from allotment.errors import TraceError
 from allotment.traces.canonical import read_trace
 from allotment.traces.diagnostics import TraceDiagnostics
 from allotment.traces.fill_rules import FillRules
@@ -110,7 +109,10 @@ def test_empty_source_writes_a_header_only_trace(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("payload", "where"),
     [
-        (gzip.compress(b"id,t,w,g,a\n" + b"x,1,1,1,a\n" * 500)[:-40], r":1:1: cannot read this line"),
+        (
+            gzip.compress(b"id,t,w,g,a\n" + b"x,1,1,1,a\n" * 500)[:-40],
+            r":1:1: cannot read this line",
+        ),
         (b"id,t,w,g,a\n\xff\xfe,1,1,1,a\n", r":2:1: byte 0xff is not UTF-8"),
         (b"id,t,w,g,a\nx\xff,1,1,1,a\n", r":2:2: byte 0xff is not UTF-8"),
     ],

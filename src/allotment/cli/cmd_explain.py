@@ -11,7 +11,7 @@ import json
 from typing import Any
 
 from allotment.cli.cmd_simulate import add_workload_arguments, load_workload, parse_overrides
-from allotment.cli.common import add_at_argument, add_repo_argument, load_compiled
+from allotment.cli.common import SET_HELP, add_at_argument, add_repo_argument, load_compiled
 from allotment.core.context import MODES
 
 
@@ -21,10 +21,12 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     add_repo_argument(p)
     add_at_argument(p)
     add_workload_arguments(p)
-    p.add_argument("--policy", choices=MODES, default="budgets")
+    p.add_argument("--policy", choices=MODES, default="budgets", help="scheduler policy")
     p.add_argument("--time", type=float, default=None, metavar="SECONDS", help="moment to explain (seconds from trace start)")
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
-    p.add_argument("--set", metavar="KEY=VALUE", action="append", default=[], dest="overrides")
+    p.add_argument(
+        "--set", metavar="KEY=VALUE", action="append", default=[], dest="overrides", help=SET_HELP
+    )
     p.set_defaults(func=run)
 
 

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from allotment.cli.common import add_at_argument, add_repo_argument, load_compiled
+from allotment.cli.common import SET_HELP, add_at_argument, add_repo_argument, load_compiled
 from allotment.core.context import MODES
 from allotment.errors import UsageError
 
@@ -29,7 +29,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         action="append",
         default=[],
         dest="overrides",
-        help="override a policy knob for this run (repeatable), e.g. --set lookback=3d",
+        help=SET_HELP,
     )
     p.set_defaults(func=run)
 

@@ -19,7 +19,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from allotment.cli.common import add_at_argument, add_repo_argument, at_date, load_compiled
+from allotment.cli.common import (
+    RawDescriptionHelpFormatter,
+    add_at_argument,
+    add_repo_argument,
+    at_date,
+    load_compiled,
+)
 from allotment.config.models.common import NAME_PATTERN, OWNER_PATTERN
 from allotment.core.jobs import JobSpec
 from allotment.durations import parse_duration
@@ -97,7 +103,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         "trace",
         help="import, generate and check canonical traces",
         description=_DESCRIPTION,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=RawDescriptionHelpFormatter,
     )
     tsub = p.add_subparsers(dest="trace_command", metavar="SUBCOMMAND")
     tsub.required = True
@@ -234,9 +240,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     )
     chk.add_argument("file", metavar="FILE", type=Path, help="canonical trace (.jsonl[.gz])")
     _add_fit_arguments(chk)
-    chk.add_argument(
-        "--cluster", help="cluster of --repo to check against (default: the largest)"
-    )
+    chk.add_argument("--cluster", help="cluster of --repo to check against (default: the largest)")
     add_at_argument(chk)
     chk.set_defaults(func=run_check)
 
@@ -352,7 +356,9 @@ def run_import(args: argparse.Namespace) -> int:
     fill = _fill(args)
     window = _window(args)
     if args.repo is not None and args.repo_out is not None:
-        raise UsageError("--repo checks against an existing config, --repo-out writes one: not both")
+        raise UsageError(
+            "--repo checks against an existing config, --repo-out writes one: not both"
+        )
     checks = ImportChecks(account_map=_account_map(args), fit=_fit(args))
     if args.repo_out is not None:
         _check_repo_names(args)

@@ -16,6 +16,8 @@ The canonical reader and every importer ask these functions, so the rule has one
 
 from __future__ import annotations
 
+from typing import TypeGuard
+
 MAX_TIME_S = 10 * 365 * 86400  # 315,360,000 s: ten years after trace start
 MAX_DURATION_S = 366 * 86400  # 31,622,400 s: one (leap) year
 MAX_GPUS = 2**20  # 1,048,576
@@ -73,5 +75,5 @@ def duration_ok(v: object, positive: bool = False) -> bool:
     )
 
 
-def gpus_ok(v: object) -> bool:
+def gpus_ok(v: object) -> TypeGuard[int]:
     return type(v) is int and 1 <= v <= MAX_GPUS

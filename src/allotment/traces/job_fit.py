@@ -54,8 +54,7 @@ class JobFit:
             out.append(
                 JobProblem(
                     "gpu_type",
-                    f"unknown GPU type {job.gpu_type!r} on cluster {self.cluster} "
-                    f"(it has {known})",
+                    f"unknown GPU type {job.gpu_type!r} on cluster {self.cluster} (it has {known})",
                 )
             )
         elif self.pool.shape(job) == (0, 0):
@@ -80,7 +79,9 @@ def job_fit(config: CompiledConfig, cluster: str | None = None) -> JobFit:
         raise UsageError(f"--cluster {name}: unknown; known: {known}")
     cl = config.clusters[name]
     nodes = tuple(
-        NodeState(n, g.gpus_per_node, True, g.gpu_type) for g in cl.node_groups for n in g.node_names
+        NodeState(n, g.gpus_per_node, True, g.gpu_type)
+        for g in cl.node_groups
+        for n in g.node_names
     )
     return JobFit(
         cluster=name,

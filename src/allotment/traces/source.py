@@ -10,11 +10,10 @@ blocks, so that is where the bad block starts, to within a block), never as a ``
 from __future__ import annotations
 
 import gzip
+import io
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO
-
 from allotment.errors import TraceError
 from allotment.traces.diagnostics import DiagnosticCollector
 
@@ -57,7 +56,9 @@ class TextLines:
         except (OSError, EOFError, zlib.error) as exc:
             # gzip.BadGzipFile is an OSError; a cut stream an EOFError; bad data a zlib.error.
             # Nothing after this can be read: raise what was found so far, now.
-            self.diags.add(self.line + 1, 1, f"cannot read this line: {exc} (a corrupt or cut file?)")
+            self.diags.add(
+                self.line + 1, 1, f"cannot read this line: {exc} (a corrupt or cut file?)"
+            )
             self.diags.raise_if_any()
 
     def _report(self, line: int, col: int, message: str) -> None:
@@ -66,7 +67,7 @@ class TextLines:
             self.diags.raise_if_any()
 
 
-def _open_binary(p: Path) -> IO[bytes]:
+def _open_binary(p: Path) -> io.BufferedIOBase:
     try:
         with p.open("rb") as probe:
             magic = probe.read(2)

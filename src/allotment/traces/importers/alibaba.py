@@ -104,8 +104,8 @@ class AlibabaImporter:
             ctx.skip("zero run time")
             return None
         work_col = _col_of(row, "deletion_time")
-        bad = ctx.refuse(number, work_col, duration_problem("run time", work))
-        if bad | ctx.refuse(number, _col_of(row, "num_gpu"), gpus_problem("gpus", num_gpu)):
+        refused = ctx.refuse(number, work_col, duration_problem("run time", work))
+        if refused | ctx.refuse(number, _col_of(row, "num_gpu"), gpus_problem("gpus", num_gpu)):
             return None
         specs = [s for s in cols["gpu_spec"].split("|") if s.strip()]
         if len(specs) > 1:

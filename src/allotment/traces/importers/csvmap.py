@@ -21,13 +21,13 @@ from typing import Any
 
 from allotment.core.jobs import JOB_KINDS
 from allotment.errors import UsageError
+from allotment.traces.bounds import duration_problem, gpus_problem, priority_problem
 from allotment.traces.importers.base import ImportContext, RawJob
 from allotment.traces.importers.fields import (
     parse_elapsed,
     parse_int,
     parse_timestamp,
 )
-from allotment.traces.bounds import duration_problem, gpus_problem, priority_problem
 from allotment.traces.source import open_text
 
 MAP_KEYS = (
