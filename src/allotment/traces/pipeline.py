@@ -4,14 +4,15 @@ Numbered steps, each the same for every format:
 
 1. the importer streams ``RawJob`` records, counting skips and collecting positioned errors;
 2. records are sorted by (submit, id) in bounded memory (``sorting.external_sort``);
-3. if the source had any error, stop: nothing is written (all errors are raised at once);
+3. errors found reading the source are kept, with those of the next steps, to be raised at
+   once in step 7 (so a bad time bound and a bad line elsewhere come out together);
 4. times are rebased so the first submit is 0 and checked against the bounds (``bounds``);
    names become config names (``names``), or what ``--account-map`` says;
 5. fill rules complete what the source does not say (``fill_rules``);
 6. with a config (``--repo``), each job must replay on its cluster (``job_fit``); each job is
    written to a temporary file and counted (``summary.ImportStats``);
-7. duplicate ids are checked (positions are the source's lines); on success the temporary file
-   is renamed to the output, otherwise removed.
+7. duplicate ids are checked (positions are the source's lines); with no error at all the
+   temporary file is renamed to the output, otherwise removed and every error raised.
 """
 
 from __future__ import annotations
@@ -96,7 +97,6 @@ def import_trace(
     ordered = external_sort(importer.read(src, ctx), _key, chunk=sort_chunk)
     try:
         first = next(ordered, None)  # the whole source has been read once this returns
-        ctx.diags.raise_if_any()
         return _write(
             importer,
             shown,

@@ -14,6 +14,7 @@ import io
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
+
 from allotment.errors import TraceError
 from allotment.traces.diagnostics import DiagnosticCollector
 
