@@ -14,6 +14,9 @@ from typing import Any
 
 from allotment.core.jobs import JOB_KINDS, JobSpec, NodeEvent
 from allotment.traces.bounds import (
+    MAX_DURATION_S,
+    MAX_GPUS,
+    MAX_TIME_S,
     duration_ok,
     duration_problem,
     gpus_ok,
@@ -179,7 +182,15 @@ def _fast_job(d: dict[str, Any]) -> JobSpec | None:
     work: Any = d.get("work")
     if not (type(job_id) is str and job_id.strip() and type(account) is str and account.strip()):
         return None
-    if not (time_ok(submit) and duration_ok(work, positive=True) and gpus_ok(gpus)):
+    # the bounds of ``traces.bounds`` inlined for the three fields every line has
+    if not (
+        (type(submit) is int or type(submit) is float)
+        and 0 <= submit <= MAX_TIME_S
+        and (type(work) is int or type(work) is float)
+        and 0 < work <= MAX_DURATION_S
+        and type(gpus) is int
+        and 1 <= gpus <= MAX_GPUS
+    ):
         return None
     user = _or(d.get("user"), "")
     gpn = d.get("gpus_per_node")

@@ -45,15 +45,22 @@ class TextLines:
         self._fh.close()
 
     def __iter__(self) -> Iterator[str]:
+        for _, text in self.numbered(strip=False):
+            yield text
+
+    def numbered(self, *, strip: bool = True) -> Iterator[tuple[int, str]]:
+        """``(line number, text)``, 1-based; ``strip`` drops the line end.  One loop for both,
+        as this is the hot loop of every reader."""
         try:
             for raw in self._fh:
                 self.line += 1
                 try:
-                    yield raw.decode("utf-8")
+                    text = raw.decode("utf-8")
                 except UnicodeDecodeError as exc:
                     col = len(raw[: exc.start].decode("utf-8", "replace")) + 1
                     self._report(self.line, col, f"byte 0x{raw[exc.start]:02x} is not UTF-8")
-                    yield raw.decode("utf-8", "replace")
+                    text = raw.decode("utf-8", "replace")
+                yield self.line, text.rstrip("\r\n") if strip else text
         except (OSError, EOFError, zlib.error) as exc:
             # gzip.BadGzipFile is an OSError; a cut stream an EOFError; bad data a zlib.error.
             # Nothing after this can be read: raise what was found so far, now.
@@ -89,5 +96,4 @@ def numbered_lines(
 ) -> Iterator[tuple[int, str]]:
     """Yield ``(line_number, text_without_newline)``, 1-based, streaming."""
     with open_text(path, diags) as lines:
-        for number, raw in enumerate(lines, start=1):
-            yield number, raw.rstrip("\r\n")
+        yield from lines.numbered()
