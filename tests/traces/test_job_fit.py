@@ -153,3 +153,27 @@ def test_account_map_charges_a_source_account_to_a_leaf(
     assert code == 0, capsys.readouterr().err
     accounts = [json.loads(x).get("account") for x in out.read_text().splitlines()[1:]]
     assert accounts == ["molmo", "molmo", "tulu", "molmo"]
+
+
+def test_simulate_of_a_corrupt_gzip_trace_is_a_positioned_error_not_zlib_error(
+    tmp_path: Path, repo_root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import gzip
+
+    body = "".join(json.dumps(_job(f"j{i}", i)) + "\n" for i in range(50)).encode()
+    good = gzip.compress(body)
+    path = tmp_path / "t.jsonl.gz"
+    path.write_bytes(good[:10] + bytes([good[10] ^ 0xFF]) + good[11:])
+    assert main(["simulate", "--trace", str(path), "--repo", str(repo_root), *AT]) == 2
+    (err,) = _stderr_lines(capsys)
+    assert err.startswith(f"{path}:1:1: cannot read this line: Error -3 while decompressing")
+
+
+def test_generate_refuses_more_days_than_a_trace_may_span(
+    tmp_path: Path, repo_root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "g.jsonl"
+    args = ["trace", "generate", "--scenario", "ai2", "--days", "4000", "-o", str(out)]
+    assert main([*args, "--repo", str(repo_root), *AT]) == 2
+    assert "a trace spans at most 3650 days" in _stderr_lines(capsys)[0]
+    assert not out.exists()

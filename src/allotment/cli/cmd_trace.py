@@ -30,6 +30,7 @@ from allotment.config.models.common import NAME_PATTERN, OWNER_PATTERN
 from allotment.core.jobs import JobSpec
 from allotment.durations import parse_duration
 from allotment.errors import UsageError
+from allotment.traces.bounds import MAX_TIME_S
 from allotment.traces.canonical import read_trace, sorted_items, write_trace
 from allotment.traces.fill_rules import FillRules, load_fill_rules, rules_for
 from allotment.traces.importers import (
@@ -441,6 +442,8 @@ def _write_json(path: Path, data: dict[str, Any]) -> None:
 def run_generate(args: argparse.Namespace) -> int:
     from allotment.traces.scenarios import get_scenario
 
+    if args.days * 86400 > MAX_TIME_S:
+        raise UsageError(f"--days {args.days:g}: a trace spans at most {MAX_TIME_S // 86400} days")
     generate = get_scenario(args.scenario)
     config = load_compiled(args)
     cluster = args.cluster or config.largest_cluster()
