@@ -120,7 +120,7 @@ def test_rules_match_the_normalized_account_names(tmp_path: Path) -> None:
 
 
 def test_a_fill_value_beyond_the_trace_bounds_is_a_usage_error() -> None:
-    with pytest.raises(UsageError, match="min_runtime 3.456e\\+07 s is beyond the trace bound"):
+    with pytest.raises(UsageError, match=r"min_runtime 3.456e\+07 s is beyond the trace bound"):
         FillRules().with_overrides(["min_runtime=400d"])
-    with pytest.raises(UsageError, match="checkpoint_interval .* is beyond the trace bound"):
+    with pytest.raises(UsageError, match=r"checkpoint_interval .* is beyond the trace bound"):
         FillRules().with_overrides(["checkpoint_interval=1000d"])
