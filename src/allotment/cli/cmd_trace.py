@@ -480,6 +480,10 @@ def run_check(args: argparse.Namespace) -> int:
     print(
         f"ok: {len(jobs):,} jobs, {len(trace.node_events):,} node events, {len(accounts):,} accounts, "
         f"{gpu_hours:,.0f} GPU-hours, span {span / 86400:.1f} days"
-        + (f"; every job replays on {fit.cluster} of {args.repo}" if fit is not None else "")
+        + (
+            f"; every job replays on {fit.cluster} of {args.repo}"
+            if fit is not None
+            else "; accounts, GPU types and sizes not checked (give --repo DIR)"
+        )
     )
     return 0
