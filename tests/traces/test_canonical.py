@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from allotment.core.jobs import JOB_KINDS, JobSpec, NodeEvent
-from allotment.traces.bounds import MAX_DURATION_S, MAX_TIME_S
+from allotment.traces.bounds import MAX_DURATION_S, MAX_GPUS, MAX_TIME_S
 from allotment.traces.canonical import (
     encode,
     read_trace,
@@ -240,6 +240,9 @@ values = st.one_of(
     st.floats(allow_nan=False),
     st.sampled_from(["", " ", "a", "debug", "train", "2"]),
     st.lists(st.sampled_from(["a", "b"]), max_size=2),
+    # the edges of the bounds, which the fast path inlines
+    st.sampled_from([MAX_TIME_S, MAX_TIME_S + 1, MAX_DURATION_S, MAX_DURATION_S + 0.5]),
+    st.sampled_from([MAX_GPUS, MAX_GPUS + 1, 2**31 - 1, 2**31, -(2**31) - 1, 10**30]),
 )
 
 
@@ -277,10 +280,11 @@ REQUIRED = ("id", "submit", "account", "gpus", "work")
 )
 def test_fast_path_agrees_with_the_full_checker(d: dict[str, object]) -> None:
     from allotment.traces.diagnostics import DiagnosticCollector
-    from allotment.traces.reader import _checked_job, _fast_job, _LineChecker
+    from allotment.traces.job_lines import checked_job, fast_job
+    from allotment.traces.line_checker import LineChecker
 
-    fast = _fast_job(dict(d))
+    fast = fast_job(dict(d))
     diags = DiagnosticCollector("t", cap=10_000)
-    slow = _checked_job(_LineChecker("", 1, diags), dict(d))
+    slow = checked_job(LineChecker("", 1, diags), dict(d))
     assert fast == slow  # the fast path is exact for lines without dependencies
     assert (slow is None) == bool(diags)
