@@ -154,7 +154,7 @@ def _write(
                 if window.until is not None and submit >= window.until - window.since:
                     ctx.skip("after the --until window")
                     continue
-                if ctx.refuse(raw.line, 1, _rebased_problem(submit)):
+                if ctx.refuse(raw.line, _rebased_problem(submit)):
                     continue
                 account = checks.account_map.get(raw.account) or accounts(raw.account)
                 user = users(raw.user) if raw.user else ""
@@ -175,7 +175,7 @@ def _write(
                     gpu_type=gpu_types(raw.gpu_type) if raw.gpu_type else None,
                 )
                 if checks.fit is not None:
-                    bad = [ctx.refuse(raw.line, 1, p.message) for p in checks.fit.problems(job)]
+                    bad = [ctx.refuse(raw.line, p.message) for p in checks.fit.problems(job)]
                     if bad:
                         continue
                 ids.digests.append(id_digest(job.id))  # 8 bytes a job; lines only if needed

@@ -103,9 +103,10 @@ class AlibabaImporter:
         if work == 0:
             ctx.skip("zero run time")
             return None
-        work_col = _col_of(row, "deletion_time")
-        refused = ctx.refuse(number, work_col, duration_problem("run time", work))
-        if refused | ctx.refuse(number, _col_of(row, "num_gpu"), gpus_problem("gpus", num_gpu)):
+        problem = duration_problem("run time", work)
+        refused = ctx.refuse(number, problem, lambda: _col_of(row, "deletion_time"))
+        problem = gpus_problem("gpus", num_gpu)
+        if refused | ctx.refuse(number, problem, lambda: _col_of(row, "num_gpu")):
             return None
         specs = [s for s in cols["gpu_spec"].split("|") if s.strip()]
         if len(specs) > 1:

@@ -114,6 +114,12 @@ _PARSERS: dict[str, Callable[[str], Any]] = {
 }
 
 
+def _value_problem(key: str, value: Any) -> str | None:
+    if key == "priority":
+        return priority_problem(key, value)
+    return duration_problem(key, value, positive=key == "checkpoint_interval")
+
+
 @dataclass(frozen=True, slots=True)
 class CsvImporter:
     mapping: Mapping[str, str] = field(default_factory=dict)
@@ -186,16 +192,15 @@ class CsvImporter:
         if work == 0:
             ctx.skip("zero run time")
             return None
-        work_col = _col(row, cols["work"] if "work" in cols else cols["end"])
-        bad = ctx.refuse(number, work_col, duration_problem("run time", work))
-        bad |= ctx.refuse(number, _col(row, cols["gpus"]), gpus_problem("gpus", values["gpus"]))
-        for key in ("min_runtime", "checkpoint_interval"):
+        work_key = "work" if "work" in cols else "end"
+        problem = duration_problem("run time", work)
+        bad = ctx.refuse(number, problem, lambda: _col(row, cols[work_key]))
+        problem = gpus_problem("gpus", values["gpus"])
+        bad |= ctx.refuse(number, problem, lambda: _col(row, cols["gpus"]))
+        for key in ("min_runtime", "checkpoint_interval", "priority"):
             if key in values:
-                problem = duration_problem(key, values[key], positive=key == "checkpoint_interval")
-                bad |= ctx.refuse(number, _col(row, cols[key]), problem)
-        if "priority" in values:
-            problem = priority_problem("priority", values["priority"])
-            bad |= ctx.refuse(number, _col(row, cols["priority"]), problem)
+                problem = _value_problem(key, values[key])
+                bad |= ctx.refuse(number, problem, lambda k=key: _col(row, cols[k]))  # type: ignore[misc]
         if bad:
             return None
         gpn = values.get("gpus_per_node")

@@ -127,10 +127,12 @@ class SacctImporter:
         if work == 0:
             ctx.skip("zero run time")
             return None
-        work_col = col("Elapsed" if "Elapsed" in header else "End")
-        gpus_col = next((col(f) for f in (*_TRES_FIELDS, *_GRES_FIELDS) if f in header), 1)
-        bad_work = ctx.refuse(number, work_col, duration_problem("run time", work))
-        if bad_work | ctx.refuse(number, gpus_col, gpus_problem("gpus", gpus)):
+        problem = duration_problem("run time", work)
+        bad_work = ctx.refuse(
+            number, problem, lambda: col("Elapsed" if "Elapsed" in header else "End")
+        )
+        problem = gpus_problem("gpus", gpus)
+        if bad_work | ctx.refuse(number, problem, lambda: col(_gpu_field(header))):
             return None
         if "NNodes" in header and cell("NNodes"):
             try:
@@ -184,3 +186,8 @@ class SacctImporter:
                     None,
                 )
         return 0, None, None
+
+
+def _gpu_field(header: dict[str, int]) -> str:
+    """The column the GPU count was read from (the first TRES or GRES field present)."""
+    return next(f for f in (*_TRES_FIELDS, *_GRES_FIELDS) if f in header)

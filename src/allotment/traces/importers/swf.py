@@ -106,9 +106,10 @@ class SwfImporter:
             ctx.skip("processors missing")
             return None
         gpus = max(1, math.ceil(procs * self.gpus_per_proc))
-        bad_work = ctx.refuse(number, _column(line, 3), duration_problem("run time", runtime))
-        procs_col = _column(line, 4 if values[4] > 0 else 7)
-        if bad_work | ctx.refuse(number, procs_col, gpus_problem("gpus", gpus)):
+        problem = duration_problem("run time", runtime)
+        bad_work = ctx.refuse(number, problem, lambda: _column(line, 3))
+        problem = gpus_problem("gpus", gpus)
+        if bad_work | ctx.refuse(number, problem, lambda: _column(line, 4 if values[4] > 0 else 7)):
             return None
         user = values[11]
         raw_account = values[_ACCOUNT_FIELD[self.account_from]]
