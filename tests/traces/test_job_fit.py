@@ -177,3 +177,13 @@ def test_generate_refuses_more_days_than_a_trace_may_span(
     assert main([*args, "--repo", str(repo_root), *AT]) == 2
     assert "a trace spans at most 3650 days" in _stderr_lines(capsys)[0]
     assert not out.exists()
+
+
+def test_simulate_refuses_a_horizon_beyond_the_trace_bound(
+    tmp_path: Path, repo_root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "one.jsonl"
+    path.write_text(json.dumps(_job("a", 0)) + "\n")
+    args = ["simulate", "--trace", str(path), "--repo", str(repo_root), *AT, "--days", "1e9"]
+    assert main(args) == 2  # was a MemoryError: one value per simulated hour
+    assert "--days must be positive and at most 3650" in _stderr_lines(capsys)[0]

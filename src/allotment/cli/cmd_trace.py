@@ -32,7 +32,7 @@ from allotment.cli.trace_import import (
 )
 from allotment.core.jobs import JobSpec
 from allotment.errors import UsageError
-from allotment.traces.bounds import MAX_TIME_S
+from allotment.traces.bounds import MAX_DAYS
 from allotment.traces.canonical import read_trace, sorted_items, write_trace
 
 _DESCRIPTION = """Make canonical traces (JSON Lines, docs/trace-format.md).
@@ -90,8 +90,8 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 def run_generate(args: argparse.Namespace) -> int:
     from allotment.traces.scenarios import get_scenario
 
-    if args.days * 86400 > MAX_TIME_S:
-        raise UsageError(f"--days {args.days:g}: a trace spans at most {MAX_TIME_S // 86400} days")
+    if args.days > MAX_DAYS:
+        raise UsageError(f"--days {args.days:g}: a trace spans at most {MAX_DAYS} days")
     generate = get_scenario(args.scenario)
     config = load_compiled(args)
     cluster = args.cluster or config.largest_cluster()

@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import TypeGuard
 
 MAX_TIME_S = 10 * 365 * 86400  # 315,360,000 s: ten years after trace start
+MAX_DAYS = MAX_TIME_S // 86400  # 3,650: the longest replay horizon or generated scenario
 MAX_DURATION_S = 366 * 86400  # 31,622,400 s: one (leap) year
 MAX_GPUS = 2**20  # 1,048,576
 MAX_PRIORITY = 2**31 - 1
