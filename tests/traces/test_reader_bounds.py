@@ -107,3 +107,9 @@ def test_a_cut_gzip_trace_is_a_positioned_error(tmp_path: Path) -> None:
     errors = _errors(tmp_path, gzip.compress(body)[:-200])
     assert len(errors) == 1 and "cannot read this line" in errors[0], errors
     assert errors[0].startswith("t.jsonl:") and ":1: " in errors[0]
+
+
+def test_deeply_nested_json_is_a_positioned_error_not_a_recursion_error(tmp_path: Path) -> None:
+    deep = b'{"id":' + b"[" * 100_000 + b"]" * 100_000 + b"}\n"
+    good = json.dumps(_job("a")).encode() + b"\n"
+    assert _errors(tmp_path, good + deep) == ["t.jsonl:2:1: not valid JSON here: nested too deeply"]

@@ -68,6 +68,9 @@ class TraceReader:
                 except ValueError as exc:
                     self.diags.add(number, 1, f"not valid JSON: {exc}")
                     continue
+                except RecursionError:
+                    self.diags.add(number, 1, "not valid JSON here: nested too deeply")
+                    continue
                 if not isinstance(d, dict):
                     self.diags.add(number, 1, "each line must be a JSON object")
                     continue
