@@ -131,3 +131,10 @@ def test_alibaba_deleted_before_scheduled_is_an_error(tmp_path: Path) -> None:
     assert _errors(tmp_path, AlibabaImporter(), "pods.csv", f"{header}\n{row}\n") == [
         f"pods.csv:2:{col}: run time must be 0 or more, got -5"
     ]
+
+
+def test_swf_infinite_field_is_an_error_not_an_overflow(tmp_path: Path) -> None:
+    line = _swf((4, "1e400"))
+    assert _errors(tmp_path, SwfImporter(), "t.swf", line + "\n") == [
+        f"t.swf:1:{line.index('1e400') + 1}: SWF fields are integers, got '1e400'"
+    ]

@@ -137,7 +137,7 @@ class SwfImporter:
             text = m.group()
             try:
                 values.append(int(float(text)))  # some logs write 12.0
-            except ValueError:
+            except (ValueError, OverflowError):  # 'x', or '1e400' (an infinite float)
                 ctx.diags.add(number, m.start() + 1, f"SWF fields are integers, got {text!r}")
                 return None
         return values
