@@ -52,9 +52,7 @@ def main() -> None:
         from allotment.traces.job_fit import job_fit
 
         fit = job_fit(compile_repo(args.repo, dt.date(2026, 11, 29)))
-        cases.append(
-            ("read + config checks", lambda: len(read_trace(args.trace, fit=fit).jobs))
-        )
+        cases.append(("read + config checks", lambda: len(read_trace(args.trace, fit=fit).jobs)))
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "o.jsonl"
         for name, src, imp in (("import NASA SWF", SWF, SwfImporter()), ("import Alibaba", ALIBABA, AlibabaImporter())):  # fmt: skip
