@@ -187,3 +187,19 @@ def test_simulate_refuses_a_horizon_beyond_the_trace_bound(
     args = ["simulate", "--trace", str(path), "--repo", str(repo_root), *AT, "--days", "1e9"]
     assert main(args) == 2  # was a MemoryError: one value per simulated hour
     assert "--days must be positive and at most 3650" in _stderr_lines(capsys)[0]
+
+
+def test_a_leaf_without_a_budget_on_the_cluster_is_refused_there(
+    tmp_path: Path, repo_root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """molmo has no budget on b200: its jobs ran there, charged to no team in the table."""
+    path = tmp_path / "b.jsonl"
+    jobs = [_job("a", 0, account="molmo"), _job("b", 1, account="tulu")]
+    path.write_text("".join(json.dumps(x) + "\n" for x in jobs))
+    args = ["simulate", "--trace", str(path), "--repo", str(repo_root), *AT, "--cluster", "b200"]
+    assert main(args) == 2
+    assert _stderr_lines(capsys) == [
+        f"{path}:1:{_col(jobs[0], 'account')}: account 'molmo' has no budget on cluster b200 "
+        "(the leaf is not available there, or is outside its validity dates)"
+    ]
+    assert main([*args[:-1], "h100"]) == 0  # the same trace replays where molmo has a budget

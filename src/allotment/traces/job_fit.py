@@ -1,6 +1,8 @@
 """Whether a trace's jobs can be replayed on one cluster of a config, asked line by line.
 
-A job whose account is no budget leaf would be simulated and charged outside every team; a job
+A job whose account is no budget leaf with a budget on the replayed cluster (the core's
+``Context.leaves``: listed for the cluster and inside its validity dates) would be simulated and
+charged outside every team; a job
 whose GPU type the cluster lacks, or larger than the cluster, would be rejected at submission and
 never run.  Both make a replay quietly answer another question than the one asked, so they are
 errors at ``file:line:col`` (the account, ``gpu_type`` or ``gpus`` key), found by the same
@@ -16,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from allotment.compile.model import CompiledConfig
+from allotment.core.context import build_context
 from allotment.core.jobs import JobSpec
 from allotment.core.placement import NodePool
 from allotment.core.snapshot import NodeState
@@ -35,7 +38,8 @@ class JobFit:
     """The facts of one cluster of a config that a trace job must fit."""
 
     cluster: str
-    leaves: frozenset[str]
+    leaves: frozenset[str]  # leaves with a budget on this cluster (the core's ``Context.leaves``)
+    other_leaves: frozenset[str]  # leaves of the tree without one here (not listed, or expired)
     inner: frozenset[str]  # budget nodes with children: not chargeable
     gpu_types: tuple[str, ...]
     capacity_gpus: int
@@ -44,7 +48,12 @@ class JobFit:
     def problems(self, job: JobSpec) -> list[JobProblem]:
         out: list[JobProblem] = []
         if job.account not in self.leaves:
-            if job.account in self.inner:
+            if job.account in self.other_leaves:
+                why = (
+                    f"account {job.account!r} has no budget on cluster {self.cluster} "
+                    "(the leaf is not available there, or is outside its validity dates)"
+                )
+            elif job.account in self.inner:
                 why = f"account {job.account!r} is not a leaf budget; a job charges one leaf"
             else:
                 why = f"unknown account {job.account!r}: no budget leaf has that name"
@@ -78,6 +87,7 @@ def job_fit(config: CompiledConfig, cluster: str | None = None) -> JobFit:
         known = ", ".join(sorted(config.clusters))
         raise UsageError(f"--cluster {name}: unknown; known: {known}")
     cl = config.clusters[name]
+    here = frozenset(build_context(config, name).leaves)
     nodes = tuple(
         NodeState(n, g.gpus_per_node, True, g.gpu_type)
         for g in cl.node_groups
@@ -85,7 +95,8 @@ def job_fit(config: CompiledConfig, cluster: str | None = None) -> JobFit:
     )
     return JobFit(
         cluster=name,
-        leaves=frozenset(n.name for n in config.nodes if n.leaf),
+        leaves=here,
+        other_leaves=frozenset(n.name for n in config.nodes if n.leaf) - here,
         inner=frozenset(n.name for n in config.nodes if not n.leaf),
         gpu_types=tuple(sorted({g.gpu_type for g in cl.node_groups})),
         capacity_gpus=cl.gpus,
