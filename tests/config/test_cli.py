@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import shutil
 from pathlib import Path
 
 import pytest
 
-from allotment.cli.main import main
+from allotment.cli.main import COMMANDS, build_parser, main
 from tests.config.corpus import BASE
 
 AT = ["--at", "2026-06-01"]
@@ -101,3 +102,94 @@ def test_schema_unknown_kind_is_a_usage_error() -> None:
     with pytest.raises(SystemExit) as exc:
         main(["schema", "budgets"])
     assert exc.value.code == 2
+
+
+def _all_parsers(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
+    """``parser`` and every subcommand's parser, at any depth (``allot trace import``)."""
+    out = [parser]
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in dict.fromkeys(action.choices.values()):
+                out += _all_parsers(sub)
+    return out
+
+
+def _option_problems(p: argparse.ArgumentParser) -> list[str]:
+    bad = []
+    formatter = p._get_formatter()
+    for a in p._actions:
+        if isinstance(a, (argparse._HelpAction, argparse._SubParsersAction)):
+            continue
+        name = "/".join(a.option_strings) or a.dest
+        shown = formatter._get_help_string(a)  # type: ignore[attr-defined]
+        if not a.help or not shown:
+            bad.append(f"{p.prog} {name}: no help text")
+        elif (
+            a.option_strings
+            and a.default not in (None, False, [], argparse.SUPPRESS)
+            and a.nargs != 0
+            and "default" not in shown
+        ):
+            bad.append(f"{p.prog} {name}: help does not say its default ({a.default!r})")
+    return bad
+
+
+def test_every_help_is_plain_text_and_every_option_is_explained(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    parsers = _all_parsers(build_parser())
+    assert len(parsers) > len(COMMANDS)  # the walk found the subcommands and their children
+    problems: list[str] = []
+    for p in parsers:
+        text = p.format_help()
+        if "``" in text:
+            problems.append(f"{p.prog}: RST double backticks in --help")
+        problems += _option_problems(p)
+    assert problems == []
+
+
+def test_help_of_a_subcommand_shows_no_rst_markup(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as done:
+        main(["simulate", "--help"])
+    assert done.value.code == 0
+    out = capsys.readouterr().out
+    assert "``" not in out and "--set" in out and "lookback" in out
+
+
+def test_validate_from_a_subfolder_finds_the_repository_root(
+    repo_root: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    copy = tmp_path / "config"
+    for part in ("budgets", "inventory", "policies"):
+        shutil.copytree(repo_root / part, copy / part)
+    (copy / ".git").mkdir()  # the search stops at a work tree's top
+    sub = next(p for p in (copy / "budgets").rglob("*") if p.is_dir())
+    monkeypatch.chdir(sub)
+    assert main(["validate", *AT]) == 0
+    out = capsys.readouterr()
+    assert out.out.startswith("ok: 28 budget nodes") and out.err == ""
+
+
+def test_validate_outside_any_repository_still_reports_the_missing_tree(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / ".git").mkdir()
+    monkeypatch.chdir(tmp_path)
+    assert main(["validate", *AT]) == 2
+    assert "no budget tree" in capsys.readouterr().err
+
+
+def test_set_errors_name_the_public_knobs_not_the_model_fields(
+    repo_root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["simulate", "--repo", str(repo_root), *AT, "--scenario", "ai2", "--days", "0.01"]
+    assert main([*args, "--set", "lookback_s=3d"]) == 2
+    err = capsys.readouterr().err
+    known = err.split("known: ", 1)[1]
+    assert "lookback, " in known and "_s," not in known and "_s\n" not in known
+    assert "Traceback" not in err
+    assert main([*args, "--set", "preemption.non_resumable=sometimes"]) == 2
+    assert "expected requeue, cancel or run_to_completion" in capsys.readouterr().err

@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from allotment.core.jobs import JOB_KINDS, JobSpec, NodeEvent
+from allotment.traces.bounds import MAX_DURATION_S, MAX_GPUS, MAX_TIME_S
 from allotment.traces.canonical import (
     encode,
     read_trace,
@@ -19,10 +20,16 @@ from allotment.traces.canonical import (
 )
 from allotment.traces.diagnostics import TraceDiagnostics
 
-times = st.one_of(
-    st.integers(min_value=0, max_value=10**9).map(float),
-    st.floats(min_value=0, max_value=1e9, allow_nan=False, allow_infinity=False),
-)
+
+def _upto(bound: float) -> st.SearchStrategy[float]:
+    return st.one_of(
+        st.integers(min_value=0, max_value=int(bound)).map(float),
+        st.floats(min_value=0, max_value=bound, allow_nan=False, allow_infinity=False),
+    )
+
+
+times = _upto(MAX_TIME_S / 2)  # half, so that submit + a deadline offset stays in bounds
+durations = _upto(MAX_DURATION_S)
 names = st.text(max_size=10).map(lambda s: "x" + s)  # any text, never blank
 
 
@@ -36,12 +43,12 @@ def job_specs(draw: st.DrawFn) -> JobSpec:
         submit=submit,
         account=draw(names),
         gpus=gpus,
-        work=draw(times.filter(lambda x: x > 0)),
+        work=draw(durations.filter(lambda x: x > 0)),
         user=draw(st.text(max_size=8)),
         gpus_per_node=gpn,
-        min_runtime=draw(st.one_of(st.none(), times)),
+        min_runtime=draw(st.one_of(st.none(), durations)),
         resumable=draw(st.booleans()),
-        checkpoint_interval=draw(st.one_of(st.none(), times.filter(lambda x: x > 0))),
+        checkpoint_interval=draw(st.one_of(st.none(), durations.filter(lambda x: x > 0))),
         priority=draw(st.integers(-1000, 1000)),
         kind=draw(st.sampled_from(JOB_KINDS)),
         deadline=draw(st.one_of(st.none(), times.map(lambda d: submit + d))),
@@ -56,20 +63,17 @@ def test_write_then_read_round_trips_any_jobspec(
     tmp_path_factory: pytest.TempPathFactory, jobs: list[JobSpec], data: st.DataObject
 ) -> None:
     ids = [j.id for j in jobs]
+    # each job may depend on jobs listed before it (in any file order): no cycles
     jobs = [
         replace(
             j,
             depends_on=tuple(
-                data.draw(
-                    st.lists(
-                        st.sampled_from([i for i in ids if i != j.id]), unique=True, max_size=3
-                    )
-                )
+                data.draw(st.lists(st.sampled_from(ids[:k]), unique=True, max_size=3))
             ),
         )
-        if len(ids) > 1
+        if k > 0
         else j
-        for j in jobs
+        for k, j in enumerate(jobs)
     ]
     nodes = data.draw(
         st.lists(
@@ -236,6 +240,9 @@ values = st.one_of(
     st.floats(allow_nan=False),
     st.sampled_from(["", " ", "a", "debug", "train", "2"]),
     st.lists(st.sampled_from(["a", "b"]), max_size=2),
+    # the edges of the bounds, which the fast path inlines
+    st.sampled_from([MAX_TIME_S, MAX_TIME_S + 1, MAX_DURATION_S, MAX_DURATION_S + 0.5]),
+    st.sampled_from([MAX_GPUS, MAX_GPUS + 1, 2**31 - 1, 2**31, -(2**31) - 1, 10**30]),
 )
 
 
@@ -273,10 +280,11 @@ REQUIRED = ("id", "submit", "account", "gpus", "work")
 )
 def test_fast_path_agrees_with_the_full_checker(d: dict[str, object]) -> None:
     from allotment.traces.diagnostics import DiagnosticCollector
-    from allotment.traces.reader import _checked_job, _fast_job, _LineChecker
+    from allotment.traces.job_lines import checked_job, fast_job
+    from allotment.traces.line_checker import LineChecker
 
-    fast = _fast_job(dict(d))
+    fast = fast_job(dict(d))
     diags = DiagnosticCollector("t", cap=10_000)
-    slow = _checked_job(_LineChecker("", 1, diags), dict(d))
+    slow = checked_job(LineChecker("", 1, diags), dict(d))
     assert fast == slow  # the fast path is exact for lines without dependencies
     assert (slow is None) == bool(diags)

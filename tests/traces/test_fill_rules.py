@@ -117,3 +117,10 @@ def test_rules_match_the_normalized_account_names(tmp_path: Path) -> None:
     )
     jobs = read_trace(tmp_path / "o.jsonl").jobs
     assert [(j.account, j.min_runtime) for j in jobs] == [("team-a", 0), ("other", None)]
+
+
+def test_a_fill_value_beyond_the_trace_bounds_is_a_usage_error() -> None:
+    with pytest.raises(UsageError, match=r"min_runtime 3.456e\+07 s is beyond the trace bound"):
+        FillRules().with_overrides(["min_runtime=400d"])
+    with pytest.raises(UsageError, match=r"checkpoint_interval .* is beyond the trace bound"):
+        FillRules().with_overrides(["checkpoint_interval=1000d"])

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import gzip
 import random
+import re
 from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from allotment.errors import TraceError
 from allotment.traces.canonical import read_trace
 from allotment.traces.diagnostics import TraceDiagnostics
 from allotment.traces.fill_rules import FillRules
@@ -107,19 +107,32 @@ def test_empty_source_writes_a_header_only_trace(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "payload",
+    ("payload", "where"),
     [
-        gzip.compress(b"id,t,w,g,a\n" + b"x,1,1,1,a\n" * 500)[:-40],
-        b"id,t,w,g,a\n\xff\xfe,1,1,1,a\n",
+        (
+            gzip.compress(b"id,t,w,g,a\n" + b"x,1,1,1,a\n" * 500)[:-40],
+            r":1:1: cannot read this line",
+        ),
+        (b"id,t,w,g,a\n\xff\xfe,1,1,1,a\n", r":2:1: byte 0xff is not UTF-8"),
+        (b"id,t,w,g,a\nx\xff,1,1,1,a\n", r":2:2: byte 0xff is not UTF-8"),
     ],
-    ids=["truncated gzip", "not utf-8"],
+    ids=["truncated gzip", "not utf-8", "not utf-8 mid-line"],
 )
-def test_unreadable_input_is_one_clear_error(tmp_path: Path, payload: bytes) -> None:
+def test_unreadable_input_is_a_positioned_error(tmp_path: Path, payload: bytes, where: str) -> None:
     src = tmp_path / "jobs.csv"
     src.write_bytes(payload)
-    with pytest.raises(TraceError, match=f"cannot read {src}"):
+    with pytest.raises(TraceDiagnostics) as info:
         import_trace(CsvImporter(mapping=MAP), src, tmp_path / "o.jsonl", fill=FillRules())
+    assert re.search(re.escape(str(src)) + where, str(info.value)), str(info.value)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["jobs.csv"]
+
+
+def test_corrupt_gzip_data_is_a_positioned_error_not_zlib_error(tmp_path: Path) -> None:
+    good = gzip.compress(b"id,t,w,g,a\n" + b"x,1,1,1,a\n" * 50)
+    src = tmp_path / "jobs.csv"
+    src.write_bytes(good[:10] + bytes([good[10] ^ 0xFF]) + good[11:])  # zlib: invalid code lengths
+    with pytest.raises(TraceDiagnostics, match=re.escape(str(src)) + r":\d+:1: cannot read"):
+        import_trace(CsvImporter(mapping=MAP), src, tmp_path / "o.jsonl", fill=FillRules())
 
 
 def test_window_clips_running_jobs_and_drops_the_rest(tmp_path: Path) -> None:

@@ -26,7 +26,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     add_repo_argument(p)
     p.add_argument("--rev", default="HEAD", help="branch to audit (default: HEAD)")
     p.add_argument("--since", help="only commits after this revision")
-    p.add_argument("--format", choices=("text", "json"), default="text")
+    p.add_argument("--format", choices=("text", "json"), default="text", help="output format")
     p.set_defaults(func=run)
 
 

@@ -18,7 +18,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     p = sub.add_parser("compile", help="compute shares and entitlements", description=__doc__)
     add_repo_argument(p)
     add_at_argument(p)
-    p.add_argument("--format", choices=("table", "json"), default="table")
+    p.add_argument("--format", choices=("table", "json"), default="table", help="output format")
     p.add_argument(
         "--target",
         choices=("shares", "slurm", "kai", "kueue"),

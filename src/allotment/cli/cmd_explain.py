@@ -27,7 +27,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     add_repo_argument(p)
     p.add_argument("--at", dest="time", metavar="TIME",
                    help="moment: seconds or a span (26h) from the run's start, or an ISO time (default: now / the run's end)")
-    p.add_argument("--format", choices=("text", "json"), default="text")
+    p.add_argument("--format", choices=("text", "json"), default="text", help="output format")
     p.set_defaults(func=run)
 
 

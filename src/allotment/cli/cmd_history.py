@@ -22,7 +22,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     p.add_argument("node", help="budget node name (as it is named at --rev)")
     add_repo_argument(p)
     p.add_argument("--rev", default="HEAD", help="branch to read (default: HEAD)")
-    p.add_argument("--format", choices=("text", "json"), default="text")
+    p.add_argument("--format", choices=("text", "json"), default="text", help="output format")
     p.set_defaults(func=run)
 
 

@@ -47,7 +47,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         help="an approval given so far (repeatable); missing approvals then exit 1",
     )
     p.add_argument("--author", action="append", default=[], help="extra author e-mail (repeatable)")
-    p.add_argument("--format", choices=("markdown", "json"), default="markdown")
+    p.add_argument("--format", choices=("markdown", "json"), default="markdown", help="output format")
     p.add_argument("--out", type=Path, help="write here instead of stdout")
     p.set_defaults(func=run)
 

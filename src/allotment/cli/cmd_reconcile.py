@@ -38,11 +38,13 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     p = sub.add_parser(
         "reconcile", help="drive a cluster to the budget repository", description=__doc__
     )
-    p.add_argument("--backend", choices=("sim", "slurm", "kubernetes"), required=True)
+    p.add_argument(
+        "--backend", choices=("sim", "slurm", "kubernetes"), required=True, help="cluster to drive"
+    )
     p.add_argument(
         "--source", default=".", help="git URL, git repository or plain folder (default: .)"
     )
-    p.add_argument("--branch", default="main")
+    p.add_argument("--branch", default="main", help="branch of --source to follow")
     p.add_argument("--once", action="store_true", help="one tick, then exit")
     p.add_argument("--interval", default="10s", help="time between ticks (default 10s)")
     p.add_argument("--dry-run", action="store_true", help="plan and dry-run only; change nothing")

@@ -14,7 +14,9 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     p = sub.add_parser("report", help="an HTML report of a saved run", description=__doc__)
     p.add_argument("--run", type=Path, metavar="DIR", required=True, help="a saved run (allot simulate --save DIR)")
     p.add_argument("--baseline", type=Path, metavar="DIR", help="a saved run of the same workload under another policy")
-    p.add_argument("-o", "--output", type=Path, metavar="FILE.html", required=True)
+    p.add_argument(
+        "-o", "--output", type=Path, metavar="FILE.html", required=True, help="where to write the report"
+    )
     p.set_defaults(func=run)
 
 

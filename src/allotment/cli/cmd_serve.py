@@ -12,7 +12,7 @@ from typing import Any
 def register(sub: argparse._SubParsersAction[Any]) -> None:
     p = sub.add_parser("serve", help="a live page and /metrics from the reconciler's state", description=__doc__)
     p.add_argument("--state", default=Path(".allot-reconcile"), type=Path, help="the reconciler's state dir")
-    p.add_argument("--port", type=int, default=8080)
+    p.add_argument("--port", type=int, default=8080, help="TCP port on the bind address")
     p.add_argument("--bind", default="127.0.0.1", help="address to listen on (default: loopback only)")
     p.add_argument("--refresh", type=int, default=10, help="seconds between page refreshes")
     p.set_defaults(func=run)

@@ -11,9 +11,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from allotment.cli.common import add_at_argument, add_repo_argument, load_compiled
+from allotment.cli.common import SET_HELP, add_at_argument, add_repo_argument, load_compiled
 from allotment.core.context import MODES
 from allotment.errors import UsageError
+from allotment.traces.bounds import MAX_DAYS
 
 
 def register(sub: argparse._SubParsersAction[Any]) -> None:
@@ -29,7 +30,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         action="append",
         default=[],
         dest="overrides",
-        help="override a policy knob for this run (repeatable), e.g. --set lookback=3d",
+        help=SET_HELP,
     )
     p.set_defaults(func=run)
 
@@ -64,14 +65,14 @@ def load_workload(args: argparse.Namespace, config: Any) -> tuple[Any, str, floa
     cluster = args.cluster or config.largest_cluster()
     if cluster not in config.clusters:
         raise UsageError(f"--cluster {cluster}: unknown; known: {', '.join(sorted(config.clusters))}")
-    if args.days is not None and not args.days > 0:
-        raise UsageError(f"--days must be positive, got {args.days}")
+    if args.days is not None and not 0 < args.days <= MAX_DAYS:
+        raise UsageError(f"--days must be positive and at most {MAX_DAYS} (the trace bound), got {args.days:g}")
     if args.scenario:
         days = args.days if args.days is not None else 30.0
         return from_scenario(config, args.scenario, cluster=cluster, days=days, seed=args.seed), cluster, days
     if not args.trace.is_file():
         raise UsageError(f"--trace {args.trace}: no such file")
-    return from_trace(args.trace), cluster, args.days
+    return from_trace(args.trace, config, cluster), cluster, args.days
 
 
 def run(args: argparse.Namespace) -> int:

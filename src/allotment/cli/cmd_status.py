@@ -34,7 +34,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     )
     p.add_argument("--cluster", help="check the view is of this cluster")
     p.add_argument("--at", dest="time", metavar="TIME", help="with --run: seconds or a span from the run's start (default: its end)")
-    p.add_argument("--format", choices=("table", "json"), default="table")
+    p.add_argument("--format", choices=("table", "json"), default="table", help="output format")
     p.add_argument("--json", action="store_true", help="machine-readable output (= --format json)")
     p.set_defaults(func=run)
 

@@ -6,44 +6,34 @@
   at all.
 * ``allot trace generate --scenario ai2 [--days N] [--seed N] -o OUT.jsonl`` writes a built-in
   scenario so it can be inspected, edited and replayed with ``allot simulate --trace``.
-* ``allot trace check FILE`` validates a canonical trace and prints what it holds.
+* ``allot trace check FILE [--repo DIR]`` validates a canonical trace and prints what it holds
+  (with ``--repo``, also that every job replays on that config).
+
+The import's options and run live in ``trace_import``.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import re
-import sys
 from pathlib import Path
 from typing import Any
 
-from allotment.cli.common import add_at_argument, add_repo_argument, at_date, load_compiled
-from allotment.config.models.common import NAME_PATTERN, OWNER_PATTERN
+from allotment.cli.common import (
+    RawDescriptionHelpFormatter,
+    add_at_argument,
+    add_repo_argument,
+    load_compiled,
+)
+from allotment.cli.trace_import import (
+    add_fit_arguments,
+    fit_from_args,
+    positive_float,
+    register_import,
+)
 from allotment.core.jobs import JobSpec
-from allotment.durations import parse_duration
 from allotment.errors import UsageError
+from allotment.traces.bounds import MAX_DAYS
 from allotment.traces.canonical import read_trace, sorted_items, write_trace
-from allotment.traces.fill_rules import FillRules, load_fill_rules, rules_for
-from allotment.traces.importers import (
-    FORMATS,
-    AlibabaImporter,
-    CsvImporter,
-    Importer,
-    SacctImporter,
-    SwfImporter,
-    parse_map,
-)
-from allotment.traces.pipeline import Window, import_trace
-from allotment.traces.repo_out import (
-    RepoOutOptions,
-    commit_repo,
-    discard_repo,
-    render_repo,
-    write_repo,
-)
-from allotment.traces.summary import ImportResult, render_summary
 
 _DESCRIPTION = """Make canonical traces (JSON Lines, docs/trace-format.md).
 
@@ -52,42 +42,10 @@ _DESCRIPTION = """Make canonical traces (JSON Lines, docs/trace-format.md).
       writes a matching config repository (trace and repository land together or not at all)
   allot trace generate --scenario ai2 [--days N] [--seed N] -o OUT.jsonl
       write a built-in scenario, to inspect, edit and replay with allot simulate --trace
-  allot trace check FILE
-      validate a canonical trace and print what it holds
+  allot trace check FILE [--repo DIR [--cluster NAME]]
+      validate a canonical trace and print what it holds; with --repo, also that every job
+      replays on that config (the checks allot simulate --trace runs)
 """
-
-_ACCOUNT_FROM = {
-    "swf": ("group", "queue", "partition", "user"),
-    "sacct": ("account", "partition", "qos", "user"),
-    "alibaba-gpu": ("qos", "single"),
-}
-
-
-def _positive_int(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if v <= 0:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return v
-
-
-def _duration(text: str) -> float:
-    try:
-        return float(parse_duration(text))
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
-def _positive_float(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
-    if not v > 0 or v == float("inf"):
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
-    return v
 
 
 def register(sub: argparse._SubParsersAction[Any]) -> None:
@@ -95,110 +53,16 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         "trace",
         help="import, generate and check canonical traces",
         description=_DESCRIPTION,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=RawDescriptionHelpFormatter,
     )
     tsub = p.add_subparsers(dest="trace_command", metavar="SUBCOMMAND")
     tsub.required = True
-
-    imp = tsub.add_parser("import", help="convert a real trace to the canonical format")
-    imp.add_argument(
-        "file", metavar="FILE", type=Path, help="source trace (gzip is read transparently)"
-    )
-    imp.add_argument("--format", required=True, choices=FORMATS, help="source format")
-    imp.add_argument(
-        "-o",
-        "--output",
-        required=True,
-        type=Path,
-        help="canonical trace to write (.jsonl or .jsonl.gz)",
-    )
-    imp.add_argument(
-        "--fill",
-        action="append",
-        default=[],
-        metavar="FIELD=VALUE",
-        help="default for a field the source lacks: min_runtime=2h|0|policy|work, "
-        "resumable=true, checkpoint_interval=30m|none, kind=auto|debug|... (repeatable)",
-    )
-    imp.add_argument(
-        "--fill-rules", type=Path, metavar="FILE", help="YAML fill rules (docs/trace-format.md)"
-    )
-    imp.add_argument(
-        "--account-from",
-        metavar="FIELD",
-        help="swf: group|queue|partition|user; sacct: account|partition|qos|user; "
-        "alibaba-gpu: qos|single",
-    )
-    imp.add_argument(
-        "--gpus-per-proc",
-        type=_positive_float,
-        default=1.0,
-        help="swf: GPUs per processor; gpus = ceil(procs x this), at least 1 (default 1)",
-    )
-    imp.add_argument(
-        "--fractional",
-        choices=("round", "skip"),
-        default="round",
-        help="alibaba-gpu: GPU-sharing pods rounded up to 1 GPU or skipped (default round)",
-    )
-    imp.add_argument(
-        "--node-list", type=Path, help="alibaba-gpu: node list CSV (default: found next to FILE)"
-    )
-    imp.add_argument(
-        "--map",
-        action="append",
-        default=[],
-        metavar="FIELD=COL,...",
-        help="csv: canonical field = CSV column (submit, work or start+end, gpus, account, ...)",
-    )
-    imp.add_argument(
-        "--delimiter", default=None, help="csv/sacct: field separator (default , and |)"
-    )
-    imp.add_argument(
-        "--since",
-        type=_duration,
-        metavar="DURATION",
-        help="keep the trace from this long after its first submit (e.g. 110d); jobs still "
-        "running then start at 0 with the work they had left",
-    )
-    imp.add_argument(
-        "--until",
-        type=_duration,
-        metavar="DURATION",
-        help="drop jobs submitted this long or later after the first submit (e.g. 140d)",
-    )
-    imp.add_argument(
-        "--summary-json", type=Path, metavar="FILE", help="also write the import summary as JSON"
-    )
-    ro = imp.add_argument_group("--repo-out: a config repository matching the trace")
-    ro.add_argument(
-        "--repo-out", type=Path, metavar="DIR", help="write inventory, budgets and policies here"
-    )
-    ro.add_argument(
-        "--shares",
-        choices=("usage", "equal"),
-        default="usage",
-        help="leaf shares proportional to historical GPU-hours, or equal (default usage)",
-    )
-    ro.add_argument(
-        "--gpus",
-        type=_positive_int,
-        help="cluster size in GPUs (default: node list, else peak demand)",
-    )
-    ro.add_argument("--gpus-per-node", type=_positive_int, help="GPUs per node (default 8)")
-    ro.add_argument("--cluster", default="imported", help="cluster name (default imported)")
-    ro.add_argument("--org", default="imported", help="budget root name (default imported)")
-    ro.add_argument(
-        "--owner", default="platform@example.com", help="owner e-mail written into every file"
-    )
-    add_at_argument(imp)
-    imp.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")
-    imp.set_defaults(func=run_import)
+    register_import(tsub)
 
     gen = tsub.add_parser("generate", help="write a built-in scenario as a canonical trace")
     gen.add_argument("--scenario", required=True, help="scenario name (ai2)")
     gen.add_argument(
-        "--days", type=_positive_float, default=30.0, help="days to generate (default 30)"
+        "--days", type=positive_float, default=30.0, help="days to generate (default 30)"
     )
     gen.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     gen.add_argument(
@@ -209,170 +73,25 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     add_at_argument(gen)
     gen.set_defaults(func=run_generate)
 
-    chk = tsub.add_parser("check", help="validate a canonical trace and summarize it")
-    chk.add_argument("file", metavar="FILE", type=Path)
+    chk = tsub.add_parser(
+        "check",
+        help="validate a canonical trace and summarize it",
+        description="Validate a canonical trace: format and bounds always; with --repo, also "
+        "that every job replays on a cluster of that config (account a budget leaf, GPU type "
+        "known, job not larger than the cluster), exactly as allot simulate --trace checks.",
+    )
+    chk.add_argument("file", metavar="FILE", type=Path, help="canonical trace (.jsonl[.gz])")
+    add_fit_arguments(chk)
+    chk.add_argument("--cluster", help="cluster of --repo to check against (default: the largest)")
+    add_at_argument(chk)
     chk.set_defaults(func=run_check)
-
-
-def _importer(args: argparse.Namespace) -> Importer:
-    fmt = args.format
-    allowed = _ACCOUNT_FROM.get(fmt)
-    if args.account_from is not None and (allowed is None or args.account_from not in allowed):
-        choices = ", ".join(allowed) if allowed else "nothing (use --map account=COL)"
-        raise UsageError(f"--account-from for {fmt} takes {choices}, got {args.account_from!r}")
-    if args.map and fmt != "csv":
-        raise UsageError("--map is only for --format csv")
-    if args.delimiter is not None and fmt == "csv" and len(args.delimiter) != 1:
-        raise UsageError(f"--delimiter for csv is one character, got {args.delimiter!r}")
-    if args.delimiter == "":
-        raise UsageError("--delimiter must not be empty")
-    if fmt == "swf":
-        return SwfImporter(
-            gpus_per_proc=args.gpus_per_proc,
-            account_from=args.account_from or "group",
-            gpus_per_node=args.gpus_per_node or 8,
-        )
-    if fmt == "alibaba-gpu":
-        if args.node_list is not None and not args.node_list.is_file():
-            raise UsageError(f"--node-list {args.node_list}: no such file")
-        return AlibabaImporter(
-            fractional=args.fractional,
-            account_from=args.account_from or "qos",
-            node_list=args.node_list,
-        )
-    if fmt == "sacct":
-        return SacctImporter(
-            account_from=args.account_from or "account", delimiter=args.delimiter or "|"
-        )
-    if not args.map:
-        raise UsageError(
-            "--format csv needs --map submit=COL,work=COL,gpus=COL,account=COL[,user=COL]"
-        )
-    return CsvImporter(mapping=parse_map(args.map), delimiter=args.delimiter or ",")
-
-
-def _fill(args: argparse.Namespace) -> FillRules:
-    rules = rules_for(args.format)
-    if args.fill_rules is not None:
-        rules = load_fill_rules(args.fill_rules)
-    return rules.with_overrides(args.fill)
-
-
-def _window(args: argparse.Namespace) -> Window | None:
-    if args.since is None and args.until is None:
-        return None
-    since = args.since or 0.0
-    if args.until is not None and args.until <= since:
-        raise UsageError(f"--until must be later than --since ({args.until:g}s <= {since:g}s)")
-    return Window(since=since, until=args.until)
-
-
-def _check_repo_names(args: argparse.Namespace) -> None:
-    """Names written into the repository must be config names; say so before any work."""
-    for flag, value, pattern in (
-        ("--cluster", args.cluster, NAME_PATTERN),
-        ("--org", args.org, NAME_PATTERN),
-        ("--owner", args.owner, OWNER_PATTERN),
-    ):
-        if not re.fullmatch(pattern, value):
-            what = (
-                "an e-mail or @handle"
-                if flag == "--owner"
-                else "lowercase letters, digits, - and _"
-            )
-            raise UsageError(f"{flag} {value!r}: expected {what}")
-
-
-def _partial(path: Path) -> Path:
-    return path.with_name(f".partial-{os.getpid()}-{path.name}")
-
-
-def run_import(args: argparse.Namespace) -> int:
-    if not args.file.is_file():
-        raise UsageError(f"{args.file}: no such file")
-    importer = _importer(args)
-    fill = _fill(args)
-    window = _window(args)
-    if args.repo_out is not None:
-        _check_repo_names(args)
-        if args.repo_out.exists() and (not args.repo_out.is_dir() or any(args.repo_out.iterdir())):
-            raise UsageError(f"--repo-out {args.repo_out}: exists and is not an empty folder")
-    out: Path = args.output
-    if out.is_dir():
-        raise UsageError(f"-o {out}: is a folder; name the trace file to write")
-    tmp_trace = _partial(out)
-    tmp_repo: Path | None = None
-    try:
-        result = import_trace(
-            importer,
-            args.file,
-            tmp_trace,
-            fill=fill,
-            display_name=str(args.file),
-            window=window,
-        )
-        if args.repo_out is not None:
-            opts = RepoOutOptions(
-                shares=args.shares,
-                gpus=args.gpus,
-                gpus_per_node=args.gpus_per_node,
-                cluster=args.cluster,
-                org=args.org,
-                owner=args.owner,
-            )
-            tmp_repo = write_repo(
-                args.repo_out, render_repo(result, opts), at=at_date(args), commit=False
-            )
-        if args.summary_json is not None:
-            _write_json(args.summary_json, _summary_dict(result, out))
-        os.replace(tmp_trace, out)
-        if tmp_repo is not None:
-            commit_repo(tmp_repo, args.repo_out)
-            tmp_repo = None
-    finally:
-        tmp_trace.unlink(missing_ok=True)
-        if tmp_repo is not None:
-            discard_repo(tmp_repo)
-    if not args.quiet:
-        text = render_summary(result).replace(str(tmp_trace), str(out))
-        sys.stdout.write(text)
-        if args.repo_out is not None:
-            print(f"wrote config repository {args.repo_out} (validated by compiling it)")
-    return 0
-
-
-def _summary_dict(r: ImportResult, out: Path) -> dict[str, Any]:
-    s = r.stats
-    return {
-        "format": r.format,
-        "source": r.source,
-        "output": str(out),
-        "records": r.records,
-        "imported": r.imported,
-        "skipped": dict(sorted(r.skipped.items())),
-        "kept_with_changes": dict(sorted(r.notes.items())),
-        "span_seconds": s.last_end,
-        "last_submit_seconds": s.last_submit,
-        "start": r.start_iso,
-        "accounts": len(s.account_gpu_seconds),
-        "users": s.users,
-        "gpu_hours": round(s.gpu_seconds / 3600, 3),
-        "largest_job_gpus": s.max_job_gpus,
-        "peak_demand_gpus": s.peak_demand_gpus,
-        "kinds": dict(sorted(s.kinds.items())),
-        "unallocated_jobs": s.unallocated,
-        "cluster_gpus": sum(g.gpus_per_node * g.count for g in r.cluster) or None,
-    }
-
-
-def _write_json(path: Path, data: dict[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
 
 
 def run_generate(args: argparse.Namespace) -> int:
     from allotment.traces.scenarios import get_scenario
 
+    if args.days > MAX_DAYS:
+        raise UsageError(f"--days {args.days:g}: a trace spans at most {MAX_DAYS} days")
     generate = get_scenario(args.scenario)
     config = load_compiled(args)
     cluster = args.cluster or config.largest_cluster()
@@ -400,7 +119,8 @@ def run_generate(args: argparse.Namespace) -> int:
 def run_check(args: argparse.Namespace) -> int:
     if not args.file.is_file():
         raise UsageError(f"{args.file}: no such file")
-    trace = read_trace(args.file, display_name=str(args.file))
+    fit = fit_from_args(args)
+    trace = read_trace(args.file, display_name=str(args.file), fit=fit)
     jobs: tuple[JobSpec, ...] = trace.jobs
     accounts = {j.account for j in jobs}
     gpu_hours = sum(j.gpus * j.work for j in jobs) / 3600
@@ -408,5 +128,10 @@ def run_check(args: argparse.Namespace) -> int:
     print(
         f"ok: {len(jobs):,} jobs, {len(trace.node_events):,} node events, {len(accounts):,} accounts, "
         f"{gpu_hours:,.0f} GPU-hours, span {span / 86400:.1f} days"
+        + (
+            f"; every job replays on {fit.cluster} of {args.repo}"
+            if fit is not None
+            else "; accounts, GPU types and sizes not checked (give --repo DIR)"
+        )
     )
     return 0

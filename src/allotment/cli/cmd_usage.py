@@ -16,9 +16,9 @@ from allotment.errors import UsageError
 def register(sub: argparse._SubParsersAction[Any]) -> None:
     p = sub.add_parser("usage", help="GPU-hours per team or user from the usage ledger", description=__doc__)
     p.add_argument("--state", default=Path(".allot-reconcile"), type=Path, help="the reconciler's state dir")
-    p.add_argument("--by", choices=("team", "user"), default="team")
+    p.add_argument("--by", choices=("team", "user"), default="team", help="one row per team or per user")
     p.add_argument("--since", default="7d", help="span back from the last observation (default 7d)")
-    p.add_argument("--format", choices=("table", "json"), default="table")
+    p.add_argument("--format", choices=("table", "json"), default="table", help="output format")
     p.set_defaults(func=run)
 
 

@@ -11,15 +11,54 @@ from pathlib import Path
 from allotment.compile.compiler import compile_repo
 from allotment.compile.model import CompiledConfig
 from allotment.errors import Diagnostic, UsageError
+from allotment.sim.overrides import knob_names
+
+
+class HelpFormatter(argparse.HelpFormatter):
+    """Says every option's default, unless its help already does (``default`` in the text)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help
+        if (
+            text
+            and "default" not in text
+            and action.option_strings
+            and action.nargs != 0
+            and action.default not in (None, False, [], argparse.SUPPRESS)
+        ):
+            text += " (default: %(default)s)"
+        return text
+
+
+class RawDescriptionHelpFormatter(HelpFormatter, argparse.RawDescriptionHelpFormatter):
+    """The same, keeping a description's own line breaks (usage blocks)."""
+
+
+_CONFIG_DIRS = ("budgets", "inventory", "policies")
+
+
+def find_config_root(start: Path) -> Path:
+    """The config repository holding ``start``: the nearest folder, ``start`` or above it, with
+    a ``budgets/``, ``inventory/`` or ``policies/`` folder, as git finds its root (so ``allot
+    validate`` from ``budgets/ai2/`` checks the whole repository, not an empty one).  The search
+    stops at a git work tree's top; when nothing is found, ``start`` itself (and its errors)."""
+    here = start.resolve()
+    for d in (here, *here.parents):
+        if any((d / name).is_dir() for name in _CONFIG_DIRS):
+            return d if d != here else start
+        if (d / ".git").exists():
+            break
+    return start
 
 
 def add_repo_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--repo",
         metavar="DIR",
-        default=".",
+        default=find_config_root(Path(".")),
         type=Path,
-        help="config repository holding budgets/ inventory/ policies/ (default: .)",
+        help="config repository holding budgets/ inventory/ policies/ (default: the one "
+        "holding the current folder, found upwards as git does)",
     )
 
 
@@ -59,3 +98,10 @@ def load_compiled(args: argparse.Namespace, revision: str | None = None) -> Comp
     config = compile_repo(repo, at_date(args), revision)
     print_warnings(config.warnings)
     return config
+
+
+#: ``--set`` of ``allot simulate`` and ``allot explain``: the public knob names, as the YAML
+SET_HELP = (
+    "override a policy knob for this run (repeatable), named as in policies/scheduler.yaml: "
+    f"{knob_names()}; e.g. --set lookback=3d"
+)

@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import re
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from allotment import __version__
 from allotment._compiled import mode
+from allotment.cli.common import HelpFormatter
 from allotment.errors import AllotmentError, ConfigError
 
 COMMANDS = (
@@ -32,8 +35,26 @@ COMMANDS = (
 )
 
 
+_RST_LITERAL = re.compile(r"``([^`]+)``")
+
+
+def plain(text: str) -> str:
+    """Module docstrings double as ``--help`` text; show their RST literals as 'quoted'."""
+    return _RST_LITERAL.sub(r"'\1'", text)
+
+
 class _Parser(argparse.ArgumentParser):
-    """argparse exits 2 on usage errors already; keep its message but never a traceback."""
+    """argparse exits 2 on usage errors already; keep its message but never a traceback.
+
+    Every subcommand's parser is of this class too (argparse makes subparsers of the parent's
+    class), so the help of every command is plain text, whatever its docstring holds."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", HelpFormatter)
+        super().__init__(*args, **kwargs)
+
+    def format_help(self) -> str:
+        return plain(super().format_help())
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,61 +1,98 @@
 """``--set KEY=VALUE``: override one policy knob for a single run ("what if lookback were 3d?").
 
-Keys are Policy field names; a ``_s`` suffix may be dropped and then the value is a duration
-(``lookback=3d`` sets ``lookback_s``).  Bad keys and values are usage errors naming the knob."""
+Keys are the names written in ``policies/scheduler.yaml`` (docs/config-reference.md), never
+the compiled model's field names: ``lookback=3d``, ``preemption.non_resumable=cancel``,
+``priority_weights.age=2``.  The preemption knobs may drop their ``preemption.`` prefix.  Bad
+keys and values are usage errors naming the knob as the user wrote it and listing the public
+names (``KNOBS``)."""
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
-from allotment.compile.model import Policy, PriorityWeights
+from allotment.compile.model import Policy
 from allotment.durations import parse_duration
 from allotment.errors import UsageError
 
-_SIMPLE = {"lookback_s", "min_runtime_cap_s", "default_min_runtime_s", "debug_threshold_s",
-           "requeue_resumable", "non_resumable", "unallocated_enabled", "human_drain_threshold_s",
-           "reconcile_interval_s"}
+
+def _duration(value: str) -> int:
+    return int(parse_duration(value))
+
+
+def _bool(value: str) -> bool:
+    v = value.lower()
+    if v not in ("true", "false", "yes", "no", "1", "0"):
+        raise ValueError(f"expected true or false, got {value!r}")
+    return v in ("true", "yes", "1")
+
+
+def _non_resumable(value: str) -> str:
+    if value not in ("requeue", "cancel", "run_to_completion"):
+        raise ValueError(f"expected requeue, cancel or run_to_completion, got {value!r}")
+    return value
+
+
+def _weight(value: str) -> float:
+    try:
+        v = float(value)
+    except ValueError:
+        raise ValueError(f"expected a number, got {value!r}") from None
+    if not v >= 0 or v == float("inf"):
+        raise ValueError(f"expected a number 0 or more, got {value!r}")
+    return v
+
+
+@dataclass(frozen=True, slots=True)
+class Knob:
+    """A public ``--set`` name: the Policy (or PriorityWeights) field it sets, and its parser."""
+
+    field: str
+    parse: Callable[[str], Any]
+    weight: bool = False  # a field of Policy.priority_weights
+
+
+KNOBS: dict[str, Knob] = {
+    "lookback": Knob("lookback_s", _duration),
+    "min_runtime_cap": Knob("min_runtime_cap_s", _duration),
+    "default_min_runtime": Knob("default_min_runtime_s", _duration),
+    "debug_threshold": Knob("debug_threshold_s", _duration),
+    "reconcile_interval": Knob("reconcile_interval_s", _duration),
+    "human_drain_threshold": Knob("human_drain_threshold_s", _duration),
+    "unallocated": Knob("unallocated_enabled", _bool),
+    "preemption.requeue_resumable": Knob("requeue_resumable", _bool),
+    "preemption.non_resumable": Knob("non_resumable", _non_resumable),
+    **{
+        f"priority_weights.{w}": Knob(w, _weight, weight=True)
+        for w in ("deadline", "fit", "age", "fairness", "declared")
+    },
+    "priority_weights.age_cap": Knob("age_cap_s", _duration, weight=True),
+}
+_SHORT = {"requeue_resumable": "preemption.requeue_resumable",
+          "non_resumable": "preemption.non_resumable"}
+
+
+def knob_names() -> str:
+    """The public names, for errors and ``--help``."""
+    return ", ".join(KNOBS)
 
 
 def apply_overrides(policy: Policy, overrides: Mapping[str, str]) -> Policy:
     changes: dict[str, Any] = {}
     weights: dict[str, Any] = {}
-    fields = {f.name for f in dataclasses.fields(Policy)}
-    wfields = {f.name for f in dataclasses.fields(PriorityWeights)}
     for key in sorted(overrides):
-        value = overrides[key]
-        name = key.replace("-", "_")
-        if name.startswith("priority_weights.") or name.startswith("weights."):
-            w = name.split(".", 1)[1]
-            if w not in wfields:
-                raise UsageError(f"--set {key}: unknown priority weight; known: {', '.join(sorted(wfields))}")
-            weights[w] = _number(key, value, integer=w.endswith("_s"))
-            continue
-        if name not in fields and f"{name}_s" in fields:
-            name = f"{name}_s"
-        if name not in _SIMPLE:
-            raise UsageError(f"--set {key}: unknown or unsupported knob; known: {', '.join(sorted(_SIMPLE))}")
-        if name.endswith("_s"):
-            try:
-                changes[name] = parse_duration(value)
-            except ValueError as exc:
-                raise UsageError(f"--set {key}: {exc}") from None
-        elif name == "non_resumable":
-            if value not in ("requeue", "cancel", "run_to_completion"):
-                raise UsageError(f"--set {key}: expected requeue, cancel or run_to_completion")
-            changes[name] = value
-        else:
-            if value.lower() not in ("true", "false", "yes", "no", "1", "0"):
-                raise UsageError(f"--set {key}: expected true or false, got {value!r}")
-            changes[name] = value.lower() in ("true", "yes", "1")
+        name = key.strip().replace("-", "_")
+        name = _SHORT.get(name, name)
+        knob = KNOBS.get(name)
+        if knob is None:
+            raise UsageError(f"--set {key}: unknown knob; known: {knob_names()}")
+        try:
+            value = knob.parse(overrides[key])
+        except ValueError as exc:
+            raise UsageError(f"--set {key}: {exc}") from None
+        (weights if knob.weight else changes)[knob.field] = value
     if weights:
         changes["priority_weights"] = dataclasses.replace(policy.priority_weights, **weights)
     return policy.with_overrides(**changes) if changes else policy
-
-
-def _number(key: str, value: str, *, integer: bool) -> float | int:
-    try:
-        return parse_duration(value) if integer else float(value)
-    except ValueError:
-        raise UsageError(f"--set {key}: expected a number, got {value!r}") from None

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from allotment.compile.model import CompiledConfig
 from allotment.traces.canonical import read_trace
+from allotment.traces.job_fit import job_fit
 from allotment.traces.scenarios import get_scenario
 from allotment.traces.scenarios.workload import Workload
 
@@ -17,6 +18,8 @@ def from_scenario(config: CompiledConfig, name: str, *, cluster: str, days: floa
     return get_scenario(name)(config, cluster=cluster, days=days, seed=seed)
 
 
-def from_trace(path: str | Path) -> Workload:
-    trace = read_trace(path)
+def from_trace(path: str | Path, config: CompiledConfig | None = None, cluster: str | None = None) -> Workload:
+    """Read ``path``; with ``config``, every job must also replay on ``cluster`` of it (the very
+    checks of ``allot trace check --repo``: known leaf account and GPU type, fits the cluster)."""
+    trace = read_trace(path, display_name=str(path), fit=None if config is None else job_fit(config, cluster))
     return Workload.of(trace.jobs, trace.node_events)

@@ -34,6 +34,7 @@ from allotment.config.yamlsafe import parse_yaml
 from allotment.core.jobs import JOB_KINDS
 from allotment.durations import parse_duration
 from allotment.errors import ConfigError, Diagnostic, UsageError
+from allotment.traces.bounds import duration_problem
 from allotment.traces.importers.base import RawJob
 
 MinRuntime = float | Literal["policy", "work"]
@@ -154,7 +155,7 @@ class FillRules:
 def _min_runtime(text: str | int | float) -> MinRuntime:
     if text in ("policy", "work"):
         return text  # type: ignore[return-value]
-    return float(parse_duration(text))
+    return _bounded("min_runtime", float(parse_duration(text)))
 
 
 def _checkpoint(text: str | int | float) -> Checkpoint:
@@ -163,6 +164,14 @@ def _checkpoint(text: str | int | float) -> Checkpoint:
     v = float(parse_duration(text))
     if v <= 0:
         raise ValueError("a checkpoint interval must be positive (or none)")
+    return _bounded("checkpoint_interval", v)
+
+
+def _bounded(key: str, v: float) -> float:
+    """A filled value lands in the trace, so it must pass the reader's bounds too."""
+    problem = duration_problem(key, v)
+    if problem is not None:
+        raise ValueError(problem)
     return v
 
 

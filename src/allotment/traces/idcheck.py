@@ -29,13 +29,20 @@ class IdIndex:
     lines: array[int] = field(default_factory=lambda: array("Q"))
     # dependencies are rare, so keep them whole: (name, line, col)
     dependencies: list[tuple[str, int, int]] = field(default_factory=list)
+    # and who depends: job id -> (its dependencies, line, col), for the cycle search
+    dependents: dict[str, tuple[list[str], int, int]] = field(default_factory=dict)
 
     def add(self, job_id: str, line: int) -> None:
         self.digests.append(id_digest(job_id))
         self.lines.append(line)
 
-    def depend(self, name: str, line: int, col: int) -> None:
+    def depend(self, job_id: str, name: str, line: int, col: int) -> None:
         self.dependencies.append((name, line, col))
+        self.dependents.setdefault(job_id, ([], line, col))[0].append(name)
+
+    def cycles(self) -> list[Cycle]:
+        """Every dependency cycle, once each (see ``dependency_cycles``)."""
+        return dependency_cycles(self.dependents)
 
     def duplicates(self) -> list[tuple[int, int]]:
         """``(line, first_line)`` for every id line whose id appeared on an earlier line.
@@ -82,3 +89,47 @@ class IdIndex:
             if i >= len(d) or d[i] != h:
                 out.append((name, line, col))
         return out
+
+
+@dataclass(frozen=True, slots=True)
+class Cycle:
+    """Jobs that wait for each other, in dependency order, and where the first is written."""
+
+    jobs: tuple[str, ...]
+    line: int
+    col: int
+
+
+def dependency_cycles(graph: dict[str, tuple[list[str], int, int]]) -> list[Cycle]:
+    """Cycles in ``job -> (dependencies, line, col)``, found by an iterative depth-first search.
+
+    Only jobs that depend on something can be on a cycle, so the graph holds just those (rare in
+    traces; the search costs nothing for the others).  Each cycle is reported once, starting at
+    its earliest line, so the message is the same whichever job the search met first."""
+    state: dict[str, int] = {}  # 1 on the current path, 2 done
+    out: list[Cycle] = []
+    for root in sorted(graph, key=lambda j: graph[j][1]):
+        if root in state:
+            continue
+        path: list[str] = [root]
+        todo: list[list[str]] = [list(graph[root][0])]
+        state[root] = 1
+        while path:
+            if not todo[-1]:
+                state[path.pop()] = 2
+                todo.pop()
+                continue
+            nxt = todo[-1].pop()
+            if nxt not in graph or state.get(nxt) == 2:
+                continue
+            if state.get(nxt) == 1:
+                ring = path[path.index(nxt) :]
+                k = min(range(len(ring)), key=lambda i: graph[ring[i]][1])
+                ring = ring[k:] + ring[:k]
+                _, line, col = graph[ring[0]]
+                out.append(Cycle(tuple(ring), line, col))
+                continue
+            state[nxt] = 1
+            path.append(nxt)
+            todo.append(list(graph[nxt][0]))
+    return sorted(out, key=lambda c: c.line)

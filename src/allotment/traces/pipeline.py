@@ -4,30 +4,35 @@ Numbered steps, each the same for every format:
 
 1. the importer streams ``RawJob`` records, counting skips and collecting positioned errors;
 2. records are sorted by (submit, id) in bounded memory (``sorting.external_sort``);
-3. if the source had any error, stop: nothing is written (all errors are raised at once);
-4. times are rebased so the first submit is 0; names become config names (``names``);
+3. errors found reading the source are kept, with those of the next steps, to be raised at
+   once in step 7 (so a bad time bound and a bad line elsewhere come out together);
+4. times are rebased so the first submit is 0 and checked against the bounds (``bounds``);
+   names become config names (``names``), or what ``--account-map`` says;
 5. fill rules complete what the source does not say (``fill_rules``);
-6. each job is written to a temporary file and counted (``summary.ImportStats``);
-7. duplicate ids are checked (positions are the source's lines); on success the temporary file
-   is renamed to the output, otherwise removed.
+6. with a config (``--repo``), each job must replay on its cluster (``job_fit``); each job is
+   written to a temporary file and counted (``summary.ImportStats``);
+7. duplicate ids are checked (positions are the source's lines); with no error at all the
+   temporary file is renamed to the output, otherwise removed and every error raised.
 """
 
 from __future__ import annotations
 
 import csv
 import datetime as dt
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from allotment.core.jobs import JobSpec
 from allotment.errors import TraceError
+from allotment.traces.bounds import time_problem
 from allotment.traces.canonical import AtomicWriter, encode, encode_header
 from allotment.traces.diagnostics import DiagnosticCollector, TooManyErrors
 from allotment.traces.fill_rules import FillRules
 from allotment.traces.idcheck import IdIndex, id_digest
 from allotment.traces.importers.base import ImportContext, Importer, NodeGroupShape, RawJob
+from allotment.traces.job_fit import JobFit
 from allotment.traces.names import account_mapper, gpu_type_mapper, user_mapper
 from allotment.traces.sorting import DEFAULT_CHUNK, external_sort
 from allotment.traces.summary import ImportResult, ImportStats
@@ -47,6 +52,25 @@ class Window:
     keep_running: bool = True
 
 
+@dataclass(frozen=True, slots=True)
+class ImportChecks:
+    """What the importer knows of the config the trace is meant for.
+
+    ``account_map`` charges a source account (its name in the source, before normalization) to
+    the named budget leaf: the documented way to fold accounts a config does not have into one it
+    does.  With ``fit``, every imported job must replay on that cluster (``job_fit``): an unknown
+    account, GPU type or a job too large is an error at its source line, not a silent loss.
+    """
+
+    account_map: Mapping[str, str] = field(default_factory=dict)
+    fit: JobFit | None = None
+
+
+def _rebased_problem(submit: float) -> str | None:
+    problem = time_problem("submit", submit)
+    return None if problem is None else f"{problem}, counted from the first submit"
+
+
 def _key(r: RawJob) -> tuple[float, str]:
     return (r.submit, r.id)
 
@@ -60,10 +84,12 @@ def import_trace(
     display_name: str | None = None,
     sort_chunk: int = DEFAULT_CHUNK,
     window: Window | None = None,
+    checks: ImportChecks | None = None,
 ) -> ImportResult:
     """Convert ``path`` to a canonical trace at ``output``; raise TraceDiagnostics on bad input.
 
     ``window`` keeps a slice of the trace (seconds after its first submit); see :class:`Window`.
+    ``checks`` maps source accounts and checks jobs against a config; see :class:`ImportChecks`.
     """
     src = Path(path)
     shown = display_name or str(path)
@@ -71,8 +97,18 @@ def import_trace(
     ordered = external_sort(importer.read(src, ctx), _key, chunk=sort_chunk)
     try:
         first = next(ordered, None)  # the whole source has been read once this returns
-        ctx.diags.raise_if_any()
-        return _write(importer, shown, src, output, ctx, first, ordered, fill, window or Window())
+        return _write(
+            importer,
+            shown,
+            src,
+            output,
+            ctx,
+            first,
+            ordered,
+            fill,
+            window or Window(),
+            checks or ImportChecks(),
+        )
     except TooManyErrors:
         ctx.diags.raise_if_any(stopped_early=True)
         raise  # unreachable: the collector holds errors
@@ -93,6 +129,7 @@ def _write(
     rest: Iterator[RawJob],
     fill: FillRules,
     window: Window,
+    checks: ImportChecks,
 ) -> ImportResult:
     fmt = importer.name
     accounts, users, gpu_types = account_mapper(), user_mapper(), gpu_type_mapper()
@@ -117,7 +154,9 @@ def _write(
                 if window.until is not None and submit >= window.until - window.since:
                     ctx.skip("after the --until window")
                     continue
-                account = accounts(raw.account)
+                if ctx.refuse(raw.line, _rebased_problem(submit)):
+                    continue
+                account = checks.account_map.get(raw.account) or accounts(raw.account)
                 user = users(raw.user) if raw.user else ""
                 filled = fill.apply(raw, account=account, user=user)  # rules see these names
                 job = JobSpec(
@@ -135,6 +174,10 @@ def _write(
                     kind=filled.kind,
                     gpu_type=gpu_types(raw.gpu_type) if raw.gpu_type else None,
                 )
+                if checks.fit is not None:
+                    bad = [ctx.refuse(raw.line, p.message) for p in checks.fit.problems(job)]
+                    if bad:
+                        continue
                 ids.digests.append(id_digest(job.id))  # 8 bytes a job; lines only if needed
                 stats.add(job)
                 out.write_line(encode(job))

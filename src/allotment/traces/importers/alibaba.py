@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Literal
 
 from allotment.errors import TraceError
+from allotment.traces.bounds import duration_problem, gpus_problem
 from allotment.traces.importers.base import ImportContext, NodeGroupShape, RawJob
 from allotment.traces.source import open_text
 
@@ -54,7 +55,7 @@ class AlibabaImporter:
     name: str = "alibaba-gpu"
 
     def read(self, path: Path, ctx: ImportContext) -> Iterator[RawJob]:
-        with open_text(path) as fh:
+        with open_text(path, ctx.diags) as fh:
             reader = csv.reader(fh)
             header = next(reader, None)
             if header is None or [h.strip() for h in header] != list(POD_COLUMNS):
@@ -99,8 +100,13 @@ class AlibabaImporter:
                 return None
             ctx.note("GPU-sharing pod rounded up to 1 GPU")
         work = deleted - scheduled
-        if work <= 0:
+        if work == 0:
             ctx.skip("zero run time")
+            return None
+        problem = duration_problem("run time", work)
+        refused = ctx.refuse(number, problem, lambda: _col_of(row, "deletion_time"))
+        problem = gpus_problem("gpus", num_gpu)
+        if refused | ctx.refuse(number, problem, lambda: _col_of(row, "num_gpu")):
             return None
         specs = [s for s in cols["gpu_spec"].split("|") if s.strip()]
         if len(specs) > 1:
@@ -149,12 +155,14 @@ class _Bad(Exception):
         self.col, self.message = col, message
 
 
+def _col_of(row: list[str], key: str) -> int:
+    """Column = 1 + length of the preceding fields and commas (exact for unquoted CSV)."""
+    return 1 + sum(len(c) + 1 for c in row[: POD_COLUMNS.index(key)])
+
+
 def _int(cols: dict[str, str], key: str, row: list[str]) -> int:
     text = cols[key].strip()
     try:
         return int(text)
     except ValueError:
-        # column = 1 + length of the preceding fields and commas (exact for unquoted CSV)
-        i = POD_COLUMNS.index(key)
-        col = 1 + sum(len(c) + 1 for c in row[:i])
-        raise _Bad(col, f"{key} must be an integer, got {text!r}") from None
+        raise _Bad(_col_of(row, key), f"{key} must be an integer, got {text!r}") from None

@@ -8,7 +8,7 @@ for every format, which is what keeps four importers small and alike.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -80,6 +80,16 @@ class ImportContext:
 
     def note(self, what: str) -> None:
         self.notes[what] += 1
+
+    def refuse(self, line: int, problem: str | None, col: Callable[[], int] | int = 1) -> bool:
+        """Report ``problem`` (from ``traces.bounds``) at ``line:col``; True if there was one.
+
+        ``col`` may be a function, called only when there is a problem: finding a field's
+        column costs more than the check, on every line."""
+        if problem is None:
+            return False
+        self.diags.add(line, col if isinstance(col, int) else col(), problem)
+        return True
 
 
 class Importer(Protocol):

@@ -21,6 +21,7 @@ from typing import Any
 
 from allotment.core.jobs import JOB_KINDS
 from allotment.errors import UsageError
+from allotment.traces.bounds import duration_problem, gpus_problem, priority_problem
 from allotment.traces.importers.base import ImportContext, RawJob
 from allotment.traces.importers.fields import (
     parse_elapsed,
@@ -113,6 +114,12 @@ _PARSERS: dict[str, Callable[[str], Any]] = {
 }
 
 
+def _value_problem(key: str, value: Any) -> str | None:
+    if key == "priority":
+        return priority_problem(key, value)
+    return duration_problem(key, value, positive=key == "checkpoint_interval")
+
+
 @dataclass(frozen=True, slots=True)
 class CsvImporter:
     mapping: Mapping[str, str] = field(default_factory=dict)
@@ -120,7 +127,7 @@ class CsvImporter:
     name: str = "csv"
 
     def read(self, path: Path, ctx: ImportContext) -> Iterator[RawJob]:
-        with open_text(path) as fh:
+        with open_text(path, ctx.diags) as fh:
             reader = csv.reader(fh, delimiter=self.delimiter)
             header = next(reader, None)
             if header is None:
@@ -182,8 +189,19 @@ class CsvImporter:
         if values["gpus"] == 0:
             ctx.skip("no GPUs")
             return None
-        if work <= 0:
+        if work == 0:
             ctx.skip("zero run time")
+            return None
+        work_key = "work" if "work" in cols else "end"
+        problem = duration_problem("run time", work)
+        bad = ctx.refuse(number, problem, lambda: _col(row, cols[work_key]))
+        problem = gpus_problem("gpus", values["gpus"])
+        bad |= ctx.refuse(number, problem, lambda: _col(row, cols["gpus"]))
+        for key in ("min_runtime", "checkpoint_interval", "priority"):
+            if key in values:
+                problem = _value_problem(key, values[key])
+                bad |= ctx.refuse(number, problem, lambda k=key: _col(row, cols[k]))  # type: ignore[misc]
+        if bad:
             return None
         gpn = values.get("gpus_per_node")
         if gpn is not None and (gpn == 0 or values["gpus"] % gpn):

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from allotment.traces.bounds import duration_problem, gpus_problem
 from allotment.traces.importers.base import ImportContext, RawJob
 from allotment.traces.importers.fields import parse_elapsed, parse_int, parse_timestamp
 from allotment.traces.source import numbered_lines
@@ -47,7 +48,7 @@ class SacctImporter:
     def read(self, path: Path, ctx: ImportContext) -> Iterator[RawJob]:
         header: dict[str, int] | None = None
         ctx.start_iso = _EPOCH  # sacct times are absolute: time 0 is the Unix epoch
-        for number, line in numbered_lines(path):
+        for number, line in numbered_lines(path, ctx.diags):
             if not line.strip():
                 continue
             cells = line.split(self.delimiter)
@@ -123,8 +124,15 @@ class SacctImporter:
         if gpus <= 0:
             ctx.skip("no GPUs")
             return None
-        if work <= 0:
+        if work == 0:
             ctx.skip("zero run time")
+            return None
+        problem = duration_problem("run time", work)
+        bad_work = ctx.refuse(
+            number, problem, lambda: col("Elapsed" if "Elapsed" in header else "End")
+        )
+        problem = gpus_problem("gpus", gpus)
+        if bad_work | ctx.refuse(number, problem, lambda: col(_gpu_field(header))):
             return None
         if "NNodes" in header and cell("NNodes"):
             try:
@@ -178,3 +186,8 @@ class SacctImporter:
                     None,
                 )
         return 0, None, None
+
+
+def _gpu_field(header: dict[str, int]) -> str:
+    """The column the GPU count was read from (the first TRES or GRES field present)."""
+    return next(f for f in (*_TRES_FIELDS, *_GRES_FIELDS) if f in header)

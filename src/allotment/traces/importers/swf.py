@@ -10,7 +10,8 @@ use (field numbers 1-based, as in the spec):
   (``queue<N>``), 16 partition or 12 user, by ``account_from``; 15 queue -> ``klass``.
 * Header ``MaxProcs`` (else ``MaxNodes``) is the machine size, ``UnixStartTime`` its time 0.
 
-Skipped (counted): run time missing or 0, processors missing or 0.
+Skipped (counted): run time missing (-1) or 0, processors missing or 0.  Errors: another
+negative run time, and sizes beyond the trace bounds (``traces.bounds``).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from allotment.traces.bounds import duration_problem, gpus_problem
 from allotment.traces.importers.base import ImportContext, NodeGroupShape, RawJob
 from allotment.traces.source import numbered_lines
 
@@ -42,7 +44,7 @@ class SwfImporter:
 
     def read(self, path: Path, ctx: ImportContext) -> Iterator[RawJob]:
         max_procs: int | None = None
-        for number, line in numbered_lines(path):
+        for number, line in numbered_lines(path, ctx.diags):
             s = line.strip()
             if not s:
                 continue
@@ -94,7 +96,7 @@ class SwfImporter:
                 number, _column(line, 1), f"submit time must not be negative, got {submit}"
             )
             return None
-        if runtime < 0:
+        if runtime == -1:  # the SWF spec's "unknown"
             ctx.skip("run time missing")
             return None
         if runtime == 0:
@@ -104,6 +106,11 @@ class SwfImporter:
             ctx.skip("processors missing")
             return None
         gpus = max(1, math.ceil(procs * self.gpus_per_proc))
+        problem = duration_problem("run time", runtime)
+        bad_work = ctx.refuse(number, problem, lambda: _column(line, 3))
+        problem = gpus_problem("gpus", gpus)
+        if bad_work | ctx.refuse(number, problem, lambda: _column(line, 4 if values[4] > 0 else 7)):
+            return None
         user = values[11]
         raw_account = values[_ACCOUNT_FIELD[self.account_from]]
         prefix = {"group": "group", "queue": "queue", "partition": "partition", "user": "u"}
@@ -130,7 +137,7 @@ class SwfImporter:
             text = m.group()
             try:
                 values.append(int(float(text)))  # some logs write 12.0
-            except ValueError:
+            except (ValueError, OverflowError):  # 'x', or '1e400' (an infinite float)
                 ctx.diags.add(number, m.start() + 1, f"SWF fields are integers, got {text!r}")
                 return None
         return values
