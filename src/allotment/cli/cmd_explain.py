@@ -10,16 +10,22 @@ import argparse
 import json
 from typing import Any
 
-from allotment.cli.cmd_simulate import add_workload_arguments, load_workload, parse_overrides
+from allotment.cli.cmd_simulate import (
+    AT_HELP,
+    add_workload_arguments,
+    load_workload,
+    parse_overrides,
+)
 from allotment.cli.common import add_at_argument, add_repo_argument, load_compiled
 from allotment.core.context import MODES
+from allotment.sim.anchor import DEFAULT_T0
 
 
 def register(sub: argparse._SubParsersAction[Any]) -> None:
     p = sub.add_parser("explain", help="why a job waits or runs (simulated)", description=__doc__)
     p.add_argument("job", help="job id")
     add_repo_argument(p)
-    add_at_argument(p)
+    add_at_argument(p, default=DEFAULT_T0, help=AT_HELP)
     add_workload_arguments(p)
     p.add_argument("--policy", choices=MODES, default="budgets")
     p.add_argument("--time", type=float, default=None, metavar="SECONDS", help="moment to explain (seconds from trace start)")
