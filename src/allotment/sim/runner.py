@@ -68,7 +68,7 @@ def simulate(
     cluster = cluster or config.largest_cluster()
     pol = apply_overrides(config.policy_for(cluster) if cluster in config.clusters else config.policy, overrides or {})
     ctx = build_context(config, cluster, mode=policy, policy=pol)
-    sim = _Sim(config, ctx.cluster, workload, days, ctx, policy=policy, seed=seed)
+    sim = _Sim(config, ctx.cluster, workload, days, ctx, seed=seed)
     sim.run()
     metrics = sim.summary()
     wall = round(time.perf_counter() - wall, 3)
@@ -85,7 +85,6 @@ class _Sim:
         days: float | None,
         ctx: Any,
         *,
-        policy: str = "budgets",
         seed: int = 0,
     ) -> None:
         cl = config.clusters[cluster]
@@ -99,7 +98,7 @@ class _Sim:
         self.declared = propagate(self.jobs)
         caps = {leaf: float(c) for leaf in ctx.leaves if (c := self.sched.ceiling(leaf)) is not None}
         header = RunHeader(
-            policy=policy,
+            policy=ctx.mode,
             cluster=cluster,
             seed=seed,
             end=0.0,  # set when the run stops
