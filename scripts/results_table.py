@@ -17,7 +17,9 @@ COLUMNS: tuple[tuple[str, Any, str, Any], ...] = (
     ("occupancy", lambda m: m["occupancy"], "{:.3f}", min),
     ("delivered/owed (hour-capped)", lambda m: m["delivered_over_owed"], "{:.3f}", min),
     ("received (uncapped)", lambda m: m["received"], "{:.3f}", min),
+    ("team totals capped (old measure)", lambda m: _totals_capped(m), "{:.3f}", min),
     ("teams >= 0.95", lambda m: m["teams_at_or_above_95"], "{:.0f}", min),
+    ("teams >= 0.95 uncapped", lambda m: sum(t["received"] >= 0.95 for t in m["teams"].values()), "{:.0f}", min),
     ("teams < 0.90", lambda m: m["teams_below_90"], "{:.0f}", max),
     ("lowest team", lambda m: m["teams_min_ratio"], "{:.3f}", min),
     ("debug p50 s", lambda m: m["wait"]["debug"]["p50"], "{:.0f}", max),
@@ -26,6 +28,13 @@ COLUMNS: tuple[tuple[str, Any, str, Any], ...] = (
     ("all pending p90 s", lambda m: m["pending"]["all"]["p90"], "{:.0f}", max),
     ("preemptions", lambda m: m["preemptions"], "{:,.0f}", max),
 )
+
+
+def _totals_capped(m: dict[str, Any]) -> float:
+    """The definition before the hour cap: each team's total ran capped at its total owed."""
+    teams = m["teams"].values()
+    owed = sum(t["owed"] for t in teams)
+    return sum(min(t["received_gpu_hours"], t["owed"]) for t in teams) / owed if owed else 1.0
 
 
 def load(folder: Path) -> dict[str, dict[int, dict[str, Any]]]:
