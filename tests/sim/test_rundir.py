@@ -114,3 +114,12 @@ def test_json_dash_prints_only_the_json(repo_root: Path, capsys: pytest.CaptureF
     assert main(["simulate", "--repo", str(repo_root), "--scenario", "ai2", "--days", "0.05", "--json", "-"]) == 0
     out = capsys.readouterr().out
     assert json.loads(out)["policy"] == "budgets"
+
+
+def test_the_same_run_saved_twice_is_byte_identical(repo_root: Path, tmp_path: Path) -> None:
+    runs = [tmp_path / "a", tmp_path / "b"]
+    for run in runs:
+        args = ["simulate", "--repo", str(repo_root), "--scenario", "ai2", "--days", "0.05", "--seed", "3"]
+        assert main([*args, "--save", str(run)]) == 0
+    for name in rundir.FILES:
+        assert (runs[0] / name).read_bytes() == (runs[1] / name).read_bytes(), name
