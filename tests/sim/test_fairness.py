@@ -24,7 +24,7 @@ def test_teams_that_always_have_demand_converge_to_their_entitlements() -> None:
     jobs = _backlog("big", 600) + _backlog("small", 600)
     sim = CheckedSim(config, Workload.of(jobs), days=1.0)
     sim.run()
-    sim.rec.summary(sim.end)
+    sim.summary()
     assert sim.violations == []
     # the last 6 hours (one window) of running GPUs, per team
     last = range(18, 24)
@@ -41,7 +41,7 @@ def test_a_late_team_catches_up_by_reclaiming_after_minimum_runtimes() -> None:
     ]
     sim = CheckedSim(config, Workload.of(early + late), days=0.5)
     sim.run()
-    sim.rec.summary(sim.end)
+    sim.summary()
     assert sim.violations == []
     assert sim.rec.team_run["b"].hour(3) == 0.0
     # a's jobs run 8 h with a 10 min minimum: from the hour after b arrives, b runs its 8 GPUs

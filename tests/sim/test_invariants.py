@@ -39,7 +39,8 @@ def test_every_job_completes_once_arrivals_stop(case: tuple[CompiledConfig, obje
     sim = _run(case, mode)
     r = sim.rec
     left = (sorted(sim.sched.pending), sorted(sim.sched.running), sim.sched._reservation)
-    assert r.completed + r.cancelled + r.rejected == r.submitted == len(sim.jobs), left
+    c = r.counts
+    assert c["completed"] + c["cancelled"] + c["rejected"] == c["submitted"] == len(sim.jobs), left
     assert not sim.sched.pending and not sim.sched.running
 
 
@@ -48,7 +49,7 @@ def test_every_job_completes_once_arrivals_stop(case: tuple[CompiledConfig, obje
 def test_gpu_hours_are_conserved(case: tuple[CompiledConfig, object]) -> None:
     sim = _run(case)
     end = sim.end
-    summary = sim.rec.summary(end)
+    summary = sim.summary()
     running = sum(sim.rec.charged.hours) + sum(sim.rec.free_work.hours)
     capacity = sim.ctx.capacity_gpus * end
     assert running + sim.idle_gpu_s + sim.unhealthy_gpu_s == pytest.approx(capacity, rel=1e-9, abs=1e-6)
