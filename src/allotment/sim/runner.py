@@ -4,7 +4,13 @@ Events are arrivals, completions, ends of minimum runtimes and node health chang
 jumps straight from one event time to the next, every event at one time is applied first and one
 scheduling pass then sees them all.  Heap entries are ``(time, order, sequence, ...)`` so equal
 times always come out in the same order; the run is deterministic.  ``sim_seconds`` (wall time)
-is the only output that may differ between identical runs.
+(wall time, on ``SimResult``, not in the metrics) is the only output that may differ between
+identical runs.
+
+Wake-ups: a pass runs at the next reconcile tick after any event, and at the instants the core
+names (``Scheduler.wake_at``: ends of protections, epoch boundaries while work waits), so the run
+takes the same decisions as one with a pass at every tick (tests/sim/test_pass_timing.py).
+``reference=True`` runs the core's reference walk (``core.walk.REFERENCE``), for ``--no-skip``.
 """
 
 from __future__ import annotations
@@ -20,12 +26,15 @@ from typing import Any
 from mypy_extensions import mypyc_attr
 
 from allotment.compile.model import CompiledConfig
-from allotment.core.context import build_context
+from allotment.core.context import MODES, build_context
+from allotment.core.epoch import epoch_of
 from allotment.core.jobs import JobSpec
 from allotment.core.priority import propagate
 from allotment.core.scheduler import Scheduler
 from allotment.core.snapshot import NodeState
 from allotment.core.usage import UsageLedger, WindowView
+from allotment.core.walk import FAST, REFERENCE, WalkPolicy
+from allotment.errors import UsageError
 from allotment.sim.metrics import Recorder
 from allotment.sim.overrides import apply_overrides
 from allotment.traces.scenarios.workload import Workload
@@ -40,6 +49,7 @@ class SimResult:
     metrics: dict[str, Any]
     cluster: str
     policy: str
+    sim_seconds: float = 0.0  # wall time of the replay (not a metric: it differs between runs)
 
 
 def simulate(
@@ -51,17 +61,20 @@ def simulate(
     seed: int = 0,
     policy: str = "budgets",
     overrides: Mapping[str, str] | None = None,
+    reference: bool = False,
 ) -> SimResult:
     """Replay ``workload`` on ``cluster`` (default: the largest) under ``policy``.
 
     With ``days`` the run stops at that horizon; without it, it runs until every job is done.
-    ``seed`` is recorded; the replay itself draws no randomness.
+    ``seed`` is recorded; the replay itself draws no randomness.  ``reference`` runs the plain
+    reference walk (same results, slower).
     """
     wall = time.perf_counter()
     cluster = cluster or config.largest_cluster()
-    pol = apply_overrides(config.policy_for(cluster) if cluster in config.clusters else config.policy, overrides or {})
+    check_run(config, cluster, policy)
+    pol = apply_overrides(config.policy_for(cluster), overrides or {})
     ctx = build_context(config, cluster, mode=policy, policy=pol)
-    sim = _Sim(config, ctx.cluster, workload, days, ctx)
+    sim = _Sim(config, ctx.cluster, workload, days, ctx, walk=REFERENCE if reference else FAST)
     sim.run()
     metrics = sim.rec.summary(sim.end)
     metrics["policy"] = policy
@@ -69,18 +82,28 @@ def simulate(
     metrics["seed"] = seed
     metrics["days"] = round(sim.end / 86400.0, 4)
     metrics["capacity_gpus"] = ctx.capacity_gpus
-    metrics["sim_seconds"] = round(time.perf_counter() - wall, 3)
-    return SimResult(metrics, cluster, policy)
+    return SimResult(metrics, cluster, policy, round(time.perf_counter() - wall, 3))
+
+
+def check_run(config: CompiledConfig, cluster: str, policy: str) -> None:
+    """Usage errors for an unknown cluster or policy, before the core sees them."""
+    if cluster not in config.clusters:
+        raise UsageError(f"unknown cluster {cluster!r}; known: {', '.join(sorted(config.clusters))}")
+    if policy not in MODES:
+        raise UsageError(f"unknown policy {policy!r}; choose one of {', '.join(MODES)}")
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)  # tests/sim/checked.py checks every step
 class _Sim:
-    def __init__(self, config: CompiledConfig, cluster: str, workload: Workload, days: float | None, ctx: Any) -> None:
+    def __init__(
+        self, config: CompiledConfig, cluster: str, workload: Workload, days: float | None, ctx: Any,
+        *, walk: WalkPolicy = FAST,
+    ) -> None:
         cl = config.clusters[cluster]
         self.ctx = ctx
         nodes = tuple(NodeState(n, g.gpus_per_node, True, g.gpu_type) for g in cl.node_groups for n in g.node_names)
         self.gpus_of = {n.name: n.gpus for n in nodes}
-        self.sched = Scheduler(ctx, nodes)
+        self.sched = Scheduler(ctx, nodes, walk=walk)
         self.ledger = UsageLedger(ctx.policy.lookback_s)
         self.horizon = days * 86400.0 if days is not None else math.inf
         self.jobs = workload.jobs
@@ -116,7 +139,7 @@ class _Sim:
                     self._push(_secs(m.end, epoch), HEALTH, (n, True))
         self.failures: dict[str, int] = {}  # node -> index in rec.drains of its open drain
         self.reported_human: set[int] = set()
-        self.retry_pushed = -1.0
+        self.wakes: set[float] = set()  # WAKE times already in the heap
 
     def _push(self, t: float, kind: int, payload: Any) -> None:
         self.seq += 1
@@ -213,9 +236,9 @@ class _Sim:
                 self.failures[node] = len(self.rec.drains)
                 self.rec.drains.append((now, None, None))
             return True
-        # WAKE: a put-off victim search (payload None) always gets its pass; the end of a job's
-        # protection only if something would act on it at once (see Scheduler.expiry_matters)
-        return payload is None or self.sched.expiry_matters(payload, now)
+        # WAKE: an instant the core named (Scheduler.wake_at); always worth a pass
+        self.wakes.discard(now)
+        return True
 
     def _stopped(self, spec: JobSpec, now: float, *, completed: bool) -> None:
         _, rate, placement = self.starts.pop(spec.id)
@@ -258,12 +281,8 @@ class _Sim:
     # -- one pass ---------------------------------------------------------------------------
     def _pass(self, now: float) -> None:
         sched = self.sched
-        usage = WindowView(self.ledger, now)
-        d = sched.run_pass(now, usage)
+        d = sched.run_pass(now, self.usage_at(now))
         self.last_decisions = d
-        if d.retry_at is not None and d.retry_at > now and d.retry_at != self.retry_pushed:
-            self.retry_pushed = d.retry_at
-            self._push(d.retry_at, WAKE, None)
         pool = sched.pool
         weights = self.ctx.billing_weight
         for p in d.preemptions:
@@ -285,8 +304,6 @@ class _Sim:
             self.rec.first_start(spec.id, now)
             self.rec.run_change(now, spec.account, spec.gpus, st.allocated, self._budgeted(spec))
             self._push(now + max(0.0, spec.work - r.done_before), DONE, (spec.id, now))
-            if now < r.protected_until < math.inf and self.ctx.mode == "budgets":
-                self._push(r.protected_until, WAKE, spec.id)
         for rep in d.nodes:
             k = self.failures.get(rep.node)
             if k is None:
@@ -298,6 +315,14 @@ class _Sim:
             elif rep.needs_human and k not in self.reported_human:
                 self.reported_human.add(k)
                 self.rec.human_drains += 1
+        wake = sched.wake_at(now)
+        if wake is not None and wake not in self.wakes:
+            self.wakes.add(wake)
+            self._push(wake, WAKE, None)
+
+    def usage_at(self, now: float) -> WindowView:
+        """The window usage a pass at ``now`` reads: at its epoch (core.epoch)."""
+        return WindowView(self.ledger, epoch_of(now, self.ctx.policy.fairshare_period_s))
 
 
 def _secs(when: dt.datetime, epoch: dt.datetime) -> float:
