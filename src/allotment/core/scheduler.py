@@ -184,11 +184,11 @@ class Scheduler(ClusterState):
                 if h is not None and h.holder == p.jid:
                     self.hold = None
                 return True
-            if not first_blocked or p.mr <= 0:
+            if not first_blocked or p.mr <= 0 or self.mode.beyond_limit(
+                p, self.acct.alloc_gpus.get(p.account, 0), self.ctx.entitlement_gpus.get(p.account, 0.0)
+            ):
                 continue
             first_blocked = False
-            if self.mode.beyond_limit(p, self.acct.alloc_gpus.get(p.account, 0), self.ctx.entitlement_gpus.get(p.account, 0.0)):
-                continue
             if self._preempt_for(p, qk, pi, starts, preemptions):
                 return True
             if p.n > 1 and (h is None or h.holder == p.jid or h.queue_key > qk):
