@@ -15,7 +15,7 @@ from allotment.errors import UsageError
 
 _SIMPLE = {"lookback_s", "min_runtime_cap_s", "default_min_runtime_s", "debug_threshold_s",
            "requeue_resumable", "non_resumable", "unallocated_enabled", "human_drain_threshold_s",
-           "reconcile_interval_s"}
+           "reconcile_interval_s", "fairshare_period_s", "reclaim_hysteresis", "queue_depth"}
 
 
 def apply_overrides(policy: Policy, overrides: Mapping[str, str]) -> Policy:
@@ -41,6 +41,8 @@ def apply_overrides(policy: Policy, overrides: Mapping[str, str]) -> Policy:
                 changes[name] = parse_duration(value)
             except ValueError as exc:
                 raise UsageError(f"--set {key}: {exc}") from None
+        elif name in ("reclaim_hysteresis", "queue_depth"):
+            changes[name] = _number(key, value, integer=name == "queue_depth")
         elif name == "non_resumable":
             if value not in ("requeue", "cancel", "run_to_completion"):
                 raise UsageError(f"--set {key}: expected requeue, cancel or run_to_completion")
@@ -56,6 +58,6 @@ def apply_overrides(policy: Policy, overrides: Mapping[str, str]) -> Policy:
 
 def _number(key: str, value: str, *, integer: bool) -> float | int:
     try:
-        return parse_duration(value) if integer else float(value)
+        return int(value) if integer and value.isdigit() else parse_duration(value) if integer else float(value)
     except ValueError:
         raise UsageError(f"--set {key}: expected a number, got {value!r}") from None
