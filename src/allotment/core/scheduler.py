@@ -27,14 +27,14 @@ from dataclasses import dataclass
 
 from allotment.core.cluster import ClusterState
 from allotment.core.context import Context
-from allotment.core.decisions import Decisions, Preemption, Ranked, Reservation, Start
+from allotment.core.decisions import Decisions, NodeReport, Preemption, Ranked, Reservation, Start
 from allotment.core.drain import drain
 from allotment.core.epoch import epoch_of, next_epoch
 from allotment.core.fairshare import LeafRank, rank_leaves, reclaim_measure
 from allotment.core.modes import FREE_SUFFIX, GLOBAL_QUEUE
 from allotment.core.preemption.caps import find_cap_victims
-from allotment.core.preemption.view import Victim, VictimView
 from allotment.core.preemption.victims import find_victims
+from allotment.core.preemption.view import Victim, VictimView
 from allotment.core.priority import Scorer, active_boosts
 from allotment.core.reservation import Hold, plan_hold
 from allotment.core.snapshot import NodeState
@@ -79,7 +79,7 @@ class Scheduler(ClusterState):
         def evict(jid: str, why: str) -> None:
             preemptions.append(self._evict(jid, now, None, "drain", why))
 
-        reports = ()
+        reports: tuple[NodeReport, ...] = ()
         if self.unhealthy_since:
             reports = drain(self.pool, self.running, self.acct.preemptible, self.unhealthy_since,
                             self.policy.human_drain_threshold_s, evict)
@@ -93,7 +93,7 @@ class Scheduler(ClusterState):
                 break
         else:  # pragma: no cover - every decided round lowers a finite measure
             raise AssertionError(f"pass at {now} did not reach a fixpoint")
-        res = ()
+        res: tuple[Reservation, ...] = ()
         if self.hold is not None:
             h = self.hold
             res = (Reservation(h.holder, tuple(self.pool.names[i] for i in sorted(h.nodes)), h.at,
@@ -191,9 +191,9 @@ class Scheduler(ClusterState):
             first_blocked = False
             if self._preempt_for(p, qk, pi, starts, preemptions):
                 return True
-            if p.n > 1 and (h is None or h.holder == p.jid or h.queue_key > qk):
-                if self._hold_for(p, qk, pi, starts):
-                    return True
+            takes_hold = p.n > 1 and (h is None or h.holder == p.jid or h.queue_key > qk)
+            if takes_hold and self._hold_for(p, qk, pi, starts):
+                return True
         return False
 
     def _view(self, pi: PassInputs) -> VictimView:
