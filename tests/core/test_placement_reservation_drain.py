@@ -77,7 +77,7 @@ def test_a_drain_waits_for_protected_jobs_and_flags_those_past_the_human_thresho
     d = decide(Snapshot(nodes, running), _ctx(human_drain_threshold_s=3600), 700.0)  # type: ignore[arg-type]
     assert [(p.job_id, p.rule) for p in d.preemptions] == [("done", "drain")]
     assert d.nodes[0].state == "draining" and d.nodes[0].waiting_on == ("short",) and not d.nodes[0].needs_human
-    long = running[:1] + (RunningJob(_job("long", 2, mr=600), 0.0, (("n000", 2),), True, 700.0 + 7200),)
+    long = (*running[:1], RunningJob(_job("long", 2, mr=600), 0.0, (("n000", 2),), True, 700.0 + 7200))
     d = decide(Snapshot(nodes, long), _ctx(human_drain_threshold_s=3600), 700.0)  # type: ignore[arg-type]
     assert d.nodes[0].needs_human
 
