@@ -90,7 +90,9 @@ def test_an_empty_unhealthy_node_is_ready_for_repair() -> None:
 
 def test_the_reconciler_is_told_when_to_look_again() -> None:
     running = (RunningJob(_job("r", 8, mr=600), 0.0, (("n000", 8),), True, 600.0),)
-    d = decide(Snapshot(NODES, running), _ctx(), 100.0)  # type: ignore[arg-type]
-    assert d.wake_at == 600.0  # the end of a protection
-    d = decide(Snapshot(NODES, (), (PendingJob(_job("big", 32), 0.0, 0.0),)), _ctx(), 100.0)  # type: ignore[arg-type]
-    assert d.wake_at == 300.0  # work waits: the next epoch boundary
+    waiting = (PendingJob(_job("big", 32), 0.0, 0.0),)
+    d = decide(Snapshot(NODES, running, waiting), _ctx(fairshare_period_s=0), 100.0)  # type: ignore[arg-type]
+    assert d.wake_at == 600.0  # work waits: the end of a protection may let it preempt
+    d = decide(Snapshot(NODES, running, waiting), _ctx(), 100.0)  # type: ignore[arg-type]
+    assert d.wake_at == 300.0  # ... and before that, the next epoch boundary
+    assert decide(Snapshot(NODES, running), _ctx(), 100.0).wake_at is None  # type: ignore[arg-type]

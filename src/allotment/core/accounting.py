@@ -28,6 +28,8 @@ class Accounting:
         self.alloc_gpus_pre: dict[str, int] = {}  # account -> their GPUs
         self.alloc_gpus_pre_total = 0
         self.node_pre: list[int] = [0] * n_nodes  # per node: GPUs a victim search could free
+        # per node: preemptible GPUs by owner ("" for unallocated work), to bound a search per node
+        self.node_pre_by: list[dict[str, int]] = [{} for _ in range(n_nodes)]
 
     def ceiling(self, account: str) -> int | None:
         """The tightest max_gpus on ``account``'s path (None: uncapped)."""
@@ -59,8 +61,13 @@ class Accounting:
                 self.tree_gpus[n] -= r.gpus
         self.user_gpus[(r.account, r.spec.user)] -= r.gpus
         if self.preemptible.pop(r.jid, 0) is None:
+            owner = r.account if r.allocated else ""
             for i, g in r.placement:
                 self.node_pre[i] -= g
+                by = self.node_pre_by[i]
+                by[owner] -= g
+                if not by[owner]:
+                    del by[owner]
             if r.allocated:
                 del self.alloc[r.account][r.jid]
                 self.alloc_gpus_pre[r.account] -= r.gpus
@@ -73,8 +80,11 @@ class Accounting:
         if r.jid in self.preemptible:
             return
         self.preemptible[r.jid] = None
+        owner = r.account if r.allocated else ""
         for i, g in r.placement:
             self.node_pre[i] += g
+            by = self.node_pre_by[i]
+            by[owner] = by.get(owner, 0) + g
         if r.allocated:
             self.alloc.setdefault(r.account, {})[r.jid] = None
             self.alloc_gpus_pre[r.account] = self.alloc_gpus_pre.get(r.account, 0) + r.gpus

@@ -37,6 +37,9 @@ class ClusterState:
         self.unhealthy_since: dict[int, float] = {}
         self.pending_gpus = 0
         self.running_gpus = 0
+        # bumped by every change of what a victim search or a reservation reads (pool, running
+        # jobs, accounting, health): lets the fast walk reuse an answer computed on the same state
+        self.version = 0
 
     # -- questions ---------------------------------------------------------------------------
     def min_runtime(self, spec: JobSpec) -> float:
@@ -105,6 +108,7 @@ class ClusterState:
 
     def set_health(self, node: str, healthy: bool, now: float) -> None:
         i = self.pool.index[node]
+        self.version += 1
         self.pool.set_health(i, healthy)
         if healthy:
             self.unhealthy_since.pop(i, None)
@@ -113,6 +117,7 @@ class ClusterState:
 
     # -- internal mutations ------------------------------------------------------------------
     def _start(self, r: Run, now: float) -> None:
+        self.version += 1
         self.pool.allocate(r.jid, r.placement, soft=not r.allocated)
         self.running[r.jid] = r
         self.acct.started(r)
@@ -125,6 +130,7 @@ class ClusterState:
 
     def _stop(self, job_id: str) -> Run:
         r = self.running.pop(job_id)
+        self.version += 1
         self.pool.release(job_id, r.placement, soft=not r.allocated)
         self.ends.stopped(r, self.pool, self.running)
         self.acct.stopped(r)
@@ -143,6 +149,7 @@ class ClusterState:
             _, jid = heapq.heappop(self.protect)
             r = self.running.get(jid)
             if r is not None and r.protected_until <= now:
+                self.version += 1
                 self.acct.mark_preemptible(r)
 
     def next_protection_end(self) -> float:

@@ -98,6 +98,16 @@ class Scorer:
 
     def parts(self, p: Pend) -> PriorityScore:
         """Each weighted signal of ``p`` and their sum."""
+        declared, deadline, age, fairness, fit, boost = self._signals(p)
+        total = declared + deadline + age + fairness + fit + boost
+        return PriorityScore(total, declared, deadline, age, fairness, fit, boost)
+
+    def total(self, p: Pend) -> float:
+        """The same sum as ``parts(p).total``, without building the record (the hot loop)."""
+        declared, deadline, age, fairness, fit, boost = self._signals(p)
+        return declared + deadline + age + fairness + fit + boost
+
+    def _signals(self, p: Pend) -> tuple[float, float, float, float, float, float]:
         w, t = self.w, self.t
         urgency = 0.0
         deadline = p.spec.deadline
@@ -107,13 +117,8 @@ class Scorer:
         age = min(max(0.0, t - p.eligible), self.age_cap) / self.age_div
         fairness = 1.0 / (1.0 + self.user_gpus.get((p.account, p.user), 0) / 8.0)
         fit = self.w_fit if p.gpus <= self.max_free else 0.0
-        boost = boost_of(self.boosts, p.jid, p.user, p.account)
-        declared = w.declared * p.declared
-        total = declared + w.deadline * urgency + w.age * age + w.fairness * fairness + fit + boost
-        return PriorityScore(total, declared, w.deadline * urgency, w.age * age, w.fairness * fairness, fit, boost)
-
-    def total(self, p: Pend) -> float:
-        return self.parts(p).total
+        boost = boost_of(self.boosts, p.jid, p.user, p.account) if self.boosts else 0.0
+        return (w.declared * p.declared, w.deadline * urgency, w.age * age, w.fairness * fairness, fit, boost)
 
     def rank(self, cands: list[Pend]) -> list[Pend]:
         """``cands`` best first; ties by eligibility, then job id."""

@@ -67,6 +67,15 @@ class Scheduler(ClusterState):
         self.hold: Hold | None = None  # the last pass's reservation (reported, never reused)
         self.ranks: tuple[LeafRank, ...] = ()  # the last pass's Fair Tree ranks (reported)
         self._launched: dict[str, Pend] = {}  # this pass's starts, to undo one (see _evict_all)
+        # answers the fast walk may reuse on identical inputs (walk.reuses; see core.walk)
+        self._inputs_key: tuple[float, Mapping[str, float], int] | None = None  # holds the mapping
+        self._inputs_val: tuple[dict[str, float], tuple[LeafRank, ...], dict[str, float]] | None = None
+        self._failed: set[str] = set()  # jobs whose victim search failed at _failed_at
+        self._failed_at: tuple[int, int] = (-1, -1)
+        self._holds: dict[tuple[str | None, int, int], Hold | None] = {}
+        self._holds_at = -1
+        self._inputs_id = 0
+        self._queue_names: dict[str, tuple[bool, str]] = {}
 
     def run_pass(self, now: float, usage: Mapping[str, float]) -> Decisions:
         starts: list[Start] = []
@@ -103,21 +112,32 @@ class Scheduler(ClusterState):
     def inputs(self, now: float, usage: Mapping[str, float]) -> PassInputs:
         """Step 3: everything a pass reads that is not the cluster state."""
         t = epoch_of(now, self.policy.fairshare_period_s)
-        owed = {leaf: self.owed(leaf) for leaf in self.ctx.leaves}
-        ranks: tuple[LeafRank, ...] = ()
-        measure: dict[str, float] = {}
-        if self.mode.ranks_queues:
-            ranks = rank_leaves(self.ctx, usage)
-            measure = {leaf: reclaim_measure(usage.get(leaf, 0.0), e) for leaf, e in owed.items()}
+        key = (t, usage, self.pool.healthy_total)
+        k = self._inputs_key
+        if self.walk.reuses and k is not None and k[0] == t and k[1] is usage and k[2] == key[2] and self._inputs_val:
+            owed, ranks, measure = self._inputs_val  # same epoch, same usage mapping, same capacity
+        else:
+            owed = {leaf: self.owed(leaf) for leaf in self.ctx.leaves}
+            ranks = ()
+            measure = {}
+            if self.mode.ranks_queues:
+                ranks = rank_leaves(self.ctx, usage)
+                measure = {leaf: reclaim_measure(usage.get(leaf, 0.0), e) for leaf, e in owed.items()}
+            self._inputs_key, self._inputs_val = key, (owed, ranks, measure)
+            self._inputs_id += 1
         load = (self.pending_gpus + self.running_gpus) / max(1, self.ctx.capacity_gpus)
         return PassInputs(now, t, owed, ranks, {r.leaf: r.rank for r in ranks}, measure,
                           active_boosts(self.ctx, t), load)
 
     def wake_at(self, now: float) -> float | None:
         """The next instant after ``now`` at which a pass could decide something new although
-        no job arrived or ended and no node changed: a protection ends, or (while work waits)
-        an epoch boundary or a boost expiry without a period.  Drivers run a pass then."""
-        nxt = self.next_protection_end() if self.mode.wakes_on_protection else math.inf
+        no job arrived or ended and no node changed: a protection ends (while work waits or a
+        node drains), or (while work waits) an epoch boundary or a boost expiry without a period.
+        Drivers run a pass then; with nothing pending and no drain a pass can decide nothing,
+        and the next arrival runs one anyway."""
+        # the end of a protection can only matter to waiting work or to a drain
+        matters = self.mode.wakes_on_protection and (self.pending or self.unhealthy_since)
+        nxt = self.next_protection_end() if matters else math.inf
         if self.pending:
             period = self.policy.fairshare_period_s
             nxt = min(nxt, next_epoch(now, period))
@@ -126,11 +146,18 @@ class Scheduler(ClusterState):
         return nxt if nxt < math.inf else None
 
     # -- step 4 ------------------------------------------------------------------------------
+    def _account_of(self, q: str) -> tuple[bool, str]:
+        """(is it an unallocated-work queue, its account) of a queue name."""
+        got = self._queue_names.get(q)
+        if got is None:
+            free = q.endswith(FREE_SUFFIX)
+            got = self._queue_names[q] = (free, q[: -len(FREE_SUFFIX)] if free else q)
+        return got
+
     def _qkey(self, q: str, pi: PassInputs) -> QueueKey:
         if q == GLOBAL_QUEUE:
             return (0, 0, q)
-        free = q.endswith(FREE_SUFFIX)
-        account = q[: -len(FREE_SUFFIX)] if free else q
+        free, account = self._account_of(q)
         tr = tier(free, self.acct.alloc_gpus.get(account, 0), pi.owed.get(account, 0.0))
         return (tr, pi.rank_index.get(account, len(pi.rank_index)), q)
 
@@ -145,7 +172,7 @@ class Scheduler(ClusterState):
             qk, q = heapq.heappop(heap)
             if not self.queues.keys[q]:
                 continue
-            account = q[: -len(FREE_SUFFIX)] if q.endswith(FREE_SUFFIX) else q
+            account = self._account_of(q)[1]
             if not self.walk.must_visit(q, qk[0], account, self.queues, self.pool, self.acct, self.mode):
                 continue
             if self._visit(q, qk, pi, tried, starts, preemptions):
@@ -203,8 +230,14 @@ class Scheduler(ClusterState):
     def _preempt_for(self, p: Pend, qk: QueueKey, pi: PassInputs, starts: list[Start], preemptions: list[Preemption]) -> bool:
         if not self.mode.can_preempt or not self.acct.preemptible:
             return False
+        at = (self.version, self._inputs_id)
+        if self.walk.reuses and at == self._failed_at and p.jid in self._failed:
+            return False  # the same search already failed on this very state
         found = find_victims(self._view(pi), p, p.n, p.per, pi.owed, pi.measure)
         if found is None:
+            if at != self._failed_at:
+                self._failed, self._failed_at = set(), at
+            self._failed.add(p.jid)
             return False
         self._evict_all(found, p, pi, starts, preemptions)
         pl = self.pool.find(p.spec, p.n, p.per)
@@ -229,7 +262,7 @@ class Scheduler(ClusterState):
 
     def _hold_for(self, p: Pend, qk: QueueKey, pi: PassInputs, starts: list[Start]) -> bool:
         """Give the blocked gang ``p`` the reservation; True if it can in fact start now."""
-        new = plan_hold(self.pool, self.ends, p.jid, p.spec.gpu_type, p.n, p.per, pi.now, qk)
+        new = self._plan_hold(p, qk, pi.now)
         if new is None:
             return False
         if new.at <= pi.now:  # only the old reservation stood in the way
@@ -240,6 +273,19 @@ class Scheduler(ClusterState):
                 return True
         self.hold = new
         return False
+
+    def _plan_hold(self, p: Pend, qk: QueueKey, now: float) -> Hold | None:
+        """``plan_hold``, reused by the fast walk while the state version is the same (the
+        nodes and their free times only depend on the state; the time is clamped to ``now``)."""
+        if not self.walk.reuses:
+            return plan_hold(self.pool, self.ends, p.jid, p.spec.gpu_type, p.n, p.per, now, qk)
+        if self._holds_at != self.version:
+            self._holds, self._holds_at = {}, self.version
+        k = (p.spec.gpu_type, p.n, p.per)
+        if k not in self._holds:
+            self._holds[k] = plan_hold(self.pool, self.ends, "", p.spec.gpu_type, p.n, p.per, -math.inf, qk)
+        h = self._holds[k]
+        return None if h is None else Hold(p.jid, h.nodes, max(now, h.at), qk)
 
     def _evict_all(self, victims: list[Victim], p: Pend, pi: PassInputs, starts: list[Start], out: list[Preemption]) -> None:
         """Evict ``victims``.  A victim started earlier in this same pass (unallocated work, which

@@ -10,8 +10,13 @@ something only if
 * some job's GPUs per node fit the free GPUs of the best node (a start on free GPUs), or
 * the queue holds an allocated gang (it may take or move the reservation), or
 * preemption is possible and the free GPUs plus every GPU a victim search could take for this
-  queue (unallocated work past nothing, its own team's preemptible work, and in tier 0 every
-  account's) reach the smallest job's GPUs.
+  queue (unallocated work, its own team's preemptible work, and in tier 0 every account's) reach the smallest job's GPUs.
+
+The fast walk also *reuses* answers computed on the very same inputs (``reuses``): the Fair Tree
+ranks and reclaim measures for the same epoch and the same (immutable) usage mapping, and a
+failed victim search or a reservation plan for the same job on the same state version
+(``ClusterState.version``, bumped by every change of what they read).  The reference recomputes
+everything every time.
 
 ``tests/sim/test_walk_equivalence.py`` checks over generated workloads that both produce the same
 decisions and metrics; ``allot simulate --no-skip`` runs the reference.
@@ -30,12 +35,14 @@ from allotment.core.tiers import GUARANTEED, UNALLOCATED
 
 class WalkPolicy(Protocol):
     name: str
+    reuses: bool  # may answers computed on identical inputs be reused?
 
     def must_visit(self, q: str, tier: int, account: str, queues: QueueSet, pool: NodePool, acct: Accounting, mode: Mode) -> bool: ...
 
 
 class Reference:
     name = "reference"
+    reuses = False
 
     def must_visit(self, q: str, tier: int, account: str, queues: QueueSet, pool: NodePool, acct: Accounting, mode: Mode) -> bool:
         return True
@@ -43,6 +50,7 @@ class Reference:
 
 class Fast:
     name = "fast"
+    reuses = True
 
     def must_visit(self, q: str, tier: int, account: str, queues: QueueSet, pool: NodePool, acct: Accounting, mode: Mode) -> bool:
         per = queues.min_per(q)

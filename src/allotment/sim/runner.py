@@ -140,6 +140,7 @@ class _Sim:
         self.failures: dict[str, int] = {}  # node -> index in rec.drains of its open drain
         self.reported_human: set[int] = set()
         self.wakes: set[float] = set()  # WAKE times already in the heap
+        self._views: dict[float, WindowView] = {}
 
     def _push(self, t: float, kind: int, payload: Any) -> None:
         self.seq += 1
@@ -321,8 +322,15 @@ class _Sim:
             self._push(wake, WAKE, None)
 
     def usage_at(self, now: float) -> WindowView:
-        """The window usage a pass at ``now`` reads: at its epoch (core.epoch)."""
-        return WindowView(self.ledger, epoch_of(now, self.ctx.policy.fairshare_period_s))
+        """The window usage a pass at ``now`` reads: at its epoch (core.epoch).  One view per
+        epoch: usage up to a past instant never changes, so the core may reuse what it computed
+        from the same view."""
+        t = epoch_of(now, self.ctx.policy.fairshare_period_s)
+        view = self._views.get(t)
+        if view is None:
+            view = WindowView(self.ledger, t)
+            self._views = {t: view}
+        return view
 
 
 def _secs(when: dt.datetime, epoch: dt.datetime) -> float:

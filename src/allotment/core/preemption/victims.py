@@ -62,8 +62,12 @@ def find_victims(
         return None
     if not donors and not own and n == 1 and v.pool.soft_hole() < per:
         return None  # only unallocated work could yield, and no node has room even then
+    owners = {"", *donors, *((req,) if own else ())}
+    hosts = _freeable_hosts(v, p, per, owners)
+    if len(hosts) < n:
+        return None  # fewer than n nodes could hold it even if every takeable job there went
     cands = _Classifier(v, p, own, donors, measure.get(req, math.inf))
-    picked = _pick_nodes(v, p, n, per, cands)
+    picked = _pick_nodes(v, p, n, per, cands, hosts)
     if not picked or not _lowers_distance(v, req, p.gpus, picked, owed):
         return None
     out = []
@@ -124,18 +128,30 @@ class _Classifier:
         return _Cand((CLASS_RECLAIM, -d.over, lost, jid), "reclaim", why)
 
 
-def _pick_nodes(v: VictimView, p: Pend, n: int, per: int, cands: _Classifier) -> list[str]:
+def _freeable_hosts(v: VictimView, p: Pend, per: int, owners: set[str]) -> list[int]:
+    """Nodes where the free GPUs plus every preemptible GPU of the owners ``p`` may take from
+    ("" = unallocated work) reach ``per``: an upper bound, so no other node can be chosen."""
+    pool, pre, by = v.pool, v.acct.node_pre, v.acct.node_pre_by
+    out = []
+    for i in pool.hosts(per, p.spec.gpu_type):
+        free = pool.free[i]
+        if free >= per or (free + pre[i] >= per and free + sum(g for o, g in by[i].items() if o in owners) >= per):
+            out.append(i)
+    return out
+
+
+def _pick_nodes(v: VictimView, p: Pend, n: int, per: int, cands: _Classifier, hosts: list[int]) -> list[str]:
     """The victims on the ``n`` nodes that need the cheapest ones (worst class, then lost work,
     then node order); empty when no ``n`` nodes can be freed, or when free nodes would do."""
-    pool, pre = v.pool, v.acct.node_pre
+    pool = v.pool
     options: list[tuple[tuple[int, float, int], list[str]]] = []
-    for i in pool.hosts(per, p.spec.gpu_type):
+    if sum(1 for i in hosts if pool.free[i] >= per) >= n:
+        return []  # free nodes would be the best options: only a reservation kept them out
+    for i in hosts:
         free = pool.free[i]
         if free >= per:
             options.append(((-1, 0.0, i), []))
             continue
-        if free + pre[i] < per:
-            continue  # even every preemptible job there would not make room
         here = sorted(c.key for j in pool.jobs[i] if (c := cands.get(j)) is not None)
         chosen: list[str] = []
         worst, cost = -1, 0.0
