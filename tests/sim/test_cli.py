@@ -62,3 +62,10 @@ def test_explain_names_the_metrics_behind_a_decision(repo_root: Path, capsys: py
     report = json.loads(capsys.readouterr().out)
     assert report["job"] == job
     assert report["fair_tree"] and report["state"] in {"pending", "started", "running", "finished"}
+
+
+def test_no_skip_runs_the_reference_walk_with_byte_identical_output(repo_root: Path, tmp_path: Path) -> None:
+    base = ["simulate", "--repo", str(repo_root), "--at", "2026-11-29", "--scenario", "ai2", "--days", "0.1"]
+    assert main([*base, "--json", str(tmp_path / "fast.json")]) == 0
+    assert main([*base, "--no-skip", "--json", str(tmp_path / "ref.json")]) == 0
+    assert (tmp_path / "fast.json").read_bytes() == (tmp_path / "ref.json").read_bytes()
