@@ -39,7 +39,7 @@ from allotment.core.priority import Scorer, active_boosts
 from allotment.core.reservation import Hold, plan_hold
 from allotment.core.snapshot import NodeState
 from allotment.core.state import Pend, Run
-from allotment.core.tiers import TIER_WHY, tier
+from allotment.core.tiers import tier
 from allotment.core.walk import FAST, WalkPolicy
 
 QueueKey = tuple[int, int, str]  # (tier, Fair Tree rank, queue name)
@@ -154,7 +154,8 @@ class Scheduler(ClusterState):
             got = self._queue_names[q] = (free, q[: -len(FREE_SUFFIX)] if free else q)
         return got
 
-    def _qkey(self, q: str, pi: PassInputs) -> QueueKey:
+    def queue_key(self, q: str, pi: PassInputs) -> QueueKey:
+        """(tier, Fair Tree rank, name): the order in which a round visits queues."""
         if q == GLOBAL_QUEUE:
             return (0, 0, q)
         free, account = self._account_of(q)
@@ -165,7 +166,7 @@ class Scheduler(ClusterState):
         """One walk over the queues; True if it decided anything."""
         self.hold = None
         tried: set[str] = set()
-        heap = [(self._qkey(q, pi), q) for q in self.queues.nonempty()]
+        heap = [(self.queue_key(q, pi), q) for q in self.queues.nonempty()]
         heapq.heapify(heap)
         decided = False
         while heap:
@@ -178,7 +179,7 @@ class Scheduler(ClusterState):
             if self._visit(q, qk, pi, tried, starts, preemptions):
                 decided = True
                 if self.queues.keys[q]:
-                    heapq.heappush(heap, (self._qkey(q, pi), q))
+                    heapq.heappush(heap, (self.queue_key(q, pi), q))
         return decided
 
     def _candidates(self, q: str, pi: PassInputs, tried: set[str]) -> list[Pend]:
@@ -317,21 +318,6 @@ class Scheduler(ClusterState):
     # -- reporting ---------------------------------------------------------------------------
     def order(self, now: float, usage: Mapping[str, float]) -> tuple[Ranked, ...]:
         """The full pending order with its metrics (what explain shows; read-only)."""
-        pi = self.inputs(now, usage)
-        rank_of = {r.leaf: r for r in pi.ranks}
-        scorer = Scorer(self.ctx, pi.t, pi.load, self.pool.max_free(), self.acct.user_gpus, pi.boosts)
-        rows = []
-        for p in self.pending.values():
-            qk = self._qkey(p.queue, pi)
-            s = scorer.total(p) if self.mode.scores else -p.key[0]
-            key = (qk[0], qk[1], -s, p.eligible, p.jid) if self.mode.ranks_queues else (*p.key, 0, "")
-            rows.append((key, p, qk[0], rank_of.get(p.account), s))
-        rows.sort(key=lambda x: x[0])
-        out = []
-        for pos, (_, p, tr, r, s) in enumerate(rows):
-            if self.mode.ranks_queues:
-                why = f"{TIER_WHY[tr]}; fair-share rank {r.rank if r else '-'}; within-team score {s:.3f}"
-            else:
-                why = f"{self.mode.name}: priority {p.declared}, eligible at {p.eligible:.0f}s"
-            out.append(Ranked(p.jid, p.account, pos, tr, r.level_fair_share if r else (), s, why))
-        return tuple(out)
+        from allotment.core.order import pending_order
+
+        return pending_order(self, self.inputs(now, usage))
