@@ -57,6 +57,12 @@ def test_usage_slides_out_of_the_window() -> None:
         JobSpec(id=f"x{i}", submit=5 * HOUR, account=t, gpus=8, work=HOUR, min_runtime=60.0)
         for i, t in enumerate(["b", "a"])
     ]
+    sim = CheckedSim(config, Workload.of(jobs))
+    sim.run()
+    assert sim.violations == [] and sim.rec.completed == len(jobs)
+    # at 5h both windows are empty again (a's use ended at 2h, the window is 2h), so the tie
+    # breaks by name: a's 8-GPU job starts first, b's waits for it
+    waits = sim.rec.waits
+    assert waits["x1"] < 60.0 and waits["x0"] >= HOUR - 60.0
     m = simulate(config, Workload.of(jobs)).metrics
-    # at 5h both windows are empty again, so the tie breaks by name: a's job first
     assert m["jobs"]["completed"] == len(jobs)

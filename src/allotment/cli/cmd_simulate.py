@@ -36,6 +36,11 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     p.add_argument("--events", metavar="FILE", type=Path, help="write the per-job event log (JSON Lines) here")
     p.add_argument("--save", metavar="DIR", type=Path, help="save the whole run in DIR (for explain/status/report --run)")
     p.add_argument(
+        "--no-skip",
+        action="store_true",
+        help="run the scheduler's plain reference walk (every queue every pass): slower, same output",
+    )
+    p.add_argument(
         "--set",
         metavar="KEY=VALUE",
         action="append",
@@ -96,7 +101,8 @@ def run(args: argparse.Namespace) -> int:
     config = load_compiled(args)
     workload, cluster, days = load_workload(args, config)
     result = simulate(
-        config, workload, cluster=cluster, days=days, seed=args.seed, policy=args.policy, overrides=overrides
+        config, workload, cluster=cluster, days=days, seed=args.seed, policy=args.policy, overrides=overrides,
+        reference=args.no_skip,
     )
     m = result.metrics
     json_to_stdout = args.json is not None and str(args.json) == "-"

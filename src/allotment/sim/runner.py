@@ -5,6 +5,13 @@ jumps straight from one event time to the next, every event at one time is appli
 scheduling pass then sees them all.  Heap entries are ``(time, order, sequence, ...)`` so equal
 times always come out in the same order; the run is deterministic.  Everything that happens is
 emitted as an event (``sim/eventlog.py``); the metrics are computed from those events alone.
+``sim_seconds`` (wall time, on ``SimResult``, not in the metrics) is the only output that may
+differ between identical runs.
+
+Wake-ups: a pass runs after any event, and at the instants the core names
+(``Scheduler.wake_at``: ends of protections, epoch boundaries while work waits), so the run takes
+the same decisions as one with a pass at any other instants too (tests/sim/test_walk_equivalence.py).
+``reference=True`` runs the core's reference walk (``core.walk.REFERENCE``), for ``--no-skip``.
 """
 
 from __future__ import annotations
@@ -21,12 +28,15 @@ from typing import Any
 from mypy_extensions import mypyc_attr
 
 from allotment.compile.model import CompiledConfig
-from allotment.core.context import build_context
+from allotment.core.context import MODES, build_context
+from allotment.core.epoch import epoch_of
 from allotment.core.jobs import JobSpec
 from allotment.core.priority import propagate
 from allotment.core.scheduler import Scheduler
 from allotment.core.snapshot import NodeState
 from allotment.core.usage import UsageLedger, WindowView
+from allotment.core.walk import FAST, REFERENCE, WalkPolicy
+from allotment.errors import UsageError
 from allotment.sim.eventlog import EventLog
 from allotment.sim.events import Event, RunHeader
 from allotment.sim.metrics import Recorder
@@ -58,21 +68,32 @@ def simulate(
     seed: int = 0,
     policy: str = "budgets",
     overrides: Mapping[str, str] | None = None,
+    reference: bool = False,
 ) -> SimResult:
     """Replay ``workload`` on ``cluster`` (default: the largest) under ``policy``.
 
     With ``days`` the run stops at that horizon; without it, it runs until every job is done.
-    ``seed`` is recorded; the replay itself draws no randomness.
+    ``seed`` is recorded; the replay itself draws no randomness.  ``reference`` runs the plain
+    reference walk (same results, slower).
     """
     wall = time.perf_counter()
     cluster = cluster or config.largest_cluster()
-    pol = apply_overrides(config.policy_for(cluster) if cluster in config.clusters else config.policy, overrides or {})
+    check_run(config, cluster, policy)
+    pol = apply_overrides(config.policy_for(cluster), overrides or {})
     ctx = build_context(config, cluster, mode=policy, policy=pol)
-    sim = _Sim(config, ctx.cluster, workload, days, ctx, seed=seed)
+    sim = _Sim(config, ctx.cluster, workload, days, ctx, seed=seed, walk=REFERENCE if reference else FAST)
     sim.run()
     metrics = sim.summary()
     wall = round(time.perf_counter() - wall, 3)
     return SimResult(metrics, cluster, policy, sim.rec.header, tuple(sim.log.events), ctx, wall)
+
+
+def check_run(config: CompiledConfig, cluster: str, policy: str) -> None:
+    """Usage errors for an unknown cluster or policy, before the core sees them."""
+    if cluster not in config.clusters:
+        raise UsageError(f"unknown cluster {cluster!r}; known: {', '.join(sorted(config.clusters))}")
+    if policy not in MODES:
+        raise UsageError(f"unknown policy {policy!r}; choose one of {', '.join(MODES)}")
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)  # tests/sim/checked.py checks every step
@@ -86,12 +107,13 @@ class _Sim:
         ctx: Any,
         *,
         seed: int = 0,
+        walk: WalkPolicy = FAST,
     ) -> None:
         cl = config.clusters[cluster]
         self.ctx = ctx
         nodes = tuple(NodeState(n, g.gpus_per_node, True, g.gpu_type) for g in cl.node_groups for n in g.node_names)
         self.gpus_of = {n.name: n.gpus for n in nodes}
-        self.sched = Scheduler(ctx, nodes)
+        self.sched = Scheduler(ctx, nodes, walk=walk)
         self.ledger = UsageLedger(ctx.policy.lookback_s)
         self.horizon = days * 86400.0 if days is not None else math.inf
         self.jobs = workload.jobs
@@ -142,7 +164,8 @@ class _Sim:
                 if n in self.gpus_of:
                     self._push(max(0.0, begin), HEALTH, (n, False, f"maintenance: {m.reason}"))
                     self._push(end, HEALTH, (n, True, ""))
-        self.retry_pushed = -1.0
+        self.wakes: set[float] = set()  # WAKE times already in the heap
+        self._views: dict[float, WindowView] = {}
 
     def summary(self) -> dict[str, Any]:
         """The metrics of the run so far: the recorder's, over [0, end)."""
@@ -230,9 +253,9 @@ class _Sim:
             else:
                 self.log.drain(now, node, why)
             return True
-        # WAKE: a put-off victim search (payload None) always gets its pass; the end of a job's
-        # protection only if something would act on it at once (see Scheduler.expiry_matters)
-        return payload is None or self.sched.expiry_matters(payload, now)
+        # WAKE: an instant the core named (Scheduler.wake_at); always worth a pass
+        self.wakes.discard(now)
+        return True
 
     def _stopped(self, spec: JobSpec, now: float, *, completed: bool) -> None:
         _, rate, _ = self.starts.pop(spec.id)
@@ -270,12 +293,8 @@ class _Sim:
     # -- one pass ---------------------------------------------------------------------------
     def _pass(self, now: float) -> None:
         sched = self.sched
-        usage = WindowView(self.ledger, now)
-        d = sched.run_pass(now, usage)
+        d = sched.run_pass(now, self.usage_at(now))
         self.last_decisions = d
-        if d.retry_at is not None and d.retry_at > now and d.retry_at != self.retry_pushed:
-            self.retry_pushed = d.retry_at
-            self._push(d.retry_at, WAKE, None)
         pool = sched.pool
         weights = self.ctx.billing_weight
         for p in d.preemptions:
@@ -295,12 +314,25 @@ class _Sim:
             self.starts[spec.id] = (now, rate, r.placement)
             self.log.start(now, spec, st, rate)
             self._push(now + max(0.0, spec.work - r.done_before), DONE, (spec.id, now))
-            if now < r.protected_until < math.inf and self.ctx.mode == "budgets":
-                self._push(r.protected_until, WAKE, spec.id)
         for res in d.reservations:
             self.log.reserve(now, self.by_id[res.job_id], res)
         for rep in d.nodes:
             self.log.node_report(now, rep)
+        wake = sched.wake_at(now)
+        if wake is not None and wake not in self.wakes:
+            self.wakes.add(wake)
+            self._push(wake, WAKE, None)
+
+    def usage_at(self, now: float) -> WindowView:
+        """The window usage a pass at ``now`` reads: at its epoch (core.epoch).  One view per
+        epoch: usage up to a past instant never changes, so the core may reuse what it computed
+        from the same view."""
+        t = epoch_of(now, self.ctx.policy.fairshare_period_s)
+        view = self._views.get(t)
+        if view is None:
+            view = WindowView(self.ledger, t)
+            self._views = {t: view}
+        return view
 
 
 def _secs(when: dt.datetime, epoch: dt.datetime) -> float:
