@@ -1,7 +1,7 @@
 """A real reconciler state dir for the live views, written by the reconciler itself over a small
 git repo (tests/reconcile/repo.py) and the simulated backend, the way tests/reconcile drive it:
-a fixed clock (``T0``) that the backend and the reconciler share, so the scenario is the same
-byte for byte on any day.  (``allot reconcile --backend sim`` runs its cluster on the wall
+a fixed clock (``T0``) that the backend and the reconciler share, so the scenario (times, jobs,
+actions, usage) is the same on any day; only the repo's commit ids differ.  (``allot reconcile --backend sim`` runs its cluster on the wall
 clock, so a test cannot pass an hour between its ticks.)
 
 The cluster is the inventory's (n1-n4 x 8 GPUs); jobs are submitted after the first tick, an
