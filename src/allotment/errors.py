@@ -9,7 +9,7 @@ Only the CLI catches these and turns them into exit codes; library code raises a
      ├── UsageError       bad command-line arguments                               exit 2
      ├── PolicyViolation  a check failed (plan rule, audit, codeowners --check)    exit 1
      ├── BackendError     the cluster backend failed or timed out                  exit 3
-     └── ReconcileError   the reconciler could not converge                        exit 3
+     └── ReconcileError   the reconciler's own state dir cannot be used             exit 3
 """
 
 from __future__ import annotations

@@ -101,5 +101,20 @@ def test_order_exposes_the_fair_share_behind_it() -> None:
 def test_decide_is_pure_and_repeatable() -> None:
     snap = Snapshot(NODES, (), (PendingJob(_job("p", "a", 4), 0.0, 0.0),))
     ctx = _ctx()
-    assert decide(snap, ctx, 1.0) == decide(snap, ctx, 1.0)  # type: ignore[arg-type]
-    assert snap.pending[0].spec.id == "p"
+    first = decide(snap, ctx, 1.0)  # type: ignore[arg-type]
+    assert first.starts and first == decide(snap, ctx, 1.0)  # type: ignore[arg-type]
+    # the snapshot still says the job is pending: decide() works on its own copy of the state
+    assert [p.spec.id for p in snap.pending] == ["p"] and snap.running == ()
+    assert decide(snap, ctx, 1.0).starts == first.starts  # type: ignore[arg-type]
+
+
+def test_entitlements_come_from_the_compiler() -> None:
+    config = make_config({"a": 3, "g": {"b": 1, "c": 1}}, nodes=2)
+    ctx = build_context(config, "c1")
+    for leaf in ("a", "b", "c"):
+        assert ctx.entitlement_gpus[leaf] == config.node(leaf).entitlement_gpus["c1"]
+
+
+def test_a_capped_account_is_owed_at_most_its_cap() -> None:
+    ctx = build_context(make_config({"a": 3, "b": 1}, nodes=2, max_gpus={"a": 4}), "c1")
+    assert ctx.entitlement_gpus["a"] == 4.0 and ctx.entitlement_gpus["b"] == 4.0

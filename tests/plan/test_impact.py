@@ -80,7 +80,7 @@ def test_team_losing_more_than_threshold_is_flagged() -> None:
         return SideRun(
             {
                 "days": 7.0,
-                "teams": {"a": {"delivered": a, "ratio": 1.0}, "b": {"delivered": b, "ratio": 1.0}},
+                "teams": {"a": {"received_gpu_hours": a, "ratio": 1.0}, "b": {"received_gpu_hours": b, "ratio": 1.0}},
             },
             False,
         )

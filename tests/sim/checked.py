@@ -26,6 +26,7 @@ class CheckedSim(_Sim):
         self.unhealthy_gpu_s = 0.0
         self.violations: list[str] = []
         self.preempted: list[tuple[str, str]] = []
+        self.passes = 0
 
     def _integrate(self, now: float) -> None:
         pool = self.sched.pool
@@ -63,6 +64,7 @@ class CheckedSim(_Sim):
         self._integrate(now)
         protected = {j: r.protected_until for j, r in self.sched.running.items()}
         super()._pass(now)
+        self.passes += 1
         for p in self.last_decisions.preemptions:
             self.preempted.append((p.job_id, p.rule))
             if protected.get(p.job_id, now) > now:

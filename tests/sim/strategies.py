@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any
 
 from hypothesis import strategies as st
 
-from allotment.compile.model import CompiledConfig, Policy
+from allotment.compile.model import Boost, CompiledConfig, Policy
 from allotment.core.jobs import JobSpec, NodeEvent
 from allotment.traces.scenarios.workload import Workload
 from tests.core.builders import make_config
@@ -26,6 +27,8 @@ def clusters(draw: st.DrawFn) -> CompiledConfig:
         non_resumable=draw(st.sampled_from(["requeue", "run_to_completion"])),
         reconcile_interval_s=draw(st.sampled_from([0, 10])),
         human_drain_threshold_s=1800,
+        fairshare_period_s=draw(st.sampled_from([60, 300])),
+        boosts=draw(st.sampled_from([(), (), (_boost("user:u1", 2.0, 3600),), (_boost("account:t0", 1.0, 7200),)])),
     )
     # sometimes a max_gpus cap on a team or on a group (capped teams slice their own time)
     caps = draw(st.sampled_from([{}, {}, {"t0": 2}, {"t0": 4}, {"t0": 8}] + ([{"g": 4}] if "g" in tree else [])))
@@ -36,6 +39,12 @@ def clusters(draw: st.DrawFn) -> CompiledConfig:
         policy=policy,
         max_gpus=caps,
     )
+
+
+def _boost(target: str, amount: float, until_s: int) -> Boost:
+    """A boost that expires ``until_s`` seconds after t = 0 (make_config's date, midnight UTC)."""
+    expires = dt.datetime(2026, 1, 1, tzinfo=dt.UTC) + dt.timedelta(seconds=until_s)
+    return Boost(target, amount, expires, "test", "@ops")
 
 
 @st.composite
@@ -63,6 +72,7 @@ def workloads(draw: st.DrawFn, config: CompiledConfig) -> Workload:
                 checkpoint_interval=draw(st.sampled_from([None, 600.0])) if resumable else None,
                 priority=draw(st.integers(0, 2)),
                 kind=draw(st.sampled_from(["debug", "train", "batch"])),
+                deadline=draw(st.sampled_from([None, None, float(draw(st.integers(600, 8 * 3600)))])),
             )
         )
     # dependencies only on earlier ids, so they cannot form a cycle

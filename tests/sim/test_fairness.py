@@ -24,7 +24,7 @@ def test_teams_that_always_have_demand_converge_to_their_entitlements() -> None:
     jobs = _backlog("big", 600) + _backlog("small", 600)
     sim = CheckedSim(config, Workload.of(jobs), days=1.0)
     sim.run()
-    sim.rec.summary(sim.end)
+    sim.summary()
     assert sim.violations == []
     # the last 6 hours (one window) of running GPUs, per team
     last = range(18, 24)
@@ -41,7 +41,7 @@ def test_a_late_team_catches_up_by_reclaiming_after_minimum_runtimes() -> None:
     ]
     sim = CheckedSim(config, Workload.of(early + late), days=0.5)
     sim.run()
-    sim.rec.summary(sim.end)
+    sim.summary()
     assert sim.violations == []
     assert sim.rec.team_run["b"].hour(3) == 0.0
     # a's jobs run 8 h with a 10 min minimum: from the hour after b arrives, b runs its 8 GPUs
@@ -57,6 +57,12 @@ def test_usage_slides_out_of_the_window() -> None:
         JobSpec(id=f"x{i}", submit=5 * HOUR, account=t, gpus=8, work=HOUR, min_runtime=60.0)
         for i, t in enumerate(["b", "a"])
     ]
+    sim = CheckedSim(config, Workload.of(jobs))
+    sim.run()
+    assert sim.violations == [] and sim.rec.completed == len(jobs)
+    # at 5h both windows are empty again (a's use ended at 2h, the window is 2h), so the tie
+    # breaks by name: a's 8-GPU job starts first, b's waits for it
+    waits = sim.rec.waits
+    assert waits["x1"] < 60.0 and waits["x0"] >= HOUR - 60.0
     m = simulate(config, Workload.of(jobs)).metrics
-    # at 5h both windows are empty again, so the tie breaks by name: a's job first
     assert m["jobs"]["completed"] == len(jobs)

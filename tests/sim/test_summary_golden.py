@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -21,7 +22,6 @@ def _metrics(policy: str, **overrides: str) -> dict[str, object]:
     config = make_config(TREE, nodes=16, gpus_per_node=8)
     w = generate(config, cluster="c1", days=2, seed=7)
     m = simulate(config, w, days=2, policy=policy, overrides=overrides).metrics
-    m.pop("sim_seconds")
     return m
 
 
@@ -45,3 +45,65 @@ def test_bad_overrides_are_usage_errors() -> None:
     for bad in ({"lookback": "soon"}, {"nonsense": "1"}, {"requeue_resumable": "maybe"}):
         with pytest.raises(UsageError):
             _metrics("budgets", **bad)
+
+
+# -- the claims the goldens stand for --------------------------------------------------------
+# Asserted on the golden files themselves: a regenerated golden that breaks a claim fails here,
+# whatever its diff looked like.  Claims the product promises but today's core does not meet are
+# strict xfails with the measured numbers: when the core meets them they XPASS, and the strict
+# flag turns that into a failure until the mark is removed.
+
+
+def _golden(policy: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((GOLDEN / f"summary_{policy}.json").read_text())
+    return data
+
+
+def test_golden_budgets_keeps_the_cluster_busier_than_either_baseline() -> None:
+    b, p, f = _golden("budgets"), _golden("priority"), _golden("fifo")
+    assert b["occupancy"] >= 0.90
+    assert b["occupancy"] > p["occupancy"] + 0.05 and b["occupancy"] > f["occupancy"] + 0.05
+
+
+def test_golden_budgets_delivers_more_of_what_is_owed_than_either_baseline() -> None:
+    b, p, f = _golden("budgets"), _golden("priority"), _golden("fifo")
+    assert b["delivered_over_owed"] > p["delivered_over_owed"] and b["delivered_over_owed"] > f["delivered_over_owed"]
+    assert b["teams_min_ratio"] > p["teams_min_ratio"]
+
+
+@pytest.mark.parametrize("policy", ["budgets", "priority", "fifo"])
+def test_golden_hour_capped_delivery_never_exceeds_the_uncapped_figure(policy: str) -> None:
+    m = _golden(policy)
+    assert m["delivered_over_owed"] <= m["received"]
+    for t in m["teams"].values():
+        assert t["delivered"] <= min(t["owed"], t["received_gpu_hours"]) + 1e-3
+        assert t["ratio"] <= t["received"] + 1e-4
+
+
+@pytest.mark.parametrize("policy", ["budgets", "priority", "fifo"])
+def test_golden_every_job_is_accounted_for(policy: str) -> None:
+    j = _golden(policy)["jobs"]
+    assert j["submitted"] == 644 and j["rejected"] == 0
+    assert j["completed"] + j["cancelled"] + j["rejected"] <= j["submitted"]
+    assert j["completed"] >= 0.85 * j["submitted"]
+
+
+def test_golden_fifo_makes_debug_jobs_wait_far_longer_than_budgets() -> None:
+    assert _golden("fifo")["wait"]["debug"]["p90"] >= 5 * _golden("budgets")["wait"]["debug"]["p90"]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="issue 10: budgets debug p90 is 432 s here, priority 9 s (the product claims budgets >= 10x better)",
+)
+def test_golden_budgets_beats_priority_on_debug_p90_by_ten_times() -> None:
+    assert 10 * _golden("budgets")["wait"]["debug"]["p90"] <= _golden("priority")["wait"]["debug"]["p90"]
+
+
+@pytest.mark.xfail(strict=True, reason="issue 10: budgets debug p90 is 432 s on this golden (target <= 60 s)")
+def test_golden_budgets_debug_p90_is_at_most_a_minute() -> None:
+    assert _golden("budgets")["wait"]["debug"]["p90"] <= 60.0
+
+
+def test_golden_fifo_never_preempts() -> None:
+    assert _golden("fifo")["preemptions"] == 0

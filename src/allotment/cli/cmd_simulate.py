@@ -1,12 +1,15 @@
 """``allot simulate``: replay a scenario or a trace under a policy and report the Ai2 metrics.
 
-Prints a summary and, with ``--json OUT``, writes every metric (docs/metrics.md).  ``--set
-KEY=VALUE`` overrides one policy knob for this run (``--set lookback=3d``), for "what if"."""
+Prints a summary and, with ``--json OUT``, writes every metric (docs/metrics.md; ``--json -``
+prints only the JSON).  ``--events FILE`` writes the per-job event log and ``--save DIR`` the whole
+run for later questions (docs/trace-format.md).  ``--set KEY=VALUE`` overrides one policy knob for
+this run (``--set lookback=3d``), for "what if".  t = 0 is midnight UTC of ``--at``, which for a
+simulation defaults to a fixed day (not today) so the same command gives the same figures on
+every calendar day."""
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -14,16 +17,29 @@ from typing import Any
 from allotment.cli.common import SET_HELP, add_at_argument, add_repo_argument, load_compiled
 from allotment.core.context import MODES
 from allotment.errors import UsageError
+from allotment.sim.anchor import DEFAULT_T0, t0_of
 from allotment.traces.bounds import MAX_DAYS
+
+AT_HELP = (
+    f"t = 0 of the run is midnight UTC of this day; budget validity dates are evaluated on it "
+    f"(default: {DEFAULT_T0.isoformat()}, a fixed Monday, so results do not depend on today)"
+)
 
 
 def register(sub: argparse._SubParsersAction[Any]) -> None:
     p = sub.add_parser("simulate", help="replay a workload under a policy", description=__doc__)
     add_repo_argument(p)
-    add_at_argument(p)
+    add_at_argument(p, default=DEFAULT_T0, help=AT_HELP)
     add_workload_arguments(p)
     p.add_argument("--policy", choices=MODES, default="budgets", help="scheduler policy (default: budgets)")
-    p.add_argument("--json", metavar="OUT", type=Path, help="write the metrics JSON here ('-' for stdout)")
+    p.add_argument("--json", metavar="OUT", type=Path, help="write the metrics JSON here ('-': only the JSON, on stdout)")
+    p.add_argument("--events", metavar="FILE", type=Path, help="write the per-job event log (JSON Lines) here")
+    p.add_argument("--save", metavar="DIR", type=Path, help="save the whole run in DIR (for explain/status/report --run)")
+    p.add_argument(
+        "--no-skip",
+        action="store_true",
+        help="run the scheduler's plain reference walk (every queue every pass): slower, same output",
+    )
     p.add_argument(
         "--set",
         metavar="KEY=VALUE",
@@ -76,27 +92,46 @@ def load_workload(args: argparse.Namespace, config: Any) -> tuple[Any, str, floa
 
 
 def run(args: argparse.Namespace) -> int:
+    from allotment.sim.events import encode_log
+    from allotment.sim.rundir import RunSource, metrics_json, save_run
     from allotment.sim.runner import simulate
+    from allotment.traces.writer import AtomicWriter
 
     overrides = parse_overrides(args.overrides)
     config = load_compiled(args)
     workload, cluster, days = load_workload(args, config)
     result = simulate(
-        config, workload, cluster=cluster, days=days, seed=args.seed, policy=args.policy, overrides=overrides
+        config, workload, cluster=cluster, days=days, seed=args.seed, policy=args.policy, overrides=overrides,
+        reference=args.no_skip,
     )
     m = result.metrics
-    print(render_summary(m))
+    json_to_stdout = args.json is not None and str(args.json) == "-"
+    if not json_to_stdout:
+        print(render_summary(m, result.sim_seconds))
     if args.json is not None:
-        text = json.dumps(m, indent=2, sort_keys=True) + "\n"
-        if str(args.json) == "-":
-            sys.stdout.write(text)
+        if json_to_stdout:
+            sys.stdout.write(metrics_json(m))
         else:
             args.json.parent.mkdir(parents=True, exist_ok=True)
-            args.json.write_text(text, encoding="utf-8")
+            args.json.write_text(metrics_json(m), encoding="utf-8")
+    if args.events is not None and result.header is not None:
+        args.events.parent.mkdir(parents=True, exist_ok=True)
+        with AtomicWriter(args.events) as out:
+            for line in encode_log(result.header, result.events):
+                out.write_line(line.rstrip("\n"))
+    if args.save is not None:
+        src = RunSource(
+            scenario=args.scenario,
+            trace=str(args.trace) if args.trace is not None else None,
+            days=days,
+            t0=t0_of(config.at).isoformat(),
+            no_skip=bool(getattr(args, "no_skip", False)),
+        )
+        save_run(args.save, config, workload, result, src)
     return 0
 
 
-def render_summary(m: dict[str, Any]) -> str:
+def render_summary(m: dict[str, Any], sim_seconds: float | None = None) -> str:
     w = m["wait"]
     lines = [
         f"policy {m['policy']} on {m['cluster']} ({m['capacity_gpus']} GPUs), {m['days']:g} days, "
@@ -105,7 +140,8 @@ def render_summary(m: dict[str, Any]) -> str:
         f"unallocated {m['unallocated_fraction']:.3f}); demand {m['demand_ratio']:.2f}x capacity",
         f"delivered/owed {m['delivered_over_owed']:.3f} "
         f"({m['delivered_gpu_hours']:,.0f} of {m['owed_gpu_hours']:,.0f} owed GPU-hours); "
-        f"{m['teams_at_or_above_95']} of {len(m['teams'])} teams at >= 0.95, lowest {m['teams_min_ratio']:.3f}",
+        f"{m['teams_at_or_above_95']} of {len(m['teams'])} teams at >= 0.95, lowest {m['teams_min_ratio']:.3f} "
+        f"(hour by hour; uncapped received {m['received']:.3f})",
         f"wait p50/p90: debug {w['debug']['p50']:.0f}/{w['debug']['p90']:.0f}s, "
         f"large {w['large']['p50']:.0f}/{w['large']['p90']:.0f}s, all {w['all']['p50']:.0f}/{w['all']['p90']:.0f}s",
         f"preemptions {m['preemptions']:,} ({m['lost_gpu_hours']:,.0f} GPU-hours lost); "
@@ -115,5 +151,6 @@ def render_summary(m: dict[str, Any]) -> str:
     ]
     for name, t in sorted(m["teams"].items()):
         lines.append(f"{name:<24} {t['owed']:>12,.0f} {t['delivered']:>12,.0f} {t['ratio']:>7.3f}")
-    lines.append(f"(simulated in {m['sim_seconds']:.1f}s)")
+    if sim_seconds is not None:
+        lines.append(f"(simulated in {sim_seconds:.1f}s)")
     return "\n".join(lines)

@@ -69,13 +69,13 @@ def _date(text: str) -> dt.date:
         raise argparse.ArgumentTypeError(f"expected a date YYYY-MM-DD, got {text!r}") from None
 
 
-def add_at_argument(parser: argparse.ArgumentParser) -> None:
+def add_at_argument(parser: argparse.ArgumentParser, default: dt.date | None = None, help: str | None = None) -> None:
     parser.add_argument(
         "--at",
         metavar="DATE",
         type=_date,
-        default=None,
-        help="evaluate budget validity dates on this day (default: today, UTC)",
+        default=default,
+        help=help or "evaluate budget validity dates on this day (default: today, UTC)",
     )
 
 

@@ -94,6 +94,11 @@ class Policy:
     unallocated_enabled: bool = True
     reconcile_interval_s: int = 10
     human_drain_threshold_s: int = 4 * 3600
+    # scheduling pass (core): how often time-varying inputs (window usage, ages, deadlines,
+    # boosts) are re-read -- a pure quantization of time, see core/epoch.py
+    fairshare_period_s: int = 300
+    reclaim_hysteresis: float = 0.1  # a reclaim needs the victim's measure this much (relative) higher
+    queue_depth: int = 8  # candidates one visit of a team's queue examines, by declared priority and age
     priority_weights: PriorityWeights = field(default_factory=PriorityWeights)
     boosts: tuple[Boost, ...] = ()
     # pull-request checks

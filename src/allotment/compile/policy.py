@@ -16,6 +16,7 @@ _DURATIONS = {
     "debug_threshold": "debug_threshold_s",
     "reconcile_interval": "reconcile_interval_s",
     "human_drain_threshold": "human_drain_threshold_s",
+    "fairshare_period": "fairshare_period_s",
 }
 _PLAIN = {
     "unallocated": "unallocated_enabled",
@@ -23,6 +24,8 @@ _PLAIN = {
     "flag_delivered_drop": "flag_delivered_drop",
     "drift": "drift",
     "prune": "prune",
+    "reclaim_hysteresis": "reclaim_hysteresis",
+    "queue_depth": "queue_depth",
 }
 
 

@@ -9,6 +9,11 @@ non-ASCII, tabs, trailing comments, ...), and the caller then uses the libyaml p
 Scalars are typed with PyYAML's own implicit-resolver table, so a value means here what it means
 to PyYAML; only the unambiguous forms (decimal ints, simple floats, ``YYYY-MM-DD`` dates, strings)
 are built here, the rest falls back.  A property test checks agreement with ``yaml.safe_load``.
+
+It still earns its keep (re-measured 2026-12-01, ``benchmarks/yamlfast_bench.py --repeat 5``):
+parsing the example's budget files 10,000 times took a median 8.8 s here against 16.3 s through
+the libyaml path it falls back to, i.e. it halves the parse share of a 10,000-node compile (on
+a heavily shared machine; the ratio, ~1.9x, is what matters).
 """
 
 from __future__ import annotations

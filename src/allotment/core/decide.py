@@ -1,22 +1,27 @@
 """``decide(snapshot, ctx, now) -> Decisions``: the pure entry point a reconciler calls.
 
 It builds a fresh ``Scheduler`` from the snapshot (see ``core.snapshot`` for what each field
-means), runs one pass with the full pending order and returns the decisions; the snapshot is not
-changed.  The simulator keeps one ``Scheduler`` alive instead, for speed, and calls the same
-``run_pass``, so both take the very same decisions from the same state.
+means), runs one pass and returns its decisions with the full pending order; the snapshot is not
+changed.  The simulator keeps one ``Scheduler`` alive instead and calls the same ``run_pass`` with
+the same walk, so both take the very same decisions from the same state; the order is computed
+after the pass, read-only, so asking for it cannot change a decision.  ``Decisions.wake_at`` says
+when the reconciler should run a pass at the latest even if nothing happens.
 """
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 from allotment.core.context import Context
 from allotment.core.decisions import Decisions
 from allotment.core.priority import propagate
 from allotment.core.scheduler import Scheduler
 from allotment.core.snapshot import Snapshot
+from allotment.core.walk import FAST, WalkPolicy
 
 
-def build_scheduler(snapshot: Snapshot, ctx: Context, now: float) -> Scheduler:
-    sched = Scheduler(ctx, snapshot.nodes)
+def build_scheduler(snapshot: Snapshot, ctx: Context, now: float, *, walk: WalkPolicy = FAST) -> Scheduler:
+    sched = Scheduler(ctx, snapshot.nodes, walk=walk)
     for node in snapshot.nodes:
         if not node.healthy:
             sched.set_health(node.name, False, now)
@@ -31,6 +36,7 @@ def build_scheduler(snapshot: Snapshot, ctx: Context, now: float) -> Scheduler:
             done_before=r.done_before,
             declared=declared[r.spec.id],
             evicted_by=r.evicted_by,
+            eligible=r.eligible,
         )
     for p in sorted(snapshot.pending, key=lambda p: p.spec.id):
         sched.add_pending(
@@ -44,6 +50,9 @@ def build_scheduler(snapshot: Snapshot, ctx: Context, now: float) -> Scheduler:
     return sched
 
 
-def decide(snapshot: Snapshot, ctx: Context, now: float) -> Decisions:
-    """One scheduling pass over ``snapshot`` at ``now``, with every reason and metric exposed."""
-    return build_scheduler(snapshot, ctx, now).run_pass(now, snapshot.usage, explain=True)
+def decide(snapshot: Snapshot, ctx: Context, now: float, *, walk: WalkPolicy = FAST) -> Decisions:
+    """One scheduling pass over ``snapshot`` at ``now``, with every reason and the pending order.
+    ``snapshot.usage`` should be the window usage at the pass's epoch (``core.epoch``)."""
+    sched = build_scheduler(snapshot, ctx, now, walk=walk)
+    d = sched.run_pass(now, snapshot.usage)
+    return replace(d, order=sched.order(now, snapshot.usage), wake_at=sched.wake_at(now))

@@ -64,6 +64,6 @@ class Decisions:
     reservations: tuple[Reservation, ...] = ()
     nodes: tuple[NodeReport, ...] = ()
     order: tuple[Ranked, ...] = ()
-    # a blocked queue's preemption search was put off until then (core.scheduler): a driver
-    # that only runs passes on events should run one at this time even if nothing happens
-    retry_at: float | None = None
+    # the latest time a driver should run the next pass even if nothing happens (a protection
+    # ends, an epoch boundary while work waits): Scheduler.wake_at; filled in by decide()
+    wake_at: float | None = None

@@ -30,11 +30,10 @@ class NodePool:
         self.buckets: list[dict[int, None]] = [{} for _ in range(self.max_gpus + 1)]
         self.homogeneous = len({(n.gpus, n.gpu_type) for n in ordered}) <= 1
         self.healthy_total = sum(n.gpus for n in ordered if n.healthy)
+        self.free_healthy = self.healthy_total
         self.soft: list[int] = [0 for _ in ordered]  # GPUs held by unallocated (preemptible) work
         self.version = 0
         self._mf, self._mf_version = 0, -1
-        self._sig: tuple[int, int, int, int] = (0, 0, 0, 0)
-        self._sig_version = -1
         self._shapes: dict[tuple[int, int | None, str | None], tuple[int, int]] = {}
         self._hosts: dict[tuple[int, str | None], list[int]] = {}
         # healthy nodes counted by GPUs free-or-held-by-unallocated-work ("soft free")
@@ -48,11 +47,9 @@ class NodePool:
                 self.buckets[self.free[i]][i] = None
 
     # -- bookkeeping -------------------------------------------------------------------------
-    def healthy_gpus(self) -> int:
-        return sum(t for t, h in zip(self.total, self.healthy, strict=True) if h)
-
     def free_gpus(self) -> int:
-        return sum(k * len(b) for k, b in enumerate(self.buckets))
+        """Free GPUs on healthy nodes."""
+        return self.free_healthy
 
     def _soft_add(self, i: int, sign: int) -> None:
         f = self.free[i] + self.soft[i]
@@ -64,6 +61,7 @@ class NodePool:
         if self.healthy[i]:
             del self.buckets[self.free[i]][i]
             self.buckets[new_free][i] = None
+            self.free_healthy += new_free - self.free[i]
         self.free[i] = new_free
 
     def allocate(self, job_id: str, placement: tuple[tuple[int, int], ...], soft: bool = False) -> None:
@@ -102,12 +100,14 @@ class NodePool:
         if healthy:
             self.buckets[self.free[i]][i] = None
             self.healthy_total += self.total[i]
+            self.free_healthy += self.free[i]
             self.healthy[i] = True
             self._soft_add(i, 1)
         else:
             self._soft_add(i, -1)
             del self.buckets[self.free[i]][i]
             self.healthy_total -= self.total[i]
+            self.free_healthy -= self.free[i]
             self.healthy[i] = False
 
     # -- queries -----------------------------------------------------------------------------
@@ -187,21 +187,14 @@ class NodePool:
         chosen.sort()
         return tuple((i, per if j < n - 1 else last) for j, i in enumerate(chosen))
 
-    def capacity_signature(self) -> tuple[int, int, int, int]:
-        """What a blocked job could use: (largest hole, completely free nodes), first counting
-        GPUs held by unallocated work as free (what an allocated job can take), then not (what
-        unallocated work can take)."""
-        if self._sig_version == self.version:
-            return self._sig
+    def soft_hole(self) -> int:
+        """The most GPUs one healthy node has free or held by unallocated work (what an
+        allocated job could get there by preempting only unallocated work)."""
         counts = self.soft_count
-        hole = 0
         for k in range(len(counts) - 1, 0, -1):
             if counts[k]:
-                hole = k
-                break
-        sig = (hole, self.soft_whole, self.max_free(), len(self.buckets[self.max_gpus]) if self.max_gpus else 0)
-        self._sig, self._sig_version = sig, self.version
-        return sig
+                return k
+        return 0
 
     def max_free(self) -> int:
         """The most free GPUs on one healthy node (cached until the pool changes)."""

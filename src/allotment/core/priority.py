@@ -1,4 +1,6 @@
-"""Within-team priority: which of one team's pending jobs goes first.
+"""Within-team priority: which of one team's pending jobs goes first.  ``Scorer`` is the one
+implementation: the pass ranks candidates with ``Scorer.total`` and ``allot explain`` shows
+``Scorer.parts`` -- the same arithmetic.
 
 The score is a weighted sum of signals (weights from ``Policy.priority_weights``), highest first:
 
@@ -8,20 +10,21 @@ The score is a weighted sum of signals (weights from ``Policy.priority_weights``
 * age: time since the job became eligible, capped (``age_cap_s``) so age cannot override the rest;
 * fairness among the team's users: a user with fewer GPUs running goes first;
 * fit: 1 when the job fits the free capacity right now, so free GPUs do not idle behind a job
-  that cannot start; its weight grows with load (adaptive weights: when demand is high, packing
-  matters more than age);
-* boosts: manual, expiring bumps from ``Policy.boosts``.
+  that cannot start; its weight grows with load (when demand is high, packing matters more);
+* boosts: manual, expiring bumps from ``Policy.boosts`` (``active_boosts``).
 
-Ties break by eligibility time, then job id.
+Time-varying signals (age, deadline, boosts) are read at the pass's epoch (``core.epoch``).  Ties
+break by eligibility time, then job id.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from allotment.core.context import Context
 from allotment.core.jobs import JobSpec
+from allotment.core.state import Pend
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,65 +55,73 @@ def propagate(specs: Iterable[JobSpec]) -> dict[str, int]:
     return eff
 
 
-def boost_for(ctx: Context, spec: JobSpec, now: float) -> float:
-    total = 0.0
+def active_boosts(ctx: Context, t: float) -> dict[str, float]:
+    """Boost amounts by target (``job:ID``, ``user:NAME``, ``account:LEAF``) not expired at ``t``."""
+    out: dict[str, float] = {}
     for b in ctx.policy.boosts:
-        kind, _, name = b.target.partition(":")
-        hit = (
-            (kind == "job" and name == spec.id)
-            or (kind == "user" and name == spec.user)
-            or (kind == "account" and name == spec.account)
-        )
-        if hit and now < ctx.boost_expiry_s(b.expires):
-            total += b.amount
-    return total
+        if t < ctx.boost_expiry_s(b.expires):
+            out[b.target] = out.get(b.target, 0.0) + b.amount
+    return out
 
 
-def score(
-    ctx: Context,
-    spec: JobSpec,
-    *,
-    declared: int,
-    now: float,
-    eligible: float,
-    remaining: float,
-    fits: bool,
-    user_running_gpus: int,
-    load: float,
-) -> PriorityScore:
-    """The within-team score of one pending job (higher goes first), with its parts."""
-    parts = score_parts(ctx, spec, declared=declared, now=now, eligible=eligible, remaining=remaining,
-                        fits=fits, user_running_gpus=user_running_gpus, load=load)
-    return PriorityScore(sum(parts), *parts)
+def boost_of(boosts: Mapping[str, float], job_id: str, user: str, account: str) -> float:
+    """The one boost-matching rule: a job gets its own, its user's and its account's boosts."""
+    if not boosts:
+        return 0.0
+    return boosts.get("job:" + job_id, 0.0) + boosts.get("user:" + user, 0.0) + boosts.get("account:" + account, 0.0)
 
 
-def score_parts(
-    ctx: Context,
-    spec: JobSpec,
-    *,
-    declared: int,
-    now: float,
-    eligible: float,
-    remaining: float,
-    fits: bool,
-    user_running_gpus: int,
-    load: float,
-) -> tuple[float, float, float, float, float, float]:
-    """(declared, deadline, age, fairness, fit, boost), each already weighted."""
-    w = ctx.policy.priority_weights
-    urgency = 0.0
-    if spec.deadline is not None:
-        slack = spec.deadline - now - remaining
-        urgency = 1.0 if slack <= 0 else 1.0 / (1.0 + slack / 3600.0)
-    age = min(max(0.0, now - eligible), float(w.age_cap_s)) / max(1.0, float(w.age_cap_s))
-    fairness = 1.0 / (1.0 + user_running_gpus / 8.0)
-    fit_w = w.fit * min(3.0, max(1.0, load))
-    boost = boost_for(ctx, spec, now) if ctx.policy.boosts else 0.0
-    return (
-        w.declared * declared,
-        w.deadline * urgency,
-        w.age * age,
-        w.fairness * fairness,
-        fit_w * (1.0 if fits else 0.0),
-        boost,
-    )
+class Scorer:
+    """The within-team score of pending jobs for one pass: at time ``t`` (the epoch), with
+    ``max_free`` free GPUs on the best node, ``load`` = demanded / installed GPUs, and each
+    (account, user)'s running GPUs in ``user_gpus``."""
+
+    __slots__ = ("age_cap", "age_div", "boosts", "max_free", "t", "user_gpus", "w", "w_fit")
+
+    def __init__(
+        self,
+        ctx: Context,
+        t: float,
+        load: float,
+        max_free: int,
+        user_gpus: Mapping[tuple[str, str], int],
+        boosts: Mapping[str, float],
+    ) -> None:
+        self.w = ctx.policy.priority_weights
+        self.t = t
+        self.age_cap = float(self.w.age_cap_s)
+        self.age_div = max(1.0, self.age_cap)
+        self.w_fit = self.w.fit * min(3.0, max(1.0, load))
+        self.max_free = max_free
+        self.user_gpus = user_gpus
+        self.boosts = boosts  # active_boosts(ctx, t), computed once per pass
+
+    def parts(self, p: Pend) -> PriorityScore:
+        """Each weighted signal of ``p`` and their sum."""
+        declared, deadline, age, fairness, fit, boost = self._signals(p)
+        total = declared + deadline + age + fairness + fit + boost
+        return PriorityScore(total, declared, deadline, age, fairness, fit, boost)
+
+    def total(self, p: Pend) -> float:
+        """The same sum as ``parts(p).total``, without building the record (the hot loop)."""
+        declared, deadline, age, fairness, fit, boost = self._signals(p)
+        return declared + deadline + age + fairness + fit + boost
+
+    def _signals(self, p: Pend) -> tuple[float, float, float, float, float, float]:
+        w, t = self.w, self.t
+        urgency = 0.0
+        deadline = p.spec.deadline
+        if deadline is not None:
+            slack = deadline - t - (p.spec.work - p.done_work)
+            urgency = 1.0 if slack <= 0 else 1.0 / (1.0 + slack / 3600.0)
+        age = min(max(0.0, t - p.eligible), self.age_cap) / self.age_div
+        fairness = 1.0 / (1.0 + self.user_gpus.get((p.account, p.user), 0) / 8.0)
+        fit = self.w_fit if p.gpus <= self.max_free else 0.0
+        boost = boost_of(self.boosts, p.jid, p.user, p.account) if self.boosts else 0.0
+        return (w.declared * p.declared, w.deadline * urgency, w.age * age, w.fairness * fairness, fit, boost)
+
+    def rank(self, cands: list[Pend]) -> list[Pend]:
+        """``cands`` best first; ties by eligibility, then job id."""
+        if len(cands) < 2:
+            return cands
+        return sorted(cands, key=lambda p: (-self.total(p), p.eligible, p.jid))

@@ -44,6 +44,7 @@ class RunningJob:
     protected_until: float  # end of the minimum runtime; preemptible from then on
     done_before: float = 0.0  # seconds of work already done before this start (resumed jobs)
     evicted_by: str | None = None  # the job that last evicted it, for the anti-thrash rule
+    eligible: float | None = None  # when it first became schedulable (None: its submit time)
 
 
 @dataclass(frozen=True, slots=True)

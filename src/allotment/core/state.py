@@ -21,6 +21,7 @@ class Run:
         "est_end",
         "evicted_by",
         "gpus",
+        "jid",
         "placement",
         "protected_until",
         "resumable",
@@ -50,6 +51,7 @@ class Run:
         self.est_end = start + max(0.0, spec.work - done_before)
         self.eligible = spec.submit
         self.gpus: int = spec.gpus
+        self.jid: str = spec.id
         self.account: str = spec.account
         self.resumable: bool = spec.resumable
         self.ckpt: float | None = spec.checkpoint_interval
@@ -95,7 +97,7 @@ class Pend:
         self.declared = declared
         self.evicted_by = evicted_by
         self.queue = queue
-        self.key: tuple[float, float, str] = (-float(declared), eligible, spec.id)
+        self.key: tuple[float, float, str] = (-float(declared), eligible, spec.id)  # set by the mode
         self.gpus: int = spec.gpus
         self.account: str = spec.account
         self.user: str = spec.user

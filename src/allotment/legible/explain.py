@@ -1,7 +1,7 @@
 """``allot explain JOB --run DIR``: why a job waits, runs or was preempted, from what the
 scheduler recorded (its event log, its decision reasons, the Fair Tree snapshots), never a re-run.
 
-The within-team position is the core's own score (``core.priority.score``, the function the
+The within-team position is the core's own score (``core.priority.Scorer``, the function the
 scheduler sorts by) applied to the job and its teammates as the event log has them at that moment;
 the minimum runtime is the core's own clamp (``Scheduler.min_runtime``)."""
 
@@ -12,10 +12,12 @@ from typing import Any
 
 from allotment.compile.model import CompiledConfig
 from allotment.core.context import Context, build_context
+from allotment.core.epoch import epoch_of
 from allotment.core.jobs import JobSpec
-from allotment.core.priority import PriorityScore, propagate, score
+from allotment.core.priority import PriorityScore, Scorer, active_boosts, propagate
 from allotment.core.scheduler import Scheduler
 from allotment.core.snapshot import NodeState
+from allotment.core.state import Pend
 from allotment.errors import UsageError
 from allotment.legible.replay import Moment, moment
 from allotment.legible.rundir import Event, RunDir
@@ -127,14 +129,15 @@ def _team_rank(run: RunDir, ctx: Context, m: Moment, spec: JobSpec, sched: Sched
     pending_gpus = sum(run.jobs[j].gpus for j in m.pending if j in run.jobs)
     running_gpus = sum(iv.gpus for iv in m.running.values())
     load = (pending_gpus + running_gpus) / max(1, ctx.capacity_gpus)
+    t = epoch_of(m.t, ctx.policy.fairshare_period_s)  # the pass reads time-varying signals here
+    scorer = Scorer(ctx, t, load, max_free, user_gpus, active_boosts(ctx, t))
     scored = []
     for j, eligible in m.pending.items():
         s = run.jobs.get(j)
         if s is None or s.account != spec.account:
             continue
-        sc = score(ctx, s, declared=declared.get(j, s.priority), now=m.t, eligible=eligible,
-                   remaining=s.work - m.progress_s.get(j, 0.0), fits=s.gpus <= max_free,
-                   user_running_gpus=user_gpus.get((s.account, s.user), 0), load=load)
+        p = Pend(s, eligible, eligible, m.progress_s.get(j, 0.0), declared.get(j, s.priority), None, s.account)
+        sc = scorer.parts(p)
         scored.append((-sc.total, eligible, j, sc))
     scored.sort(key=lambda x: (x[0], x[1], x[2]))
     pos = next(i for i, x in enumerate(scored) if x[2] == spec.id)

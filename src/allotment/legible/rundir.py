@@ -19,9 +19,10 @@ from typing import Any
 
 from allotment.core.jobs import JobSpec
 from allotment.errors import UsageError
+from allotment.sim.events import EVENT_KINDS
 
 FORMAT_VERSION = 1
-EVENT_KINDS = ("submit", "start", "preempt", "end", "reject", "reserve", "drain", "resume")
+HEADER = "header"  # the event log's first line: the run's static inputs (sim/events.py)
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,7 +123,8 @@ def read_run(path: Path) -> RunDir:
         errors.append(f"{path / 'meta.json'}:1:1: format_version {meta.get('format_version')!r}, expected {FORMAT_VERSION}")
     compiled = _json(path / "compiled.json", errors)
     metrics = _json(path / "metrics.json", errors)
-    events = tuple(_event(d) for d in _jsonl(path / "events.jsonl", errors, _check_event))
+    lines = _jsonl(path / "events.jsonl", errors, _check_event)
+    events = tuple(_event(d) for d in lines if d.get("event") != HEADER)
     fairshare = tuple(_snapshot(d) for d in _jsonl(path / "fairshare.jsonl", errors, _check_snapshot))
     jobs = _jobs(path / "trace.jsonl", errors)
     if errors:
@@ -169,6 +171,8 @@ def _jsonl(p: Path, errors: list[str], check: Any) -> list[dict[str, Any]]:
 
 
 def _check_event(d: dict[str, Any]) -> str:
+    if d.get("event") == HEADER:
+        return ""
     if not isinstance(d.get("t"), int | float):
         return "'t' must be a number (seconds from t0)"
     if d.get("event") not in EVENT_KINDS:

@@ -280,8 +280,9 @@ def _impact(
     for team in sorted(set(ht) | {renames.get(t, t) for t in bt}):
         before = bt.get(back.get(team, team))
         after = ht.get(team)
-        db = (_num(before, "delivered") or 0.0) * per_week_b
-        da = (_num(after, "delivered") or 0.0) * per_week_h
+        # GPU-hours the team's budgeted work ran (uncapped; "delivered" is capped hour by hour at owed)
+        db = (_num(before, "received_gpu_hours") or 0.0) * per_week_b
+        da = (_num(after, "received_gpu_hours") or 0.0) * per_week_h
         flagged = db > 0 and (db - da) / db > threshold
         teams.append(
             TeamImpact(

@@ -51,9 +51,10 @@ class ClusterPlan:
 
 
 def min_runtime(job: JobObs, config: CompiledConfig, cluster: str) -> float:
-    pol = config.policy_for(cluster)
-    declared = job.min_runtime_s if job.min_runtime_s is not None else pol.default_min_runtime_s
-    return float(max(0, min(declared, pol.min_runtime_cap_s)))
+    """The core's one clamp (core.contract.min_runtime) applied to an observed job."""
+    from allotment.core.contract import min_runtime as clamp
+
+    return clamp(job.min_runtime_s, config.policy_for(cluster))
 
 
 def node_types(config: CompiledConfig, cluster: str) -> dict[str, str]:

@@ -1,180 +1,161 @@
-"""The metrics of one simulated run, with the Ai2 post's definitions (docs/metrics.md).
+"""The metrics of one simulated run, as Ai2 defines them (docs/metrics.md), from the event log.
 
-Everything is measured over [0, end), end = the horizon (``--days``) or, without one, when the
-last job finished.  GPU quantities are integrated exactly between events, then summed by hour.
+``Recorder.consume`` takes the run's events one by one (the simulator feeds it as it emits them;
+``events.metrics_from_events`` replays a saved log), so every metric is defined here once and a
+log reproduces ``allot simulate --json`` exactly.  Everything is measured over [0, end), end =
+the horizon (``--days``) or, without one, when the run stopped.  GPU quantities are integrated
+exactly between events, then summed by hour.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
-from allotment.sim.signals import HOUR, HourlySignal
+from allotment.sim.events import Event, RunHeader
+from allotment.sim.signals import HourlySignal
+from allotment.sim.summary import LARGE_GPUS, percentile, summarize
 
-LARGE_GPUS = 64
+__all__ = ["LARGE_GPUS", "Recorder", "is_debug", "percentile"]
 
 
-def percentile(values: list[float], q: float) -> float:
-    """Nearest-rank percentile (deterministic, no interpolation); 0 for no values."""
-    if not values:
-        return 0.0
-    s = sorted(values)
-    k = max(0, math.ceil(q / 100.0 * len(s)) - 1)
-    return s[k]
+def is_debug(min_runtime: float, gpus: int, header: RunHeader) -> bool:
+    """A debug job, by the policy: a minimum runtime above 0 and at most ``debug_threshold``,
+    and no more GPUs than one node holds (not the trace's ``kind`` label)."""
+    return 0.0 < min_runtime <= header.debug_threshold_s and gpus <= header.debug_max_gpus
+
+
+@dataclass(slots=True)
+class _Job:
+    account: str
+    gpus: int
+    budgeted: bool  # minimum runtime > 0: counts against its team's budget
+    debug: bool
+    eligible: float | None = None
+    first_start: float | None = None
+    pending_since: float | None = None  # in the queue since (None: running, held or gone)
+    pending_total: float = 0.0
+    placement: tuple[tuple[str, int], ...] = ()
+    allocated: bool = False
 
 
 class Recorder:
-    """Collects what the runner reports as it goes; ``summary()`` turns it into the metrics."""
+    """Integrates the event stream into hourly signals and per-job waits."""
 
-    def __init__(
-        self,
-        teams: Iterable[str],
-        capacity: int,
-        entitlement: Mapping[str, float],
-        caps: Mapping[str, float] | None = None,
-    ) -> None:
-        self.end = 0.0
-        self.capacity = capacity
-        self.entitlement = dict(entitlement)
-        # the tightest max_gpus on each team's path: its own managers' ceiling, so the team is
-        # never owed more GPUs than it may run (docs/metrics.md)
-        self.caps: dict[str, float] = dict(caps or {})
-        self.teams = sorted(teams)
-        self.healthy = HourlySignal(float(capacity))
+    def __init__(self, header: RunHeader) -> None:
+        self.header = header
+        self.teams = sorted(header.teams or header.entitlement_gpus)
+        self.node_cap = dict(header.nodes)
+        self.node_used = dict.fromkeys(header.nodes, 0)
+        self.unhealthy: set[str] = set()
+        self.healthy = HourlySignal(float(header.capacity_gpus))  # in-service GPUs
         self.charged = HourlySignal()  # allocated (charged) GPUs running
         self.free_work = HourlySignal()  # unallocated GPUs running
         self.demand = HourlySignal()  # GPUs of every running + pending job
         self.team_run = {t: HourlySignal() for t in self.teams}  # budgeted work running
         self.team_demand = {t: HourlySignal() for t in self.teams}  # budgeted work running+pending
-        self.waits: dict[str, float] = {}
-        self.kinds: dict[str, tuple[str, int, float, str]] = {}  # id -> (kind, gpus, eligible, account)
-        self.submitted = 0
-        self.completed = 0
-        self.cancelled = 0
-        self.rejected = 0
-        self.preemptions = 0
+        self.jobs: dict[str, _Job] = {}
+        self.counts = {"submitted": 0, "completed": 0, "cancelled": 0, "rejected": 0}
         self.preemptions_by_rule: dict[str, int] = {}
-        self.lost_gpu_seconds = 0.0
-        self.drains: list[tuple[float, float | None, float | None]] = []  # (start, empty_at, healthy_at)
+        self.lost_gpu_hours = 0.0
+        self.drains: list[list[float | None]] = []  # [unhealthy at, emptied at, healthy at]
+        self.open_drain: dict[str, int] = {}
         self.human_drains = 0
 
-    # -- called by the runner ---------------------------------------------------------------
-    def job_eligible(self, job_id: str, kind: str, gpus: int, t: float, account: str = "") -> None:
-        self.kinds[job_id] = (kind, gpus, t, account)
+    # -- events -------------------------------------------------------------------------------
+    def consume(self, e: Event) -> None:
+        getattr(self, "_on_" + e.event.replace("-", "_"))(e)
 
-    def first_start(self, job_id: str, t: float) -> None:
-        if job_id not in self.waits:
-            self.waits[job_id] = t - self.kinds[job_id][2]
+    def _on_submit(self, e: Event) -> None:
+        self.counts["submitted"] += 1
+        assert e.job is not None and e.account is not None and e.gpus is not None
+        mr = e.min_runtime or 0.0
+        self.jobs[e.job] = _Job(e.account, e.gpus, mr > 0, is_debug(mr, e.gpus, self.header))
+        if not e.held:
+            self._on_eligible(e)
 
-    def run_change(self, t: float, team: str, gpus: int, charged: bool, budgeted: bool) -> None:
-        (self.charged if charged else self.free_work).add(t, gpus)
-        if budgeted and team in self.team_run:
-            self.team_run[team].add(t, gpus)
+    def _on_eligible(self, e: Event) -> None:
+        j = self.jobs[e.job or ""]
+        j.eligible = j.pending_since = e.t
+        self._demand(e.t, j, j.gpus)
 
-    def demand_change(self, t: float, team: str, gpus: int, budgeted: bool) -> None:
-        self.demand.add(t, gpus)
-        if budgeted and team in self.team_demand:
-            self.team_demand[team].add(t, gpus)
+    def _on_reject(self, e: Event) -> None:
+        self.counts["rejected"] += 1
 
-    def health_change(self, t: float, gpus: int) -> None:
-        self.healthy.add(t, gpus)
+    def _on_start(self, e: Event) -> None:
+        j = self.jobs[e.job or ""]
+        if j.pending_since is not None:
+            j.pending_total += e.t - j.pending_since
+            j.pending_since = None
+        if j.first_start is None:
+            j.first_start = e.t
+        j.placement = tuple(zip(e.nodes or (), e.node_gpus or (), strict=True))
+        j.allocated = bool(e.allocated)
+        for n, g in j.placement:
+            self.node_used[n] += g
+        self._run(e.t, j, j.gpus)
 
-    def preempted(self, rule: str, lost_seconds: float, gpus: int) -> None:
-        self.preemptions += 1
+    def _stop(self, t: float, j: _Job) -> None:
+        for n, g in j.placement:
+            self.node_used[n] -= g
+            if n in self.unhealthy:
+                self.healthy.add(t, -g)  # freed on an unhealthy node: out of service
+        self._run(t, j, -j.gpus)
+        j.placement = ()
+
+    def _on_preempt(self, e: Event) -> None:
+        j = self.jobs[e.job or ""]
+        self._stop(e.t, j)
+        rule = e.rule or ""
         self.preemptions_by_rule[rule] = self.preemptions_by_rule.get(rule, 0) + 1
-        self.lost_gpu_seconds += lost_seconds * gpus
+        self.lost_gpu_hours += e.lost_gpu_hours or 0.0
+        if e.requeued:
+            j.pending_since = e.t
+        else:
+            self.counts["cancelled"] += 1
+            self._demand(e.t, j, -j.gpus)
+
+    def _on_end(self, e: Event) -> None:
+        j = self.jobs[e.job or ""]
+        self._stop(e.t, j)
+        self._demand(e.t, j, -j.gpus)
+        self.counts["completed"] += 1
+
+    def _on_reserve(self, e: Event) -> None:
+        pass  # advisory: no metric counts it
+
+    def _on_drain(self, e: Event) -> None:
+        node = e.node or ""
+        if e.state == "unhealthy":
+            self.unhealthy.add(node)
+            self.healthy.add(e.t, -(self.node_cap[node] - self.node_used[node]))
+            self.open_drain[node] = len(self.drains)
+            self.drains.append([e.t, None, None])
+        elif e.state == "ready-for-repair":
+            d = self.drains[self.open_drain[node]]
+            if d[1] is None:
+                d[1] = e.t
+        elif e.state == "needs-human":
+            self.human_drains += 1
+
+    def _on_resume(self, e: Event) -> None:
+        node = e.node or ""
+        self.unhealthy.discard(node)
+        self.healthy.add(e.t, self.node_cap[node] - self.node_used[node])
+        k = self.open_drain.pop(node, None)
+        if k is not None:
+            self.drains[k][2] = e.t
+
+    def _run(self, t: float, j: _Job, gpus: int) -> None:
+        (self.charged if j.allocated else self.free_work).add(t, gpus)
+        if j.budgeted and j.account in self.team_run:
+            self.team_run[j.account].add(t, gpus)
+
+    def _demand(self, t: float, j: _Job, gpus: int) -> None:
+        self.demand.add(t, gpus)
+        if j.budgeted and j.account in self.team_demand:
+            self.team_demand[j.account].add(t, gpus)
 
     # -- the summary --------------------------------------------------------------------------
-    def summary(self, end: float) -> dict[str, Any]:
-        self.end = end
-        n_hours = max(1, math.ceil(end / HOUR))
-        sigs = [self.healthy, self.charged, self.free_work, self.demand]
-        sigs += list(self.team_run.values()) + list(self.team_demand.values())
-        for s in sigs:
-            s.advance(end)
-        healthy = sum(self.healthy.hours[:n_hours])
-        charged = sum(self.charged.hours[:n_hours])
-        free = sum(self.free_work.hours[:n_hours])
-        teams: dict[str, dict[str, Any]] = {}
-        owed_total = delivered_total = capped_total = 0.0
-        cap_hours = [self.capacity * min(HOUR, max(0.0, end - h * HOUR)) for h in range(n_hours)]
-        for t in self.teams:
-            owed = delivered = 0.0
-            ent = self.entitlement.get(t, 0.0)
-            ceiling = self.caps.get(t, math.inf)
-            for h in range(n_hours):
-                if cap_hours[h] <= 0:
-                    continue
-                healthy_frac = self.healthy.hour(h) / cap_hours[h]
-                secs = cap_hours[h] / self.capacity
-                owed += min(
-                    min(ent * healthy_frac, ceiling) * secs, self.team_demand[t].hour(h)
-                )
-                delivered += self.team_run[t].hour(h)
-            owed_h, delivered_h = owed / HOUR, delivered / HOUR
-            teams[t] = {
-                "owed": _r(owed_h),
-                "delivered": _r(delivered_h),
-                "ratio": _r(delivered_h / owed_h) if owed_h > 0 else 1.0,
-            }
-            owed_total += owed_h
-            delivered_total += delivered_h
-            capped_total += min(owed_h, delivered_h)
-        waits_all, waits_debug, waits_large = [], [], []
-        team_waits: dict[str, list[float]] = {t: [] for t in self.teams}
-        for jid, (kind, gpus, elig, account) in self.kinds.items():
-            if elig >= end:
-                continue
-            w = self.waits.get(jid, end - elig)  # never started: censored at the end
-            waits_all.append(w)
-            if account in team_waits:
-                team_waits[account].append(w)
-            if kind == "debug":
-                waits_debug.append(w)
-            if gpus >= LARGE_GPUS:
-                waits_large.append(w)
-        for t, ws in team_waits.items():
-            teams[t]["wait"] = _pcts(ws)
-        drain_secs = [((e if e is not None else (h if h is not None else end)) - s) for s, e, h in self.drains]
-        return {
-            "occupancy": _r((charged + free) / healthy) if healthy else 0.0,
-            "allocated_fraction": _r(charged / healthy) if healthy else 0.0,
-            "unallocated_fraction": _r(free / healthy) if healthy else 0.0,
-            "demand_ratio": _r(sum(self.demand.hours[:n_hours]) / (self.capacity * end)) if end else 0.0,
-            "owed_gpu_hours": _r(owed_total),
-            "delivered_gpu_hours": _r(delivered_total),
-            "delivered_over_owed": _r(capped_total / owed_total) if owed_total else 1.0,
-            "teams": teams,
-            "teams_at_or_above_95": sum(1 for v in teams.values() if v["ratio"] >= 0.95),
-            "teams_min_ratio": min((v["ratio"] for v in teams.values()), default=1.0),
-            "wait": {
-                "all": _pcts(waits_all),
-                "debug": _pcts(waits_debug),
-                "large": _pcts(waits_large),
-            },
-            "preemptions": self.preemptions,
-            "preemptions_by_rule": dict(sorted(self.preemptions_by_rule.items())),
-            "lost_gpu_hours": _r(self.lost_gpu_seconds / HOUR),
-            "drain_seconds": {
-                "p50": _r(percentile(drain_secs, 50)),
-                "p90": _r(percentile(drain_secs, 90)),
-                "max": _r(max(drain_secs, default=0.0)),
-            },
-            "drains": len(self.drains),
-            "human_drains": self.human_drains,
-            "jobs": {
-                "submitted": self.submitted,
-                "completed": self.completed,
-                "cancelled": self.cancelled,
-                "rejected": self.rejected,
-            },
-        }
-
-
-def _pcts(values: list[float]) -> dict[str, float]:
-    return {"p50": _r(percentile(values, 50)), "p90": _r(percentile(values, 90)), "n": len(values)}
-
-
-def _r(x: float) -> float:
-    return round(float(x), 4)
+    def summary(self) -> dict[str, Any]:
+        return summarize(self)

@@ -45,6 +45,12 @@ def _weight(value: str) -> float:
     return v
 
 
+def _count(value: str) -> int:
+    if not value.isdigit() or int(value) < 1:
+        raise ValueError(f"expected a whole number 1 or more, got {value!r}")
+    return int(value)
+
+
 @dataclass(frozen=True, slots=True)
 class Knob:
     """A public ``--set`` name: the Policy (or PriorityWeights) field it sets, and its parser."""
@@ -61,6 +67,9 @@ KNOBS: dict[str, Knob] = {
     "debug_threshold": Knob("debug_threshold_s", _duration),
     "reconcile_interval": Knob("reconcile_interval_s", _duration),
     "human_drain_threshold": Knob("human_drain_threshold_s", _duration),
+    "fairshare_period": Knob("fairshare_period_s", _duration),
+    "reclaim_hysteresis": Knob("reclaim_hysteresis", _weight),
+    "queue_depth": Knob("queue_depth", _count),
     "unallocated": Knob("unallocated_enabled", _bool),
     "preemption.requeue_resumable": Knob("requeue_resumable", _bool),
     "preemption.non_resumable": Knob("non_resumable", _non_resumable),

@@ -3,12 +3,20 @@
 Events are arrivals, completions, ends of minimum runtimes and node health changes; the clock
 jumps straight from one event time to the next, every event at one time is applied first and one
 scheduling pass then sees them all.  Heap entries are ``(time, order, sequence, ...)`` so equal
-times always come out in the same order; the run is deterministic.  ``sim_seconds`` (wall time)
-is the only output that may differ between identical runs.
+times always come out in the same order; the run is deterministic.  Everything that happens is
+emitted as an event (``sim/eventlog.py``); the metrics are computed from those events alone.
+``sim_seconds`` (wall time, on ``SimResult``, not in the metrics) is the only output that may
+differ between identical runs.
+
+Wake-ups: a pass runs after any event, and at the instants the core names
+(``Scheduler.wake_at``: ends of protections, epoch boundaries while work waits), so the run takes
+the same decisions as one with a pass at any other instants too (tests/sim/test_walk_equivalence.py).
+``reference=True`` runs the core's reference walk (``core.walk.REFERENCE``), for ``--no-skip``.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import heapq
 import math
@@ -20,12 +28,17 @@ from typing import Any
 from mypy_extensions import mypyc_attr
 
 from allotment.compile.model import CompiledConfig
-from allotment.core.context import build_context
+from allotment.core.context import MODES, build_context
+from allotment.core.epoch import epoch_of
 from allotment.core.jobs import JobSpec
 from allotment.core.priority import propagate
 from allotment.core.scheduler import Scheduler
 from allotment.core.snapshot import NodeState
 from allotment.core.usage import UsageLedger, WindowView
+from allotment.core.walk import FAST, REFERENCE, WalkPolicy
+from allotment.errors import UsageError
+from allotment.sim.eventlog import EventLog
+from allotment.sim.events import Event, RunHeader
 from allotment.sim.metrics import Recorder
 from allotment.sim.overrides import apply_overrides
 from allotment.traces.scenarios.workload import Workload
@@ -37,9 +50,13 @@ HEALTH, DONE, ARRIVE, WAKE = 0, 1, 2, 3
 
 @dataclass(frozen=True, slots=True)
 class SimResult:
-    metrics: dict[str, Any]
+    metrics: dict[str, Any]  # exactly metrics_from_events(header, events)
     cluster: str
     policy: str
+    header: RunHeader | None = None
+    events: tuple[Event, ...] = ()
+    context: Any = None  # the core Context the run used (for fair-share samples of a run dir)
+    sim_seconds: float = 0.0  # wall time: not a metric (it differs between identical runs)
 
 
 def simulate(
@@ -51,42 +68,72 @@ def simulate(
     seed: int = 0,
     policy: str = "budgets",
     overrides: Mapping[str, str] | None = None,
+    reference: bool = False,
 ) -> SimResult:
     """Replay ``workload`` on ``cluster`` (default: the largest) under ``policy``.
 
     With ``days`` the run stops at that horizon; without it, it runs until every job is done.
-    ``seed`` is recorded; the replay itself draws no randomness.
+    ``seed`` is recorded; the replay itself draws no randomness.  ``reference`` runs the plain
+    reference walk (same results, slower).
     """
     wall = time.perf_counter()
     cluster = cluster or config.largest_cluster()
-    pol = apply_overrides(config.policy_for(cluster) if cluster in config.clusters else config.policy, overrides or {})
+    check_run(config, cluster, policy)
+    pol = apply_overrides(config.policy_for(cluster), overrides or {})
     ctx = build_context(config, cluster, mode=policy, policy=pol)
-    sim = _Sim(config, ctx.cluster, workload, days, ctx)
+    sim = _Sim(config, ctx.cluster, workload, days, ctx, seed=seed, walk=REFERENCE if reference else FAST)
     sim.run()
-    metrics = sim.rec.summary(sim.end)
-    metrics["policy"] = policy
-    metrics["cluster"] = cluster
-    metrics["seed"] = seed
-    metrics["days"] = round(sim.end / 86400.0, 4)
-    metrics["capacity_gpus"] = ctx.capacity_gpus
-    metrics["sim_seconds"] = round(time.perf_counter() - wall, 3)
-    return SimResult(metrics, cluster, policy)
+    metrics = sim.summary()
+    wall = round(time.perf_counter() - wall, 3)
+    return SimResult(metrics, cluster, policy, sim.rec.header, tuple(sim.log.events), ctx, wall)
+
+
+def check_run(config: CompiledConfig, cluster: str, policy: str) -> None:
+    """Usage errors for an unknown cluster or policy, before the core sees them."""
+    if cluster not in config.clusters:
+        raise UsageError(f"unknown cluster {cluster!r}; known: {', '.join(sorted(config.clusters))}")
+    if policy not in MODES:
+        raise UsageError(f"unknown policy {policy!r}; choose one of {', '.join(MODES)}")
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)  # tests/sim/checked.py checks every step
 class _Sim:
-    def __init__(self, config: CompiledConfig, cluster: str, workload: Workload, days: float | None, ctx: Any) -> None:
+    def __init__(
+        self,
+        config: CompiledConfig,
+        cluster: str,
+        workload: Workload,
+        days: float | None,
+        ctx: Any,
+        *,
+        seed: int = 0,
+        walk: WalkPolicy = FAST,
+    ) -> None:
         cl = config.clusters[cluster]
         self.ctx = ctx
         nodes = tuple(NodeState(n, g.gpus_per_node, True, g.gpu_type) for g in cl.node_groups for n in g.node_names)
         self.gpus_of = {n.name: n.gpus for n in nodes}
-        self.sched = Scheduler(ctx, nodes)
+        self.sched = Scheduler(ctx, nodes, walk=walk)
         self.ledger = UsageLedger(ctx.policy.lookback_s)
         self.horizon = days * 86400.0 if days is not None else math.inf
         self.jobs = workload.jobs
         self.declared = propagate(self.jobs)
         caps = {leaf: float(c) for leaf in ctx.leaves if (c := self.sched.ceiling(leaf)) is not None}
-        self.rec = Recorder(ctx.leaves, ctx.capacity_gpus, ctx.entitlement_gpus, caps)
+        header = RunHeader(
+            policy=ctx.mode,
+            cluster=cluster,
+            seed=seed,
+            end=0.0,  # set when the run stops
+            capacity_gpus=ctx.capacity_gpus,
+            nodes=dict(self.gpus_of),
+            entitlement_gpus=dict(ctx.entitlement_gpus),
+            ceilings=caps,
+            debug_threshold_s=float(ctx.policy.debug_threshold_s),
+            debug_max_gpus=max(self.gpus_of.values(), default=0),
+            teams=tuple(sorted(ctx.leaves)),
+        )
+        self.rec = Recorder(header)
+        self.log = EventLog(self.rec)  # every metric comes from these events (sim/events.py)
         self.heap: list[tuple[float, int, int, str, Any]] = []
         self.seq = 0
         self.end = 0.0
@@ -108,15 +155,22 @@ class _Sim:
         epoch = ctx.epoch
         for e in workload.node_events:
             if e.node in self.gpus_of:
-                self._push(e.time, HEALTH, (e.node, e.state == "healthy"))
+                self._push(e.time, HEALTH, (e.node, e.state == "healthy", "node event in the trace"))
         for m in cl.maintenance:
+            begin, end = _secs(m.start, epoch), _secs(m.end, epoch)
+            if end <= 0.0:
+                continue  # over before t = 0: not part of this run (docs/metrics.md, "t = 0")
             for n in m.nodes:
                 if n in self.gpus_of:
-                    self._push(_secs(m.start, epoch), HEALTH, (n, False))
-                    self._push(_secs(m.end, epoch), HEALTH, (n, True))
-        self.failures: dict[str, int] = {}  # node -> index in rec.drains of its open drain
-        self.reported_human: set[int] = set()
-        self.retry_pushed = -1.0
+                    self._push(max(0.0, begin), HEALTH, (n, False, f"maintenance: {m.reason}"))
+                    self._push(end, HEALTH, (n, True, ""))
+        self.wakes: set[float] = set()  # WAKE times already in the heap
+        self._views: dict[float, WindowView] = {}
+
+    def summary(self) -> dict[str, Any]:
+        """The metrics of the run so far: the recorder's, over [0, end)."""
+        self.rec.header = dataclasses.replace(self.rec.header, end=self.end)
+        return self.rec.summary()
 
     def _push(self, t: float, kind: int, payload: Any) -> None:
         self.seq += 1
@@ -162,28 +216,22 @@ class _Sim:
 
     # -- events -----------------------------------------------------------------------------
     def _arrive(self, spec: JobSpec, now: float) -> bool:
-        self.rec.submitted += 1
         n, _ = self.sched.pool.shape(spec)
-        if (
-            n == 0
-            or not self.sched.could_ever_fit(spec)  # rejected at submission, never queued
-            or any(d in self.rejected for d in self.waiting_on.get(spec.id, ()))
-        ):
-            self._reject(spec.id, now)
+        fits = n > 0 and self.sched.could_ever_fit(spec)  # else rejected at submission, never queued
+        dep_rejected = any(d in self.rejected for d in self.waiting_on.get(spec.id, ()))
+        held = fits and not dep_rejected and spec.id in self.waiting_on
+        self.log.submit(now, spec, self.sched.min_runtime(spec), held=held)
+        if not fits or dep_rejected:
+            self._reject(spec.id, now, "can never fit" if not fits else "a job it depends on was rejected")
             return False
-        if spec.id in self.waiting_on:
+        if held:
             self.held.add(spec.id)  # submitted, waiting for its dependencies
             return False
         self._enqueue(spec, now)
         return True
 
     def _enqueue(self, spec: JobSpec, now: float) -> None:
-        self.rec.job_eligible(spec.id, spec.kind, spec.gpus, now, spec.account)
         self.sched.add_pending(spec, now, now, declared=self.declared[spec.id])
-        self.rec.demand_change(now, spec.account, spec.gpus, self._budgeted(spec))
-
-    def _budgeted(self, spec: JobSpec) -> bool:
-        return self.sched.min_runtime(spec) > 0
 
     def _apply(self, kind: int, payload: Any, now: float) -> bool:
         if kind == DONE:
@@ -195,52 +243,38 @@ class _Sim:
             self._stopped(r.spec, now, completed=True)
             return True
         if kind == HEALTH:
-            node, healthy = payload
+            node, healthy, why = payload
             i = self.sched.pool.index[node]
             if self.sched.pool.healthy[i] == healthy:
                 return False
             self.sched.set_health(node, healthy, now)
-            # out of service: the GPUs of an unhealthy node that hold no job (busy ones still
-            # deliver until drained)
-            free = self.sched.pool.free[i]
-            self.rec.health_change(now, free if healthy else -free)
             if healthy:
-                k = self.failures.pop(node, None)
-                if k is not None:
-                    began, emptied, _ = self.rec.drains[k]
-                    self.rec.drains[k] = (began, emptied, now)
+                self.log.resume(now, node)
             else:
-                self.failures[node] = len(self.rec.drains)
-                self.rec.drains.append((now, None, None))
+                self.log.drain(now, node, why)
             return True
-        # WAKE: a put-off victim search (payload None) always gets its pass; the end of a job's
-        # protection only if something would act on it at once (see Scheduler.expiry_matters)
-        return payload is None or self.sched.expiry_matters(payload, now)
+        # WAKE: an instant the core named (Scheduler.wake_at); always worth a pass
+        self.wakes.discard(now)
+        return True
 
     def _stopped(self, spec: JobSpec, now: float, *, completed: bool) -> None:
-        _, rate, placement = self.starts.pop(spec.id)
-        pool = self.sched.pool
-        for i, g in placement:
-            if not pool.healthy[i]:
-                self.rec.health_change(now, -g)  # freed on an unhealthy node: out of service
+        _, rate, _ = self.starts.pop(spec.id)
         if rate:
             self.ledger.stop(spec.account, now, rate)
-        self.rec.run_change(now, spec.account, -spec.gpus, rate > 0, self._budgeted(spec))
         if completed:
-            self.rec.demand_change(now, spec.account, -spec.gpus, self._budgeted(spec))
-            self.rec.completed += 1
+            self.log.end(now, spec)
             self._release_dependents(spec.id, now)
 
-    def _reject(self, jid: str, now: float) -> None:
+    def _reject(self, jid: str, now: float, reason: str) -> None:
         """Rejected at submission (it can never fit); a job that depends on it can never run
         either (Slurm: DependencyNeverSatisfied), so those already submitted go too."""
-        self.rec.rejected += 1
+        self.log.reject(now, self.by_id[jid], reason)
         self.rejected.add(jid)
         for d in self.dependents.get(jid, ()):
             if d in self.held:  # already submitted: goes now (later ones go on arrival)
                 self.held.discard(d)
                 self.waiting_on.pop(d, None)
-                self._reject(d, now)
+                self._reject(d, now, f"depends on {jid}, which was rejected")
 
     def _release_dependents(self, jid: str, now: float) -> None:
         self.finished.add(jid)
@@ -253,26 +287,22 @@ class _Sim:
                 del self.waiting_on[d]
                 if d in self.held:  # submitted already (else it queues when it arrives)
                     self.held.discard(d)
+                    self.log.eligible(now, self.by_id[d])
                     self._enqueue(self.by_id[d], now)
 
     # -- one pass ---------------------------------------------------------------------------
     def _pass(self, now: float) -> None:
         sched = self.sched
-        usage = WindowView(self.ledger, now)
-        d = sched.run_pass(now, usage)
+        d = sched.run_pass(now, self.usage_at(now))
         self.last_decisions = d
-        if d.retry_at is not None and d.retry_at > now and d.retry_at != self.retry_pushed:
-            self.retry_pushed = d.retry_at
-            self._push(d.retry_at, WAKE, None)
         pool = sched.pool
         weights = self.ctx.billing_weight
         for p in d.preemptions:
             spec = self.by_id[p.job_id]
             self._stopped(spec, now, completed=False)
-            self.rec.preempted(p.rule, p.lost_work, spec.gpus)
-            if p.job_id not in sched.pending and p.job_id not in sched.running:  # cancelled by policy
-                self.rec.cancelled += 1
-                self.rec.demand_change(now, spec.account, -spec.gpus, self._budgeted(spec))
+            requeued = p.job_id in sched.pending or p.job_id in sched.running
+            self.log.preempt(now, spec, p, requeued=requeued)
+            if not requeued:  # cancelled by policy
                 self._release_dependents(p.job_id, now)
         for st in d.starts:
             r = sched.running[st.job_id]
@@ -282,22 +312,27 @@ class _Sim:
                 rate = sum(g * weights.get(pool.gpu_type[i], 1.0) for i, g in r.placement)
                 self.ledger.start(spec.account, now, rate)
             self.starts[spec.id] = (now, rate, r.placement)
-            self.rec.first_start(spec.id, now)
-            self.rec.run_change(now, spec.account, spec.gpus, st.allocated, self._budgeted(spec))
+            self.log.start(now, spec, st, rate)
             self._push(now + max(0.0, spec.work - r.done_before), DONE, (spec.id, now))
-            if now < r.protected_until < math.inf and self.ctx.mode == "budgets":
-                self._push(r.protected_until, WAKE, spec.id)
+        for res in d.reservations:
+            self.log.reserve(now, self.by_id[res.job_id], res)
         for rep in d.nodes:
-            k = self.failures.get(rep.node)
-            if k is None:
-                continue
-            if rep.state == "ready-for-repair":
-                s, e, h = self.rec.drains[k]
-                if e is None:
-                    self.rec.drains[k] = (s, now, h)
-            elif rep.needs_human and k not in self.reported_human:
-                self.reported_human.add(k)
-                self.rec.human_drains += 1
+            self.log.node_report(now, rep)
+        wake = sched.wake_at(now)
+        if wake is not None and wake not in self.wakes:
+            self.wakes.add(wake)
+            self._push(wake, WAKE, None)
+
+    def usage_at(self, now: float) -> WindowView:
+        """The window usage a pass at ``now`` reads: at its epoch (core.epoch).  One view per
+        epoch: usage up to a past instant never changes, so the core may reuse what it computed
+        from the same view."""
+        t = epoch_of(now, self.ctx.policy.fairshare_period_s)
+        view = self._views.get(t)
+        if view is None:
+            view = WindowView(self.ledger, t)
+            self._views = {t: view}
+        return view
 
 
 def _secs(when: dt.datetime, epoch: dt.datetime) -> float:

@@ -46,6 +46,15 @@ class PolicyKnobs(Strict):
     priority_weights: PriorityWeightsSection | None = Field(
         default=None, description="Within-team priority signals."
     )
+    fairshare_period: Duration | None = Field(
+        default=None, description="Usage, ages and boosts are re-read this often (5m)."
+    )
+    reclaim_hysteresis: float | None = Field(
+        default=None, ge=0, le=10, description="Relative margin a reclaim needs (0.1)."
+    )
+    queue_depth: int | None = Field(
+        default=None, ge=1, le=1024, description="Candidates per team queue visit (8)."
+    )
     share_floor: float | None = Field(
         default=None, ge=0, le=1, description="allot plan fails below this leaf share (0)."
     )

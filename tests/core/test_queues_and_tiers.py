@@ -1,5 +1,5 @@
-"""Queue tiers for unallocated work, when a failed victim search is repeated, and which ends of
-protection need a pass at once: on a Scheduler kept between passes, as the simulator keeps it."""
+"""Queue tiers for unallocated work, baselines, caps and fixpoints: on a Scheduler kept between
+passes, as the simulator keeps it."""
 
 from __future__ import annotations
 
@@ -7,13 +7,14 @@ from allotment.core.context import build_context
 from allotment.core.jobs import JobSpec
 from allotment.core.scheduler import Scheduler
 from allotment.core.snapshot import NodeState
+from allotment.core.walk import REFERENCE
 from tests.core.builders import make_config
 
 NODES = (NodeState("n000", 8), NodeState("n001", 8))
 
 
-def _sched(mode: str = "budgets") -> Scheduler:
-    ctx = build_context(make_config({"a": 1, "b": 1}, nodes=2), "c1", mode=mode)
+def _sched(mode: str = "budgets", **kw: object) -> Scheduler:
+    ctx = build_context(make_config({"a": 1, "b": 1}, nodes=2, **kw), "c1", mode=mode)  # type: ignore[arg-type]
     return Scheduler(ctx, NODES)
 
 
@@ -23,8 +24,6 @@ def _job(i: str, account: str, gpus: int, *, mr: float = 600, prio: int = 0, sub
 
 def test_unallocated_work_only_takes_what_allocated_work_leaves() -> None:
     s = _sched()
-    # b's free work is older and its team is better ranked (no usage at all), yet a's allocated
-    # job, submitted later, gets the GPUs first
     s.add_pending(_job("free", "b", 8, mr=0), 0.0, 0.0)
     s.add_pending(_job("alloc", "a", 16), 5.0, 5.0)
     d = s.run_pass(10.0, {"a": 100.0, "b": 0.0})
@@ -43,46 +42,44 @@ def test_unallocated_job_at_the_head_does_not_stop_its_team_from_preempting() ->
     assert [x.job_id for x in d.starts] == ["balloc"]
 
 
-def test_a_failed_search_is_repeated_on_the_grid_not_every_pass() -> None:
+def test_a_reclaim_happens_at_the_first_pass_after_protection_ends_whatever_came_before() -> None:
+    """No retry grid: the pass right at the end of the protection reclaims, and the core names
+    that instant as the next wake-up."""
     s = _sched()
     s.add_running(_job("ra", "a", 8), 0.0, (("n000", 8),), allocated=True, protected_until=1000.0)
     s.add_running(_job("rb", "a", 8), 0.0, (("n001", 8),), allocated=True, protected_until=1e9)
     s.add_pending(_job("pb", "b", 8), 0.0, 0.0)
     usage = {"a": 50.0, "b": 0.0}
-    d = s.run_pass(990.0, usage)  # everything is protected: the search fails
+    d = s.run_pass(990.0, usage)
     assert d.starts == () and d.preemptions == ()
-    retry = s.ctx.preempt_retry_s
-    # ra's protection ends at 1000 s; a pass soon after does not search again yet ...
+    assert s.wake_at(990.0) == 1000.0
     d = s.run_pass(1000.0, usage)
-    assert d.starts == ()
-    assert d.retry_at is not None and 1000.0 < d.retry_at <= 990.0 + 2 * retry
-    assert d.retry_at % retry == 0
-    # ... the pass at the grid point does, and b reclaims
-    d = s.run_pass(d.retry_at, usage)
     assert [p.rule for p in d.preemptions] == ["reclaim"] and [x.job_id for x in d.starts] == ["pb"]
 
 
-def test_a_new_job_of_the_team_searches_at_once() -> None:
+def test_a_second_pass_at_the_same_time_decides_nothing() -> None:
     s = _sched()
-    s.add_running(_job("ra", "a", 8, prio=0), 0.0, (("n000", 8),), allocated=True, protected_until=100.0)
-    s.add_running(_job("rb", "a", 8, prio=0), 0.0, (("n001", 8),), allocated=True, protected_until=100.0)
-    assert s.run_pass(200.0, {}).starts == ()
-    s.add_pending(_job("debug", "a", 2, prio=2), 205.0, 205.0)
-    d = s.run_pass(210.0, {})
-    assert [p.rule for p in d.preemptions] == ["within-team"] and [x.job_id for x in d.starts] == ["debug"]
+    s.add_running(_job("free", "a", 8, mr=0), 0.0, (("n000", 8),), allocated=False, protected_until=0.0)
+    for i in range(4):
+        s.add_pending(_job(f"p{i}", "b" if i % 2 else "a", 4, mr=0 if i == 3 else 600), 1.0, 1.0)
+    first = s.run_pass(10.0, {"a": 1.0})
+    assert first.starts
+    again = s.run_pass(10.0, {"a": 1.0})
+    assert again.starts == () and again.preemptions == ()
 
 
-def test_only_some_ends_of_protection_need_a_pass_at_once() -> None:
-    s = _sched()
-    s.add_running(_job("ra", "a", 8, prio=0), 0.0, (("n000", 8),), allocated=True, protected_until=100.0)
-    s.add_running(_job("rb", "b", 8, prio=0), 0.0, (("n001", 8),), allocated=True, protected_until=100.0)
-    assert not s.expiry_matters("ra", 50.0)  # still protected
-    assert not s.expiry_matters("ra", 100.0)  # nothing of its own team waits
-    s.add_pending(_job("pa", "a", 2, prio=1), 60.0, 60.0)
-    assert s.expiry_matters("ra", 100.0)  # a higher-priority job of its own team waits
-    assert not s.expiry_matters("rb", 100.0)
-    s.set_health("n001", False, 90.0)
-    assert s.expiry_matters("rb", 100.0)  # it sits on a node that drains
+def test_reference_and_fast_walks_take_the_same_decisions() -> None:
+    def run(walk: object) -> tuple[object, ...]:
+        ctx = build_context(make_config({"a": 1, "b": 1}, nodes=2), "c1")
+        s = Scheduler(ctx, NODES, walk=walk) if walk is not None else Scheduler(ctx, NODES)  # type: ignore[arg-type]
+        s.add_running(_job("ra", "a", 8), 0.0, (("n000", 8),), allocated=True, protected_until=100.0)
+        s.add_pending(_job("pa", "a", 16), 1.0, 1.0)
+        s.add_pending(_job("pb", "b", 4), 2.0, 2.0)
+        s.add_pending(_job("pf", "b", 2, mr=0), 3.0, 3.0)
+        d = s.run_pass(200.0, {"a": 10.0})
+        return (d.starts, d.preemptions, d.reservations)
+
+    assert run(REFERENCE) == run(None)
 
 
 def test_old_priority_scheduler_never_preempts_for_work_beyond_the_limit() -> None:
@@ -97,16 +94,23 @@ def test_old_priority_scheduler_never_preempts_for_work_beyond_the_limit() -> No
     assert [p.rule for p in d.preemptions] == ["unallocated"] and [x.job_id for x in d.starts] == ["within"]
 
 
+def test_fifo_never_preempts() -> None:
+    s = _sched("fifo")
+    s.add_running(_job("free", "a", 8, mr=0), 0.0, (("n000", 8),), allocated=False, protected_until=0.0)
+    s.add_running(_job("other", "a", 8, mr=0), 0.0, (("n001", 8),), allocated=False, protected_until=0.0)
+    s.add_pending(_job("p", "b", 8), 1.0, 1.0)
+    assert s.run_pass(10.0, {}).preemptions == ()
+
+
 def test_a_capped_team_slices_its_own_time_under_its_cap() -> None:
-    ctx = build_context(make_config({"a": 1, "b": 1}, nodes=2, max_gpus={"a": 8}), "c1")
-    s = Scheduler(ctx, NODES)
+    s = _sched(max_gpus={"a": 8})
     s.add_running(_job("batch", "a", 6, prio=0), 0.0, (("n000", 6),), allocated=True, protected_until=100.0)
     s.add_running(_job("inter", "a", 2, prio=1), 0.0, (("n000", 2),), allocated=True, protected_until=1e9)
     s.add_pending(_job("debug", "a", 2, prio=2), 150.0, 150.0)  # n001 is idle, but a is at its cap
     d = s.run_pass(160.0, {})
     assert [(p.job_id, p.rule) for p in d.preemptions] == [("batch", "within-team")]
     assert [x.job_id for x in d.starts] == ["debug"]
-    assert s.tree_gpus["a"] <= 8
+    assert s.acct.tree_gpus["a"] <= 8
     # a job of the same priority never makes room this way (no cycles)
     s.add_pending(_job("debug2", "a", 8, prio=2), 170.0, 170.0)
     d = s.run_pass(180.0, {})

@@ -1,0 +1,94 @@
+"""Running GPUs counted the ways the rules need them: allocated GPUs per account (tiers,
+reclaim), allocated GPUs per tree node (``max_gpus`` caps), GPUs per (account, user) (user
+fairness), and the *preemptible* indices -- running jobs past their protection, by class and
+node -- that bound a victim search before it looks at single jobs.
+"""
+
+from __future__ import annotations
+
+from allotment.core.context import Context
+from allotment.core.state import Run
+
+
+class Accounting:
+    def __init__(self, ctx: Context, n_nodes: int) -> None:
+        self.alloc_gpus: dict[str, int] = dict.fromkeys(ctx.leaves, 0)  # charged GPUs running
+        self.tree_gpus: dict[str, int] = dict.fromkeys(ctx.tree, 0)  # charged GPUs per tree node
+        self.user_gpus: dict[tuple[str, str], int] = {}
+        self.paths = ctx.paths
+        caps = {n: t.max_gpus for n, t in ctx.tree.items() if t.max_gpus is not None}
+        self.cap_path: dict[str, tuple[tuple[str, int], ...]] = {
+            leaf: tuple((n, caps[n]) for n in path if n in caps) for leaf, path in ctx.paths.items()
+        }
+        # running jobs past their protection (insertion-ordered sets)
+        self.preemptible: dict[str, None] = {}
+        self.unalloc: dict[str, None] = {}  # ... of unallocated work
+        self.unalloc_gpus = 0
+        self.alloc: dict[str, dict[str, None]] = {}  # account -> allocated ones
+        self.alloc_gpus_pre: dict[str, int] = {}  # account -> their GPUs
+        self.alloc_gpus_pre_total = 0
+        self.node_pre: list[int] = [0] * n_nodes  # per node: GPUs a victim search could free
+        # per node: preemptible GPUs by owner ("" for unallocated work), to bound a search per node
+        self.node_pre_by: list[dict[str, int]] = [{} for _ in range(n_nodes)]
+
+    def ceiling(self, account: str) -> int | None:
+        """The tightest max_gpus on ``account``'s path (None: uncapped)."""
+        capped = self.cap_path.get(account, ())
+        return min(cap for _, cap in capped) if capped else None
+
+    def cap_excess(self, account: str, gpus: int) -> int:
+        """GPUs that must stop under ``account``'s caps before ``gpus`` more can run there
+        (0 or less: they fit now)."""
+        return max((self.tree_gpus[n] + gpus - cap for n, cap in self.cap_path.get(account, ())), default=0)
+
+    def fits_caps(self, account: str, gpus: int) -> bool:
+        return not self.cap_path.get(account) or self.cap_excess(account, gpus) <= 0
+
+    def started(self, r: Run) -> None:
+        if r.allocated:
+            if r.account in self.alloc_gpus:
+                self.alloc_gpus[r.account] += r.gpus
+            for n in self.paths.get(r.account, ()):
+                self.tree_gpus[n] += r.gpus
+        k = (r.account, r.spec.user)
+        self.user_gpus[k] = self.user_gpus.get(k, 0) + r.gpus
+
+    def stopped(self, r: Run) -> None:
+        if r.allocated:
+            if r.account in self.alloc_gpus:
+                self.alloc_gpus[r.account] -= r.gpus
+            for n in self.paths.get(r.account, ()):
+                self.tree_gpus[n] -= r.gpus
+        self.user_gpus[(r.account, r.spec.user)] -= r.gpus
+        if self.preemptible.pop(r.jid, 0) is None:
+            owner = r.account if r.allocated else ""
+            for i, g in r.placement:
+                self.node_pre[i] -= g
+                by = self.node_pre_by[i]
+                by[owner] -= g
+                if not by[owner]:
+                    del by[owner]
+            if r.allocated:
+                del self.alloc[r.account][r.jid]
+                self.alloc_gpus_pre[r.account] -= r.gpus
+                self.alloc_gpus_pre_total -= r.gpus
+            else:
+                del self.unalloc[r.jid]
+                self.unalloc_gpus -= r.gpus
+
+    def mark_preemptible(self, r: Run) -> None:
+        if r.jid in self.preemptible:
+            return
+        self.preemptible[r.jid] = None
+        owner = r.account if r.allocated else ""
+        for i, g in r.placement:
+            self.node_pre[i] += g
+            by = self.node_pre_by[i]
+            by[owner] = by.get(owner, 0) + g
+        if r.allocated:
+            self.alloc.setdefault(r.account, {})[r.jid] = None
+            self.alloc_gpus_pre[r.account] = self.alloc_gpus_pre.get(r.account, 0) + r.gpus
+            self.alloc_gpus_pre_total += r.gpus
+        else:
+            self.unalloc[r.jid] = None
+            self.unalloc_gpus += r.gpus

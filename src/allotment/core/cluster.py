@@ -1,0 +1,178 @@
+"""The scheduler's state and its only mutations: jobs queued, started, stopped, evicted; node
+health.  Every index (pool, queues, accounting, node ends, protections) is updated here and
+nowhere else, so they cannot drift apart.  The simulator keeps one ``ClusterState`` for a whole
+run; ``decide`` builds one from a snapshot; both then run the same pass (``core.scheduler``).
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+
+from allotment.core.accounting import Accounting
+from allotment.core.context import Context
+from allotment.core.contract import min_runtime
+from allotment.core.decisions import Preemption
+from allotment.core.jobs import JobSpec
+from allotment.core.modes import mode_for
+from allotment.core.placement import NodePool
+from allotment.core.queues import QueueSet
+from allotment.core.reservation import NodeEnds
+from allotment.core.snapshot import NodeState
+from allotment.core.state import Pend, Run
+
+
+class ClusterState:
+    def __init__(self, ctx: Context, nodes: tuple[NodeState, ...]) -> None:
+        self.ctx = ctx
+        self.policy = ctx.policy
+        self.mode = mode_for(ctx.mode, ctx.policy.queue_depth)
+        self.pool = NodePool(nodes)
+        self.running: dict[str, Run] = {}
+        self.pending: dict[str, Pend] = {}
+        self.queues = QueueSet()
+        self.acct = Accounting(ctx, len(self.pool.names))
+        self.ends = NodeEnds(len(self.pool.names))
+        self.protect: list[tuple[float, str]] = []  # (protected_until, job) of protected jobs
+        self.unhealthy_since: dict[int, float] = {}
+        self.pending_gpus = 0
+        self.running_gpus = 0
+        # bumped by every change of what a victim search or a reservation reads (pool, running
+        # jobs, accounting, health): lets the fast walk reuse an answer computed on the same state
+        self.version = 0
+
+    # -- questions ---------------------------------------------------------------------------
+    def min_runtime(self, spec: JobSpec) -> float:
+        return min_runtime(spec.min_runtime, self.policy)
+
+    def queue_of(self, spec: JobSpec) -> str:
+        return self.mode.queue_of(spec.account, self.min_runtime(spec))
+
+    def ceiling(self, account: str) -> int | None:
+        return self.acct.ceiling(account)
+
+    def could_ever_fit(self, spec: JobSpec) -> bool:
+        """False when the job is larger than a max_gpus cap on its account's path."""
+        c = self.acct.ceiling(spec.account)
+        return c is None or spec.gpus <= c
+
+    def owed(self, leaf: str) -> float:
+        """GPUs owed to ``leaf`` now: its entitlement scaled to the healthy capacity."""
+        cap = self.ctx.capacity_gpus
+        return self.ctx.entitlement_gpus.get(leaf, 0.0) * (self.pool.healthy_total / cap if cap else 0.0)
+
+    # -- changes from outside (arrivals, completions, health) --------------------------------
+    def add_pending(
+        self,
+        spec: JobSpec,
+        eligible: float,
+        queued_since: float,
+        *,
+        done_work: float = 0.0,
+        declared: int | None = None,
+        evicted_by: str | None = None,
+    ) -> None:
+        mr = self.min_runtime(spec)
+        p = Pend(spec, eligible, queued_since, done_work, spec.priority if declared is None else declared,
+                 evicted_by, self.mode.queue_of(spec.account, mr))
+        p.n, p.per = self.pool.shape(spec)
+        p.mr = mr
+        p.key = self.mode.key(p)
+        self.pending[spec.id] = p
+        self.queues.add(p)
+        self.pending_gpus += spec.gpus
+
+    def add_running(
+        self,
+        spec: JobSpec,
+        start: float,
+        placement: tuple[tuple[str, int], ...],
+        *,
+        allocated: bool,
+        protected_until: float,
+        done_before: float = 0.0,
+        declared: int | None = None,
+        evicted_by: str | None = None,
+        eligible: float | None = None,
+    ) -> None:
+        pl = tuple((self.pool.index[n], g) for n, g in placement)
+        r = Run(spec, start, pl, allocated, protected_until, done_before,
+                spec.priority if declared is None else declared, evicted_by)
+        if eligible is not None:
+            r.eligible = eligible
+        self._start(r, start)
+
+    def finish(self, job_id: str) -> Run:
+        """The job completed (or was cancelled outside the scheduler): free its GPUs."""
+        return self._stop(job_id)
+
+    def set_health(self, node: str, healthy: bool, now: float) -> None:
+        i = self.pool.index[node]
+        self.version += 1
+        self.pool.set_health(i, healthy)
+        if healthy:
+            self.unhealthy_since.pop(i, None)
+        else:
+            self.unhealthy_since.setdefault(i, now)
+
+    # -- internal mutations ------------------------------------------------------------------
+    def _start(self, r: Run, now: float) -> None:
+        self.version += 1
+        self.pool.allocate(r.jid, r.placement, soft=not r.allocated)
+        self.running[r.jid] = r
+        self.acct.started(r)
+        self.ends.started(r)
+        self.running_gpus += r.gpus
+        if r.protected_until <= now:
+            self.acct.mark_preemptible(r)
+        elif r.protected_until < math.inf:
+            heapq.heappush(self.protect, (r.protected_until, r.jid))
+
+    def _stop(self, job_id: str) -> Run:
+        r = self.running.pop(job_id)
+        self.version += 1
+        self.pool.release(job_id, r.placement, soft=not r.allocated)
+        self.ends.stopped(r, self.pool, self.running)
+        self.acct.stopped(r)
+        self.running_gpus -= r.gpus
+        return r
+
+    def _take_pending(self, job_id: str) -> Pend:
+        p = self.pending.pop(job_id)
+        self.queues.remove(p)
+        self.pending_gpus -= p.gpus
+        return p
+
+    def _expire_protections(self, now: float) -> None:
+        """Jobs whose protection ended by ``now`` become preemptible."""
+        while self.protect and self.protect[0][0] <= now:
+            _, jid = heapq.heappop(self.protect)
+            r = self.running.get(jid)
+            if r is not None and r.protected_until <= now:
+                self.version += 1
+                self.acct.mark_preemptible(r)
+
+    def next_protection_end(self) -> float:
+        """When the next running job's protection ends (stale entries dropped), or inf."""
+        while self.protect:
+            t, jid = self.protect[0]
+            r = self.running.get(jid)
+            if r is not None and r.protected_until == t:
+                return t
+            heapq.heappop(self.protect)
+        return math.inf
+
+    def _evict(self, job_id: str, now: float, for_job: str | None, rule: str, reason: str) -> Preemption:
+        """Stop a job and requeue it (or not) as the policy says (docs/design/preemption.md)."""
+        r = self._stop(job_id)
+        spec = r.spec
+        ran = now - r.start
+        pol = self.policy
+        kept = 0.0
+        if spec.resumable and pol.requeue_resumable:
+            ci = spec.checkpoint_interval
+            kept = ran if ci is None or ci <= 0 else math.floor(ran / ci) * ci
+            self.add_pending(spec, r.eligible, now, done_work=r.done_before + kept, declared=r.declared, evicted_by=for_job)
+        elif pol.non_resumable != "cancel":
+            self.add_pending(spec, r.eligible, now, declared=r.declared, evicted_by=for_job)
+        return Preemption(job_id, for_job, rule, ran - kept, reason)

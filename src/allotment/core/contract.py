@@ -1,0 +1,32 @@
+"""The minimum-runtime contract: the one place that says how long a job is protected and whether
+it is charged (docs/design/preemption.md, docs/concepts.md "Minimum runtime").
+
+A job declares a minimum runtime (or none: the policy's ``default_min_runtime_s`` fills it); the
+policy caps it at ``min_runtime_cap_s``.  A clamped minimum runtime of 0 makes the job
+*unallocated*: free, never charged, preemptible at once.  Anything above 0 is *allocated*: charged
+to its account and protected from preemption until ``protected_until``.  The simulator, the
+reconciler (``reconcile.active``) and ``allot explain`` all call these functions.
+"""
+
+from __future__ import annotations
+
+from allotment.compile.model import Policy
+
+
+def min_runtime(declared_s: float | None, policy: Policy) -> float:
+    """The declared minimum runtime clamped to ``[0, min_runtime_cap_s]`` (the default if None)."""
+    d = float(policy.default_min_runtime_s) if declared_s is None else float(declared_s)
+    return max(0.0, min(d, float(policy.min_runtime_cap_s)))
+
+
+def is_allocated(min_runtime_s: float) -> bool:
+    """Allocated (charged, protected) work has a positive clamped minimum runtime."""
+    return min_runtime_s > 0
+
+
+def protected_until(start: float, min_runtime_s: float, remaining_s: float) -> float:
+    """When a job started at ``start`` becomes preemptible: after its minimum runtime, or when it
+    would end anyway if that is sooner; unallocated work is preemptible from its start."""
+    if min_runtime_s <= 0:
+        return start
+    return start + min(min_runtime_s, max(0.0, remaining_s))

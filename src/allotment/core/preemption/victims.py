@@ -1,0 +1,190 @@
+"""Victims for an allocated job that does not fit (docs/design/preemption.md).
+
+It may take GPUs from running jobs past their protection, in this order of preference:
+
+0. ``unallocated``: free work (minimum runtime 0) is preemptible at once by any allocated job;
+1. ``within-team``: the same account's jobs of strictly lower declared priority (a team slices
+   its own time; strict order means two jobs can never evict each other);
+2. ``reclaim``: another account's jobs, only when the requester's account runs less than it is
+   owed, the victim's runs more, the victim's reclaim measure (``core.fairshare``) is higher by
+   the hysteresis margin, and the move strictly lowers the summed distance of the accounts
+   involved from what they are owed.  That last rule is a potential function: every reclaim lowers
+   it, so reclaims cannot cycle.  Anti-thrash: a job may not evict the job that evicted it
+   (``evicted_by``) unless the margin is doubled.
+
+Within a class the least lost work goes first (progress since the last checkpoint x GPUs); among
+reclaim victims the most over-served account goes first.  Nodes are chosen to need the cheapest
+victims; a gang needs ``n`` such nodes.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from allotment.core.fairshare import served_more
+from allotment.core.preemption.view import Victim, VictimView, lost_work
+from allotment.core.state import Pend
+
+CLASS_UNALLOC, CLASS_WITHIN, CLASS_RECLAIM = 0, 1, 2
+WITHIN_WHY = "lower within-team priority"
+UNALLOC_WHY = "unallocated work yields to allocated work at once"
+
+
+@dataclass(frozen=True, slots=True)
+class _Cand:
+    key: tuple[int, float, float, str]  # (class, -GPUs over entitlement, lost GPU-seconds, id)
+    rule: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class _Donor:
+    over: float  # GPUs it runs above what it is owed
+    measure: float  # its reclaim measure
+
+
+def find_victims(
+    v: VictimView, p: Pend, n: int, per: int, owed: Mapping[str, float], measure: Mapping[str, float]
+) -> list[Victim] | None:
+    """The victims whose eviction lets ``p`` start as ``n`` x ``per`` GPUs, or None."""
+    acct, req = v.acct, p.account
+    reclaim_ok = v.reclaims and acct.alloc_gpus.get(req, 0) < owed.get(req, 0.0)
+    own = v.reclaims and p.declared > 0 and acct.alloc_gpus_pre.get(req, 0) > 0
+    # cheap bound first: could every GPU we might take, plus the free ones, be enough?
+    bound = v.pool.free_gpus() + acct.unalloc_gpus + (acct.alloc_gpus_pre.get(req, 0) if own else 0)
+    donors: dict[str, _Donor] = {}
+    if reclaim_ok:
+        donors = _donors(v, req, owed, measure)
+        bound += sum(acct.alloc_gpus_pre.get(a, 0) for a in donors)
+    if bound < p.gpus:
+        return None
+    if not donors and not own and n == 1 and v.pool.soft_hole() < per:
+        return None  # only unallocated work could yield, and no node has room even then
+    owners = {"", *donors, *((req,) if own else ())}
+    hosts = _freeable_hosts(v, p, per, owners)
+    if len(hosts) < n:
+        return None  # fewer than n nodes could hold it even if every takeable job there went
+    cands = _Classifier(v, p, own, donors, measure.get(req, math.inf))
+    picked = _pick_nodes(v, p, n, per, cands, hosts)
+    if not picked or not _lowers_distance(v, req, p.gpus, picked, owed):
+        return None
+    out = []
+    for j in picked:
+        c = cands.get(j)
+        assert c is not None
+        out.append(Victim(j, c.rule, c.reason.format(job=p.jid)))
+    return out
+
+
+def _donors(v: VictimView, req: str, owed: Mapping[str, float], measure: Mapping[str, float]) -> dict[str, _Donor]:
+    """Accounts that may give up work to ``req``: over what they are owed, served more."""
+    out: dict[str, _Donor] = {}
+    m_req = measure.get(req, math.inf)
+    for a, ids in v.acct.alloc.items():
+        if a == req or not ids:
+            continue
+        over = v.acct.alloc_gpus.get(a, 0) - owed.get(a, 0.0)
+        if over > 0 and served_more(measure.get(a, math.inf), m_req, v.hysteresis):
+            out[a] = _Donor(over, measure.get(a, math.inf))
+    return out
+
+
+class _Classifier:
+    """The class key, rule and reason of each job ``p`` may take (None: it may not), computed
+    the first time a node's jobs are looked at."""
+
+    def __init__(self, v: VictimView, p: Pend, own: bool, donors: Mapping[str, _Donor], m_req: float) -> None:
+        self.v, self.p, self.own, self.donors, self.m_req = v, p, own, donors, m_req
+        self.seen: dict[str, _Cand | None] = {}
+
+    def get(self, jid: str) -> _Cand | None:
+        if jid in self.seen:
+            return self.seen[jid]
+        c = self.seen[jid] = self._classify(jid)
+        return c
+
+    def _classify(self, jid: str) -> _Cand | None:
+        v, p = self.v, self.p
+        if jid not in v.acct.preemptible:
+            return None
+        r = v.running[jid]
+        if v.keep_nonresumable and not r.resumable:
+            return None
+        lost = lost_work(r, v.t) * r.gpus
+        if not r.allocated:
+            return _Cand((CLASS_UNALLOC, 0.0, lost, jid), "unallocated", UNALLOC_WHY)
+        if r.account == p.account:
+            if self.own and r.declared < p.declared:
+                return _Cand((CLASS_WITHIN, 0.0, lost, jid), "within-team", WITHIN_WHY + " than {job}")
+            return None
+        d = self.donors.get(r.account)
+        if d is None:
+            return None
+        if p.evicted_by == jid and not served_more(d.measure, self.m_req, 2 * v.hysteresis):
+            return None  # anti-thrash: not straight back at the job that evicted it
+        why = f"{r.account} runs {d.over:.0f} GPUs over its entitlement"
+        return _Cand((CLASS_RECLAIM, -d.over, lost, jid), "reclaim", why)
+
+
+def _freeable_hosts(v: VictimView, p: Pend, per: int, owners: set[str]) -> list[int]:
+    """Nodes where the free GPUs plus every preemptible GPU of the owners ``p`` may take from
+    ("" = unallocated work) reach ``per``: an upper bound, so no other node can be chosen."""
+    pool, pre, by = v.pool, v.acct.node_pre, v.acct.node_pre_by
+    out = []
+    for i in pool.hosts(per, p.spec.gpu_type):
+        free = pool.free[i]
+        if free >= per or (free + pre[i] >= per and free + sum(g for o, g in by[i].items() if o in owners) >= per):
+            out.append(i)
+    return out
+
+
+def _pick_nodes(v: VictimView, p: Pend, n: int, per: int, cands: _Classifier, hosts: list[int]) -> list[str]:
+    """The victims on the ``n`` nodes that need the cheapest ones (worst class, then lost work,
+    then node order); empty when no ``n`` nodes can be freed, or when free nodes would do."""
+    pool = v.pool
+    options: list[tuple[tuple[int, float, int], list[str]]] = []
+    if sum(1 for i in hosts if pool.free[i] >= per) >= n:
+        return []  # free nodes would be the best options: only a reservation kept them out
+    for i in hosts:
+        free = pool.free[i]
+        if free >= per:
+            options.append(((-1, 0.0, i), []))
+            continue
+        here = sorted(c.key for j in pool.jobs[i] if (c := cands.get(j)) is not None)
+        chosen: list[str] = []
+        worst, cost = -1, 0.0
+        for key in here:
+            if free >= per:
+                break
+            chosen.append(key[3])
+            free += pool.jobs[i][key[3]]
+            worst, cost = max(worst, key[0]), cost + key[2]
+        if free >= per:
+            options.append(((worst, cost, i), chosen))
+    if len(options) < n:
+        return []
+    options.sort(key=lambda o: o[0])
+    victims: list[str] = []
+    for _, vs in options[:n]:
+        victims.extend(j for j in vs if j not in victims)
+    return victims
+
+
+def _lowers_distance(v: VictimView, req: str, gpus: int, victims: list[str], owed: Mapping[str, float]) -> bool:
+    """Reclaims must strictly lower the summed |running - owed| of the accounts involved."""
+    delta: dict[str, int] = {req: gpus}
+    reclaim = False
+    for j in victims:
+        r = v.running[j]
+        if not r.allocated:
+            continue
+        delta[r.account] = delta.get(r.account, 0) - r.gpus
+        reclaim = reclaim or r.account != req
+    if not reclaim:
+        return True
+    alloc = v.acct.alloc_gpus
+    before = sum(abs(alloc.get(a, 0) - owed.get(a, 0.0)) for a in delta)
+    after = sum(abs(alloc.get(a, 0) + d - owed.get(a, 0.0)) for a, d in delta.items())
+    return after < before - 1e-9

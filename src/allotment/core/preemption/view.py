@@ -1,0 +1,41 @@
+"""What a victim search may read: the pool, the running jobs and the accounting, plus the rule
+parameters.  A frozen record of references; the searches never write through it."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from allotment.core.accounting import Accounting
+from allotment.core.placement import NodePool
+from allotment.core.state import Run
+
+
+@dataclass(frozen=True, slots=True)
+class VictimView:
+    pool: NodePool
+    running: Mapping[str, Run]
+    acct: Accounting
+    keep_nonresumable: bool  # non_resumable == "run_to_completion": such jobs are never victims
+    hysteresis: float  # relative margin of the reclaim measure (Policy.reclaim_hysteresis)
+    reclaims: bool  # the mode allows reclaim and within-team slicing
+    t: float  # the pass's epoch: lost work that orders victims is evaluated here
+
+
+@dataclass(frozen=True, slots=True)
+class Victim:
+    job_id: str
+    rule: str  # "unallocated" | "within-team" | "reclaim"
+    reason: str
+
+
+def lost_work(r: Run, t: float) -> float:
+    """Seconds of progress a preemption at ``t`` would throw away."""
+    ran = max(0.0, t - r.start)
+    if not r.resumable:
+        return ran
+    ci = r.ckpt
+    if ci is None or ci <= 0:
+        return 0.0
+    return ran - math.floor(ran / ci) * ci

@@ -1,0 +1,66 @@
+"""Reservations for blocked gangs (docs/design/reservation.md).
+
+The first blocked multi-node job of the best-ranked queue that has one holds the ``n`` nodes that
+can hold ``per`` of its GPUs soonest (by the expected ends of the allocated jobs on them;
+unallocated work yields at once, so it does not count).  Later candidates in the same pass may
+use those nodes only if they are unallocated or expected to end before the reservation starts
+(backfill), so the gang is never delayed.  The reservation is recomputed every round of every
+pass from the state alone: nothing is carried between passes.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from allotment.core.placement import NodePool
+from allotment.core.state import Run
+
+
+@dataclass(frozen=True, slots=True)
+class Hold:
+    """A reservation within one pass: ``holder`` gets ``nodes`` (indices) at ``at``."""
+
+    holder: str
+    nodes: frozenset[int]
+    at: float
+    queue_key: tuple[int, int, str]  # the holder's queue's place when it was made
+
+    def admits(self, node: int) -> bool:
+        return node not in self.nodes
+
+
+class NodeEnds:
+    """Per node, when its last allocated job is expected to end (-inf: none)."""
+
+    def __init__(self, n_nodes: int) -> None:
+        self.end: list[float] = [-math.inf] * n_nodes
+
+    def started(self, r: Run) -> None:
+        if r.allocated:
+            for i, _ in r.placement:
+                if r.est_end > self.end[i]:
+                    self.end[i] = r.est_end
+
+    def stopped(self, r: Run, pool: NodePool, running: Mapping[str, Run]) -> None:
+        """After ``r`` left the pool: recompute its nodes from the jobs still there."""
+        if r.allocated:
+            for i, _ in r.placement:
+                self.end[i] = max(
+                    (running[j].est_end for j in pool.jobs[i] if running[j].allocated),
+                    default=-math.inf,
+                )
+
+
+def plan_hold(
+    pool: NodePool, ends: NodeEnds, holder: str, gpu_type: str | None, n: int, per: int, now: float, key: tuple[int, int, str]
+) -> Hold | None:
+    """The ``n`` nodes that can hold ``per`` GPUs soonest, and when (never before ``now``)."""
+    free = pool.free
+    free_at = [(-math.inf if free[i] >= per else ends.end[i], i) for i in pool.hosts(per, gpu_type)]
+    if len(free_at) < n:
+        return None
+    chosen = heapq.nsmallest(n, free_at)
+    return Hold(holder, frozenset(i for _, i in chosen), max(now, chosen[-1][0]), key)

@@ -1,0 +1,101 @@
+"""What the simulator calls when something happens: builds the ``Event``, keeps it, feeds the
+``Recorder``.  One call per event kind keeps the runner's edits to single lines; the few
+facts an event needs that the runner does not hold (a job's charge so far, whether a reservation
+or a drain state was already logged) live here."""
+
+from __future__ import annotations
+
+from allotment.core.decisions import NodeReport, Preemption, Reservation, Start
+from allotment.core.jobs import JobSpec
+from allotment.sim.events import Event
+from allotment.sim.metrics import Recorder
+
+HOUR = 3600.0
+
+
+class EventLog:
+    def __init__(self, recorder: Recorder) -> None:
+        self.rec = recorder
+        self.events: list[Event] = []
+        self._running: dict[str, tuple[float, float]] = {}  # job -> (start, charged GPUs)
+        self._charged: dict[str, float] = {}  # job -> reference GPU-seconds charged so far
+        self._reserved: dict[str, tuple[tuple[str, ...], float]] = {}
+        self._drain_logged: dict[str, set[str]] = {}  # node -> drain states logged since it failed
+
+    def _emit(self, e: Event) -> None:
+        self.events.append(e)
+        self.rec.consume(e)
+
+    def _charge_until(self, job: str, t: float) -> None:
+        start, rate = self._running.pop(job)
+        self._charged[job] = self._charged.get(job, 0.0) + rate * (t - start)
+
+    # -- jobs ---------------------------------------------------------------------------------
+    def submit(self, t: float, spec: JobSpec, min_runtime: float, *, held: bool) -> None:
+        self._emit(Event(t, "submit", spec.id, spec.account, spec.gpus, min_runtime=min_runtime, held=held or None))
+
+    def eligible(self, t: float, spec: JobSpec) -> None:
+        self._emit(Event(t, "eligible", spec.id, spec.account, spec.gpus, reason="its last dependency ended"))
+
+    def reject(self, t: float, spec: JobSpec, reason: str) -> None:
+        self._emit(Event(t, "reject", spec.id, spec.account, spec.gpus, reason=reason))
+
+    def start(self, t: float, spec: JobSpec, st: Start, charged_gpus: float) -> None:
+        self._reserved.pop(spec.id, None)
+        self._running[spec.id] = (t, charged_gpus)
+        self._emit(
+            Event(
+                t, "start", spec.id, spec.account, spec.gpus,
+                nodes=tuple(n for n, _ in st.placement),
+                node_gpus=tuple(g for _, g in st.placement),
+                allocated=st.allocated,
+                charged_gpus=charged_gpus,
+                reason=st.reason,
+            )
+        )
+
+    def preempt(self, t: float, spec: JobSpec, p: Preemption, *, requeued: bool) -> None:
+        self._charge_until(spec.id, t)
+        self._emit(
+            Event(
+                t, "preempt", spec.id, spec.account, spec.gpus,
+                by=p.for_job,
+                rule=p.rule,
+                requeued=requeued,
+                lost_gpu_hours=p.lost_work * spec.gpus / HOUR,
+                reason=p.reason,
+            )
+        )
+
+    def end(self, t: float, spec: JobSpec) -> None:
+        self._charge_until(spec.id, t)
+        charged = self._charged.pop(spec.id, 0.0) / HOUR
+        self._emit(Event(t, "end", spec.id, spec.account, spec.gpus, charged_gpu_hours=charged))
+
+    def reserve(self, t: float, spec: JobSpec, r: Reservation) -> None:
+        """Logged when a job's reservation is new or changed, not on every pass that keeps it."""
+        key = (tuple(r.nodes), r.at)
+        if self._reserved.get(spec.id) == key:
+            return
+        self._reserved[spec.id] = key
+        self._emit(Event(t, "reserve", spec.id, spec.account, spec.gpus, nodes=key[0], at=r.at, reason=r.reason))
+
+    # -- nodes --------------------------------------------------------------------------------
+    def drain(self, t: float, node: str, reason: str) -> None:
+        self._drain_logged[node] = {"unhealthy"}
+        self._emit(Event(t, "drain", node=node, state="unhealthy", reason=reason))
+
+    def resume(self, t: float, node: str) -> None:
+        self._drain_logged.pop(node, None)
+        self._emit(Event(t, "resume", node=node, reason="healthy again"))
+
+    def node_report(self, t: float, rep: NodeReport) -> None:
+        """A failed node's drain reports: emptied (ready for repair) and, once, needs a human."""
+        logged = self._drain_logged.get(rep.node)
+        if logged is None:
+            return  # not a failure this run logged
+        state = "ready-for-repair" if rep.state == "ready-for-repair" else ("needs-human" if rep.needs_human else None)
+        if state is None or state in logged:
+            return
+        logged.add(state)
+        self._emit(Event(t, "drain", node=rep.node, state=state, reason=rep.reason))

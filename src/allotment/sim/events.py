@@ -1,0 +1,149 @@
+"""The per-job event log: the public record of what the scheduler did in one simulated run.
+
+One ``Event`` per thing that happened (a job submitted, started, preempted, ended, rejected,
+reserved for; a node drained or resumed), in time order; equal times keep the order in which
+the simulator applied them (docs/trace-format.md, "Event log").  The log is the *only* input of
+the metrics: the simulator's ``Recorder`` consumes these events as they are emitted, and
+``metrics_from_events`` replays a saved log through the very same ``Recorder``, so each metric
+has one definition and a log reproduces ``allot simulate --json`` exactly.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+EVENT_FORMAT_VERSION = 1
+EVENT_KINDS = ("submit", "eligible", "start", "preempt", "end", "reject", "reserve", "drain", "resume")
+# the values of ``state`` on a ``drain`` event (a node failure, its emptying, a human needed)
+DRAIN_STATES = ("unhealthy", "ready-for-repair", "needs-human")
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """One line of the log.  Fields that do not apply to an event kind stay ``None`` and are
+    left out of the JSON line."""
+
+    t: float  # seconds from the run's t = 0
+    event: str  # one of EVENT_KINDS
+    job: str | None = None
+    account: str | None = None  # the leaf charged
+    gpus: int | None = None
+    nodes: tuple[str, ...] | None = None  # start: where it runs; reserve: the nodes held
+    node_gpus: tuple[int, ...] | None = None  # start: GPUs on each of ``nodes``
+    allocated: bool | None = None  # start: charged (False: runs as unallocated work)
+    charged_gpus: float | None = None  # start: reference GPUs charged per hour (billing weights)
+    min_runtime: float | None = None  # submit: the minimum runtime after the policy default and cap
+    held: bool | None = None  # submit: waits for dependencies (an ``eligible`` event follows)
+    by: str | None = None  # preempt: the job that needed the GPUs
+    rule: str | None = None  # preempt: unallocated | within-team | reclaim | drain
+    requeued: bool | None = None  # preempt: back in the queue (False: cancelled by policy)
+    lost_gpu_hours: float | None = None  # preempt: GPUs x progress thrown away
+    charged_gpu_hours: float | None = None  # end: reference GPU-hours charged over all its runs
+    at: float | None = None  # reserve: the planned start
+    node: str | None = None  # drain / resume
+    state: str | None = None  # drain: one of DRAIN_STATES
+    reason: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for f in _FIELDS:
+            v = getattr(self, f)
+            if v is not None:
+                out[f] = list(v) if isinstance(v, tuple) else v
+        return out
+
+
+_FIELDS = tuple(f.name for f in fields(Event))
+_TUPLES = ("nodes", "node_gpus")
+
+
+def event_from_json(d: Mapping[str, Any]) -> Event:
+    kw: dict[str, Any] = {k: (tuple(v) if k in _TUPLES else v) for k, v in d.items()}
+    return Event(**kw)
+
+
+@dataclass(frozen=True, slots=True)
+class RunHeader:
+    """The static inputs the metrics need besides the events: the first line of an events file."""
+
+    policy: str
+    cluster: str
+    seed: int
+    end: float  # the measurement window is [0, end)
+    capacity_gpus: int
+    nodes: Mapping[str, int]  # node -> GPUs
+    entitlement_gpus: Mapping[str, float]  # leaf -> GPUs on a fully healthy cluster (max_gpus applied)
+    ceilings: Mapping[str, float]  # leaf -> tightest max_gpus on its path (absent: uncapped)
+    debug_threshold_s: float
+    debug_max_gpus: int  # a debug job fits on one node (docs/metrics.md)
+    format_version: int = EVENT_FORMAT_VERSION
+    teams: tuple[str, ...] = field(default=())
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "event": "header",
+            "format_version": self.format_version,
+            "policy": self.policy,
+            "cluster": self.cluster,
+            "seed": self.seed,
+            "end": self.end,
+            "capacity_gpus": self.capacity_gpus,
+            "nodes": dict(self.nodes),
+            "teams": list(self.teams),
+            "entitlement_gpus": dict(self.entitlement_gpus),
+            "ceilings": dict(self.ceilings),
+            "debug_threshold_s": self.debug_threshold_s,
+            "debug_max_gpus": self.debug_max_gpus,
+        }
+
+    @staticmethod
+    def from_json(d: Mapping[str, Any]) -> RunHeader:
+        if d.get("event") != "header" or d.get("format_version") != EVENT_FORMAT_VERSION:
+            raise ValueError("not an allotment event log (format_version 1 header expected)")
+        return RunHeader(
+            policy=d["policy"],
+            cluster=d["cluster"],
+            seed=d["seed"],
+            end=d["end"],
+            capacity_gpus=d["capacity_gpus"],
+            nodes=dict(d["nodes"]),
+            entitlement_gpus=dict(d["entitlement_gpus"]),
+            ceilings=dict(d["ceilings"]),
+            debug_threshold_s=d["debug_threshold_s"],
+            debug_max_gpus=d["debug_max_gpus"],
+            teams=tuple(d["teams"]),
+        )
+
+
+def metrics_from_events(header: RunHeader, events: Iterable[Event]) -> dict[str, Any]:
+    """Every metric of ``allot simulate --json``, recomputed from a log alone."""
+    from allotment.sim.metrics import Recorder
+
+    rec = Recorder(header)
+    for e in events:
+        rec.consume(e)
+    return rec.summary()
+
+
+def dumps_line(obj: Mapping[str, Any]) -> str:
+    """One JSON line: compact, keys in the dataclass order, floats in shortest round-trip form."""
+    return json.dumps(obj, separators=(",", ":"), allow_nan=False) + "\n"
+
+
+def encode_log(header: RunHeader, events: Iterable[Event]) -> Iterator[str]:
+    yield dumps_line(header.to_json())
+    for e in events:
+        yield dumps_line(e.to_json())
+
+
+def read_log(path: str | Path) -> tuple[RunHeader, list[Event]]:
+    """Read an events file written by ``allot simulate --events`` or ``--save``."""
+    with open(path, encoding="utf-8") as f:
+        lines = [json.loads(line) for line in f if line.strip()]
+    if not lines:
+        raise ValueError(f"{path}: empty event log")
+    return RunHeader.from_json(lines[0]), [event_from_json(d) for d in lines[1:]]

@@ -1,0 +1,143 @@
+"""The ``--json`` metrics of a run, from what the ``Recorder`` integrated (docs/metrics.md).
+
+Owed and delivered are capped hour by hour: in each hour a team is owed its allocation
+(entitlement x in-service fraction, at most its ``max_gpus`` ceiling) capped at its demand, and
+delivered at most what it was owed, so GPUs borrowed in one hour cannot hide a shortfall in
+another.  The uncapped figure is reported beside it as ``received``."""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+from allotment.sim.signals import HOUR
+
+LARGE_GPUS = 64  # a "large" job for wait.large
+
+if TYPE_CHECKING:
+    from allotment.sim.metrics import Recorder
+
+
+def _team_hours(rec: Recorder, team: str, cap_secs: list[float]) -> tuple[float, float, float]:
+    """(owed, delivered capped hour by hour, ran uncapped) in GPU-seconds."""
+    ent = rec.header.entitlement_gpus.get(team, 0.0)
+    ceiling = rec.header.ceilings.get(team, math.inf)
+    capacity = rec.header.capacity_gpus
+    owed = delivered = ran = 0.0
+    for h, secs in enumerate(cap_secs):
+        if secs <= 0:
+            continue
+        in_service = rec.healthy.hour(h) / (capacity * secs)
+        owed_h = min(min(ent * in_service, ceiling) * secs, rec.team_demand[team].hour(h))
+        run_h = rec.team_run[team].hour(h)
+        owed += owed_h
+        delivered += min(run_h, owed_h)
+        ran += run_h
+    return owed, delivered, ran
+
+
+_Lists = dict[str, list[float]]
+
+
+def _waits(rec: Recorder, end: float) -> tuple[_Lists, _Lists, _Lists, _Lists]:
+    """First-start waits and total pending time by class (all, debug, large) and by team.
+
+    A job eligible before ``end`` that never started waits until ``end`` (censored, not dropped);
+    the total pending time adds every wait after a requeue, the open one censored at ``end``."""
+    first: dict[str, list[float]] = {"all": [], "debug": [], "large": []}
+    pending: dict[str, list[float]] = {"all": [], "debug": [], "large": []}
+    team_first: dict[str, list[float]] = {t: [] for t in rec.teams}
+    team_pending: dict[str, list[float]] = {t: [] for t in rec.teams}
+    for j in rec.jobs.values():
+        if j.eligible is None or j.eligible >= end:
+            continue
+        w = (j.first_start if j.first_start is not None else end) - j.eligible
+        p = j.pending_total + (end - j.pending_since if j.pending_since is not None else 0.0)
+        classes = ["all"] + (["debug"] if j.debug else []) + (["large"] if j.gpus >= LARGE_GPUS else [])
+        for c in classes:
+            first[c].append(w)
+            pending[c].append(p)
+        if j.account in team_first:
+            team_first[j.account].append(w)
+            team_pending[j.account].append(p)
+    return first, pending, team_first, team_pending
+
+
+def summarize(rec: Recorder) -> dict[str, Any]:
+    hdr = rec.header
+    end = hdr.end
+    n_hours = max(1, math.ceil(end / HOUR))
+    for s in [rec.healthy, rec.charged, rec.free_work, rec.demand, *rec.team_run.values(), *rec.team_demand.values()]:
+        s.advance(end)
+    healthy = sum(rec.healthy.hours[:n_hours])
+    charged = sum(rec.charged.hours[:n_hours])
+    free = sum(rec.free_work.hours[:n_hours])
+    cap_secs = [min(HOUR, max(0.0, end - h * HOUR)) for h in range(n_hours)]
+    first, pending, team_first, team_pending = _waits(rec, end)
+    teams: dict[str, dict[str, Any]] = {}
+    owed_total = delivered_total = ran_total = 0.0
+    for t in rec.teams:
+        owed, delivered, ran = (x / HOUR for x in _team_hours(rec, t, cap_secs))
+        teams[t] = {
+            "owed": _r(owed),
+            "delivered": _r(delivered),
+            "received_gpu_hours": _r(ran),
+            "ratio": _r(delivered / owed) if owed > 0 else 1.0,
+            "received": _r(ran / owed) if owed > 0 else 1.0,
+            "wait": _pcts(team_first[t]),
+            "pending": _pcts(team_pending[t]),
+        }
+        owed_total += owed
+        delivered_total += delivered
+        ran_total += ran
+    drain_secs = [(d[1] if d[1] is not None else (d[2] if d[2] is not None else end)) - (d[0] or 0.0) for d in rec.drains]
+    return {
+        "policy": hdr.policy,
+        "cluster": hdr.cluster,
+        "seed": hdr.seed,
+        "days": round(end / 86400.0, 4),
+        "capacity_gpus": hdr.capacity_gpus,
+        "occupancy": _r((charged + free) / healthy) if healthy else 0.0,
+        "allocated_fraction": _r(charged / healthy) if healthy else 0.0,
+        "unallocated_fraction": _r(free / healthy) if healthy else 0.0,
+        "demand_ratio": _r(sum(rec.demand.hours[:n_hours]) / (hdr.capacity_gpus * end)) if end else 0.0,
+        "owed_gpu_hours": _r(owed_total),
+        "delivered_gpu_hours": _r(delivered_total),
+        "received_gpu_hours": _r(ran_total),
+        "delivered_over_owed": _r(delivered_total / owed_total) if owed_total else 1.0,
+        "received": _r(ran_total / owed_total) if owed_total else 1.0,
+        "teams": teams,
+        "teams_at_or_above_95": sum(1 for v in teams.values() if v["ratio"] >= 0.95),
+        "teams_below_90": sum(1 for v in teams.values() if v["ratio"] < 0.90),
+        "teams_min_ratio": min((v["ratio"] for v in teams.values()), default=1.0),
+        "wait": {c: _pcts(v) for c, v in first.items()},
+        "pending": {c: _pcts(v) for c, v in pending.items()},
+        "preemptions": sum(rec.preemptions_by_rule.values()),
+        "preemptions_by_rule": dict(sorted(rec.preemptions_by_rule.items())),
+        "lost_gpu_hours": _r(rec.lost_gpu_hours),
+        "drain_seconds": {
+            "p50": _r(percentile(drain_secs, 50)),
+            "p90": _r(percentile(drain_secs, 90)),
+            "max": _r(max(drain_secs, default=0.0)),
+        },
+        "drains": len(rec.drains),
+        "human_drains": rec.human_drains,
+        "jobs": dict(rec.counts),
+    }
+
+
+def percentile(values: list[float], q: float) -> float:
+    """Nearest-rank percentile (deterministic, no interpolation); 0 for no values."""
+    if not values:
+        return 0.0
+    s = sorted(values)
+    k = max(0, math.ceil(q / 100.0 * len(s)) - 1)
+    return s[k]
+
+
+def _pcts(values: list[float]) -> dict[str, float]:
+    return {"p50": _r(percentile(values, 50)), "p90": _r(percentile(values, 90)), "n": len(values)}
+
+
+def _r(x: float) -> float:
+    return round(float(x), 4)

@@ -1,0 +1,98 @@
+"""Placement, reservations with backfill, and draining with the human-drain threshold."""
+
+from __future__ import annotations
+
+from allotment.compile.model import Policy
+from allotment.core.context import build_context
+from allotment.core.decide import decide
+from allotment.core.jobs import JobSpec
+from allotment.core.placement import NodePool
+from allotment.core.snapshot import NodeState, PendingJob, RunningJob, Snapshot
+from tests.core.builders import make_config
+
+NODES = (NodeState("n000", 8), NodeState("n001", 8), NodeState("n002", 8))
+
+
+def _ctx(**pol: object) -> object:
+    return build_context(make_config({"a": 1, "b": 1}, nodes=3, policy=Policy(**pol)), "c1")  # type: ignore[arg-type]
+
+
+def _job(i: str, gpus: int, *, work: float = 3600, mr: float = 600, ppn: int | None = None, account: str = "a",
+         prio: int = 0) -> JobSpec:
+    return JobSpec(id=i, submit=0.0, account=account, gpus=gpus, work=work, min_runtime=mr, gpus_per_node=ppn, user="u",
+                   priority=prio)
+
+
+def test_a_small_job_goes_to_the_fullest_node_that_fits() -> None:
+    pool = NodePool(NODES)
+    pool.allocate("x", ((0, 2),))
+    pool.allocate("y", ((1, 6),))
+    assert pool.find(_job("j", 2), 1, 2) == ((1, 2),)
+    assert pool.find(_job("k", 4), 1, 4) == ((0, 4),)
+
+
+def test_a_gang_takes_whole_nodes_all_or_nothing() -> None:
+    pool = NodePool(NODES)
+    pool.allocate("x", ((0, 1),))
+    assert pool.shape(_job("g", 16, ppn=8)) == (2, 8)
+    assert pool.find(_job("g", 16, ppn=8), 2, 8) == ((1, 8), (2, 8))
+    pool.allocate("y", ((1, 1),))
+    assert pool.find(_job("g", 16, ppn=8), 2, 8) is None
+
+
+def test_an_unhealthy_node_takes_no_new_work() -> None:
+    pool = NodePool(NODES)
+    pool.set_health(0, False)
+    pool.set_health(1, False)
+    assert pool.find(_job("j", 8), 1, 8) == ((2, 8),)
+    assert pool.free_gpus() == 8
+
+
+def test_a_job_too_large_for_any_node_shape_never_fits() -> None:
+    assert NodePool(NODES).shape(_job("huge", 32, ppn=8)) == (0, 0)
+
+
+def test_a_blocked_gang_holds_the_nodes_that_free_up_first_and_only_short_jobs_backfill() -> None:
+    running = (
+        RunningJob(_job("soon", 8, work=1000), 0.0, (("n000", 8),), True, 600.0),
+        RunningJob(_job("late", 8, work=90000), 0.0, (("n001", 8),), True, 600.0 + 1e6),
+        RunningJob(_job("mid", 4, work=5000), 0.0, (("n002", 4),), True, 600.0 + 1e6),
+    )
+    pending = (
+        PendingJob(_job("gang", 16, ppn=8, mr=7200, account="b", prio=1), 0.0, 0.0),
+        PendingJob(_job("long", 4, work=20000, account="b"), 1.0, 1.0),
+        PendingJob(_job("short", 4, work=500, account="b"), 2.0, 2.0),
+    )
+    d = decide(Snapshot(NODES, running, pending), _ctx(), 100.0)  # type: ignore[arg-type]
+    assert [(r.job_id, r.nodes, r.at) for r in d.reservations] == [("gang", ("n000", "n002"), 5000.0)]
+    assert {s.job_id for s in d.starts} == {"short"}
+
+
+def test_a_drain_waits_for_protected_jobs_and_flags_those_past_the_human_threshold() -> None:
+    nodes = (NodeState("n000", 8, healthy=False), NodeState("n001", 8), NodeState("n002", 8))
+    running = (
+        RunningJob(_job("done", 2, mr=600), 0.0, (("n000", 2),), True, 600.0),
+        RunningJob(_job("short", 2, mr=600), 0.0, (("n000", 2),), True, 1200.0),
+    )
+    d = decide(Snapshot(nodes, running), _ctx(human_drain_threshold_s=3600), 700.0)  # type: ignore[arg-type]
+    assert [(p.job_id, p.rule) for p in d.preemptions] == [("done", "drain")]
+    assert d.nodes[0].state == "draining" and d.nodes[0].waiting_on == ("short",) and not d.nodes[0].needs_human
+    long = (*running[:1], RunningJob(_job("long", 2, mr=600), 0.0, (("n000", 2),), True, 700.0 + 7200))
+    d = decide(Snapshot(nodes, long), _ctx(human_drain_threshold_s=3600), 700.0)  # type: ignore[arg-type]
+    assert d.nodes[0].needs_human
+
+
+def test_an_empty_unhealthy_node_is_ready_for_repair() -> None:
+    nodes = (NodeState("n000", 8, healthy=False), NodeState("n001", 8), NodeState("n002", 8))
+    d = decide(Snapshot(nodes), _ctx(), 10.0)  # type: ignore[arg-type]
+    assert [(n.node, n.state) for n in d.nodes] == [("n000", "ready-for-repair")]
+
+
+def test_the_reconciler_is_told_when_to_look_again() -> None:
+    running = (RunningJob(_job("r", 8, mr=600), 0.0, (("n000", 8),), True, 600.0),)
+    waiting = (PendingJob(_job("big", 32), 0.0, 0.0),)
+    d = decide(Snapshot(NODES, running, waiting), _ctx(fairshare_period_s=0), 100.0)  # type: ignore[arg-type]
+    assert d.wake_at == 600.0  # work waits: the end of a protection may let it preempt
+    d = decide(Snapshot(NODES, running, waiting), _ctx(), 100.0)  # type: ignore[arg-type]
+    assert d.wake_at == 300.0  # ... and before that, the next epoch boundary
+    assert decide(Snapshot(NODES, running), _ctx(), 100.0).wake_at is None  # type: ignore[arg-type]

@@ -1,0 +1,84 @@
+"""Each within-team priority signal, boosts and dependency propagation (core.priority)."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from allotment.compile.model import Boost, Policy
+from allotment.core.context import build_context
+from allotment.core.jobs import JobSpec
+from allotment.core.priority import Scorer, active_boosts, boost_of, propagate
+from allotment.core.state import Pend
+from tests.core.builders import make_config
+
+T0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+
+
+def _ctx(**kw: object) -> object:
+    return build_context(make_config({"a": 1, "b": 1}, nodes=2, policy=Policy(**kw)), "c1")  # type: ignore[arg-type]
+
+
+def _pend(jid: str = "j", *, declared: int = 0, eligible: float = 0.0, gpus: int = 1, user: str = "u",
+          deadline: float | None = None, work: float = 3600.0) -> Pend:
+    spec = JobSpec(id=jid, submit=0.0, account="a", gpus=gpus, work=work, user=user, deadline=deadline, priority=declared)
+    return Pend(spec, eligible, eligible, 0.0, declared, None, "a")
+
+
+def _scorer(t: float = 1000.0, *, load: float = 1.0, max_free: int = 8, users: dict[tuple[str, str], int] | None = None,
+            **kw: object) -> Scorer:
+    ctx = _ctx(**kw)
+    return Scorer(ctx, t, load, max_free, users or {}, active_boosts(ctx, t))  # type: ignore[arg-type]
+
+
+def test_declared_priority_counts_with_its_weight() -> None:
+    s = _scorer()
+    assert s.parts(_pend(declared=3)).declared == 3.0
+    assert s.total(_pend("hi", declared=3)) > s.total(_pend("lo", declared=0))
+
+
+def test_age_counts_up_to_its_cap_and_no_further() -> None:
+    s = _scorer(t=200_000.0)
+    assert s.parts(_pend(eligible=200_000.0 - 43_200)).age == 0.5
+    assert s.parts(_pend(eligible=0.0)).age == 1.0  # capped at age_cap (1 day)
+
+
+def test_deadline_urgency_rises_as_slack_runs_out() -> None:
+    s = _scorer(t=0.0)
+    none = s.parts(_pend()).deadline
+    far = s.parts(_pend(deadline=3600.0 + 36_000.0)).deadline
+    near = s.parts(_pend(deadline=3600.0 + 60.0)).deadline
+    late = s.parts(_pend(deadline=100.0)).deadline
+    assert none == 0.0 < far < near < late == 1.0
+
+
+def test_a_user_with_fewer_gpus_running_goes_first() -> None:
+    s = _scorer(users={("a", "busy"): 16})
+    assert s.parts(_pend(user="idle")).fairness > s.parts(_pend(user="busy")).fairness
+
+
+def test_fit_counts_only_for_jobs_that_fit_and_weighs_more_under_load() -> None:
+    assert _scorer(max_free=4).parts(_pend(gpus=8)).fit == 0.0
+    low, high = _scorer(load=1.0).parts(_pend()).fit, _scorer(load=2.5).parts(_pend()).fit
+    assert 0 < low < high
+
+
+def test_boosts_match_job_user_and_account_and_expire() -> None:
+    later = T0 + dt.timedelta(hours=1)
+    boosts = (Boost("job:j", 5.0, later, "r", "@x"), Boost("user:u", 1.0, later, "r", "@x"),
+              Boost("account:a", 0.5, later, "r", "@x"), Boost("user:other", 9.0, later, "r", "@x"))
+    assert _scorer(t=10.0, boosts=boosts).parts(_pend()).boost == 6.5
+    assert _scorer(t=3600.0, boosts=boosts).parts(_pend()).boost == 0.0  # expired at 1 h
+    assert boost_of({}, "j", "u", "a") == 0.0
+
+
+def test_a_prerequisite_inherits_the_priority_of_the_jobs_that_wait_for_it() -> None:
+    base = JobSpec(id="base", submit=0.0, account="a", gpus=1, work=1.0, priority=0)
+    mid = JobSpec(id="mid", submit=0.0, account="a", gpus=1, work=1.0, priority=1, depends_on=("base",))
+    top = JobSpec(id="top", submit=0.0, account="a", gpus=1, work=1.0, priority=7, depends_on=("mid",))
+    assert propagate([base, mid, top]) == {"base": 7, "mid": 7, "top": 7}
+
+
+def test_ties_break_by_eligibility_then_job_id() -> None:
+    s = _scorer(t=0.0)
+    ranked = s.rank([_pend("b", eligible=0.0), _pend("a", eligible=0.0)])
+    assert [p.jid for p in ranked] == ["a", "b"]
