@@ -112,7 +112,7 @@ def make_run_dir(out: Path, config: CompiledConfig, *, cluster: str = "b200", da
     sim = RecordingSim(config, cluster, workload, days, ctx)
     sim.run()
     sim._snapshot(sim.end)
-    metrics = sim.rec.summary(sim.end)
+    metrics = sim.summary()
     metrics.update(policy=policy, cluster=cluster, seed=seed, days=days, capacity_gpus=ctx.capacity_gpus)
     compiled = to_json(config)
     (out / "compiled.json").write_text(compiled, encoding="utf-8")
