@@ -88,13 +88,27 @@ def test_a_run_made_from_another_config_is_refused(run_dir: Path, tmp_path: Path
 def test_a_live_job_is_explained_by_its_slurm_id_from_the_audit_log(state_dir: Path,
                                                                    capsys: pytest.CaptureFixture[str]) -> None:
     audit = [json.loads(x) for x in (state_dir / "audit.jsonl").read_text().splitlines()]
-    pin = next(a for a in reversed(audit) if a["action"] == "set_priority")
+    pin = next(a for a in reversed(audit) if a["action"] == "set_priority" and a["phase"] == "outcome")
     assert main(["explain", pin["target"], "--state", str(state_dir)]) == 0
     out = capsys.readouterr().out
     position = 1_000_000 - pin["value"] + 1
     suffix = {1: "st", 2: "nd", 3: "rd"}.get(position, "th")
     assert out.startswith(f"job {pin['target']}: {position}{suffix} in the cluster's pending order ({pin['reason']})")
     assert "among" in out and "set_priority [order]" in out
+    # the audit's outcome lines, each action once (its intent line is not a second action)
+    assert "-> applied" in out and "-> None" not in out
+    assert out.count("set_priority [order]") == sum(
+        1 for a in audit if a["target"] == pin["target"] and a["action"] == "set_priority" and a["phase"] == "outcome")
+
+
+def test_a_requeued_live_job_says_when_and_by_which_rule(state_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    audit = [json.loads(x) for x in (state_dir / "audit.jsonl").read_text().splitlines()]
+    req = next(a for a in audit if a["action"] == "requeue" and a["phase"] == "outcome" and a["result"] == "applied")
+    assert main(["explain", req["target"], "--state", str(state_dir), "--format", "json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    ago = out["at"] - req["time"]
+    assert ago == 1810  # the fixture's ticks: requeued at the second, explained after the fourth
+    assert f"requeued 30 min ago (drain: {req['reason']})" in out["summary"]
 
 
 def test_waiting_unallocated_work_says_it_only_fills_idle_gpus(run_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:

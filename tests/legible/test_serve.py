@@ -3,29 +3,41 @@ agreeing with ``allot status --format json``."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import shutil
 import threading
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from allotment.cli.main import build_parser, main
 from allotment.legible.serve import LiveServer, make_server
+from allotment.reconcile.status import STALE_TICKS, read_status
+
+
+@contextlib.contextmanager
+def _serving(state_dir: Path, **kw: Any) -> Iterator[str]:
+    srv = make_server(state_dir, "127.0.0.1", 0, **kw)
+    t = threading.Thread(target=srv.serve_forever, daemon=True)
+    t.start()
+    try:
+        yield f"http://127.0.0.1:{srv.server_address[1]}"
+    finally:
+        srv.shutdown()
+        srv.server_close()
+        t.join()
 
 
 @pytest.fixture
 def server(state_dir: Path) -> Iterator[str]:
-    srv = make_server(state_dir, "127.0.0.1", 0, refresh_s=5)
-    t = threading.Thread(target=srv.serve_forever, daemon=True)
-    t.start()
-    yield f"http://127.0.0.1:{srv.server_address[1]}"
-    srv.shutdown()
-    srv.server_close()
-    t.join()
+    with _serving(state_dir, refresh_s=5) as url:
+        yield url
 
 
 def _get(url: str) -> tuple[int, str]:
@@ -84,6 +96,45 @@ def test_metrics_agree_with_status_json(server: str, state_dir: Path, capsys: py
     assert value("allotment_preemptions", rule="drain") == 1
     assert value("allotment_drained_nodes") == len(view["drained"]) == 1
     assert {s.labels["type"] for s in fams["allotment_reconcile_condition"].samples} == {"Ready", "Reconciling", "Stalled"}
+    # the fixture ticked on a fixed clock long past: scraped now, the reconciler is not running
+    assert value("allotment_reconcile_condition", type="Ready", reason="Stale") == 0
+
+
+def _ready(fams: dict[str, Any]) -> tuple[float, str]:
+    s = next(s for s in fams["allotment_reconcile_condition"].samples if s.labels["type"] == "Ready")
+    return s.value, s.labels["reason"]
+
+
+@pytest.mark.parametrize(("after_ticks", "ready", "reason"), [(1, 1.0, "Synced"), (STALE_TICKS + 1, 0.0, "Stale")])
+def test_page_and_metrics_judge_the_conditions_by_the_servers_clock(
+    state_dir: Path, after_ticks: int, ready: float, reason: str
+) -> None:
+    st = read_status(state_dir)
+    now = st.last_tick + after_ticks * st.interval_s
+    with _serving(state_dir, clock=lambda: now) as url:
+        _, body = _get(url + "/")
+        _, text = _get(url + "/metrics")
+    assert _ready({f.name: f for f in text_string_to_metric_families(text)}) == (ready, reason)
+    mark = "true" if ready else "false"
+    assert f'<b>Ready</b> <span class="c-{mark}">{mark.title()}</span> {reason}' in body
+
+
+def test_an_action_in_flight_is_shown_so_and_the_audit_log_is_left_as_it_is(state_dir: Path, tmp_path: Path) -> None:
+    live = tmp_path / "state"
+    shutil.copytree(state_dir, live)
+    lines = [json.loads(x) for x in (live / "audit.jsonl").read_text().splitlines()]
+    intent = next(a for a in lines if a["phase"] == "intent" and a["action"] == "set_priority")
+    batch = f"{intent['time'] + 600:.3f}/{intent['revision'][:12]}"
+    with (live / "audit.jsonl").open("a") as f:  # the reconciler, between intent and outcome
+        f.write(json.dumps(intent | {"time": intent["time"] + 600, "batch": batch, "seq": 0}) + "\n")
+    before = (live / "audit.jsonl").read_bytes()
+    with _serving(live) as url:
+        _, body = _get(url + "/")
+    assert (live / "audit.jsonl").read_bytes() == before  # a viewer never repairs the log
+    actions = body[body.index('id="actions"'):]
+    newest = actions[actions.index("<tr><td"):].split("</tr>")[0]
+    assert f"<td>{intent['target']}</td>" in newest and "<td>in flight</td>" in newest
+    assert actions.count("<td>set_priority</td>") == sum(1 for a in lines if a["action"] == "set_priority") // 2 + 1
 
 
 def test_server_class_is_the_standard_library_one() -> None:
@@ -93,19 +144,10 @@ def test_server_class_is_the_standard_library_one() -> None:
 
 
 def test_without_an_observation_the_page_says_so_rather_than_none(state_dir: Path, tmp_path: Path) -> None:
-    import shutil
-
     bare = tmp_path / "state"
     shutil.copytree(state_dir, bare)
     (bare / "sim.json").unlink()
-    srv = make_server(bare, "127.0.0.1", 0)
-    t = threading.Thread(target=srv.serve_forever, daemon=True)
-    t.start()
-    try:
-        code, body = _get(f"http://127.0.0.1:{srv.server_address[1]}/")
-    finally:
-        srv.shutdown()
-        srv.server_close()
-        t.join()
+    with _serving(bare) as url:
+        code, body = _get(url + "/")
     assert code == 200
     assert "no observation in this state dir" in body and "unknown: no observation" in body

@@ -13,6 +13,7 @@ from allotment.legible.livestate import read_state
 from allotment.legible.replay import moment
 from allotment.legible.rundir import read_run
 from allotment.reconcile.ledger import Ledger
+from allotment.reconcile.status import read_status, render_text
 
 
 def _json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict:  # type: ignore[type-arg]
@@ -62,9 +63,17 @@ def test_usage_by_team_is_the_ledger_window(state_dir: Path, capsys: pytest.Capt
     assert sum(r["gpu_hours"] for r in users["rows"]) == pytest.approx(sum(want.values()))
 
 
-def test_reconciler_status_is_still_there(state_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["status", "--reconciler", "--state", str(state_dir)]) == 0
-    assert "Ready        True" in capsys.readouterr().out
+def test_reconciler_status_is_still_there_and_judged_against_the_clock(
+    state_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status = read_status(state_dir)
+    # at its last tick the reconciler had nothing left to change
+    assert "Ready        True  Synced" in render_text(status, status.last_tick + status.interval_s)
+    # the fixture ticked on a fixed clock long past: by the wall clock it is not running
+    assert main(["status", "--reconciler", "--state", str(state_dir)]) == 1
+    out = capsys.readouterr().out
+    assert "Ready        False Stale: last tick" in out
+    assert f"last applied revision    {status.last_applied_revision}" in out
 
 
 def test_status_of_another_cluster_is_refused(run_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:

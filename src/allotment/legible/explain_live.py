@@ -1,5 +1,5 @@
 """``allot explain JOB --state DIR``: a live job (a Slurm job id on Slurm) explained from what the
-reconciler recorded: the last observation, the audit lines that targeted the job (its pinned
+reconciler recorded: the last observation, the audit outcomes that targeted the job (its pinned
 place in the order and why, requeues and their rule) and the ledger's window usage along the
 job's allocation path."""
 
@@ -11,7 +11,7 @@ from typing import Any
 from allotment.compile.model import CompiledConfig
 from allotment.core.context import build_context
 from allotment.errors import UsageError
-from allotment.legible.livestate import LiveState
+from allotment.legible.livestate import LiveState, pinned_order
 from allotment.legible.liveview import live_view
 from allotment.legible.words import duration, ordinal, percent
 from allotment.reconcile.active import (
@@ -22,7 +22,7 @@ from allotment.reconcile.active import (
 def explain_live(state: LiveState, config: CompiledConfig, job: str) -> dict[str, Any]:
     obs = state.observation
     j = obs.job(job) if obs is not None else None
-    actions = [a for a in state.audit if str(a.get("target")) == job and not a.get("dry_run")]
+    actions = [a for a in state.actions if str(a.get("target")) == job and not a.get("dry_run")]
     if j is None and not actions:
         raise UsageError(f"job {job!r}: not in the reconciler's last observation nor its audit log")
     view = live_view(state, config)
@@ -42,15 +42,15 @@ def _summary(state: LiveState, d: dict[str, Any], leaf: Any) -> str:
     if leaf is not None:
         team = (f"{leaf.name} is {ordinal(leaf.rank)} of {leaf.siblings} among {leaf.parent}'s children "
                 f"(used {percent(leaf.ratio)} of its share over the last {duration(_window(leaf))})")
-    pins = [a for a in d["actions"] if a.get("action") == "set_priority"]
-    requeues = [a for a in d["actions"] if a.get("action") in ("requeue", "cancel")]
+    pin = pinned_order(state).get(d["job"])
+    requeues = [a for a in d["actions"] if a.get("action") in ("requeue", "cancel") and a.get("result") == "applied"]
     parts = []
     if j is None:
         parts.append("no longer observed (finished or cancelled)")
     elif j["state"] == "pending":
-        if pins and pins[-1].get("value") is not None:
-            pos = PRIORITY_TOP - int(pins[-1]["value"]) + 1
-            parts.append(f"{ordinal(pos)} in the cluster's pending order ({pins[-1].get('reason')})")
+        if pin is not None and pin.get("value") is not None:
+            pos = PRIORITY_TOP - int(pin["value"]) + 1
+            parts.append(f"{ordinal(pos)} in the cluster's pending order ({pin.get('reason')})")
         else:
             parts.append("pending outside the ordered head: the backend's own fair-share priority orders it")
         parts.append(f"waiting {duration(state.now - j['submit'])} for {j['gpus']} GPUs")
@@ -60,7 +60,8 @@ def _summary(state: LiveState, d: dict[str, Any], leaf: Any) -> str:
         parts.append(f"running{since} on {', '.join(j.get('nodes') or ()) or 'its nodes'} ({j['gpus']} GPUs, {kind})")
     if requeues:
         r = requeues[-1]
-        parts.append(f"{r['action']}d {duration(state.now - float(r['time']))} ago ({r.get('rule')}: {r.get('reason')})")
+        done = "cancelled" if r["action"] == "cancel" else "requeued"
+        parts.append(f"{done} {duration(state.now - float(r['time']))} ago ({r.get('rule')}: {r.get('reason')})")
     if team:
         parts.append(team)
     return "; ".join(parts)

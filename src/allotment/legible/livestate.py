@@ -9,7 +9,18 @@ and node panels say so.
 
 Window usage comes from the ledger's own rule (``Ledger.usage``); the per-bucket read for
 ``allot usage`` and the charts is here (the ledger has no read of its buckets), on a read-only
-SQLite connection so a viewer can never create or change a ledger."""
+SQLite connection so a viewer can never create or change a ledger.
+
+The audit log holds each action twice, as intent before the backend is asked and as outcome
+after (``reconcile.audit``); the views read the outcomes (``LiveState.actions``: what happened),
+and an intent with no outcome yet as ``"in flight"``.  The file is read as it is: ``AuditLog``
+repairs the log when opened, which only the reconciler may do (a viewer next to a running
+reconciler would otherwise close the batch it is applying as "interrupted").
+
+Times: ``LiveState.now`` is the backend's clock at the last observation, the one the ledger and
+the contract are kept on.  Whether the reconciler is Ready is judged against the reader's own
+clock (``conditions_at``), as ``allot status --reconciler`` does: a last tick older than
+``reconcile.status.STALE_TICKS`` intervals is not Ready."""
 
 from __future__ import annotations
 
@@ -22,15 +33,15 @@ from typing import Any
 
 from allotment.backends.protocol import JobObs, NodeObs, Observation
 from allotment.compile.model import CompiledConfig
-from allotment.errors import UsageError
-from allotment.reconcile.audit import AuditLog
+from allotment.errors import BackendError, UsageError
 from allotment.reconcile.ledger import Ledger
-from allotment.reconcile.status import STATUS_FILE, Status, load_status
+from allotment.reconcile.status import STATUS_FILE, Condition, Status, conditions, read_status
 
 OBSERVATION_FILE = "observation.json"
 SIM_FILE = "sim.json"
 LEDGER_FILE = "ledger.sqlite"
 AUDIT_FILE = "audit.jsonl"
+IN_FLIGHT = "in flight"  # the result shown for an intent whose outcome is not written yet
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,20 +56,63 @@ class Bucket:
 class LiveState:
     path: Path
     status: Status
-    audit: tuple[dict[str, Any], ...]
+    actions: tuple[dict[str, Any], ...]  # audit outcomes (and intents in flight), oldest first
     observation: Observation | None
 
     @property
     def now(self) -> float:
-        return self.observation.at if self.observation is not None else self.status.last_tick
+        """The backend's clock at the last observation (the ledger's and the contract's)."""
+        obs, st = self.observation, self.status
+        if obs is not None:
+            return obs.backend_now if obs.backend_now is not None else obs.at
+        return st.last_backend_time if st.last_backend_time is not None else st.last_tick
 
 
 def read_state(path: Path) -> LiveState:
     if not (path / STATUS_FILE).exists():
         raise UsageError(f"--state {path}: no {STATUS_FILE} (has `allot reconcile --state {path}` run?)")
-    status = load_status(path)
-    audit = tuple(AuditLog(path / AUDIT_FILE).read())
-    return LiveState(path, status, audit, _observation(path))
+    status = read_status(path)
+    return LiveState(path, status, audit_actions(read_audit(path / AUDIT_FILE)), _observation(path))
+
+
+def conditions_at(state: LiveState, now: float) -> list[Condition]:
+    """The reconciler's conditions as a reader should believe them at ``now`` (its own clock)."""
+    return conditions(state.status, now)
+
+
+def read_audit(path: Path) -> list[dict[str, Any]]:
+    """Every whole JSON line of the audit log, without repairing it (see the module doc): a line
+    cut by a crash, or still being written, is skipped."""
+    if not path.exists():
+        return []
+    out = []
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(entry, dict):
+            out.append(entry)
+    return out
+
+
+def audit_actions(lines: list[dict[str, Any]]) -> tuple[dict[str, Any], ...]:
+    """What the log says happened: each outcome line, and each intent that has none yet as
+    ``IN_FLIGHT``, in file order.  A line with no ``phase`` (a log from before intents) is an
+    outcome."""
+    done = {_key(e) for e in lines if e.get("phase", "outcome") == "outcome"}
+    out = []
+    for e in lines:
+        phase = e.get("phase", "outcome")
+        if phase == "outcome":
+            out.append(e)
+        elif phase == "intent" and _key(e) not in done:
+            out.append(e | {"result": IN_FLIGHT})
+    return tuple(out)
+
+
+def _key(e: dict[str, Any]) -> tuple[str, int]:
+    return str(e.get("batch", "")), int(e.get("seq", -1))
 
 
 def _observation(path: Path) -> Observation | None:
@@ -66,10 +120,12 @@ def _observation(path: Path) -> Observation | None:
     if obs.exists():
         try:
             raw = json.loads(obs.read_text(encoding="utf-8"))
+            backend_now = raw.get("backend_now")
             return Observation(
                 float(raw["at"]),
                 tuple(NodeObs(**n) for n in raw["nodes"]),
                 tuple(JobObs(**{**j, "nodes": tuple(j.get("nodes", ()))}) for j in raw["jobs"]),
+                None if backend_now is None else float(backend_now),
             )
         except (ValueError, KeyError, TypeError) as exc:
             raise UsageError(f"{obs}: not an observation ({exc})") from exc
@@ -77,6 +133,7 @@ def _observation(path: Path) -> Observation | None:
     if sim.exists():
         from allotment.backends.simulated import SimulatedBackend
 
+        # no ``follow``: the cluster as the last tick saved it, not moved on to the wall clock
         return SimulatedBackend.load(sim).observe()
     return None
 
@@ -119,30 +176,23 @@ def applied_config(state: LiveState, at: dt.date | None = None) -> CompiledConfi
     sha = st.last_applied_revision
     if sha is None:
         raise UsageError(f"--state {state.path}: the reconciler has applied no revision yet")
-    src: GitSource | DirSource
-    if sha == "dir":
-        src = DirSource(Path(st.source))
-    else:
-        import git
-
-        src = GitSource(st.source, "main", state.path)
-        try:
-            # open the mirror as it is: GitSource would fetch first (a viewer must not write);
-            # GitSource has no read-only open, so its repo is set here
-            src._repo = git.Repo(src.path)
-        except (git.InvalidGitRepositoryError, git.NoSuchPathError) as exc:
-            raise UsageError(f"--state {state.path}: no source mirror ({exc})") from exc
+    # ``GitSource.files`` reads the mirror's objects and never fetches (a viewer must not write)
+    src: GitSource | DirSource = (
+        DirSource(Path(st.source)) if sha == "dir" else GitSource(st.source, "main", state.path)
+    )
     day = at or dt.datetime.fromtimestamp(state.now, dt.UTC).date()
     try:
         return compile_config(load_config(src.files(sha)), day, None if sha == "dir" else sha)
+    except BackendError as exc:  # no source mirror in the state dir
+        raise UsageError(f"--state {state.path}: {exc}") from None
     finally:
         src.close()
 
 
 def pinned_order(state: LiveState) -> dict[str, dict[str, Any]]:
-    """job -> the newest applied ``set_priority`` audit line (the core's order and its reason)."""
+    """job -> the newest applied ``set_priority`` outcome (the core's order and its reason)."""
     out: dict[str, dict[str, Any]] = {}
-    for a in state.audit:
+    for a in state.actions:
         if a.get("action") == "set_priority" and a.get("result") == "applied" and not a.get("dry_run"):
             out[str(a.get("target"))] = a
     return out

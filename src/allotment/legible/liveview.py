@@ -79,7 +79,8 @@ def queue(state: LiveState) -> list[QueueRow]:
 
 
 def last_actions(state: LiveState, n: int = 20) -> list[dict[str, Any]]:
-    return list(reversed(state.audit[-n:]))
+    """The newest ``n`` audit outcomes (and intents in flight), newest first."""
+    return list(reversed(state.actions[-n:]))
 
 
 def drain_reasons(state: LiveState) -> dict[str, str]:

@@ -1,7 +1,9 @@
 """``/metrics`` of ``allot serve``: the live views in Prometheus' exposition format, named like
 the Slurm and Flux exporters (``<prefix>_account_*`` per account, ``*_total`` counters), so a
 site can put allotment next to them in Grafana.  A fresh registry per scrape: the numbers are
-read from the state dir each time, nothing is kept between scrapes."""
+read from the state dir each time, nothing is kept between scrapes.  The conditions are judged at
+the scrape (``now``, the server's clock), so a reconciler that stopped ticking scrapes as
+``Ready`` 0 with reason ``Stale``, as ``allot status --reconciler`` says."""
 
 from __future__ import annotations
 
@@ -11,13 +13,13 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from allotment.legible.livestate import LiveState
+from allotment.legible.livestate import LiveState, conditions_at
 from allotment.legible.runview import ClusterView
 
 
 class _Snapshot(Collector):
-    def __init__(self, state: LiveState, view: ClusterView) -> None:
-        self.state, self.view = state, view
+    def __init__(self, state: LiveState, view: ClusterView, now: float) -> None:
+        self.state, self.view, self.now = state, view, now
 
     def collect(self) -> Iterator[Metric]:
         v, st = self.view, self.state.status
@@ -45,7 +47,7 @@ class _Snapshot(Collector):
         yield from (cap, drained)
         pre = CounterMetricFamily("allotment_preemptions", "Jobs requeued or cancelled by the reconciler, by rule", labels=["cluster", "rule"])
         by_rule: dict[str, int] = {}
-        for a in self.state.audit:
+        for a in self.state.actions:
             if a.get("action") in ("requeue", "cancel") and a.get("result") == "applied" and not a.get("dry_run"):
                 rule = str(a.get("rule"))
                 by_rule[rule] = by_rule.get(rule, 0) + 1
@@ -60,17 +62,16 @@ class _Snapshot(Collector):
         for code, n in sorted(st.action_counts.items()):
             result.add_metric([c, code], n)
         cond = GaugeMetricFamily("allotment_reconcile_condition", "Reconciler conditions (1 = True)", labels=["cluster", "type", "reason"])
-        for k in st.conditions:
+        for k in conditions_at(self.state, self.now):
             cond.add_metric([c, k.type, k.reason], 1.0 if k.status else 0.0)
         yield from (ticks, last, result, cond)
-        duration = getattr(st, "last_tick_duration_s", None)
-        if duration is not None:
-            d = GaugeMetricFamily("allotment_reconcile_duration_seconds", "Wall time of the last tick", labels=["cluster"])
-            d.add_metric([c], float(duration))
-            yield d
+        if st.clock_skew_s is not None:
+            skew = GaugeMetricFamily("allotment_reconcile_clock_skew_seconds", "Backend clock minus the reconciler's at the last observation", labels=["cluster"])
+            skew.add_metric([c], st.clock_skew_s)
+            yield skew
 
 
-def exposition(state: LiveState, view: ClusterView) -> bytes:
+def exposition(state: LiveState, view: ClusterView, now: float) -> bytes:
     reg = CollectorRegistry(auto_describe=False)
-    reg.register(_Snapshot(state, view))
+    reg.register(_Snapshot(state, view, now))
     return generate_latest(reg)

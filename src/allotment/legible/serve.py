@@ -3,12 +3,16 @@ prints) and ``/metrics``, from the standard library's HTTP server.
 
 Read-only by construction: only GET and HEAD are answered, every request re-reads the state
 dir, and the applied config is compiled once per revision.  Loopback by default; the page
-refreshes itself (``<meta http-equiv=refresh>``), no script."""
+refreshes itself (``<meta http-equiv=refresh>``), no script.  The reconciler's conditions are
+judged at each request by the server's clock (``clock``), so a reconciler that stopped ticking
+shows as not Ready (``Stale``) rather than by its last words."""
 
 from __future__ import annotations
 
 import datetime as dt
 import json
+import time
+from collections.abc import Callable
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -18,7 +22,7 @@ import jinja2
 
 from allotment.compile.model import CompiledConfig
 from allotment.errors import AllotmentError
-from allotment.legible.livestate import LiveState, applied_config, read_state
+from allotment.legible.livestate import LiveState, applied_config, conditions_at, read_state
 from allotment.legible.liveview import drain_reasons, last_actions, live_view, queue
 from allotment.legible.metrics import exposition
 from allotment.legible.words import duration, percent
@@ -32,9 +36,11 @@ _env = jinja2.Environment(
 class LiveServer(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, state_dir: Path, addr: tuple[str, int], refresh_s: int) -> None:
+    def __init__(
+        self, state_dir: Path, addr: tuple[str, int], refresh_s: int, clock: Callable[[], float]
+    ) -> None:
         super().__init__(addr, _Handler)
-        self.state_dir, self.refresh_s = state_dir, refresh_s
+        self.state_dir, self.refresh_s, self.clock = state_dir, refresh_s, clock
         self._configs: dict[str | None, CompiledConfig] = {}
 
     def config(self, state: LiveState) -> CompiledConfig:
@@ -44,15 +50,19 @@ class LiveServer(ThreadingHTTPServer):
         return self._configs[rev]
 
 
-def make_server(state_dir: Path, bind: str, port: int, *, refresh_s: int = 10) -> LiveServer:
-    return LiveServer(state_dir, (bind, port), refresh_s)
+def make_server(
+    state_dir: Path, bind: str, port: int, *, refresh_s: int = 10,
+    clock: Callable[[], float] = time.time,
+) -> LiveServer:
+    return LiveServer(state_dir, (bind, port), refresh_s, clock)
 
 
 def page(server: LiveServer, state: LiveState) -> str:
     view = live_view(state, server.config(state))
     reasons = drain_reasons(state)
     ctx: dict[str, Any] = {
-        "view": view, "status": state.status, "queue": queue(state)[:200], "actions": last_actions(state),
+        "view": view, "status": state.status, "conditions": conditions_at(state, server.clock()),
+        "queue": queue(state)[:200], "actions": last_actions(state),
         "reasons": reasons, "refresh": server.refresh_s, "percent": percent, "duration": duration,
         "utc": _utc, "observed": state.observation is not None,
     }
@@ -76,7 +86,7 @@ class _Handler(BaseHTTPRequestHandler):
             if path == "/":
                 self._send(HTTPStatus.OK, "text/html; charset=utf-8", page(self.server, state).encode())
             elif path == "/metrics":
-                body = exposition(state, live_view(state, self.server.config(state)))
+                body = exposition(state, live_view(state, self.server.config(state)), self.server.clock())
                 self._send(HTTPStatus.OK, "text/plain; version=0.0.4; charset=utf-8", body)
             elif path == "/status.json":
                 view = live_view(state, self.server.config(state))
