@@ -221,7 +221,10 @@ def test_policy_change_needs_platform_team(small_repo: GitRepo) -> None:
     doc = json.loads(text)
     assert [a["node"] for a in doc["approvals"]] == ["(platform team)"]
     assert doc["approvals"][0]["owners"] == ["pat@acme.example"]
-    assert {p["knob"] for p in doc["diff"]["policies"]} == {"lookback_s"}
+    assert [(f["field"], f["before"], f["after"]) for f in doc["diff"]["fields"]] == [
+        ("lookback", "7d", "14d")
+    ]
+    assert "lookback (scheduler) 7d → 14d" in doc["verdict"]
 
 
 def test_git_state_of_repository_is_untouched(small_repo: GitRepo) -> None:
