@@ -112,8 +112,9 @@ def _group(
     owners = _owners(base, node) or _owners(head, node)
     escalated_from = None
     author_is_owner = bool(authors & set(owners))
-    # Climb while every owner is an author: nobody may approve their own budget alone.
-    while owners and set(owners) <= authors:
+    # Climb while no owner but an author is left (or none is listed: as in CODEOWNERS, the
+    # nearest owned parent applies): nobody may approve their own budget alone.
+    while set(owners) <= authors:
         parent = _parent(base, node) or _parent(head, node)
         up = _owners(base, parent) or _owners(head, parent)
         if parent is None or not up:

@@ -2,8 +2,8 @@
 GPU-hours per week on each side and the 90% interval of the paired difference.
 
 The one rule of the check lives in :func:`flag`: a team is flagged only when the interval
-excludes zero (the drop is not the workload's noise) **and** the mean drop exceeds the policy's
-``flag_delivered_drop`` of what the team got before (it matters).
+excludes zero (the drop is not the workload's noise) **and** the drop exceeds the policy's
+``flag_delivered_drop`` of what the team got before (it matters), both at 90% confidence.
 
 The simulator's metric names are read here and nowhere else (``TEAM_DELIVERED`` and friends),
 defensively: a missing key reads as "not reported", never as a crash.
@@ -50,9 +50,15 @@ def num(d: Any, path: Sequence[str]) -> float | None:
 
 
 def flag(before_mean: float, interval: Interval, threshold: float) -> bool:
-    """The check's rule (module docstring)."""
-    return before_mean > 0 and interval.high < 0 and interval.excludes_zero and (
-        -interval.mean / before_mean > threshold
+    """The check's rule: the whole interval lies below ``-threshold x before``.  That implies
+    both conditions of the rule (the interval excludes zero, and the drop exceeds the
+    threshold) and asks the second with the same confidence as the first, so a team whose
+    mean drop only grazes the threshold is not flagged on one seed list and cleared on the next.
+    """
+    return (
+        before_mean > 0
+        and interval.excludes_zero
+        and interval.high < -threshold * before_mean
     )
 
 

@@ -37,7 +37,7 @@ class TeamImpact:
     ratio_after: float | None
     p90_wait_before_s: float | None
     p90_wait_after_s: float | None
-    flagged: bool  # impact_stats.flag: interval below zero and drop above flag_delivered_drop
+    flagged: bool  # impact_stats.flag: the whole interval is a drop above flag_delivered_drop
 
     @property
     def delivered_delta(self) -> float:

@@ -75,7 +75,7 @@ def _approvals(plan: Plan) -> Bullets:
             head = f"⏳ **{who}**: one of {_e(', '.join(g.owners))}"
         note = ""
         if g.escalated_from:
-            note = f" (escalated from {_e(g.escalated_from)}, whose owners wrote this change)"
+            note = f" (escalated from {_e(g.escalated_from)}, which has no owner who is not an author)"
         elif g.author_is_owner:
             note = " (the author, an owner, cannot approve their own change)"
         items.append(Markup(f"{head}{note}, for: {_e(reasons)}"))

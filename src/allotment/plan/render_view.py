@@ -14,8 +14,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from markupsafe import Markup
+
 from allotment.durations import format_duration
 from allotment.plan.diff import NodeChange
+from allotment.plan.escape import md_escape
 from allotment.plan.filediff import shown
 from allotment.plan.model import Impact, Plan, SkippedImpact, TeamImpact
 from allotment.plan.shares import changed
@@ -141,46 +144,53 @@ def _entitlement(plan: Plan) -> Table:
     return capped(Table("Entitlement (certain: from the config)", header, rows), SUMMARY_ROWS)
 
 
-_EST_HEADER = ["Team", "Delivered before", "after", "Δ (mean)", "90% interval", "p90 wait before", "after"]
+def _estimate_header(cluster: str, waits: bool) -> list[str]:
+    head = ["Team", f"Delivered {cluster} GPU-h/week before", "after", "Δ (mean)", "90% interval"]
+    return head + (["p90 wait before", "after"] if waits else [])
 
 
-def _estimate_row(t: TeamImpact) -> list[str]:
+def _estimate_row(t: TeamImpact, waits: bool) -> list[str]:
     mark = "⚠️ " if t.flagged else ""
-    return [
+    cells = [
         mark + t.team,
         hours(t.delivered_week_before),
         hours(t.delivered_week_after),
         dhours(t.change.mean),
         f"{t.change.low:+,.0f} to {t.change.high:+,.0f}",
-        wait(t.p90_wait_before_s),
-        wait(t.p90_wait_after_s),
     ]
+    return cells + ([wait(t.p90_wait_before_s), wait(t.p90_wait_after_s)] if waits else [])
 
 
 def estimate_tables(plan: Plan, imp: Impact) -> tuple[Table, Table]:
-    """(the summary: share movers, then significant teams; every team, folded)."""
+    """(the summary: share movers, then significant teams; every team, folded).  A simulator
+    that reports no per-team waits gets no columns of "n/a"."""
+    waits = any(t.p90_wait_before_s is not None or t.p90_wait_after_s is not None for t in imp.teams)
+    header = _estimate_header(imp.cluster, waits)
     movers = {t.leaf for t in changed(plan.totals)}
     lead = [t for t in imp.teams if t.team in movers]
     sig = [t for t in imp.teams if t.team not in movers and (t.significant or t.flagged)]
     lead.sort(key=lambda t: (t.change.mean, t.team))
     sig.sort(key=lambda t: (t.change.mean, t.team))
-    summary = Table("Projected delivery (estimated: simulation)", _EST_HEADER,
-                    [_estimate_row(t) for t in lead + sig])
-    rest = Table("Projected delivery of every team", _EST_HEADER,
-                 [_estimate_row(t) for t in sorted(imp.teams, key=lambda t: t.team)])
+    summary = Table("Projected delivery (estimated: simulation)", header,
+                    [_estimate_row(t, waits) for t in lead + sig])
+    rest = Table("Projected delivery of every team", header,
+                 [_estimate_row(t, waits) for t in sorted(imp.teams, key=lambda t: t.team)])
     return capped(summary, SUMMARY_ROWS), capped(rest, DETAIL_ROWS)
 
 
 def estimate_note(imp: Impact) -> str:
+    """Markup: the data parts (cluster, workload) escaped one by one, the emphasis kept."""
+    e = md_escape
     runs = f"{len(imp.seeds)} seed{'s' if len(imp.seeds) != 1 else ''} × {imp.days:g} days"
     cached = f"; {imp.cached_runs} of {imp.total_runs} runs from the cache" if imp.cached_runs else ""
-    note = f" {imp.note}." if imp.note else ""
-    return (
-        f"Simulated: cluster **{imp.cluster}** only, {imp.workload.split(' on ')[0]}, {runs} "
+    note = f" {e(imp.note)}." if imp.note else ""
+    return Markup(
+        f"Simulated: cluster **{e(imp.cluster)}** only, {e(imp.workload.split(' on ')[0])}, {runs} "
         f"(seeds {seeds_text(imp.seeds)}), the same workloads under both configs{cached}. "
-        f"Delivered = {imp.cluster} GPU-hours per week the team would get, mean over the seeds; "
-        f"Δ is the mean paired change and its 90% interval (t over {len(imp.seeds)} seeds). "
-        f"⚠️ = interval below zero **and** a drop of more than {imp.flag_threshold:.0%}.{note}"
+        f"Delivered = {e(imp.cluster)} GPU-hours per week the team would get, mean over the "
+        f"seeds; Δ is the mean paired change and its 90% interval (t over {len(imp.seeds)} "
+        f"seeds). ⚠️ = the whole interval is a drop of more than {imp.flag_threshold:.0%} (so it excludes zero)."
+        f"{note}"
     )
 
 
