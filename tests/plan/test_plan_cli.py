@@ -50,6 +50,17 @@ def test_share_change_comment_matches_golden(small_repo: GitRepo, regen_golden: 
     code, md = plan(small_repo, "--base", "main", "--head", "pr")
     assert code == 0
     assert_golden(GOLDEN / "share_change.md", md, regen_golden)
+    # the claims the golden file stands for
+    lines = md.splitlines()
+    assert lines[1] == (
+        "### Budget plan: gains: vision +5.0 pp (+17% of its budget); "
+        "loses: nlp -5.0 pp (-17% of its budget) · needs approval from ml owners"
+    )
+    certain = md.split("#### Entitlement (certain: from the config)", 1)[1].split("####", 1)[0]
+    assert certain.index("| nlp |") < certain.index("| vision |")  # losers first
+    assert "Ref. GPU-h/week" in certain and "Delivered" not in certain  # one unit per table
+    approvals = md.split("#### Approvals", 1)[1].split("<details>", 1)[0]
+    assert "ml-lead" in approvals and "vera" not in approvals  # the author is never offered
 
 
 def test_json_output_follows_its_schema_and_matches_markdown_facts(small_repo: GitRepo) -> None:
@@ -222,9 +233,10 @@ def test_policy_change_needs_platform_team(small_repo: GitRepo) -> None:
     assert [a["node"] for a in doc["approvals"]] == ["(platform team)"]
     assert doc["approvals"][0]["owners"] == ["pat@acme.example"]
     assert [(f["field"], f["before"], f["after"]) for f in doc["diff"]["fields"]] == [
-        ("lookback", "7d", "14d")
+        ("lookback", "(unset)", "14d")
     ]
-    assert "lookback (scheduler) 7d → 14d" in doc["verdict"]
+    assert doc["verdict"].startswith("lookback (scheduler) (unset) → 14d")
+    assert doc["verdict"].endswith("needs approval from the platform team")
 
 
 def test_git_state_of_repository_is_untouched(small_repo: GitRepo) -> None:

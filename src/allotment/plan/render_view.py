@@ -240,7 +240,7 @@ def detail_tables(plan: Plan) -> list[Table]:
 def skipped_note(plan: Plan) -> str:
     imp = plan.impact
     if isinstance(imp, SkippedImpact):
-        return f"_{imp.reason}._"
+        return Markup(f"_{md_escape(imp.reason)}._")
     if imp is None:
-        return "_Not simulated (--no-simulate)._"
+        return Markup("_Not simulated (`--no-simulate`)._")
     return ""
