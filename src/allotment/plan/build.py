@@ -114,7 +114,8 @@ def _new_teams(head: CompiledConfig, diff: StructuralDiff) -> tuple[NewTeam, ...
         if c.kind != "added":
             continue
         n = head.node(c.node)
-        share = f"{n.weight:g} ({n.share:.1%} of {n.parent})" if n.parent else f"{n.weight:g}"
+        pct = f"{n.share:.1%}" if n.share >= 0.01 else f"{n.share:.2%}"
+        share = f"{n.weight:g} ({pct} of {n.parent})" if n.parent else f"{n.weight:g}"
         out.append(NewTeam(n.name, n.parent, tuple(sorted(n.owners)), tuple(sorted(n.members)), share))
     return tuple(out)
 

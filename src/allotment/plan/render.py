@@ -157,7 +157,7 @@ def _cut_note(view: View) -> str:
         return ""
     parts = [f"{rows:,} table rows"] if rows else []
     parts += [f"{items:,} list items"] if items else []
-    return (
+    return Markup(
         f"This comment is cut to fit GitHub's limit: {' and '.join(parts)} not shown; "
         "`allot plan --format json` has every one."
     )
