@@ -1,4 +1,5 @@
-"""Benchmark `allot plan` on the bundled example: a budget-only PR, 30-day simulation of both sides.
+"""Benchmark `allot plan` on the bundled example: a budget-only PR, both sides simulated on the
+same workloads for each of the default seeds (1-5, 5 days each, a pool of 2 processes).
 
 Builds a throw-away git repository from the bundled example (budgets/, inventory/, policies/),
 commits a PR that moves 10 share points between two top-level programs, then times:
@@ -7,7 +8,7 @@ commits a PR that moves 10 share points between two top-level programs, then tim
   warm:  same command again (both sides cached)
   head:  a second PR commit with another budget change: only the head side is re-simulated
 
-Usage:  .venv/bin/python benchmarks/plan_bench.py [--runs 3] [--days 30]
+Usage:  .venv/bin/python benchmarks/plan_bench.py [--runs 3] [--days 5] [--seeds 1-5]
 Prints each run as it ends, then the median wall and CPU time of each case (each cold run uses a
 fresh cache).
 """
@@ -54,6 +55,12 @@ def build(tmp: Path) -> GitRepo:
     return repo
 
 
+def _mode() -> str:
+    import allotment._compiled as compiled
+
+    return str(getattr(compiled, "_MODE", "unknown"))
+
+
 def _cpu() -> float:
     me = resource.getrusage(resource.RUSAGE_SELF)
     kids = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -76,7 +83,8 @@ def timed(argv: list[str]) -> tuple[float, float]:
 def main_bench() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--days", type=float, default=30)
+    ap.add_argument("--days", type=float, default=5)
+    ap.add_argument("--seeds", default="1-5")
     args = ap.parse_args()
     cold: list[tuple[float, float]] = []
     warm: list[tuple[float, float]] = []
@@ -94,6 +102,8 @@ def main_bench() -> None:
                 "pr",
                 "--days",
                 str(args.days),
+                "--seeds",
+                args.seeds,
                 "--at",
                 "2026-11-29",
                 "--out",
@@ -118,7 +128,8 @@ def main_bench() -> None:
         ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
     ).stdout.strip()
     print(
-        f"allot plan, bundled example, {args.days:g}-day simulation, {args.runs} runs (repo {rev})"
+        f"allot plan, bundled example, seeds {args.seeds} x {args.days:g} days, "
+        f"{args.runs} runs (repo {rev}, {_mode()})"
     )
     for label, xs in (
         ("cold cache (both sides simulated)", cold),

@@ -252,3 +252,27 @@ def test_git_state_of_repository_is_untouched(small_repo: GitRepo) -> None:
         == refs
     )
     assert small_repo.git("status", "--porcelain") == ""
+
+
+def test_invalid_head_with_invalid_comment_writes_the_errors_as_the_comment(
+    small_repo: GitRepo, capsys: pytest.CaptureFixture[str]
+) -> None:
+    small_repo.switch("pr", create=True)
+    small_repo.write(ML, "owners: [ml-lead@acme.example]\nchildren:\n  vision: {share: -3}\n  nlp: {share: 1}\n")
+    small_repo.commit("broken")
+    capsys.readouterr()
+    code, out = plan(small_repo, "--base", "main", "--head", "pr", "--invalid-comment",
+                     "--github-annotations")
+    assert code == 2
+    assert out.startswith("<!-- allotment-plan format=2 invalid head=pr -->\n")
+    assert f"- `{ML}:3:19: children.vision.share: must be &gt; 0, got -3`" in out
+    stdout = capsys.readouterr().out
+    assert stdout == f"::error file={ML},line=3,col=19::children.vision.share: must be > 0, got -3\n"
+
+
+def test_annotations_cannot_inject_a_second_workflow_command() -> None:
+    from allotment.errors import Diagnostic
+    from allotment.plan.failure import workflow_commands
+
+    text = workflow_commands([Diagnostic("a,b:c.yaml", 1, 2, "bad\n::warning::x 100%")])
+    assert text == "::error file=a%2Cb%3Ac.yaml,line=1,col=2::bad%0A::warning::x 100%25\n"
