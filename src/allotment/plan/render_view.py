@@ -181,12 +181,14 @@ def estimate_tables(plan: Plan, imp: Impact) -> tuple[Table, Table]:
 def estimate_note(imp: Impact) -> str:
     """Markup: the data parts (cluster, workload) escaped one by one, the emphasis kept."""
     e = md_escape
-    runs = f"{len(imp.seeds)} seed{'s' if len(imp.seeds) != 1 else ''} × {imp.days:g} days"
+    days = f"{imp.days:g} day{'' if imp.days == 1 else 's'}"
+    runs = f"{len(imp.seeds)} seed{'s' if len(imp.seeds) != 1 else ''} × {days}"
     cached = f"; {imp.cached_runs} of {imp.total_runs} runs from the cache" if imp.cached_runs else ""
     note = f" {e(imp.note)}." if imp.note else ""
     return Markup(
         f"Simulated: cluster **{e(imp.cluster)}** only, {e(imp.workload.split(' on ')[0])}, {runs} "
-        f"(seeds {seeds_text(imp.seeds)}), the same workloads under both configs{cached}. "
+        f"(seeds {seeds_text(imp.seeds)}; a short horizon per seed, `--days` runs longer), "
+        f"the same workloads under both configs{cached}. "
         f"Delivered = {e(imp.cluster)} GPU-hours per week the team would get, mean over the "
         f"seeds; Δ is the mean paired change and its 90% interval (t over {len(imp.seeds)} "
         f"seeds). ⚠️ = the whole interval is a drop of more than {imp.flag_threshold:.0%} (so it excludes zero)."
