@@ -72,7 +72,7 @@ def test_plan_action_validates_plans_and_leaves_the_comment_body(tmp_path: Path)
     assert (artifact / "pr-number").read_text().strip() == "7"
     assert body.startswith("<!-- allotment-plan ") and len(body) < 65_000
     assert "gains: vision +5.0 pp" in body.splitlines()[1]
-    assert "(seeds 1,2)" in body and "cluster **c1** only" in body
+    assert "(seeds 1,2;" in body and "cluster **c1** only" in body and "--seeds 1,2`" in body
     assert run.summary is not None and body in run.summary.read_text()
     assert "step 'Fail when" not in log  # the last step passed
 
