@@ -80,12 +80,46 @@ def timed(argv: list[str]) -> tuple[float, float]:
     return time.perf_counter() - t, _cpu() - c
 
 
+def one_run_with_teams(n: int, days: float) -> None:
+    """Time one simulated side (one seed) of the bundled example with ``n`` extra teams under
+    ``science``: what bounds the trees a plan simulates (MAX_SIMULATED_TEAMS)."""
+    import datetime as dt
+
+    from allotment.config.files import read_repo_files
+    from allotment.plan.impact import Task, run_task
+    from allotment.plan.revision import compile_files
+
+    with tempfile.TemporaryDirectory() as d:
+        root = Path(d)
+        for top in ("budgets", "inventory", "policies"):
+            shutil.copytree(ROOT / top, root / top)
+        sci = root / "budgets/ai2/science"
+        kids = "".join(f"  x{i:04d}:\n    share: 1\n" for i in range(n))
+        text = (sci / "budget.yaml").read_text()
+        (sci / "budget.yaml").write_text(text.replace("children:\n", "children:\n" + kids, 1))
+        for i in range(n):
+            (sci / f"x{i:04d}").mkdir()
+            (sci / f"x{i:04d}" / "budget.yaml").write_text(f"owners: [o{i}@ai2.example]\nmembers: [u{i}]\n")
+        cfg = compile_files(read_repo_files(root), dt.date(2026, 11, 29), None)
+        task = Task("base", 1, "0" * 64, cfg, cfg, cfg, (), cfg.largest_cluster(), days, "ai2", None)
+        t, c = time.perf_counter(), time.process_time()
+        run_task(task)
+        print(
+            f"{len(cfg.leaves())} teams, one {days:g}-day run: {time.perf_counter() - t:.1f} s wall, "
+            f"{time.process_time() - c:.1f} s CPU; load average {os.getloadavg()[0]:.1f}"
+        )
+
+
 def main_bench() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--one-run-teams", type=int, help="instead: time one run with N extra teams")
     ap.add_argument("--days", type=float, default=5)
     ap.add_argument("--seeds", default="1-5")
     args = ap.parse_args()
+    if args.one_run_teams is not None:
+        one_run_with_teams(args.one_run_teams, args.days)
+        return
     cold: list[tuple[float, float]] = []
     warm: list[tuple[float, float]] = []
     head: list[tuple[float, float]] = []
