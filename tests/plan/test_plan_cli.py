@@ -164,6 +164,7 @@ def test_owner_cannot_approve_own_change(small_repo: GitRepo) -> None:
     group = json.loads(text)["approvals"][0]
     assert group["author_is_owner"] is True
     assert group["approved_by"] == []
+    assert group["owners"] == ["ml-deputy@acme.example"]  # the author is never offered
 
 
 def test_invalid_head_exits_2_with_positioned_error(
