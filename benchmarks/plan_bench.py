@@ -1,4 +1,5 @@
-"""Benchmark `allot plan` on the bundled example: a budget-only PR, 30-day simulation of both sides.
+"""Benchmark `allot plan` on the bundled example: a budget-only PR, both sides simulated on the
+same workloads for each of the default seeds (1-5, 5 days each, a pool of 2 processes).
 
 Builds a throw-away git repository from the bundled example (budgets/, inventory/, policies/),
 commits a PR that moves 10 share points between two top-level programs, then times:
@@ -7,7 +8,7 @@ commits a PR that moves 10 share points between two top-level programs, then tim
   warm:  same command again (both sides cached)
   head:  a second PR commit with another budget change: only the head side is re-simulated
 
-Usage:  .venv/bin/python benchmarks/plan_bench.py [--runs 3] [--days 30]
+Usage:  .venv/bin/python benchmarks/plan_bench.py [--runs 3] [--days 5] [--seeds 1-5]
 Prints each run as it ends, then the median wall and CPU time of each case (each cold run uses a
 fresh cache).
 """
@@ -54,6 +55,12 @@ def build(tmp: Path) -> GitRepo:
     return repo
 
 
+def _mode() -> str:
+    import allotment._compiled as compiled
+
+    return str(getattr(compiled, "_MODE", "unknown"))
+
+
 def _cpu() -> float:
     me = resource.getrusage(resource.RUSAGE_SELF)
     kids = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -73,11 +80,46 @@ def timed(argv: list[str]) -> tuple[float, float]:
     return time.perf_counter() - t, _cpu() - c
 
 
+def one_run_with_teams(n: int, days: float) -> None:
+    """Time one simulated side (one seed) of the bundled example with ``n`` extra teams under
+    ``science``: what bounds the trees a plan simulates (MAX_SIMULATED_TEAMS)."""
+    import datetime as dt
+
+    from allotment.config.files import read_repo_files
+    from allotment.plan.impact import Task, run_task
+    from allotment.plan.revision import compile_files
+
+    with tempfile.TemporaryDirectory() as d:
+        root = Path(d)
+        for top in ("budgets", "inventory", "policies"):
+            shutil.copytree(ROOT / top, root / top)
+        sci = root / "budgets/ai2/science"
+        kids = "".join(f"  x{i:04d}:\n    share: 1\n" for i in range(n))
+        text = (sci / "budget.yaml").read_text()
+        (sci / "budget.yaml").write_text(text.replace("children:\n", "children:\n" + kids, 1))
+        for i in range(n):
+            (sci / f"x{i:04d}").mkdir()
+            (sci / f"x{i:04d}" / "budget.yaml").write_text(f"owners: [o{i}@ai2.example]\nmembers: [u{i}]\n")
+        cfg = compile_files(read_repo_files(root), dt.date(2026, 11, 29), None)
+        task = Task("base", 1, "0" * 64, cfg, cfg, cfg, (), cfg.largest_cluster(), days, "ai2", None)
+        t, c = time.perf_counter(), time.process_time()
+        run_task(task)
+        print(
+            f"{len(cfg.leaves())} teams, one {days:g}-day run: {time.perf_counter() - t:.1f} s wall, "
+            f"{time.process_time() - c:.1f} s CPU; load average {os.getloadavg()[0]:.1f}"
+        )
+
+
 def main_bench() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--days", type=float, default=30)
+    ap.add_argument("--one-run-teams", type=int, help="instead: time one run with N extra teams")
+    ap.add_argument("--days", type=float, default=5)
+    ap.add_argument("--seeds", default="1-5")
     args = ap.parse_args()
+    if args.one_run_teams is not None:
+        one_run_with_teams(args.one_run_teams, args.days)
+        return
     cold: list[tuple[float, float]] = []
     warm: list[tuple[float, float]] = []
     head: list[tuple[float, float]] = []
@@ -94,6 +136,8 @@ def main_bench() -> None:
                 "pr",
                 "--days",
                 str(args.days),
+                "--seeds",
+                args.seeds,
                 "--at",
                 "2026-11-29",
                 "--out",
@@ -118,7 +162,8 @@ def main_bench() -> None:
         ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
     ).stdout.strip()
     print(
-        f"allot plan, bundled example, {args.days:g}-day simulation, {args.runs} runs (repo {rev})"
+        f"allot plan, bundled example, seeds {args.seeds} x {args.days:g} days, "
+        f"{args.runs} runs (repo {rev}, {_mode()})"
     )
     for label, xs in (
         ("cold cache (both sides simulated)", cold),

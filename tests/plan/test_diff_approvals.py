@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from allotment.compile.model import Policy
 from allotment.plan.approvals import PLATFORM, check_approvals, required_approvals
-from allotment.plan.diff import diff_configs
+from allotment.plan.diff import diff_configs, diff_revisions
 from allotment.plan.shares import leaf_totals, share_rows
 from tests.plan.factory import N, build
 
@@ -123,12 +123,12 @@ def test_moves_owner_and_cap_changes() -> None:
 
 def test_policy_change_needs_platform_team_and_is_listed_once() -> None:
     a = build("org", N(children={"a": N(), "b": N()}), policy=Policy(platform_team=("pat@o.org",)))
-    b = build(
-        "org",
-        N(children={"a": N(), "b": N()}),
-        policy=Policy(platform_team=("pat@o.org",), share_floor=0.1),
-    )
-    d = diff_configs(a, b)
-    assert [(p.scope, p.knob) for p in d.policies] == [("global", "share_floor")]
-    (g,) = required_approvals(a, b, d)
+    before = {"policies/scheduler.yaml": b"platform_team: [pat@o.org]\nlookback: 7d\n"}
+    after = {"policies/scheduler.yaml": b"platform_team: [pat@o.org]\nlookback: 3d\nshare_floor: 0.1\n"}
+    d = diff_revisions(a, a, before, after)
+    assert [(f.field, f.before, f.after) for f in d.fields] == [
+        ("lookback", "7d", "3d"),
+        ("share_floor", "(unset)", "0.1"),
+    ]
+    (g,) = required_approvals(a, a, d)
     assert (g.node, g.owners) == (PLATFORM, ("pat@o.org",))

@@ -46,6 +46,8 @@ def example_comment(tmp: Path) -> str:
             "olmo-more-gpus",
             "--days",
             "1",
+            "--seeds",
+            "1-3",
             "--at",
             "2026-11-29",
             "--out",

@@ -50,6 +50,17 @@ def test_share_change_comment_matches_golden(small_repo: GitRepo, regen_golden: 
     code, md = plan(small_repo, "--base", "main", "--head", "pr")
     assert code == 0
     assert_golden(GOLDEN / "share_change.md", md, regen_golden)
+    # the claims the golden file stands for
+    lines = md.splitlines()
+    assert lines[1] == (
+        "### Budget plan: gains: vision +5.0 pp (+17% of its budget); "
+        "loses: nlp -5.0 pp (-17% of its budget) · needs approval from ml owners"
+    )
+    certain = md.split("#### Entitlement (certain: from the config)", 1)[1].split("####", 1)[0]
+    assert certain.index("| nlp |") < certain.index("| vision |")  # losers first
+    assert "Ref. GPU-h/week" in certain and "Delivered" not in certain  # one unit per table
+    approvals = md.split("#### Approvals", 1)[1].split("<details>", 1)[0]
+    assert "ml-lead" in approvals and "vera" not in approvals  # the author is never offered
 
 
 def test_json_output_follows_its_schema_and_matches_markdown_facts(small_repo: GitRepo) -> None:
@@ -153,6 +164,7 @@ def test_owner_cannot_approve_own_change(small_repo: GitRepo) -> None:
     group = json.loads(text)["approvals"][0]
     assert group["author_is_owner"] is True
     assert group["approved_by"] == []
+    assert group["owners"] == ["ml-deputy@acme.example"]  # the author is never offered
 
 
 def test_invalid_head_exits_2_with_positioned_error(
@@ -221,7 +233,11 @@ def test_policy_change_needs_platform_team(small_repo: GitRepo) -> None:
     doc = json.loads(text)
     assert [a["node"] for a in doc["approvals"]] == ["(platform team)"]
     assert doc["approvals"][0]["owners"] == ["pat@acme.example"]
-    assert {p["knob"] for p in doc["diff"]["policies"]} == {"lookback_s"}
+    assert [(f["field"], f["before"], f["after"]) for f in doc["diff"]["fields"]] == [
+        ("lookback", "(unset)", "14d")
+    ]
+    assert doc["verdict"].startswith("lookback (scheduler) (unset) → 14d")
+    assert doc["verdict"].endswith("needs approval from the platform team")
 
 
 def test_git_state_of_repository_is_untouched(small_repo: GitRepo) -> None:
@@ -237,3 +253,27 @@ def test_git_state_of_repository_is_untouched(small_repo: GitRepo) -> None:
         == refs
     )
     assert small_repo.git("status", "--porcelain") == ""
+
+
+def test_invalid_head_with_invalid_comment_writes_the_errors_as_the_comment(
+    small_repo: GitRepo, capsys: pytest.CaptureFixture[str]
+) -> None:
+    small_repo.switch("pr", create=True)
+    small_repo.write(ML, "owners: [ml-lead@acme.example]\nchildren:\n  vision: {share: -3}\n  nlp: {share: 1}\n")
+    small_repo.commit("broken")
+    capsys.readouterr()
+    code, out = plan(small_repo, "--base", "main", "--head", "pr", "--invalid-comment",
+                     "--github-annotations")
+    assert code == 2
+    assert out.startswith("<!-- allotment-plan format=2 invalid head=pr -->\n")
+    assert f"- `{ML}:3:19: children.vision.share: must be &gt; 0, got -3`" in out
+    stdout = capsys.readouterr().out
+    assert stdout == f"::error file={ML},line=3,col=19::children.vision.share: must be > 0, got -3\n"
+
+
+def test_annotations_cannot_inject_a_second_workflow_command() -> None:
+    from allotment.errors import Diagnostic
+    from allotment.plan.failure import workflow_commands
+
+    text = workflow_commands([Diagnostic("a,b:c.yaml", 1, 2, "bad\n::warning::x 100%")])
+    assert text == "::error file=a%2Cb%3Ac.yaml,line=1,col=2::bad%0A::warning::x 100%25\n"

@@ -1,9 +1,10 @@
-"""Rendering: escaping of hostile strings, the size limit, the marker."""
+"""Rendering: escaping of hostile strings, every section bounded, the size limit, the marker."""
 
 from __future__ import annotations
 
 import datetime as dt
 import re
+from dataclasses import replace
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -11,13 +12,15 @@ from hypothesis import strategies as st
 from allotment.plan.approvals import required_approvals
 from allotment.plan.diff import diff_configs
 from allotment.plan.escape import md_escape
-from allotment.plan.model import Plan, Side
+from allotment.plan.model import Impact, Plan, Side, TeamImpact
 from allotment.plan.render import GITHUB_LIMIT, render_markdown
+from allotment.plan.render_view import SUMMARY_ROWS
 from allotment.plan.shares import headline, leaf_totals, share_rows
+from allotment.plan.stats import Interval
 from tests.plan.factory import N, build
 
 
-def make(base_spec: N, head_spec: N) -> Plan:
+def make(base_spec: N, head_spec: N, violations: tuple[str, ...] = ()) -> Plan:
     a, b = build("org", base_spec), build("org", head_spec)
     d = diff_configs(a, b)
     totals = leaf_totals(a, b, d.renamed)
@@ -33,7 +36,7 @@ def make(base_spec: N, head_spec: N) -> Plan:
         None,
         required_approvals(a, b, d, ["x@y.z"]),
         None,
-        (),
+        violations,
     )
 
 
@@ -45,34 +48,43 @@ def many(n: int, bump: int) -> N:
     )
 
 
-def test_long_comment_is_cut_in_detail_tables_and_keeps_summary_and_losers() -> None:
+def test_long_comment_is_bounded_and_says_how_much_was_cut() -> None:
     plan = make(many(600, -1), many(600, 7))
     md = render_markdown(plan)
     assert len(md) <= GITHUB_LIMIT
-    assert "more rows not shown" in md
     summary = md.split("<details>", 1)[0]
-    # every other team loses half its share: all 599 losers and the gainer stay in the summary
-    assert summary.count("| team-") == 600
+    # the summary keeps the biggest movers, losers first, and counts the rest
+    assert summary.count("| team-") == SUMMARY_ROWS
+    assert f"_… {600 - SUMMARY_ROWS} more rows not shown._" in summary
+    assert re.search(r"cut to fit GitHub's limit: [\d,]+ table rows", md)
     assert md.startswith("<!-- allotment-plan ")
+
+
+def test_a_cut_table_never_says_none() -> None:
+    violations = tuple(f"share_floor: team-{i:04d} on c1: share drops" for i in range(3000))
+    plan = make(many(3000, -1), many(3000, 7), violations)
+    md = render_markdown(plan)
+    assert len(md) <= GITHUB_LIMIT
+    assert "_(none)_" not in md
+    assert "more (see `allot plan --format json`)" in md  # the violations list is cut too
+    assert "list items" in md.split("####", 1)[0]  # and the top of the comment says so
 
 
 def test_short_comment_is_not_cut() -> None:
     md = render_markdown(make(many(5, -1), many(5, 2)))
-    assert "more rows not shown" not in md
+    assert "more rows not shown" not in md and "cut to fit" not in md
 
 
-def test_small_limit_still_keeps_marker_and_headline() -> None:
+def test_small_limit_still_keeps_marker_and_verdict() -> None:
     md = render_markdown(make(many(300, -1), many(300, 3)), limit=20_000)
     assert len(md) <= 20_000
-    assert md.startswith("<!-- allotment-plan ") and "### Budget plan: team-0003 +" in md
+    assert md.startswith("<!-- allotment-plan ") and "### Budget plan: gains: team-0003 +" in md
 
 
-def test_marker_carries_shas_and_inputs() -> None:
+def test_marker_carries_shas_and_inputs_but_no_author_controlled_time() -> None:
     md = render_markdown(make(many(3, -1), many(3, 1)))
     first = md.splitlines()[0]
-    assert re.fullmatch(
-        r"<!-- allotment-plan format=1 base=a{40} head=b{40} head_time=2 inputs=2{64} -->", first
-    )
+    assert re.fullmatch(r"<!-- allotment-plan format=2 base=a{40} head=b{40} inputs=2{64} -->", first)
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -86,34 +98,46 @@ def test_escaped_text_has_no_markup(text: str) -> None:
 
 @settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.text(alphabet=st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=30))
-def test_any_owner_text_renders_inside_its_table_cell(owner: str) -> None:
+def test_any_owner_text_renders_inside_its_bullet(owner: str) -> None:
     md = render_markdown(
         make(
             N(owners=(owner,), children={"a": N(1), "b": N(1)}),
             N(owners=(owner,), children={"a": N(2), "b": N(1)}),
         )
     )
-    approvals = md.split("#### Approvals needed", 1)[1].split("<details>", 1)[0]
+    approvals = md.split("#### Approvals", 1)[1].split("<details>", 1)[0]
     assert approvals.strip().count("\n- ") == 0  # one bullet, not broken into several
     assert "<" not in approvals.replace("<details>", "")
 
 
-def _with_impact(plan: Plan, wait: float | None) -> Plan:
-    from dataclasses import replace
-
-    from allotment.plan.model import Impact, TeamImpact
-
+def _with_impact(plan: Plan, changes: dict[str, Interval]) -> Plan:
     teams = tuple(
-        TeamImpact(t.leaf, 100.0, 90.0, 1.0, 0.9, wait, wait, flagged=True) for t in plan.totals
+        TeamImpact(t.leaf, 100.0, 100.0 + changes[t.leaf].mean, changes[t.leaf], 1.0, 0.9,
+                   None, None, flagged=changes[t.leaf].high < -5)
+        for t in plan.totals
     )
-    imp = Impact("scenario x", "0" * 64, 1.0, 0, teams, 0.9, 0.8, 60.0, 120.0, 0.05, (False, False))
+    imp = Impact("scenario ai2 on c1", "0" * 64, "c1", 7.0, (1, 2, 3), teams, 0.9, 0.8,
+                 Interval(-0.1, -0.12, -0.08, 3), 0.05, 0, 6)
     return replace(plan, impact=imp)
 
 
-def test_impact_table_shows_waits_only_when_the_simulator_reports_them() -> None:
-    plan = make(many(3, -1), many(3, 1))
-    without = render_markdown(_with_impact(plan, None))
-    assert "p90 wait before" not in without
-    assert "⚠️ team-0000" in without.split("<details>", 1)[0]  # flagged losers are never folded
-    assert "debug p90 wait 1m → 2m" in without
-    assert "p90 wait before" in render_markdown(_with_impact(plan, 600.0))
+def test_estimate_leads_with_share_movers_then_significant_teams_and_folds_the_rest() -> None:
+    def tree(a: float) -> N:
+        return N(owners=("o@x.org",), children={
+            "g": N(2, children={"a": N(a), "b": N(1)}), "c": N(1), "d": N(1)})
+
+    base, head = tree(1), tree(2)
+    plan = _with_impact(make(base, head), {
+        "a": Interval(20, 10, 30, 3),  # share mover
+        "b": Interval(-30, -40, -20, 3),  # share mover (its share drops) and flagged
+        "c": Interval(-8, -12, -4, 3),  # no share change, but significant
+        "d": Interval(1, -5, 7, 3),  # noise: folded
+    })
+    md = render_markdown(plan)
+    top, folded = md.split("<details>", 1)
+    estimate = top.split("#### Projected delivery", 1)[1]
+    rows = [r.split("|")[1].strip() for r in estimate.splitlines() if r.startswith("| ") and "Team" not in r and "---" not in r]
+    assert rows == ["⚠️ b", "a", "c"]
+    assert "| d |" in folded
+    assert "--seeds 1-3" in estimate and "cluster **c1** only" in estimate
+    assert "c1 occupancy 90.00% → 80.00%" in estimate

@@ -2,7 +2,7 @@
 
 Exit codes: 0 plan made; 1 the change breaks a policy rule (share floor, missing approval when
 ``--approved-by`` is given); 2 invalid input (errors in head are reported as ``allot validate``
-reports them).
+reports them; with ``--out`` a comment listing them replaces the plan, see ``plan.failure``).
 """
 
 from __future__ import annotations
@@ -15,10 +15,13 @@ from pathlib import Path
 from typing import Any
 
 from allotment.cli.common import add_at_argument, add_repo_argument, at_date
-from allotment.errors import UsageError
+from allotment.errors import ConfigError, UsageError
 from allotment.plan.build import PlanRequest, make_plan
+from allotment.plan.failure import render_failure, workflow_commands
 from allotment.plan.plan_json import render_json
 from allotment.plan.render import render_markdown
+
+MAX_SEEDS = 64
 
 
 def register(sub: argparse._SubParsersAction[Any]) -> None:
@@ -26,7 +29,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         "plan",
         help="show what a budget change does: share deltas, projected impact, approvers",
         description="Compare the config of --head (default: the working tree) with the merge-base of "
-        "BASE, simulate both, and say who must approve.",
+        "BASE, simulate both on the same workloads over several seeds, and say who must approve.",
     )
     p.add_argument("--base", required=True, help="target revision, e.g. origin/main")
     p.add_argument("--head", help="revision to plan (default: the working tree)")
@@ -34,11 +37,19 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     src = p.add_mutually_exclusive_group()
     src.add_argument("--trace", type=Path, help="canonical trace to replay under both configs")
     src.add_argument("--scenario", help="built-in workload scenario (default: ai2)")
-    p.add_argument("--days", type=float, help="simulated days (default: 30)")
+    p.add_argument("--days", type=float, help="simulated days per seed (default: 5)")
     p.add_argument("--cluster", help="cluster to simulate (default: the largest)")
-    p.add_argument("--seed", type=int, default=0, help="simulation seed (default: 0)")
+    p.add_argument(
+        "--seeds",
+        type=parse_seeds,
+        help="seeds to simulate, a range or a list: 1-5 or 1,3,7 (default: 1-5)",
+    )
     p.add_argument("--no-simulate", action="store_true", help="skip the projected impact")
-    p.add_argument("--cache-dir", type=Path, help="simulation cache (default: REPO/.allot-cache)")
+    p.add_argument(
+        "--cache-dir",
+        type=Path,
+        help="simulation cache (default: $XDG_CACHE_HOME/allotment; none when CI=true)",
+    )
     add_at_argument(p)
     p.add_argument(
         "--approved-by",
@@ -48,8 +59,52 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     )
     p.add_argument("--author", action="append", default=[], help="extra author e-mail (repeatable)")
     p.add_argument("--format", choices=("markdown", "json"), default="markdown", help="output format")
-    p.add_argument("--out", type=Path, help="write here instead of stdout")
+    p.add_argument("--out", type=Path, help="write here instead of stdout (default: stdout)")
+    p.add_argument(
+        "--invalid-comment",
+        action="store_true",
+        help="when head does not validate, write a comment listing the errors to --out "
+        "(it replaces the stale plan; the exit code is still 2)",
+    )
+    p.add_argument(
+        "--github-annotations",
+        action="store_true",
+        help="print validation errors as GitHub ::error workflow commands too",
+    )
     p.set_defaults(func=run)
+
+
+def parse_seeds(text: str) -> tuple[int, ...]:
+    """``1-5`` or ``1,3,7`` (or a mix, ``1-3,9``) -> sorted distinct seeds."""
+    seeds: set[int] = set()
+    try:
+        for part in text.split(","):
+            lo, sep, hi = part.strip().partition("-")
+            a = int(lo)
+            b = int(hi) if sep else a
+            if b < a or b - a >= MAX_SEEDS:
+                raise ValueError
+            seeds.update(range(a, b + 1))
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: write a range or a list of seeds, like 1-5 or 1,3,7"
+        ) from None
+    if not seeds or len(seeds) > MAX_SEEDS:
+        raise argparse.ArgumentTypeError(f"{text!r}: between 1 and {MAX_SEEDS} seeds")
+    return tuple(sorted(seeds))
+
+
+def check_out_path(out: Path | None) -> None:
+    """Before any work: a plan that took a minute must not die on a typo in --out."""
+    if out is None:
+        return
+    parent = out.resolve().parent
+    if not parent.is_dir():
+        raise UsageError(f"--out {out}: folder {parent} does not exist")
+    if out.is_dir():
+        raise UsageError(f"--out {out}: is a folder")
+    if not os.access(parent, os.W_OK):
+        raise UsageError(f"--out {out}: folder {parent} is not writable")
 
 
 def write_output(text: str, out: Path | None) -> None:
@@ -69,6 +124,7 @@ def write_output(text: str, out: Path | None) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    check_out_path(args.out)
     if args.days is not None and not 0 < args.days <= 366:
         raise UsageError("--days must be between 0 and 366")
     req = PlanRequest(
@@ -81,18 +137,26 @@ def run(args: argparse.Namespace) -> int:
     )
     impact = None
     if not args.no_simulate:
-        from allotment.plan.impact import impact_function
+        from allotment.plan.impact_setup import impact_function
 
         impact = impact_function(
             repo=args.repo,
             trace=args.trace,
             scenario=args.scenario,
             days=args.days,
-            seed=args.seed,
+            seeds=args.seeds,
             cache_dir=args.cache_dir,
             cluster=args.cluster,
+            env=os.environ,
         )
-    plan = make_plan(req, impact)
+    try:
+        plan = make_plan(req, impact)
+    except ConfigError as exc:
+        if args.github_annotations:
+            sys.stdout.write(workflow_commands(exc.diagnostics))
+        if args.invalid_comment and args.out is not None and args.format == "markdown":
+            write_output(render_failure(exc.diagnostics, args.head or "working tree"), args.out)
+        raise
     text = render_json(plan) if args.format == "json" else render_markdown(plan)
     write_output(text, args.out)
     return 1 if plan.violations else 0

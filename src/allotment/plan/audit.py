@@ -18,7 +18,7 @@ import git
 
 from allotment.errors import AllotmentError
 from allotment.plan.approvals import ApprovalStatus, check_approvals, required_approvals
-from allotment.plan.diff import diff_configs
+from allotment.plan.diff import diff_revisions
 from allotment.plan.gitread import resolve
 from allotment.plan.revision import CommitCompiler, config_key, has_config
 from allotment.plan.trailers import approvers, co_authors
@@ -132,7 +132,8 @@ def _audit_commit(
         before = compiler.compile(parent.hexsha, at)
     except AllotmentError as exc:
         return entry(problem=f"parent has an invalid config, cannot audit: {_first_line(exc)}")
-    groups = required_approvals(before, after, diff_configs(before, after), authors)
+    diff = diff_revisions(before, after, compiler.files(parent.hexsha), compiler.files(c.hexsha))
+    groups = required_approvals(before, after, diff, authors)
     return entry(check_approvals(groups, given, authors))
 
 

@@ -3,18 +3,20 @@
 The diff works on compiled trees, not on YAML text, so a reformatted file is no change and a
 moved file that defines the same node is no change either; what reviewers see is the budget
 meaning: nodes added, removed, moved (new parent), renamed (same place, same owners, new name),
-owners, raw shares, caps, cluster eligibility, members, validity dates, clusters and policy knobs.
+owners, raw shares, caps, cluster eligibility, members and validity dates, plus each cluster's
+capacity.  Every other field of every file (inventory, policies, free text) comes from
+``filediff``, which is derived from the models, so nothing a PR changes can go unseen.
 Every list comes out sorted, so the same pair of configs always gives the same diff.
 """
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
 from typing import Literal
 
-from allotment.compile.model import BudgetNode, CompiledConfig, Policy
+from allotment.compile.model import BudgetNode, CompiledConfig
+from allotment.plan.filediff import FieldChange, file_changes
 
 NodeChangeKind = Literal[
     "added", "removed", "moved", "renamed", "owners", "share", "cap", "clusters", "members", "dates"
@@ -33,44 +35,76 @@ class NodeChange:
     parent_before: str | None
     parent_after: str | None
 
+    @property
+    def describe(self) -> str:
+        """The change in words, for approval reasons and headlines."""
+        words = {
+            "added": f"{self.node} added",
+            "removed": f"{self.node} removed",
+            "moved": f"{self.node} moved from {self.before} to {self.after}",
+            "renamed": f"{self.before} renamed to {self.after}",
+        }
+        return words.get(self.kind, f"{self.kind} of {self.node}")
+
 
 @dataclass(frozen=True, slots=True, order=True)
 class ClusterChange:
+    """A cluster's capacity, compiled: what the headline of an inventory PR says."""
+
     cluster: str
-    field: str  # "added", "removed", "gpus", "node_groups", "maintenance"
+    field: str  # "added", "removed", "gpus"
     before: str
     after: str
 
 
-@dataclass(frozen=True, slots=True, order=True)
-class PolicyChange:
-    scope: str  # "global" or a cluster name
-    knob: str
-    before: str
-    after: str
+# node changes that move entitlement or scheduling (the others change who, not how much)
+SCHEDULING_KINDS = frozenset({"added", "removed", "moved", "share", "cap", "clusters", "dates"})
 
 
 @dataclass(frozen=True, slots=True)
 class StructuralDiff:
     nodes: tuple[NodeChange, ...]
     clusters: tuple[ClusterChange, ...]
-    policies: tuple[PolicyChange, ...]
     renamed: tuple[tuple[str, str], ...] = ()  # (base name, head name)
+    fields: tuple[FieldChange, ...] = ()  # every file field that differs (filediff)
+
+    @property
+    def platform_fields(self) -> tuple[FieldChange, ...]:
+        return tuple(f for f in self.fields if f.platform)
 
     @property
     def empty(self) -> bool:
-        return not (self.nodes or self.clusters or self.policies)
+        return not (self.nodes or self.clusters or self.fields)
+
+    @property
+    def changes_scheduling(self) -> bool:
+        """A share, cap, date, inventory or policy change: only then is simulating worth it."""
+        return bool(
+            self.clusters
+            or self.platform_fields
+            or any(c.kind in SCHEDULING_KINDS for c in self.nodes)
+        )
 
 
 def diff_configs(base: CompiledConfig, head: CompiledConfig) -> StructuralDiff:
+    """The budget-tree and capacity diff of two compiled configs."""
     renamed: dict[str, str] = {}
     nodes = _node_changes(base, head, renamed)
     return StructuralDiff(
         nodes=tuple(sorted(nodes)),
         clusters=tuple(sorted(_cluster_changes(base, head))),
-        policies=tuple(sorted(_policy_changes(base, head))),
         renamed=tuple(sorted(renamed.items())),
     )
+
+
+def diff_revisions(
+    base: CompiledConfig,
+    head: CompiledConfig,
+    base_files: Mapping[str, bytes],
+    head_files: Mapping[str, bytes],
+) -> StructuralDiff:
+    """``diff_configs`` plus every field of every file (what ``plan`` and ``audit`` use)."""
+    return replace(diff_configs(base, head), fields=file_changes(base_files, head_files))
 
 
 def _fmt_list(items: Iterable[str]) -> str:
@@ -180,50 +214,6 @@ def _cluster_changes(base: CompiledConfig, head: CompiledConfig) -> list[Cluster
             out.append(ClusterChange(name, "added", "", f"{new.gpus} GPUs"))
         elif new is None and old is not None:
             out.append(ClusterChange(name, "removed", f"{old.gpus} GPUs", ""))
-        elif old is not None and new is not None:
-            if old.gpus != new.gpus:
-                out.append(ClusterChange(name, "gpus", str(old.gpus), str(new.gpus)))
-            og = {g.name: len(g.node_names) for g in old.node_groups}
-            ng = {g.name: len(g.node_names) for g in new.node_groups}
-            if og != ng:
-                out.append(ClusterChange(name, "node_groups", _fmt_groups(og), _fmt_groups(ng)))
-            if old.maintenance != new.maintenance:
-                out.append(
-                    ClusterChange(
-                        name,
-                        "maintenance",
-                        f"{len(old.maintenance)} windows",
-                        f"{len(new.maintenance)} windows",
-                    )
-                )
-    return out
-
-
-def _fmt_groups(groups: dict[str, int]) -> str:
-    return _fmt_list(f"{k}×{v}" for k, v in groups.items())
-
-
-def _policy_fields(p: Policy) -> dict[str, str]:
-    return {f.name: repr(getattr(p, f.name)) for f in dataclasses.fields(p)}
-
-
-def _policy_changes(base: CompiledConfig, head: CompiledConfig) -> list[PolicyChange]:
-    out: list[PolicyChange] = []
-    scopes: list[tuple[str, Policy | None, Policy | None]] = [("global", base.policy, head.policy)]
-    for c in sorted(set(base.cluster_policies) | set(head.cluster_policies)):
-        scopes.append((c, base.cluster_policies.get(c), head.cluster_policies.get(c)))
-    global_changes: dict[str, tuple[str | None, str | None]] = {}
-    for scope, old, new in scopes:
-        of = _policy_fields(old) if old else {}
-        nf = _policy_fields(new) if new else {}
-        for knob in sorted(set(of) | set(nf)):
-            pair = (of.get(knob), nf.get(knob))
-            if scope == "global":
-                global_changes[knob] = pair
-            elif global_changes.get(knob) == pair:
-                continue  # the cluster only inherits the global change, already listed
-            if pair[0] != pair[1]:
-                out.append(
-                    PolicyChange(scope, knob, of.get(knob, "(unset)"), nf.get(knob, "(unset)"))
-                )
+        elif old is not None and new is not None and old.gpus != new.gpus:
+            out.append(ClusterChange(name, "gpus", str(old.gpus), str(new.gpus)))
     return out

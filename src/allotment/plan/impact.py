@@ -1,15 +1,18 @@
-"""Projected impact: the same workload simulated under the base and the head config.
+"""Projected impact: the same workloads simulated under the base and the head config, per seed.
 
-"The same workload" needs care when the PR adds, removes or renames teams.  The workload is what
-people will submit whatever the budget says, so it is generated once from the base config (or
-read from ``--trace``); jobs of a renamed team keep running under its new name on the head side;
-a team new in head brings the jobs the scenario generates for it on the head side; a job whose
-account does not exist on one side is left out of that side only.  Both sides then use the same
-seed.
+Common random numbers: for each seed one workload is generated (from the base config, or read
+from ``--trace``) and replayed under both sides, so the difference ``head - base`` of one seed
+holds the change's effect and little of the workload's luck; ``impact_stats`` turns the
+differences over the seeds into a mean and a 90% interval.
 
-Each side's metrics are cached by content hash (compiled inputs, the exact jobs that side runs,
-cluster, days, seed, and the simulator's own source), so a budget-only PR re-simulates only the
-side that changed, and re-running a plan costs nothing.
+"The same workload" needs care when the PR adds, removes or renames teams: jobs of a renamed
+team keep running under its new name on the head side; a team new in head brings the jobs the
+scenario generates for it on the head side; a job whose account does not exist on one side is
+left out of that side only.
+
+Each (side, seed) run is cached by content (``simcache``), and the runs left are simulated in a
+pool of ``WORKERS`` processes; every run is deterministic, so neither the pool nor the cache can
+change a result.
 """
 
 from __future__ import annotations
@@ -17,11 +20,10 @@ from __future__ import annotations
 import hashlib
 import json
 import multiprocessing
-import os
-import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -29,28 +31,54 @@ from allotment.compile.model import CompiledConfig
 from allotment.core.jobs import JobSpec
 from allotment.errors import TraceError
 from allotment.plan.diff import diff_configs
-from allotment.plan.model import Impact, TeamImpact
+from allotment.plan.impact_stats import summarize
+from allotment.plan.model import Impact
+from allotment.plan.simcache import SimCache
 from allotment.traces.scenarios import Workload, get_scenario
 
-DEFAULT_DAYS = 30.0
+DEFAULT_DAYS = 5.0  # per seed: five 5-day pairs fit the 60 s budget in pure Python (docs/benchmarks.md)
 DEFAULT_SCENARIO = "ai2"
-WEEK_DAYS = 7.0
+DEFAULT_SEEDS: tuple[int, ...] = (1, 2, 3, 4, 5)
+WORKERS = 2  # the CI runner and the reference machine have two cores
 
 
 @dataclass(frozen=True, slots=True)
-class SideRun:
+class Run:
+    """One side simulated on one seed's workload."""
+
+    side: str  # "base" or "head"
+    seed: int
+    key: str
     metrics: Mapping[str, Any]
     cached: bool
 
 
-def _code_sha256() -> str:
-    """Hash of the simulator, scheduling core and workload generator sources: a changed
+@dataclass(frozen=True, slots=True)
+class Task:
+    """What a worker needs to generate one seed's workload and simulate one side of it."""
+
+    side: str
+    seed: int
+    key: str
+    config: CompiledConfig
+    base: CompiledConfig
+    head: CompiledConfig
+    renames: tuple[tuple[str, str], ...]
+    cluster: str
+    days: float
+    scenario: str
+    trace: Path | None
+
+
+@cache
+def code_sha256() -> str:
+    """Hash of the tool version and the simulator, core and workload sources: a changed
     simulator is a cache miss."""
     import allotment.core
     import allotment.sim
     import allotment.traces
 
-    h = hashlib.sha256()
+    h = hashlib.sha256(allotment.__version__.encode())
     for pkg in (allotment.core, allotment.sim, allotment.traces):
         root = Path(next(iter(pkg.__path__)))
         for f in sorted(root.rglob("*.py")):
@@ -80,123 +108,115 @@ class ImpactRunner:
         scenario: str | None,
         cluster: str | None,
         days: float | None,
-        seed: int,
-        cache_dir: Path | None,
-        parallel: bool = True,
+        seeds: tuple[int, ...] = DEFAULT_SEEDS,
+        cache: SimCache | None = None,
+        workers: int = WORKERS,
+        note: str = "",
     ) -> None:
         self.trace = trace
         self.scenario = scenario or DEFAULT_SCENARIO
         self.cluster = cluster
         self.days = days
-        self.seed = seed
-        self.cache_dir = cache_dir
-        self.parallel = parallel
-        self._code = _code_sha256()
+        self.seeds = seeds if trace is None else seeds[:1]  # a trace is one workload
+        self.cache = cache or SimCache(None)
+        self.workers = workers
+        self.note = note
 
     def __call__(self, base: CompiledConfig, head: CompiledConfig) -> Impact:
         cluster = self.cluster or base.largest_cluster()
-        renames = dict(diff_configs(base, head).renamed)
+        renames = tuple(diff_configs(base, head).renamed)
         if self.trace is not None:
-            from allotment.traces.canonical import read_trace
-
-            trace_bytes = _read_bytes(self.trace)
-            t = read_trace(self.trace)
-            loaded = Workload.of(t.jobs, t.node_events)
-            days = self.days or _trace_days(loaded)
-            label = f"trace {self.trace.name}"
-            recipe = {"trace": hashlib.sha256(trace_bytes).hexdigest()}
-
-            def workload() -> Workload:
-                return loaded
+            recipe: dict[str, Any] = {"trace": hashlib.sha256(_read_bytes(self.trace)).hexdigest()}
+            days = self.days or _trace_days(self.trace)
+            label = f"trace {self.trace.name} on {cluster}"
         else:
+            recipe = {"scenario": self.scenario, "generated_from": base.inputs_sha256}
             days = self.days or DEFAULT_DAYS
             label = f"scenario {self.scenario} on {cluster}"
-            recipe = {"scenario": self.scenario, "generated_from": base.inputs_sha256}
-
-            def workload() -> Workload:
-                return self._generate(base, head, renames, cluster, days)
-
-        common = {
-            **recipe,
-            "at": base.at.isoformat(),
-            "cluster": cluster,
-            "days": days,
-            "seed": self.seed,
-            "code": self._code,
-        }
-        keys = (
-            _key({**common, "side": base.inputs_sha256}),
-            _key({**common, "side": head.inputs_sha256, "renames": sorted(renames.items())}),
+        common = {**recipe, "at": base.at.isoformat(), "cluster": cluster, "days": days}
+        common["code"] = code_sha256()
+        tasks = []
+        for seed in self.seeds:
+            for side, cfg in (("base", base), ("head", head)):
+                fields = {**common, "seed": seed, "side": cfg.inputs_sha256}
+                if side == "head":
+                    fields["renames"] = [list(p) for p in renames]
+                task = Task(
+                    side, seed, _key(fields), cfg, base, head, renames, cluster, days,
+                    self.scenario, self.trace,
+                )
+                tasks.append(task)
+        runs = self._run(tasks)
+        return summarize(
+            base, head, runs, workload=label, workload_key=_key(common), days=days,
+            seeds=self.seeds, cluster=cluster, note=self.note,
         )
-        runs = self._run_sides(
-            [(base, {}, keys[0]), (head, renames, keys[1])], workload, cluster, days
-        )
-        return _impact(base, head, runs[0], runs[1], label, _key(common), days, self.seed)
 
-    def _generate(
-        self,
-        base: CompiledConfig,
-        head: CompiledConfig,
-        renames: Mapping[str, str],
-        cluster: str,
-        days: float,
-    ) -> Workload:
-        """The scenario's workload for ``base``, plus the jobs of teams new in ``head``."""
-        gen = get_scenario(self.scenario)
-        w: Workload = gen(base, cluster=cluster, days=days, seed=self.seed)
-        new_teams = {n.name for n in head.leaves()} - {n.name for n in base.leaves()}
-        new_teams -= set(renames.values())
-        if new_teams and cluster in head.clusters:
-            extra: Workload = gen(head, cluster=cluster, days=days, seed=self.seed)
-            w = Workload.of(
-                w.jobs + tuple(j for j in extra.jobs if j.account in new_teams), w.node_events
-            )
-        return w
+    def _run(self, tasks: list[Task]) -> list[Run]:
+        """Cached runs are read (and their workloads never generated); the rest are simulated,
+        in worker processes when there is more than one."""
+        done: dict[str, Mapping[str, Any]] = {}
+        for t in tasks:
+            hit = self.cache.get(t.key)
+            if hit is not None:
+                done[t.key] = hit
+        cached = set(done)
+        todo = [t for t in tasks if t.key not in done]
+        if len(todo) > 1 and self.workers > 1:
+            # fork: the CLI is single-threaded here, and spawn would re-run the caller's
+            # __main__ (a script without a main guard would recurse)
+            method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+            ctx = multiprocessing.get_context(method)
+            with ProcessPoolExecutor(max_workers=min(self.workers, len(todo)), mp_context=ctx) as pool:
+                for t, metrics in zip(todo, pool.map(run_task, todo), strict=True):
+                    done[t.key] = metrics
+        else:
+            for t in todo:
+                done[t.key] = run_task(t)
+        for t in todo:
+            self.cache.put(t.key, done[t.key])
+        return [Run(t.side, t.seed, t.key, done[t.key], t.key in cached) for t in tasks]
 
-    def _run_sides(
-        self,
-        sides: list[tuple[CompiledConfig, Mapping[str, str], str]],
-        workload: Callable[[], Workload],
-        cluster: str,
-        days: float,
-    ) -> list[SideRun]:
-        """Cached sides are read, and then the workload is not even generated; the others are
-        simulated, in parallel processes when both are missing (each run is deterministic, so
-        parallelism cannot change a result)."""
-        paths = [
-            self.cache_dir / "plan" / f"{key}.json" if self.cache_dir is not None else None
-            for _, _, key in sides
-        ]
-        runs = [_read_cache(p) for p in paths]
-        todo = [i for i, r in enumerate(runs) if r is None]
-        results: dict[int, dict[str, Any]] = {}
-        if todo:
-            w = workload()
-            jobs = {i: (sides[i][0], for_side(w, sides[i][0], sides[i][1])) for i in todo}
-            if len(todo) > 1 and self.parallel:
-                # fork: the CLI is single-threaded at this point, and spawn would re-run the
-                # caller's __main__ (a script without a main guard would recurse)
-                method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
-                ctx = multiprocessing.get_context(method)
-                with ProcessPoolExecutor(max_workers=len(todo), mp_context=ctx) as pool:
-                    futures = {
-                        i: pool.submit(_simulate, cfg, sw, cluster, days, self.seed)
-                        for i, (cfg, sw) in jobs.items()
-                    }
-                    results = {i: f.result() for i, f in futures.items()}
-            else:
-                results = {
-                    i: _simulate(cfg, sw, cluster, days, self.seed) for i, (cfg, sw) in jobs.items()
-                }
-        out: list[SideRun] = []
-        for i, run in enumerate(runs):
-            if run is None:
-                path = paths[i]
-                if path is not None:
-                    _write_atomic(path, json.dumps(results[i], sort_keys=True))
-                run = SideRun(results[i], False)
-            out.append(run)
-        return out
+
+def run_task(t: Task) -> dict[str, Any]:
+    """One side on one seed's workload, JSON-normalized (module level: a worker runs it)."""
+    from allotment.sim.runner import simulate
+
+    w = for_side(_workload(t), t.config, dict(t.renames) if t.side == "head" else {})
+    result = simulate(t.config, w, cluster=t.cluster, days=t.days, seed=t.seed, policy="budgets")
+    metrics = dict(result.metrics)
+    metrics.pop("sim_seconds", None)  # wall time: the one output that differs between runs
+    normalized: dict[str, Any] = json.loads(json.dumps(metrics, sort_keys=True))
+    return normalized
+
+
+def _workload(t: Task) -> Workload:
+    if t.trace is not None:
+        from allotment.traces.canonical import read_trace
+
+        tr = read_trace(t.trace)
+        return Workload.of(tr.jobs, tr.node_events)
+    return _generate(t.scenario, t.base, t.head, t.renames, t.cluster, t.days, t.seed)
+
+
+def _generate(
+    scenario: str,
+    base: CompiledConfig,
+    head: CompiledConfig,
+    renames: tuple[tuple[str, str], ...],
+    cluster: str,
+    days: float,
+    seed: int,
+) -> Workload:
+    """The scenario's workload for ``base``, plus the jobs of teams new in ``head``."""
+    gen = get_scenario(scenario)
+    w: Workload = gen(base, cluster=cluster, days=days, seed=seed)
+    new_teams = {n.name for n in head.leaves()} - {n.name for n in base.leaves()}
+    new_teams -= {new for _, new in renames}
+    if new_teams and cluster in head.clusters:
+        extra: Workload = gen(head, cluster=cluster, days=days, seed=seed)
+        w = Workload.of(w.jobs + tuple(j for j in extra.jobs if j.account in new_teams), w.node_events)
+    return w
 
 
 def _key(fields: Mapping[str, Any]) -> str:
@@ -210,122 +230,8 @@ def _read_bytes(path: Path) -> bytes:
         raise TraceError(f"{path}: cannot read trace: {exc.strerror}") from exc
 
 
-def _read_cache(path: Path | None) -> SideRun | None:
-    if path is None:
-        return None
-    try:
-        return SideRun(json.loads(path.read_text(encoding="utf-8")), True)
-    except (OSError, ValueError):
-        return None  # missing or corrupt: recompute
+def _trace_days(path: Path) -> float:
+    from allotment.traces.canonical import read_trace
 
-
-def _simulate(
-    cfg: CompiledConfig, w: Workload, cluster: str, days: float, seed: int
-) -> dict[str, Any]:
-    """One side's metrics, JSON-normalized (module level so a worker process can run it)."""
-    from allotment.sim.runner import simulate
-
-    result = simulate(cfg, w, cluster=cluster, days=days, seed=seed, policy="budgets")
-    metrics = dict(result.metrics)
-    metrics.pop("sim_seconds", None)  # wall time: the one output that differs between runs
-    normalized: dict[str, Any] = json.loads(json.dumps(metrics, sort_keys=True))
-    return normalized
-
-
-def _trace_days(w: Workload) -> float:
-    last = max((j.submit for j in w.jobs), default=0.0)
+    last = max((j.submit for j in read_trace(path).jobs), default=0.0)
     return max(1.0, last / 86400.0)
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def _num(d: Mapping[str, Any] | None, *path: str) -> float | None:
-    cur: Any = d
-    for k in path:
-        if not isinstance(cur, Mapping) or k not in cur:
-            return None
-        cur = cur[k]
-    return float(cur) if isinstance(cur, (int, float)) and not isinstance(cur, bool) else None
-
-
-def _impact(
-    base: CompiledConfig,
-    head: CompiledConfig,
-    b: SideRun,
-    h: SideRun,
-    label: str,
-    wkey: str,
-    days: float,
-    seed: int,
-) -> Impact:
-    threshold = head.policy.flag_delivered_drop
-    bt: Mapping[str, Any] = b.metrics.get("teams", {})
-    ht: Mapping[str, Any] = h.metrics.get("teams", {})
-    renames = dict(diff_configs(base, head).renamed)
-    back = {new: old for old, new in renames.items()}
-    # the simulator reports the span it really ran; scale each side by its own span
-    per_week_b = WEEK_DAYS / (_num(b.metrics, "days") or days)
-    per_week_h = WEEK_DAYS / (_num(h.metrics, "days") or days)
-    teams = []
-    for team in sorted(set(ht) | {renames.get(t, t) for t in bt}):
-        before = bt.get(back.get(team, team))
-        after = ht.get(team)
-        # GPU-hours the team's budgeted work ran (uncapped; "delivered" is capped hour by hour at owed)
-        db = (_num(before, "received_gpu_hours") or 0.0) * per_week_b
-        da = (_num(after, "received_gpu_hours") or 0.0) * per_week_h
-        flagged = db > 0 and (db - da) / db > threshold
-        teams.append(
-            TeamImpact(
-                team=team,
-                delivered_week_before=db,
-                delivered_week_after=da,
-                ratio_before=_num(before, "ratio"),
-                ratio_after=_num(after, "ratio"),
-                p90_wait_before_s=_num(before, "wait", "p90"),
-                p90_wait_after_s=_num(after, "wait", "p90"),
-                flagged=flagged,
-            )
-        )
-    return Impact(
-        workload=label,
-        workload_key=wkey,
-        days=days,
-        seed=seed,
-        teams=tuple(teams),
-        occupancy_before=_num(b.metrics, "occupancy"),
-        occupancy_after=_num(h.metrics, "occupancy"),
-        debug_p90_before_s=_num(b.metrics, "wait", "debug", "p90"),
-        debug_p90_after_s=_num(h.metrics, "wait", "debug", "p90"),
-        flag_threshold=threshold,
-        cached=(b.cached, h.cached),
-    )
-
-
-def impact_function(
-    *,
-    repo: Path,
-    trace: Path | None,
-    scenario: str | None,
-    days: float | None,
-    seed: int,
-    cache_dir: Path | None,
-    cluster: str | None = None,
-) -> ImpactRunner:
-    return ImpactRunner(
-        trace=trace,
-        scenario=scenario,
-        cluster=cluster,
-        days=days,
-        seed=seed,
-        cache_dir=cache_dir if cache_dir is not None else repo / ".allot-cache",
-    )

@@ -9,8 +9,9 @@ from dataclasses import dataclass
 from allotment.plan.approvals import ApprovalGroup, ApprovalStatus
 from allotment.plan.diff import StructuralDiff
 from allotment.plan.shares import LeafTotal, ShareRow
+from allotment.plan.stats import Interval
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,35 +26,61 @@ class Side:
 
 @dataclass(frozen=True, slots=True)
 class TeamImpact:
-    """Projected effect on one team of simulating the same workload under both configs."""
+    """Projected effect on one team: means over the seeds of the same workloads simulated under
+    both configs, in delivered GPU-hours per week of the simulated cluster's own GPUs."""
 
     team: str
-    delivered_week_before: float  # GPU-hours per week
+    delivered_week_before: float
     delivered_week_after: float
+    change: Interval  # paired difference after - before, GPU-hours per week
     ratio_before: float | None  # delivered / owed
     ratio_after: float | None
     p90_wait_before_s: float | None
     p90_wait_after_s: float | None
-    flagged: bool  # delivered drops by more than the policy's flag_delivered_drop
+    flagged: bool  # impact_stats.flag: the whole interval is a drop above flag_delivered_drop
 
     @property
     def delivered_delta(self) -> float:
-        return self.delivered_week_after - self.delivered_week_before
+        return self.change.mean
+
+    @property
+    def significant(self) -> bool:
+        return self.change.excludes_zero
 
 
 @dataclass(frozen=True, slots=True)
 class Impact:
-    workload: str  # "scenario ai2" or "trace FILE"
-    workload_key: str  # sha256 of what defines the workload (trace bytes, or scenario recipe)
-    days: float
-    seed: int
+    workload: str  # "scenario ai2 on h100" or "trace FILE on h100"
+    workload_key: str  # sha256 of what defines the workloads (trace bytes, or scenario recipe)
+    cluster: str  # the one cluster simulated
+    days: float  # per seed
+    seeds: tuple[int, ...]
     teams: tuple[TeamImpact, ...]
     occupancy_before: float | None
     occupancy_after: float | None
-    debug_p90_before_s: float | None
-    debug_p90_after_s: float | None
+    occupancy_change: Interval | None
     flag_threshold: float
-    cached: tuple[bool, bool]  # (base, head) came from the cache
+    cached_runs: int  # of total_runs (one per side and seed)
+    total_runs: int
+    note: str = ""  # e.g. why the cache was not used
+
+
+@dataclass(frozen=True, slots=True)
+class SkippedImpact:
+    """The simulation did not run, and why (shown instead of the estimate)."""
+
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class NewTeam:
+    """A node the PR adds, as a reviewer wants to see it."""
+
+    name: str
+    parent: str | None
+    owners: tuple[str, ...]
+    members: tuple[str, ...]
+    share: str  # "10 (25.0% of science)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,7 +93,8 @@ class Plan:
     diff: StructuralDiff
     shares: tuple[ShareRow, ...]
     totals: tuple[LeafTotal, ...]
-    impact: Impact | None
+    impact: Impact | SkippedImpact | None  # None: not asked for (--no-simulate)
     approvals: tuple[ApprovalGroup, ...]
     approval_status: tuple[ApprovalStatus, ...] | None  # None when no --approved-by was given
     violations: tuple[str, ...]  # policy rules broken; non-empty means exit 1
+    new_teams: tuple[NewTeam, ...] = ()

@@ -6,8 +6,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from allotment.plan.model import FORMAT_VERSION, Plan, Side
+from allotment.plan.model import FORMAT_VERSION, Impact, Plan, Side, SkippedImpact, TeamImpact
 from allotment.plan.render import marker
+from allotment.plan.stats import CONFIDENCE, Interval
+from allotment.plan.verdict import verdict
 
 
 def to_json_obj(plan: Plan) -> dict[str, Any]:
@@ -21,7 +23,6 @@ def to_json_obj(plan: Plan) -> dict[str, Any]:
             "committed_unix": s.committed_unix,
         }
 
-    imp = plan.impact
     status = {s.group: s for s in plan.approval_status or ()}
     return {
         "format_version": FORMAT_VERSION,
@@ -30,6 +31,7 @@ def to_json_obj(plan: Plan) -> dict[str, Any]:
         "at": plan.at.isoformat(),
         "author": plan.author,
         "headline": plan.headline,
+        "verdict": verdict(plan),
         "marker": marker(plan),
         "diff": {
             "nodes": [
@@ -47,9 +49,9 @@ def to_json_obj(plan: Plan) -> dict[str, Any]:
                 {"cluster": c.cluster, "field": c.field, "before": c.before, "after": c.after}
                 for c in plan.diff.clusters
             ],
-            "policies": [
-                {"scope": c.scope, "knob": c.knob, "before": c.before, "after": c.after}
-                for c in plan.diff.policies
+            "fields": [
+                {"file": f.file, "kind": f.kind, "field": f.field, "before": f.before, "after": f.after}
+                for f in plan.diff.fields
             ],
         },
         "shares": [
@@ -75,32 +77,12 @@ def to_json_obj(plan: Plan) -> dict[str, Any]:
             }
             for t in plan.totals
         ],
-        "impact": None
-        if imp is None
-        else {
-            "workload": imp.workload,
-            "workload_key": imp.workload_key,
-            "days": imp.days,
-            "seed": imp.seed,
-            "flag_threshold": imp.flag_threshold,
-            "occupancy_before": imp.occupancy_before,
-            "occupancy_after": imp.occupancy_after,
-            "debug_p90_wait_before_s": imp.debug_p90_before_s,
-            "debug_p90_wait_after_s": imp.debug_p90_after_s,
-            "teams": [
-                {
-                    "team": t.team,
-                    "delivered_gpu_hours_week_before": t.delivered_week_before,
-                    "delivered_gpu_hours_week_after": t.delivered_week_after,
-                    "delivered_over_owed_before": t.ratio_before,
-                    "delivered_over_owed_after": t.ratio_after,
-                    "p90_wait_before_s": t.p90_wait_before_s,
-                    "p90_wait_after_s": t.p90_wait_after_s,
-                    "flagged": t.flagged,
-                }
-                for t in imp.teams
-            ],
-        },
+        "impact": _impact(plan.impact),
+        "seeds": list(plan.impact.seeds) if isinstance(plan.impact, Impact) else [],
+        "new_teams": [
+            {"name": t.name, "parent": t.parent, "owners": list(t.owners), "members": list(t.members), "share": t.share}
+            for t in plan.new_teams
+        ],
         "approvals": [
             {
                 "node": g.node,
@@ -113,6 +95,46 @@ def to_json_obj(plan: Plan) -> dict[str, Any]:
             for g in plan.approvals
         ],
         "violations": list(plan.violations),
+    }
+
+
+def _interval(i: Interval) -> dict[str, Any]:
+    return {"mean": i.mean, "low": i.low, "high": i.high}
+
+
+def _team(t: TeamImpact) -> dict[str, Any]:
+    return {
+        "team": t.team,
+        "delivered_gpu_hours_week_before": t.delivered_week_before,
+        "delivered_gpu_hours_week_after": t.delivered_week_after,
+        "impact": {**_interval(t.change), "flagged": t.flagged},
+        "delivered_over_owed_before": t.ratio_before,
+        "delivered_over_owed_after": t.ratio_after,
+        "p90_wait_before_s": t.p90_wait_before_s,
+        "p90_wait_after_s": t.p90_wait_after_s,
+    }
+
+
+def _impact(imp: Impact | SkippedImpact | None) -> dict[str, Any] | None:
+    if imp is None:
+        return None
+    if isinstance(imp, SkippedImpact):
+        return {"skipped": imp.reason}
+    return {
+        "workload": imp.workload,
+        "workload_key": imp.workload_key,
+        "cluster": imp.cluster,
+        "days": imp.days,
+        "seeds": list(imp.seeds),
+        "confidence": CONFIDENCE,
+        "flag_threshold": imp.flag_threshold,
+        "occupancy_before": imp.occupancy_before,
+        "occupancy_after": imp.occupancy_after,
+        "occupancy_change": None if imp.occupancy_change is None else _interval(imp.occupancy_change),
+        "cached_runs": imp.cached_runs,
+        "total_runs": imp.total_runs,
+        "note": imp.note,
+        "teams": [_team(t) for t in imp.teams],
     }
 
 

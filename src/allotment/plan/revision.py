@@ -58,9 +58,19 @@ class CommitCompiler:
     def __init__(self, repo: git.Repo) -> None:
         self.repo = repo
         self._memo: dict[tuple[str, dt.date], CompiledConfig] = {}
+        self._files: dict[str, Mapping[str, bytes]] = {}
+
+    def files(self, sha: str) -> Mapping[str, bytes]:
+        """The config files of ``sha`` (the last few commits' are kept: audit asks each twice)."""
+        key = config_key(self.repo, sha)
+        if key not in self._files:
+            if len(self._files) > 4:
+                self._files.pop(next(iter(self._files)))
+            self._files[key] = read_revision_files(self.repo, sha)
+        return self._files[key]
 
     def compile(self, sha: str, at: dt.date) -> CompiledConfig:
         key = (config_key(self.repo, sha), at)
         if key not in self._memo:
-            self._memo[key] = compile_files(read_revision_files(self.repo, sha), at, sha)
+            self._memo[key] = compile_files(self.files(sha), at, sha)
         return self._memo[key]

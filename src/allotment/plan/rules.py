@@ -10,6 +10,14 @@ from allotment.compile.model import CompiledConfig
 from allotment.plan.approvals import ApprovalStatus
 from allotment.plan.shares import ShareRow
 
+# rule names: each violation starts with "<rule>: " (the verdict line names the rule)
+FLOOR = "share_floor"
+APPROVAL = "approval"
+
+
+def rule_of(violation: str) -> str:
+    return violation.split(":", 1)[0]
+
 
 def floor_violations(head: CompiledConfig, rows: tuple[ShareRow, ...]) -> list[str]:
     """Funded leaves whose absolute share on a cluster drops below that cluster's share floor."""
@@ -20,12 +28,12 @@ def floor_violations(head: CompiledConfig, rows: tuple[ShareRow, ...]) -> list[s
             continue
         if r.share_after + 1e-12 < floor and r.share_after < r.share_before - 1e-12:
             out.append(
-                f"{r.leaf} on {r.cluster}: share drops to {r.share_after:.2%}, "
+                f"{FLOOR}: {r.leaf} on {r.cluster}: share drops to {r.share_after:.2%}, "
                 f"below the floor of {floor:.2%}"
             )
         elif r.share_after + 1e-12 < floor and r.share_before == 0:
             out.append(
-                f"{r.leaf} on {r.cluster}: new share {r.share_after:.2%} is below the floor of {floor:.2%}"
+                f"{FLOOR}: {r.leaf} on {r.cluster}: new share {r.share_after:.2%} is below the floor of {floor:.2%}"
             )
     return out
 
@@ -35,5 +43,5 @@ def approval_violations(status: tuple[ApprovalStatus, ...]) -> list[str]:
     for s in status:
         if not s.satisfied:
             who = ", ".join(s.group.owners) or "nobody (no owners listed)"
-            out.append(f"missing approval for {s.group.node} from one of: {who}")
+            out.append(f"{APPROVAL}: missing approval for {s.group.node} from one of: {who}")
     return out

@@ -1,0 +1,42 @@
+"""``impact_function``: an :class:`ImpactRunner` from the command line's choices and the
+environment (where the cache lives, whether CI forbids it; see ``simcache``)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from allotment.plan.impact import DEFAULT_SEEDS, ImpactRunner
+from allotment.plan.simcache import SimCache, choose_cache
+
+
+def impact_function(
+    *,
+    repo: Path,
+    trace: Path | None,
+    scenario: str | None,
+    days: float | None,
+    seeds: tuple[int, ...] | None,
+    cache_dir: Path | None,
+    env: Mapping[str, str],
+    cluster: str | None = None,
+) -> ImpactRunner:
+    choice = choose_cache(cache_dir, _repo_root(repo), env)
+    return ImpactRunner(
+        trace=trace,
+        scenario=scenario,
+        cluster=cluster,
+        days=days,
+        seeds=seeds or DEFAULT_SEEDS,
+        cache=SimCache(choice.folder),
+        note=choice.note,
+    )
+
+
+def _repo_root(repo: Path) -> Path | None:
+    """The work tree holding ``repo`` (its cache must not live inside), if any."""
+    here = repo.resolve()
+    for p in (here, *here.parents):
+        if (p / ".git").exists():
+            return p
+    return None

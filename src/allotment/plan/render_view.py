@@ -1,0 +1,248 @@
+"""The comment's content as pre-formatted cells: what is certain, then what is estimated.
+
+* **Entitlement** (certain, from the config): shares and *reference* GPU-hours per week summed
+  over every cluster (one H100 hour is 1, other types their ``billing_weight``).
+* **Projected delivery** (estimated, from simulation): *delivered GPU-hours per week of the one
+  simulated cluster's GPUs*, the mean over the seeds and the 90% interval of the paired change.
+Two units, each named once, never both called "GPU-h/week".
+
+Rows are ordered for a reader in a hurry: teams whose share changed first, then teams whose
+projected change is significant; everything else folds into ``<details>``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from markupsafe import Markup
+
+from allotment.durations import format_duration
+from allotment.plan.diff import NodeChange
+from allotment.plan.escape import md_escape
+from allotment.plan.filediff import shown
+from allotment.plan.model import Impact, Plan, SkippedImpact, TeamImpact
+from allotment.plan.shares import changed
+from allotment.plan.verdict import own_budget_pct
+
+SUMMARY_ROWS = 60  # per summary table; the rest is counted and folded
+DETAIL_ROWS = 300  # per folded table
+BULLETS = 40  # per list (approvals, violations, new teams)
+
+
+@dataclass
+class Table:
+    """Pre-formatted cells; ``more`` rows were cut (and are counted, never called "none")."""
+
+    title: str
+    header: list[str]
+    rows: list[list[str]]
+    more: int = 0
+    note: str = ""
+
+    def cut(self, keep: int) -> None:
+        keep = max(0, keep)
+        self.more += max(0, len(self.rows) - keep)
+        self.rows = self.rows[:keep]
+
+
+@dataclass
+class Bullets:
+    items: list[str]
+    more: int = 0
+
+    def cut(self, keep: int) -> None:
+        keep = max(0, keep)
+        self.more += max(0, len(self.items) - keep)
+        self.items = self.items[:keep]
+
+
+@dataclass
+class View:
+    verdict: str
+    sides: str
+    entitlement: Table
+    entitlement_note: str
+    estimate_note: str  # what was simulated, or why not
+    estimate: Table | None
+    rerun: str
+    overall: str
+    approvals: Bullets
+    violations: Bullets
+    new_teams: Bullets
+    details: list[Table] = field(default_factory=list)
+    cut_note: str = ""
+
+    def sections(self) -> list[Table | Bullets]:
+        out: list[Table | Bullets] = [*self.details, self.new_teams, self.entitlement]
+        if self.estimate is not None:
+            out.append(self.estimate)
+        return [*out, self.approvals, self.violations]
+
+
+def capped(t: Table, limit: int) -> Table:
+    t.cut(min(len(t.rows), limit))
+    return t
+
+
+def pct(x: float) -> str:
+    return f"{x * 100:.2f}%"
+
+
+def hours(x: float) -> str:
+    return f"{x:,.0f}"
+
+
+def dhours(x: float) -> str:
+    return f"{x:+,.0f}"
+
+
+def wait(s: float | None) -> str:
+    if s is None:
+        return "n/a"
+    return format_duration(round(s / 60) * 60) if s >= 60 else f"{s:.0f}s"
+
+
+def seeds_text(seeds: tuple[int, ...]) -> str:
+    """``1-5`` for a run of seeds, else ``1,3,7``: what ``--seeds`` accepts."""
+    if len(seeds) > 2 and list(seeds) == list(range(seeds[0], seeds[0] + len(seeds))):
+        return f"{seeds[0]}-{seeds[-1]}"
+    return ",".join(str(s) for s in seeds)
+
+
+def node_change_cells(c: NodeChange) -> list[str]:
+    """A change in words: ``vision renamed to perception``, ``materials added under science``."""
+    if c.kind == "added":
+        return [c.node, f"added under {c.parent_after or '(root)'}", "", c.after]
+    if c.kind == "removed":
+        return [c.node, f"removed from {c.parent_before or '(root)'}", c.before, ""]
+    if c.kind == "renamed":
+        return [c.after, f"renamed from {c.before}", c.before, c.after]
+    if c.kind == "moved":
+        return [c.node, "moved", c.before, c.after]
+    return [c.node, c.kind, c.before, c.after]
+
+
+
+
+def _entitlement(plan: Plan) -> Table:
+    movers = sorted(changed(plan.totals), key=lambda t: (t.delta_pp, t.delta_gpu_hours_week, t.leaf))
+    rows = [
+        [
+            t.leaf,
+            pct(t.share_before),
+            pct(t.share_after),
+            f"{t.delta_pp:+.2f}",
+            own_budget_pct(t),
+            hours(t.gpu_hours_week_before),
+            hours(t.gpu_hours_week_after),
+            dhours(t.delta_gpu_hours_week),
+        ]
+        for t in movers
+    ]
+    header = ["Team", "Share before", "after", "Δ pp", "Δ of own budget",
+              "Ref. GPU-h/week before", "after", "Δ"]
+    return capped(Table("Entitlement (certain: from the config)", header, rows), SUMMARY_ROWS)
+
+
+def _estimate_header(cluster: str, waits: bool) -> list[str]:
+    head = ["Team", f"Delivered {cluster} GPU-h/week before", "after", "Δ (mean)", "90% interval"]
+    return head + (["p90 wait before", "after"] if waits else [])
+
+
+def _estimate_row(t: TeamImpact, waits: bool) -> list[str]:
+    mark = "⚠️ " if t.flagged else ""
+    cells = [
+        mark + t.team,
+        hours(t.delivered_week_before),
+        hours(t.delivered_week_after),
+        dhours(t.change.mean),
+        f"{t.change.low:+,.0f} to {t.change.high:+,.0f}",
+    ]
+    return cells + ([wait(t.p90_wait_before_s), wait(t.p90_wait_after_s)] if waits else [])
+
+
+def estimate_tables(plan: Plan, imp: Impact) -> tuple[Table, Table]:
+    """(the summary: share movers, then significant teams; every team, folded).  A simulator
+    that reports no per-team waits gets no columns of "n/a"."""
+    waits = any(t.p90_wait_before_s is not None or t.p90_wait_after_s is not None for t in imp.teams)
+    header = _estimate_header(imp.cluster, waits)
+    movers = {t.leaf for t in changed(plan.totals)}
+    lead = [t for t in imp.teams if t.team in movers]
+    sig = [t for t in imp.teams if t.team not in movers and (t.significant or t.flagged)]
+    lead.sort(key=lambda t: (t.change.mean, t.team))
+    sig.sort(key=lambda t: (t.change.mean, t.team))
+    summary = Table("Projected delivery (estimated: simulation)", header,
+                    [_estimate_row(t, waits) for t in lead + sig])
+    rest = Table("Projected delivery of every team", header,
+                 [_estimate_row(t, waits) for t in sorted(imp.teams, key=lambda t: t.team)])
+    return capped(summary, SUMMARY_ROWS), capped(rest, DETAIL_ROWS)
+
+
+def estimate_note(imp: Impact) -> str:
+    """Markup: the data parts (cluster, workload) escaped one by one, the emphasis kept."""
+    e = md_escape
+    days = f"{imp.days:g} day{'' if imp.days == 1 else 's'}"
+    runs = f"{len(imp.seeds)} seed{'s' if len(imp.seeds) != 1 else ''} × {days}"
+    cached = f"; {imp.cached_runs} of {imp.total_runs} runs from the cache" if imp.cached_runs else ""
+    note = f" {e(imp.note)}." if imp.note else ""
+    return Markup(
+        f"Simulated: cluster **{e(imp.cluster)}** only, {e(imp.workload.split(' on ')[0])}, {runs} "
+        f"(seeds {seeds_text(imp.seeds)}; a short horizon per seed, `--days` runs longer), "
+        f"the same workloads under both configs{cached}. "
+        f"Delivered = {e(imp.cluster)} GPU-hours per week the team would get, mean over the "
+        f"seeds; Δ is the mean paired change and its 90% interval (t over {len(imp.seeds)} "
+        f"seeds). ⚠️ = the whole interval is a drop of more than {imp.flag_threshold:.0%} (so it excludes zero)."
+        f"{note}"
+    )
+
+
+def rerun_command(plan: Plan, imp: Impact) -> str:
+    base = plan.base.sha[:12] if plan.base.sha else plan.base.label
+    head = f" --head {plan.head.sha[:12]}" if plan.head.sha else ""
+    workload = imp.workload.split(" on ")[0]
+    src = f"--scenario {workload.split(' ', 1)[1]}" if workload.startswith("scenario ") else f"--trace {workload.split(' ', 1)[1]}"
+    return (
+        f"allot plan --base {base}{head} --at {plan.at.isoformat()} {src} --cluster {imp.cluster} "
+        f"--days {imp.days:g} --seeds {seeds_text(imp.seeds)}"
+    )
+
+
+def overall_text(imp: Impact) -> str:
+    if imp.occupancy_before is None or imp.occupancy_after is None or imp.occupancy_change is None:
+        return ""
+    ch = imp.occupancy_change
+    return (
+        f"{imp.cluster} occupancy {pct(imp.occupancy_before)} → {pct(imp.occupancy_after)} "
+        f"(Δ {ch.mean * 100:+.2f} pp, 90% interval {ch.low * 100:+.2f} to {ch.high * 100:+.2f} pp)"
+    )
+
+
+def detail_tables(plan: Plan) -> list[Table]:
+    out = []
+    if plan.diff.nodes:
+        out.append(Table("Budget tree changes", ["Node", "Change", "Before", "After"],
+                         [node_change_cells(c) for c in plan.diff.nodes]))
+    fields = shown(plan.diff.fields)
+    if fields:
+        out.append(Table("Every other field changed (inventory, policies, free text)",
+                         ["File", "Field", "Before", "After"],
+                         [[f.file, f.field, f.before, f.after] for f in fields]))
+    if plan.diff.clusters:
+        out.append(Table("Capacity", ["Cluster", "Change", "Before", "After"],
+                         [[c.cluster, c.field, c.before, c.after] for c in plan.diff.clusters]))
+    out.append(Table(
+        "Entitlement per team and cluster (reference GPU-hours per week)",
+        ["Team", "Cluster", "Share before", "after", "Δ pp", "before", "after"],
+        [[r.leaf, r.cluster, pct(r.share_before), pct(r.share_after), f"{r.delta_pp:+.2f}",
+          hours(r.gpu_hours_week_before), hours(r.gpu_hours_week_after)] for r in plan.shares],
+    ))
+    return [capped(t, DETAIL_ROWS) for t in out]
+
+
+def skipped_note(plan: Plan) -> str:
+    imp = plan.impact
+    if isinstance(imp, SkippedImpact):
+        return Markup(f"_{md_escape(imp.reason)}._")
+    if imp is None:
+        return Markup("_Not simulated (`--no-simulate`)._")
+    return ""
