@@ -49,7 +49,9 @@ class JobObs:
     ``gpus`` is the whole job's count (all nodes); ``gpus_per_node`` its per-node shape when it
     asked for one (or spans several nodes evenly); ``node_gpus`` a running job's GPUs on each of
     ``nodes``, when the backend reports them.  ``time_limit_s`` (None: unlimited or unknown)
-    bounds how long the job may run: the core's work estimate.
+    bounds how long the job may run: the core's work estimate.  ``restarts`` counts requeues;
+    ``reason`` is why a pending job waits in the backend's words (Slurm: ``Dependency``,
+    ``BeginTime``...).
     """
 
     id: str
@@ -68,6 +70,8 @@ class JobObs:
     gpus_per_node: int | None = None
     node_gpus: tuple[int, ...] = ()
     time_limit_s: float | None = None
+    restarts: int = 0
+    reason: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,7 +9,6 @@ apart.  Names are lower-cased (Slurm does so itself, NOTES pitfall 7).
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 from allotment.backends.policy import SLURM_ROOT, UNALLOCATED_QOS, AccountSpec, QosSpec, UserSpec
@@ -161,6 +160,8 @@ def parse_squeue_json(text: str, exempt_by_qos: dict[str, int]) -> tuple[JobObs,
                 gpus_per_node=shape.gpus_per_node,
                 node_gpus=shape.node_gpus,
                 time_limit_s=time_limit_s(j),
+                restarts=int(j.get("restart_cnt") or 0),
+                reason=str(j.get("state_reason") or "") if state == "PENDING" else "",
             )
         )
     return tuple(sorted(out, key=lambda j: (len(j.id), j.id)))
