@@ -6,6 +6,7 @@ no priority, multi-node shapes and time limits reach the core, a requeued job wa
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import pytest
 
@@ -13,6 +14,7 @@ from allotment.backends.protocol import JobObs
 from allotment.reconcile.active import startable
 from allotment.reconcile.pinned_order import PINNED_FLOOR
 from allotment.reconcile.reconciler import Reconciler
+from tests.reconcile.repo import commit_all
 from tests.slurm.conftest import sh, wait_for
 from tests.slurm.test_reconcile_slurm import SHORT, reconciler, repo, state  # noqa: F401
 
@@ -100,3 +102,28 @@ def test_a_requeued_job_waits_out_cred_expire_and_is_left_out_meanwhile(
         assert not startable(j, obs.at)
     wait_for("it runs again after the delay", lambda: state(job) == "RUNNING", 30)
     assert time.time() >= at + CRED_EXPIRE_S
+
+
+def test_max_gpus_becomes_grptres_and_slurm_holds_the_team_to_it(
+    reconciler: Reconciler,  # noqa: F811
+    repo: Path,  # noqa: F811
+) -> None:
+    org = repo / "budgets/org/budget.yaml"
+    org.write_text(
+        org.read_text().replace(
+            "  teamb:\n    share: 40\n", "  teamb:\n    share: 40\n    max_gpus: 12\n"
+        )
+    )
+    commit_all(repo, "teamb capped at 12 GPUs")
+    r = reconciler.tick()
+    assert r.error is None and not [x for x in r.results if x.code == "failed"]
+    rows = sh(
+        "sacctmgr", "-n", "-P", "show", "assoc", "where", "account=teamb", "format=user,grptres"
+    )
+    assert "|gres/gpu=12" in rows.splitlines()
+    assert [x for x in reconciler.tick().results if x.action.kind.endswith("account")] == []
+    first = sbatch("teamb", SHORT, "--gres=gpu:8")
+    second = sbatch("teamb", SHORT, "--gres=gpu:8")
+    wait_for("the first runs", lambda: state(first) == "RUNNING", 30)
+    reason = sh("squeue", "-h", "-j", second, "-o", "%r").strip()
+    assert state(second) == "PENDING" and reason.startswith("AssocGrp")

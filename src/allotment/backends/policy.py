@@ -29,11 +29,14 @@ _NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
 
 @dataclass(frozen=True, slots=True, order=True)
 class AccountSpec:
-    """One account: ``parent`` is another account or ``SLURM_ROOT``; ``fairshare`` >= 1."""
+    """One account: ``parent`` is another account or ``SLURM_ROOT``; ``fairshare`` >= 1;
+    ``max_gpus`` the budget node's cap on GPUs held at once by it and everything below it
+    (Slurm: ``GrpTRES=gres/gpu=N`` on the account's association), None for no cap."""
 
     name: str
     parent: str
     fairshare: int
+    max_gpus: int | None = None
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -144,7 +147,9 @@ def desired_policy(
             continue
         parent = SLURM_ROOT if node.parent is None or node.parent not in keep else node.parent
         share = 1.0 if node.parent is None else node.share
-        accounts.append(AccountSpec(slurm_name(node.name), slurm_name(parent), fairshare(share)))
+        accounts.append(
+            AccountSpec(slurm_name(node.name), slurm_name(parent), fairshare(share), node.max_gpus)
+        )
     leaves = {slurm_name(n.name) for n in config.leaves() if n.name in keep}
     qos = qos_tiers(tiers_s, backend_preempts=backend_preempts)
     qos_names = tuple(q.name for q in qos)

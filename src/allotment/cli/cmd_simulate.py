@@ -24,6 +24,13 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     p.add_argument("--policy", choices=MODES, default="budgets", help="scheduler policy (default: budgets)")
     p.add_argument("--json", metavar="OUT", type=Path, help="write the metrics JSON here ('-' for stdout)")
     p.add_argument(
+        "--profile",
+        default="none",
+        metavar="NAME[,KEY=S...]",
+        help="backend latency profile (sim/latency.py): none, slurm, slurm-test; adjust with "
+        "cycle=, requeue=, launch= seconds, e.g. slurm,requeue=11 (default: none)",
+    )
+    p.add_argument(
         "--set",
         metavar="KEY=VALUE",
         action="append",
@@ -75,13 +82,22 @@ def load_workload(args: argparse.Namespace, config: Any) -> tuple[Any, str, floa
 
 
 def run(args: argparse.Namespace) -> int:
+    from allotment.sim.latency import parse_profile
     from allotment.sim.runner import simulate
 
     overrides = parse_overrides(args.overrides)
+    latency = parse_profile(args.profile)
     config = load_compiled(args)
     workload, cluster, days = load_workload(args, config)
     result = simulate(
-        config, workload, cluster=cluster, days=days, seed=args.seed, policy=args.policy, overrides=overrides
+        config,
+        workload,
+        cluster=cluster,
+        days=days,
+        seed=args.seed,
+        policy=args.policy,
+        overrides=overrides,
+        latency=latency,
     )
     m = result.metrics
     print(render_summary(m))

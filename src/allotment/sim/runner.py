@@ -26,13 +26,14 @@ from allotment.core.priority import propagate
 from allotment.core.scheduler import Scheduler
 from allotment.core.snapshot import NodeState
 from allotment.core.usage import UsageLedger, WindowView
+from allotment.sim.latency import NONE, LatencyProfile
 from allotment.sim.metrics import Recorder
 from allotment.sim.overrides import apply_overrides
 from allotment.traces.scenarios.workload import Workload
 
 # event kinds, in the order they apply at one time: health first, then completions free GPUs,
-# then arrivals, then wake-ups (a protection ran out)
-HEALTH, DONE, ARRIVE, WAKE = 0, 1, 2, 3
+# then arrivals, then wake-ups (a protection ran out), then requeued jobs eligible again
+HEALTH, DONE, ARRIVE, WAKE, BACK = 0, 1, 2, 3, 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,17 +52,20 @@ def simulate(
     seed: int = 0,
     policy: str = "budgets",
     overrides: Mapping[str, str] | None = None,
+    latency: LatencyProfile = NONE,
 ) -> SimResult:
     """Replay ``workload`` on ``cluster`` (default: the largest) under ``policy``.
 
     With ``days`` the run stops at that horizon; without it, it runs until every job is done.
-    ``seed`` is recorded; the replay itself draws no randomness.
+    ``seed`` is recorded; the replay itself draws no randomness.  ``latency`` adds a backend's
+    unavoidable delays (``sim.latency``; the default adds none).
     """
     wall = time.perf_counter()
     cluster = cluster or config.largest_cluster()
     pol = apply_overrides(config.policy_for(cluster) if cluster in config.clusters else config.policy, overrides or {})
     ctx = build_context(config, cluster, mode=policy, policy=pol)
     sim = _Sim(config, ctx.cluster, workload, days, ctx)
+    sim.latency = latency
     sim.run()
     metrics = sim.rec.summary(sim.end)
     metrics["policy"] = policy
@@ -69,6 +73,8 @@ def simulate(
     metrics["seed"] = seed
     metrics["days"] = round(sim.end / 86400.0, 4)
     metrics["capacity_gpus"] = ctx.capacity_gpus
+    if latency != NONE:
+        metrics["latency_profile"] = latency.name
     metrics["sim_seconds"] = round(time.perf_counter() - wall, 3)
     return SimResult(metrics, cluster, policy)
 
@@ -117,6 +123,7 @@ class _Sim:
         self.failures: dict[str, int] = {}  # node -> index in rec.drains of its open drain
         self.reported_human: set[int] = set()
         self.retry_pushed = -1.0
+        self.latency = NONE  # sim.latency: set by simulate() after construction
 
     def _push(self, t: float, kind: int, payload: Any) -> None:
         self.seq += 1
@@ -130,7 +137,8 @@ class _Sim:
         jobs = self.jobs
         nxt = 0
         heap = self.heap
-        tick = float(self.ctx.policy.reconcile_interval_s)
+        # latency profile: passes only at multiples of its cycle (default: the reconcile tick)
+        tick = float(self.latency.pass_interval(self.ctx.policy.reconcile_interval_s))
         due: float | None = None
         while True:
             t_job = jobs[nxt].submit if nxt < len(jobs) else math.inf
@@ -213,6 +221,13 @@ class _Sim:
                 self.failures[node] = len(self.rec.drains)
                 self.rec.drains.append((now, None, None))
             return True
+        if kind == BACK:  # latency profile: a requeued job's eligibility delay is over
+            p = payload
+            self.sched.add_pending(
+                p.spec, p.eligible, p.queued_since, done_work=p.done_work,
+                declared=p.declared, evicted_by=p.evicted_by,
+            )
+            return True
         # WAKE: a put-off victim search (payload None) always gets its pass; the end of a job's
         # protection only if something would act on it at once (see Scheduler.expiry_matters)
         return payload is None or self.sched.expiry_matters(payload, now)
@@ -274,6 +289,10 @@ class _Sim:
                 self.rec.cancelled += 1
                 self.rec.demand_change(now, spec.account, -spec.gpus, self._budgeted(spec))
                 self._release_dependents(p.job_id, now)
+            elif p.job_id in sched.pending and self.latency.requeue_delay_s > 0:
+                # latency profile: a requeued job leaves the queue until it is eligible again
+                # (Slurm: EligibleTime = requeue + cred_expire + 1 s)
+                self._push(now + self.latency.requeue_delay_s, BACK, sched._take_pending(p.job_id))
         for st in d.starts:
             r = sched.running[st.job_id]
             spec = r.spec
@@ -282,9 +301,10 @@ class _Sim:
                 rate = sum(g * weights.get(pool.gpu_type[i], 1.0) for i, g in r.placement)
                 self.ledger.start(spec.account, now, rate)
             self.starts[spec.id] = (now, rate, r.placement)
-            self.rec.first_start(spec.id, now)
+            launch = self.latency.launch_delay_s  # latency profile: the backend starts it later
+            self.rec.first_start(spec.id, now + launch)
             self.rec.run_change(now, spec.account, spec.gpus, st.allocated, self._budgeted(spec))
-            self._push(now + max(0.0, spec.work - r.done_before), DONE, (spec.id, now))
+            self._push(now + launch + max(0.0, spec.work - r.done_before), DONE, (spec.id, now))
             if now < r.protected_until < math.inf and self.ctx.mode == "budgets":
                 self._push(r.protected_until, WAKE, spec.id)
         for rep in d.nodes:

@@ -18,7 +18,7 @@ from allotment.config.hostlist import expand_hostlist
 from allotment.errors import BackendError
 
 QOS_FORMAT = "name,priority,preempt,preemptmode,preemptexempttime,usagefactor"
-ASSOC_FORMAT = "account,parentname,user,fairshare,qos,defaultqos"
+ASSOC_FORMAT = "account,parentname,user,fairshare,qos,defaultqos,grptres"
 USER_FORMAT = "user,defaultaccount"
 
 
@@ -85,10 +85,11 @@ def parse_assoc(
     defaults = {u.lower(): d.lower() for u, d in _rows(user_text, 2, "user")}
     accounts: list[AccountSpec] = []
     per_user: dict[str, list[tuple[str, tuple[str, ...], str]]] = {}
-    for account, parent, user, share, qos, dqos in _rows(assoc_text, 6, "association"):
+    for account, parent, user, share, qos, dqos, grp in _rows(assoc_text, 7, "association"):
         acct = account.lower()
         if not user:
-            accounts.append(AccountSpec(acct, parent.lower(), _fairshare(share)))
+            cap = gpus_in(grp) if "gres/gpu=" in grp else None
+            accounts.append(AccountSpec(acct, parent.lower(), _fairshare(share), cap))
             continue
         q = tuple(sorted(x.lower() for x in qos.split(",") if x))
         per_user.setdefault(user.lower(), []).append((acct, q, dqos.lower()))
