@@ -26,6 +26,7 @@ COMMANDS = (
     "history",
     "reconcile",
     "status",
+    "replay",
 )
 
 

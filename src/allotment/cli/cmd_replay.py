@@ -1,0 +1,126 @@
+"""``allot replay``: replay a trace as real jobs on a real Slurm, with the reconciler in active
+mode alongside, and write what happened as the simulator's event log and metrics JSON.
+
+Jobs are submitted at their trace times divided by ``--speedup`` (work and minimum runtimes are
+compressed the same way; event times are written back in trace seconds).  Needs ``SLURM_CONF``
+(or the default Slurm config) and the right to submit to every account of the trace as the
+current user.  docs/fidelity.md shows a replay side by side with ``allot simulate``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from allotment.cli.common import add_at_argument, add_repo_argument, load_compiled
+from allotment.durations import parse_duration
+from allotment.errors import UsageError
+
+
+def register(sub: argparse._SubParsersAction[Any]) -> None:
+    p = sub.add_parser("replay", help="replay a trace on a real cluster", description=__doc__)
+    p.add_argument(
+        "--backend", choices=("slurm",), default="slurm", help="backend (default: slurm)"
+    )
+    p.add_argument(
+        "--trace", type=Path, required=True, metavar="FILE", help="canonical trace (JSONL)"
+    )
+    p.add_argument(
+        "--speedup", type=float, default=1.0, metavar="K", help="compress time K-fold (default 1)"
+    )
+    add_repo_argument(p)
+    add_at_argument(p)
+    p.add_argument("--cluster", help="cluster of the inventory (default: the largest)")
+    p.add_argument(
+        "--state",
+        type=Path,
+        default=Path(".allot-replay"),
+        metavar="DIR",
+        help="reconciler state, job scripts and checkpoints (default: .allot-replay)",
+    )
+    p.add_argument("--events", type=Path, metavar="OUT", help="write the event log (JSONL) here")
+    p.add_argument("--json", type=Path, metavar="OUT", help="write the metrics JSON here")
+    p.add_argument("--interval", default="5s", help="reconciler tick (default 5s)")
+    p.add_argument("--max-wall", default="1h", help="cancel what is left after this (default 1h)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from allotment.backends.slurm.backend import SlurmBackend
+    from allotment.core.context import build_context
+    from allotment.reconcile.reconciler import Options, Reconciler
+    from allotment.reconcile.replay.drive import Replay
+    from allotment.reconcile.replay.events import metrics, write_events
+    from allotment.reconcile.replay.submit import tiers
+    from allotment.reconcile.source import open_source
+    from allotment.traces.reader import read_trace
+
+    if not args.speedup > 0:
+        raise UsageError(f"--speedup must be positive, got {args.speedup}")
+    if not args.trace.is_file():
+        raise UsageError(f"--trace {args.trace}: no such file")
+    config = load_compiled(args)
+    cluster = args.cluster or config.largest_cluster()
+    if cluster not in config.clusters:
+        raise UsageError(
+            f"--cluster {cluster}: unknown; known: {', '.join(sorted(config.clusters))}"
+        )
+    trace = read_trace(args.trace)
+    pol = config.policy_for(cluster)
+    state = args.state.resolve()
+    rec_dir = state / "reconciler"
+    opts = Options(
+        cluster=cluster,
+        tiers_s=tiers(trace.jobs, pol.default_min_runtime_s, args.speedup),
+        health_file=str(state / "health.txt"),
+    )
+    backend = SlurmBackend()
+    reconciler = Reconciler(backend, open_source(str(args.repo), "main", rec_dir), rec_dir, opts)
+    try:
+        replay = Replay(
+            config,
+            cluster,
+            trace.jobs,
+            trace.node_events,
+            args.speedup,
+            state,
+            backend.runner,
+            reconciler,
+            interval_s=parse_duration(args.interval),
+            max_wall_s=parse_duration(args.max_wall),
+        )
+        events = replay.run()
+    finally:
+        reconciler.close()
+    if args.events:
+        write_events(args.events, events)
+    ctx = build_context(config, cluster)
+    node_gpus = {
+        n: g.gpus_per_node for g in config.clusters[cluster].node_groups for n in g.node_names
+    }
+    m = metrics(
+        events,
+        teams=ctx.leaves,
+        capacity=ctx.capacity_gpus,
+        entitlement=ctx.entitlement_gpus,
+        node_gpus=node_gpus,
+    )
+    m.update(
+        policy="budgets",
+        cluster=cluster,
+        backend=args.backend,
+        speedup=args.speedup,
+        capacity_gpus=ctx.capacity_gpus,
+        days=round(max((e.t for e in events), default=0) / 86400, 4),
+    )
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(m, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    w = m["wait"]
+    print(
+        f"replayed {m['jobs']['submitted']} jobs on {cluster} ({args.backend}): occupancy "
+        f"{m['occupancy']:.3f}, preemptions {m['preemptions']}, wait p50/p90 debug "
+        f"{w['debug']['p50']:.0f}/{w['debug']['p90']:.0f}s, all {w['all']['p50']:.0f}/{w['all']['p90']:.0f}s"
+    )
+    return 0
