@@ -1,13 +1,14 @@
 # make run   : set up .venv and run the main job on the bundled example
 # make test  : set up .venv, lint, type-check, layer-check and run the unit tests
 # make test-slurm : bring up a real local Slurm, run the integration tests, tear it down
+# make test-fidelity : replay a workload on a real local Slurm, compare with the simulator (docs/fidelity.md)
 SHELL := /bin/bash
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test test-unit test-slurm lint check regen bench clean
+.PHONY: run test test-unit test-slurm test-fidelity lint check regen bench clean
 
 # the hot modules are compiled at install (setup.py): editing one reinstalls
 HOT_SRC := $(wildcard src/allotment/core/*.py src/allotment/sim/*.py) src/allotment/_compiled.py setup.py
@@ -35,6 +36,9 @@ test: $(STAMP) lint
 
 test-slurm: $(STAMP)
 	bash tests/slurm/run.sh
+
+test-fidelity: $(STAMP)
+	bash tests/slurm/fidelity.sh
 
 regen: $(STAMP)
 	$(BIN)/pytest -q -m "not slurm" --regen-golden

@@ -43,17 +43,26 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     p.add_argument("--json", type=Path, metavar="OUT", help="write the metrics JSON here")
     p.add_argument("--interval", default="5s", help="reconciler tick (default 5s)")
     p.add_argument("--max-wall", default="1h", help="cancel what is left after this (default 1h)")
+    p.add_argument(
+        "--compare",
+        metavar="PROFILE",
+        help="also simulate the trace with this latency profile (e.g. slurm-test), print "
+        "the fidelity table and exit 1 when a target is missed",
+    )
+    p.add_argument(
+        "--from-events",
+        type=Path,
+        metavar="FILE",
+        help="do not run anything: take the replay's event log from FILE (with --compare)",
+    )
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from allotment.backends.slurm.backend import SlurmBackend
     from allotment.core.context import build_context
-    from allotment.reconcile.reconciler import Options, Reconciler
-    from allotment.reconcile.replay.drive import Replay
-    from allotment.reconcile.replay.events import metrics, write_events
+    from allotment.reconcile.reconciler import Options
+    from allotment.reconcile.replay.events import metrics, read_events, write_events
     from allotment.reconcile.replay.submit import tiers
-    from allotment.reconcile.source import open_source
     from allotment.traces.reader import read_trace
 
     if not args.speedup > 0:
@@ -69,30 +78,15 @@ def run(args: argparse.Namespace) -> int:
     trace = read_trace(args.trace)
     pol = config.policy_for(cluster)
     state = args.state.resolve()
-    rec_dir = state / "reconciler"
     opts = Options(
         cluster=cluster,
         tiers_s=tiers(trace.jobs, pol.default_min_runtime_s, args.speedup),
         health_file=str(state / "health.txt"),
     )
-    backend = SlurmBackend()
-    reconciler = Reconciler(backend, open_source(str(args.repo), "main", rec_dir), rec_dir, opts)
-    try:
-        replay = Replay(
-            config,
-            cluster,
-            trace.jobs,
-            trace.node_events,
-            args.speedup,
-            state,
-            backend.runner,
-            reconciler,
-            interval_s=parse_duration(args.interval),
-            max_wall_s=parse_duration(args.max_wall),
-        )
-        events = replay.run()
-    finally:
-        reconciler.close()
+    if args.from_events is not None:
+        events = read_events(args.from_events)
+    else:
+        events = _replay(args, config, cluster, trace, state, opts)
     if args.events:
         write_events(args.events, events)
     ctx = build_context(config, cluster)
@@ -123,4 +117,67 @@ def run(args: argparse.Namespace) -> int:
         f"{m['occupancy']:.3f}, preemptions {m['preemptions']}, wait p50/p90 debug "
         f"{w['debug']['p50']:.0f}/{w['debug']['p90']:.0f}s, all {w['all']['p50']:.0f}/{w['all']['p90']:.0f}s"
     )
+    if args.compare:
+        return _compare(args, config, cluster, trace, events, node_gpus, ctx.capacity_gpus)
     return 0
+
+
+def _replay(
+    args: argparse.Namespace, config: Any, cluster: str, trace: Any, state: Path, opts: Any
+) -> Any:
+    from allotment.backends.slurm.backend import SlurmBackend
+    from allotment.reconcile.reconciler import Reconciler
+    from allotment.reconcile.replay.drive import Replay
+    from allotment.reconcile.source import open_source
+
+    rec_dir = state / "reconciler"
+    backend = SlurmBackend()
+    reconciler = Reconciler(backend, open_source(str(args.repo), "main", rec_dir), rec_dir, opts)
+    try:
+        replay = Replay(
+            config,
+            cluster,
+            trace.jobs,
+            trace.node_events,
+            args.speedup,
+            state,
+            backend.runner,
+            reconciler,
+            interval_s=parse_duration(args.interval),
+            max_wall_s=parse_duration(args.max_wall),
+        )
+        return replay.run()
+    finally:
+        reconciler.close()
+
+
+def _compare(
+    args: argparse.Namespace,
+    config: Any,
+    cluster: str,
+    trace: Any,
+    events: Any,
+    node_gpus: dict[str, int],
+    capacity: int,
+) -> int:
+    from allotment.reconcile.replay.compare import compare, render
+    from allotment.reconcile.replay.events import write_events
+    from allotment.reconcile.replay.simlog import simulated_events
+    from allotment.sim.latency import parse_profile
+    from allotment.traces.scenarios.workload import Workload
+
+    scale = args.speedup
+    profile = parse_profile(args.compare)
+    sim = simulated_events(config, cluster, Workload.of(trace.jobs, trace.node_events), profile)
+    if args.events:
+        write_events(args.events.with_name(args.events.stem + ".sim.jsonl"), sim)
+    if scale != 1.0:
+        raise UsageError("--compare needs --speedup 1 (the simulation runs in trace seconds)")
+    rows = compare(events, sim, capacity=capacity, node_gpus=node_gpus)
+    print(render(rows))
+    missed = [r.metric for r in rows if r.ok is False]
+    print(
+        f"fidelity: {len(missed)} of {sum(r.ok is not None for r in rows)} targets missed"
+        + (f": {', '.join(missed)}" if missed else "")
+    )
+    return 1 if missed else 0

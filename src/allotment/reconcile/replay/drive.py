@@ -1,10 +1,10 @@
 """Run a replay: submit at trace times, apply node health events, reconcile alongside, collect.
 
-The reconciler runs its ordinary loop (``reconcile.loop.run_loop``) in a thread, in active mode,
+The reconciler runs its ordinary loop (``reconcile.loop.run_loop``), in active mode,
 on a health file the replay writes (``<state>/health.txt``): a trace's ``unhealthy`` node event
 adds the node there, ``healthy`` removes it, and the reconciler drains and resumes as it would
-for a real health check.  The main thread sleeps until each submission's time; ``sbatch`` runs
-in the main thread only, so a slow tick never delays a submission.
+for a real health check.  A second thread sleeps until each submission's time and runs
+``sbatch``, so a slow tick never delays a submission.
 """
 
 from __future__ import annotations
@@ -68,20 +68,26 @@ class Replay:
         health.write_text("", encoding="utf-8")
         self.reconciler.tick()  # policy in place before the first job arrives
         stop = StopFlag()
-        loop = threading.Thread(
-            target=run_loop,
-            args=(self.reconciler,),
-            kwargs={"interval_s": self.interval_s, "once": False, "stop": stop},
-            daemon=True,
-        )
+        failed: list[BaseException] = []
+
+        def feed() -> None:
+            try:
+                self._submit_all(subs, health)
+                self._wait_empty()
+            except BaseException as exc:  # re-raised in the main thread below
+                failed.append(exc)
+            finally:
+                stop.set()
+
+        # the reconciler keeps the main thread (its ledger's SQLite connection lives here);
+        # submissions run in their own thread so a slow tick never delays one
         self.t0 = self.clock()
-        loop.start()
-        try:
-            self._submit_all(subs, health)
-            self._wait_empty()
-        finally:
-            stop.set()
-            loop.join(120)
+        feeder = threading.Thread(target=feed, daemon=True)
+        feeder.start()
+        run_loop(self.reconciler, interval_s=self.interval_s, once=False, stop=stop)
+        feeder.join()
+        if failed:
+            raise failed[0]
         return self.collect(subs)
 
     def _submit_all(self, subs: list[Submission], health: Path) -> None:
