@@ -69,6 +69,15 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--speedup must be positive, got {args.speedup}")
     if not args.trace.is_file():
         raise UsageError(f"--trace {args.trace}: no such file")
+    if args.compare and args.speedup != 1.0:
+        # the profile's delays are the cluster's real seconds; compressed they would not be
+        raise UsageError("--compare needs --speedup 1")
+    if args.from_events is not None and not args.compare:
+        raise UsageError("--from-events is only useful with --compare")
+    if args.compare:
+        from allotment.sim.latency import parse_profile
+
+        parse_profile(args.compare)  # a bad profile fails now, not after the replay
     config = load_compiled(args)
     cluster = args.cluster or config.largest_cluster()
     if cluster not in config.clusters:
@@ -166,13 +175,10 @@ def _compare(
     from allotment.sim.latency import parse_profile
     from allotment.traces.scenarios.workload import Workload
 
-    scale = args.speedup
     profile = parse_profile(args.compare)
     sim = simulated_events(config, cluster, Workload.of(trace.jobs, trace.node_events), profile)
     if args.events:
         write_events(args.events.with_name(args.events.stem + ".sim.jsonl"), sim)
-    if scale != 1.0:
-        raise UsageError("--compare needs --speedup 1 (the simulation runs in trace seconds)")
     rows = compare(events, sim, capacity=capacity, node_gpus=node_gpus)
     print(render(rows))
     missed = [r.metric for r in rows if r.ok is False]
