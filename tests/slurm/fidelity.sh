@@ -22,7 +22,8 @@ teardown() {
 trap teardown EXIT
 trap 'exit 130' INT TERM
 
-bash "$HERE/up.sh" "$STATE"
+# Slurm's own backfill would start jobs the core holds back: the core is the backfill scheduler
+SLURM_SCHEDULER=${SLURM_SCHEDULER:-builtin} bash "$HERE/up.sh" "$STATE"
 # shellcheck disable=SC1091
 source "$STATE/env.sh"
 export SLURM_CONF

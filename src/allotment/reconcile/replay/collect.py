@@ -4,7 +4,8 @@
 records: two ``REQUEUED`` (the runs the reconciler ended) and its final one.  Times come as Unix
 seconds (``SLURM_TIME_FORMAT=%s``).  A run that ended ``REQUEUED`` or ``PREEMPTED`` is a
 preempt event with the rule and reason of the reconciler's requeue of that job at that time
-(its audit record); any other ending is an end.  Drains and resumes are the reconciler's applied
+(its audit record); any other ending is an end.  sacct's times are whole seconds, so each is
+taken as the middle of its second, and a submission is never later than the job's first start.  Drains and resumes are the reconciler's applied
 drain/resume actions.  Reservations are the core's own bookkeeping, invisible in Slurm: the
 replay log has none.
 """
@@ -59,8 +60,9 @@ def events_from_runs(
     speedup: float,
     allocated: Mapping[str, bool],
 ) -> list[Event]:
-    def t(wall: float) -> float:
-        return round((wall - t0) * speedup, 3)
+    def t(wall: float, whole: bool = True) -> float:
+        # sacct reports whole seconds: take the middle of the second
+        return round((wall + (0.5 if whole else 0.0) - t0) * speedup, 3)
 
     requeues: dict[str, list[Mapping[str, object]]] = {}
     for a in audit:

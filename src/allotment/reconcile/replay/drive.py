@@ -149,9 +149,14 @@ class Replay:
         events = events_from_runs(
             parse_sacct(text), by_name, audit, t0=self.t0, speedup=self.speedup, allocated=allocated
         )
+        first: dict[str, float] = {}
+        for e in sorted(events, key=lambda e: e.t):
+            if e.event == "start" and e.job:
+                first.setdefault(e.job, e.t)
         for s in subs:
             if s.job.id in self.ids:
                 at = round((self.submitted[s.job.id] - self.t0) * self.speedup, 3)
+                at = min(at, first.get(s.job.id, at))  # sacct's whole seconds
                 events.append(
                     Event(
                         at,
