@@ -117,14 +117,14 @@ def test_sacct_runs_and_the_audit_log_become_events() -> None:
         runs, jobs, audit, t0=1000.0, speedup=1.0, allocated={"j1": True, "j2": False}
     )
     kinds = sorted((e.t, e.event, e.job or e.node) for e in ev)
-    assert kinds == [
-        (0.0, "start", "j1"),
-        (30.0, "preempt", "j1"),
-        (31.0, "start", "j2"),
-        (42.0, "start", "j1"),
+    assert kinds == [  # sacct's whole seconds are taken as their middle; audit times are exact
+        (0.5, "start", "j1"),
+        (30.5, "preempt", "j1"),
+        (31.5, "start", "j2"),
+        (42.5, "start", "j1"),
         (50.0, "drain", "n4"),
-        (60.0, "end", "j2"),
-        (100.0, "end", "j1"),
+        (60.5, "end", "j2"),
+        (100.5, "end", "j1"),
     ]
     pre = next(e for e in ev if e.event == "preempt")
     assert (pre.rule, pre.lost_gpu_hours) == ("reclaim", 0.0)
