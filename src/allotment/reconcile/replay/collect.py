@@ -113,7 +113,7 @@ def events_from_runs(
             at = float(a.get("time", 0.0))  # type: ignore[arg-type]
             out.append(
                 Event(
-                    t(at),
+                    t(at, whole=False),
                     kind,
                     node=str(a["target"]),
                     rule=str(a.get("rule")),
