@@ -53,3 +53,13 @@ def test_profiles_parse_with_adjustments_and_bad_ones_say_why() -> None:
         parse_profile("pbs")
     with pytest.raises(UsageError, match="KEY=SECONDS"):
         parse_profile("slurm,requeue=-3")
+
+
+def test_with_time_limits_the_core_plans_with_the_limit_but_jobs_end_after_their_work() -> None:
+    p = LatencyProfile("t", limit_margin_s=30.0)
+    job = JobSpec("j", 0.0, "a", 1, 45.0, "x", min_runtime=600, kind="debug")
+    assert p.as_known(job).work == 120.0 and NONE.as_known(job) is job  # 45 + 30 s -> 2 min
+    m = simulate(CONFIG, Workload.of([job]), latency=p).metrics
+    # 45 GPU-seconds delivered: the run ended after its true work, not its 120 s limit
+    assert m["occupancy"] * 8 * float(m["days"]) * 86400.0 == pytest.approx(45.0, abs=1)
+

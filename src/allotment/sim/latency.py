@@ -17,15 +17,23 @@ Three delays, each measured or configured on the real thing (docs/fidelity.md):
   The simulator counts it as waiting (the job's start is that much later) and keeps the GPUs
   held through it, as Slurm allocates them at the start.
 
+And one thing the core cannot know on a real cluster: a job's true work.  On Slurm it is told
+the job's time limit (whole minutes) instead, and plans reservations and backfill with it.
+``limit_margin_s`` (None: the core knows the exact work, as in a trace) makes the simulated
+core see the time limit ``time_limit_s(work, margin)`` the replay gives each job, while the job
+still ends after its true work.
+
 Profiles: ``none`` (no delay: the policy's idealized cluster), ``slurm`` (Slurm's defaults:
 ``cred_expire`` 120 s), ``slurm-test`` (the test cluster ``make test-fidelity`` replays on).
-A profile can be adjusted with ``KEY=VALUE`` suffixes: ``slurm,requeue=31,cycle=5``.
+A profile can be adjusted with ``KEY=VALUE`` suffixes: ``slurm,requeue=31,cycle=5,limit=30``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, replace
 
+from allotment.core.jobs import JobSpec
 from allotment.errors import UsageError
 
 
@@ -35,9 +43,22 @@ class LatencyProfile:
     cycle_s: float = 0.0  # passes only at multiples of this (0: the policy's reconcile interval)
     requeue_delay_s: float = 0.0  # a requeued job is eligible again this long after the requeue
     launch_delay_s: float = 0.0  # from the pass that starts a job to its real start
+    limit_margin_s: float | None = None  # the core sees time limits: work + margin, in minutes
 
     def pass_interval(self, reconcile_interval_s: float) -> float:
         return self.cycle_s if self.cycle_s > 0 else reconcile_interval_s
+
+    def as_known(self, spec: JobSpec) -> JobSpec:
+        """The job as the core can know it: its time limit as its work, when limits are on."""
+        if self.limit_margin_s is None:
+            return spec
+        return replace(spec, work=time_limit_s(spec.work, self.limit_margin_s))
+
+
+def time_limit_s(work_s: float, margin_s: float) -> float:
+    """A time limit for ``work_s`` of work: ``margin_s`` more, rounded up to whole minutes
+    (Slurm's unit for ``sbatch -t``)."""
+    return 60.0 * max(1, math.ceil((work_s + margin_s) / 60.0))
 
 
 NONE = LatencyProfile("none")
@@ -48,15 +69,21 @@ PROFILES: dict[str, LatencyProfile] = {
     "slurm": LatencyProfile("slurm", requeue_delay_s=121.0, launch_delay_s=1.0),
     # tests/slurm/up.sh: cred_expire=10, sched_interval=2; the replay's reconciler ticks
     # every 5 s
+    # and ``allot replay`` gives each job a time limit of its work + 30 s in whole minutes
     "slurm-test": LatencyProfile(
-        "slurm-test", cycle_s=5.0, requeue_delay_s=11.0, launch_delay_s=1.0
+        "slurm-test", cycle_s=5.0, requeue_delay_s=11.0, launch_delay_s=1.0, limit_margin_s=30.0
     ),
 }
-_KEYS = {"cycle": "cycle_s", "requeue": "requeue_delay_s", "launch": "launch_delay_s"}
+_KEYS = {
+    "cycle": "cycle_s",
+    "requeue": "requeue_delay_s",
+    "launch": "launch_delay_s",
+    "limit": "limit_margin_s",
+}
 
 
 def parse_profile(text: str) -> LatencyProfile:
-    """``NAME[,KEY=SECONDS...]`` with KEY one of cycle, requeue, launch."""
+    """``NAME[,KEY=SECONDS...]`` with KEY one of cycle, requeue, launch, limit."""
     name, *sets = [t.strip() for t in text.split(",")]
     base = PROFILES.get(name)
     if base is None:
@@ -81,4 +108,5 @@ def parse_profile(text: str) -> LatencyProfile:
         changes.get("cycle_s", base.cycle_s),
         changes.get("requeue_delay_s", base.requeue_delay_s),
         changes.get("launch_delay_s", base.launch_delay_s),
+        changes.get("limit_margin_s", base.limit_margin_s),
     )

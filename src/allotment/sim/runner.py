@@ -187,7 +187,8 @@ class _Sim:
 
     def _enqueue(self, spec: JobSpec, now: float) -> None:
         self.rec.job_eligible(spec.id, spec.kind, spec.gpus, now, spec.account)
-        self.sched.add_pending(spec, now, now, declared=self.declared[spec.id])
+        # latency profile: the core may know only the job's time limit, not its true work
+        self.sched.add_pending(self.latency.as_known(spec), now, now, declared=self.declared[spec.id])
         self.rec.demand_change(now, spec.account, spec.gpus, self._budgeted(spec))
 
     def _budgeted(self, spec: JobSpec) -> bool:
@@ -304,7 +305,8 @@ class _Sim:
             launch = self.latency.launch_delay_s  # latency profile: the backend starts it later
             self.rec.first_start(spec.id, now + launch)
             self.rec.run_change(now, spec.account, spec.gpus, st.allocated, self._budgeted(spec))
-            self._push(now + launch + max(0.0, spec.work - r.done_before), DONE, (spec.id, now))
+            work = self.by_id[spec.id].work  # the true work (the core may plan with a limit)
+            self._push(now + launch + max(0.0, work - r.done_before), DONE, (spec.id, now))
             if now < r.protected_until < math.inf and self.ctx.mode == "budgets":
                 self._push(r.protected_until, WAKE, spec.id)
         for rep in d.nodes:

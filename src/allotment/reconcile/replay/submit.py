@@ -22,8 +22,10 @@ from pathlib import Path
 
 from allotment.backends.policy import UNALLOCATED_QOS, tier_name
 from allotment.core.jobs import JobSpec
+from allotment.sim.latency import time_limit_s
 
-LIMIT_MARGIN_S = 30.0  # the script's own overhead (one fork per second) and Slurm's launch
+LIMIT_MARGIN_S = 30.0  # the script's own overhead (one fork per second) and Slurm's launch;
+# the slurm-test latency profile gives the simulated core the same limits (sim.latency)
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +74,7 @@ def submission(
     work_s = max(1, math.ceil(compressed(job.work, speedup)))
     tier = tier_seconds(job, default_min_s, speedup)
     qos = UNALLOCATED_QOS if tier == 0 else tier_name(tier)
-    minutes = max(1, math.ceil((work_s + LIMIT_MARGIN_S) / 60.0))
+    minutes = round(time_limit_s(work_s, LIMIT_MARGIN_S) / 60.0)
     nodes, opts = shape(job, gpus_per_node)
     argv = (
         "sbatch",
