@@ -127,3 +127,29 @@ def test_max_gpus_becomes_grptres_and_slurm_holds_the_team_to_it(
     wait_for("the first runs", lambda: state(first) == "RUNNING", 30)
     reason = sh("squeue", "-h", "-j", second, "-o", "%r").strip()
     assert state(second) == "PENDING" and reason.startswith("AssocGrp")
+
+
+def test_a_cap_cleared_while_the_account_moves_is_lifted_in_slurmctld_too(
+    reconciler: Reconciler,  # noqa: F811
+    repo: Path,  # noqa: F811
+) -> None:
+    org = repo / "budgets/org/budget.yaml"
+    capped = org.read_text()
+    org.write_text(
+        capped.replace("  teamb:\n    share: 40\n", "  teamb:\n    share: 40\n    max_gpus: 12\n")
+    )
+    commit_all(repo, "teamb capped")
+    reconciler.tick()
+    # teamb moves under proga and loses its cap in one commit
+    org.write_text(capped.replace("  teamb:\n    share: 40\n", ""))
+    proga = repo / "budgets/org/proga/budget.yaml"
+    proga.write_text(proga.read_text() + "  teamb:\n    share: 10\n")
+    (repo / "budgets/org/proga/teamb").mkdir()
+    (repo / "budgets/org/teamb/budget.yaml").rename(repo / "budgets/org/proga/teamb/budget.yaml")
+    commit_all(repo, "teamb moves under proga, uncapped")
+    r = reconciler.tick()
+    assert r.error is None and not [x for x in r.results if x.code == "failed"]
+    ctld = sh("scontrol", "show", "assoc_mgr", "accounts=teamb", "flags=assoc")
+    account_line = ctld.split("UserName=root")[0]  # the account's own association comes first
+    assert "ParentAccount=proga" in account_line
+    assert "gres/gpu=N(" in account_line  # no cap left in the controller, not only in the DB
