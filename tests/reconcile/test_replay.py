@@ -162,3 +162,17 @@ def test_fidelity_targets_are_met_by_equal_logs_and_missed_by_a_slow_start() -> 
     ]
     missed = {r.metric for r in compare(slow, sim, capacity=8, node_gpus={}) if r.ok is False}
     assert "wait p50 debug (s)" in missed and "occupancy 0-300s" in missed
+
+
+def test_a_run_that_ends_in_the_second_it_started_still_pairs_up() -> None:
+    runs = parse_sacct(
+        "80|replay-j1|REQUEUED|1000|1010|gres/gpu=4,node=1|n1\n"
+        "80|replay-j1|COMPLETED|1030|1030|gres/gpu=4,node=1|n1\n"
+    )
+    ev = events_from_runs(
+        runs, {"replay-j1": _job(gpus=4)}, [], t0=1000.0, speedup=1.0, allocated={"j1": False}
+    )
+    ev.append(Event(0.0, "submit", "j1", "teama", 4, 1, False, kind="batch"))
+    m = metrics(ev, teams=["teama"], capacity=8, entitlement={"teama": 8.0}, node_gpus={})
+    assert m["jobs"]["completed"] == 1
+    assert m["occupancy"] == round(4 * 10.001 / (8 * 30.501), 4)  # nothing left running

@@ -78,6 +78,9 @@ def events_from_runs(
         base = {"job": spec.id, "account": spec.account, "gpus": r.gpus, "nodes": r.nodes}
         out.append(Event(t(r.start), "start", allocated=alloc, kind=spec.kind, **base))  # type: ignore[arg-type]
         hours = r.gpus * (r.end - r.start) * speedup / 3600.0
+        # a run can end in the second it started (a requeued job whose checkpoint already
+        # held all its work): keep its end after its start so the two still pair up
+        stop = max(t(r.end), t(r.start) + 0.001)
         if alloc:
             charged[spec.id] = charged.get(spec.id, 0.0) + hours
         if r.state in PREEMPTED:
@@ -85,7 +88,7 @@ def events_from_runs(
             lost = 0.0 if spec.resumable else hours
             out.append(
                 Event(
-                    t(r.end),
+                    stop,
                     "preempt",
                     allocated=alloc,
                     rule=str(why.get("rule")) if why else "backend",
@@ -98,7 +101,7 @@ def events_from_runs(
         else:
             out.append(
                 Event(
-                    t(r.end),
+                    stop,
                     "end",
                     allocated=alloc,
                     reason=r.state,
