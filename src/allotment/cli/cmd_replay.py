@@ -59,25 +59,12 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from allotment.core.context import build_context
     from allotment.reconcile.reconciler import Options
-    from allotment.reconcile.replay.events import metrics, read_events, write_events
+    from allotment.reconcile.replay.events import read_events, write_events
     from allotment.reconcile.replay.submit import tiers
     from allotment.traces.reader import read_trace
 
-    if not args.speedup > 0:
-        raise UsageError(f"--speedup must be positive, got {args.speedup}")
-    if not args.trace.is_file():
-        raise UsageError(f"--trace {args.trace}: no such file")
-    if args.compare and args.speedup != 1.0:
-        # the profile's delays are the cluster's real seconds; compressed they would not be
-        raise UsageError("--compare needs --speedup 1")
-    if args.from_events is not None and not args.compare:
-        raise UsageError("--from-events is only useful with --compare")
-    if args.compare:
-        from allotment.sim.latency import parse_profile
-
-        parse_profile(args.compare)  # a bad profile fails now, not after the replay
+    _check(args)
     config = load_compiled(args)
     cluster = args.cluster or config.largest_cluster()
     if cluster not in config.clusters:
@@ -98,6 +85,43 @@ def run(args: argparse.Namespace) -> int:
         events = _replay(args, config, cluster, trace, state, opts)
     if args.events:
         write_events(args.events, events)
+    m, ctx, node_gpus = _metrics(args, config, cluster, events)
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(m, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    w = m["wait"]
+    print(
+        f"replayed {m['jobs']['submitted']} jobs on {cluster} ({args.backend}): occupancy "
+        f"{m['occupancy']:.3f}, preemptions {m['preemptions']}, wait p50/p90 debug "
+        f"{w['debug']['p50']:.0f}/{w['debug']['p90']:.0f}s, all {w['all']['p50']:.0f}/{w['all']['p90']:.0f}s"
+    )
+    if args.compare:
+        return _compare(args, config, cluster, trace, events, node_gpus, ctx.capacity_gpus)
+    return 0
+
+
+def _check(args: argparse.Namespace) -> None:
+    """Every usage error before anything runs (a replay takes minutes)."""
+    if not args.speedup > 0:
+        raise UsageError(f"--speedup must be positive, got {args.speedup}")
+    if not args.trace.is_file():
+        raise UsageError(f"--trace {args.trace}: no such file")
+    if args.compare and args.speedup != 1.0:
+        # the profile's delays are the cluster's real seconds; compressed they would not be
+        raise UsageError("--compare needs --speedup 1")
+    if args.from_events is not None and not args.compare:
+        raise UsageError("--from-events is only useful with --compare")
+    if args.compare:
+        from allotment.sim.latency import parse_profile
+
+        parse_profile(args.compare)  # a bad profile fails now, not after the replay
+
+
+def _metrics(args: argparse.Namespace, config: Any, cluster: str, events: Any) -> Any:
+    """The simulator's metrics of the replay's events, with the run's identity added."""
+    from allotment.core.context import build_context
+    from allotment.reconcile.replay.events import metrics
+
     ctx = build_context(config, cluster)
     node_gpus = {
         n: g.gpus_per_node for g in config.clusters[cluster].node_groups for n in g.node_names
@@ -117,18 +141,7 @@ def run(args: argparse.Namespace) -> int:
         capacity_gpus=ctx.capacity_gpus,
         days=round(max((e.t for e in events), default=0) / 86400, 4),
     )
-    if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(m, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    w = m["wait"]
-    print(
-        f"replayed {m['jobs']['submitted']} jobs on {cluster} ({args.backend}): occupancy "
-        f"{m['occupancy']:.3f}, preemptions {m['preemptions']}, wait p50/p90 debug "
-        f"{w['debug']['p50']:.0f}/{w['debug']['p90']:.0f}s, all {w['all']['p50']:.0f}/{w['all']['p90']:.0f}s"
-    )
-    if args.compare:
-        return _compare(args, config, cluster, trace, events, node_gpus, ctx.capacity_gpus)
-    return 0
+    return m, ctx, node_gpus
 
 
 def _replay(

@@ -12,7 +12,7 @@ replay log has none.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from allotment.backends.slurm.shape import gpus_in
@@ -110,6 +110,12 @@ def events_from_runs(
                     **base,  # type: ignore[arg-type]
                 )
             )
+    return out + _health_events(audit, t)
+
+
+def _health_events(audit: Sequence[Mapping[str, object]], t: Callable[..., float]) -> list[Event]:
+    """The reconciler's applied drains and resumes (their audit times are exact)."""
+    out = []
     for a in audit:
         if a.get("action") in ("drain", "resume") and a.get("result") == "applied":
             kind: EventKind = "drain" if a["action"] == "drain" else "resume"
