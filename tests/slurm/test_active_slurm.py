@@ -37,6 +37,11 @@ def observed(rec: Reconciler, job: str) -> JobObs:
     return j
 
 
+def _state_seen(rec: Reconciler, job: str) -> str | None:
+    j = rec.backend.observe().job(job)
+    return None if j is None else j.state
+
+
 def test_a_job_the_core_starts_runs_within_a_cycle_ahead_of_a_blocked_big_job(
     reconciler: Reconciler,  # noqa: F811
 ) -> None:
@@ -93,7 +98,8 @@ def test_a_requeued_job_waits_out_cred_expire_and_is_left_out_meanwhile(
     wait_for("running", lambda: state(job) == "RUNNING", 30)
     sh("scontrol", "requeue", job)
     at = time.time()
-    wait_for("pending again", lambda: observed(reconciler, job).state == "pending", 30)
+    # RUNNING -> COMPLETING (not observed: neither running nor pending) -> PENDING
+    wait_for("pending again", lambda: _state_seen(reconciler, job) == "pending", 30)
     obs = reconciler.backend.observe()
     j = obs.job(job)
     assert j is not None and j.restarts == 1 and j.eligible is not None
