@@ -2,13 +2,14 @@
 # make test  : set up .venv, lint, type-check, layer-check and run the unit tests
 # make test-slurm : bring up a real local Slurm, run the integration tests, tear it down
 # make test-k8s   : build (cached) and start a real kube-apiserver, run the k8s tests, tear it down
+# make test-fidelity : replay a workload on a real local Slurm, compare with the simulator (docs/fidelity.md)
 SHELL := /bin/bash
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test test-unit test-slurm test-k8s lint check regen bench clean
+.PHONY: run test test-unit test-slurm test-k8s test-fidelity lint check regen bench clean
 
 # the hot modules are compiled at install (setup.py): editing one reinstalls
 HOT_SRC := $(wildcard src/allotment/core/*.py src/allotment/sim/*.py) src/allotment/_compiled.py setup.py
@@ -39,6 +40,9 @@ test-slurm: $(STAMP)
 
 test-k8s: $(STAMP)
 	PYTHON=$(BIN)/python bash tests/k8s/run.sh
+
+test-fidelity: $(STAMP)
+	bash tests/slurm/fidelity.sh
 
 regen: $(STAMP)
 	$(BIN)/pytest -q -m "not slurm and not k8s" --regen-golden

@@ -40,6 +40,7 @@ def tree_config(
     policy: Policy | None = None,
     inactive: tuple[str, ...] = (),
     health_file: str | None = None,
+    max_gpus: Mapping[str, int] | None = None,
 ) -> CompiledConfig:
     children: dict[str | None, list[str]] = {}
     for name, parent in tree.items():
@@ -87,7 +88,7 @@ def tree_config(
             share=shares[n],
             active=n not in inactive,
             clusters=("gpulab",),
-            max_gpus=None,
+            max_gpus=(max_gpus or {}).get(n),
             members=tuple(u for u, accts in members.items() if n in accts),
             absolute={"gpulab": absolute[n]},
             entitlement_gpus={"gpulab": absolute[n] * gpus},

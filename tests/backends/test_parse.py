@@ -24,13 +24,13 @@ unallocated|0||requeue||0.000000
 alloc-20s|100|unallocated|requeue|00:00:20|1.000000
 alloc-8h|103|unallocated|requeue|08:00:00|1.000000
 """
-ASSOC = """root|||1|normal|
-root||root|1|normal|normal
-org|root||10000|normal|
-teama1|org||6667|normal|
-teama1||root|1|alloc-20s,unallocated|alloc-20s
-teamb|org||parent|normal|
-teamb||root|1|alloc-20s,unallocated|alloc-20s
+ASSOC = """root|||1|normal||
+root||root|1|normal|normal|
+org|root||10000|normal||
+teama1|org||6667|normal||gres/gpu=16
+teama1||root|1|alloc-20s,unallocated|alloc-20s|
+teamb|org||parent|normal||cpu=4
+teamb||root|1|alloc-20s,unallocated|alloc-20s|
 """
 USERS = "root|teama1\n"
 
@@ -50,6 +50,8 @@ def test_associations_give_accounts_and_users_ignoring_slurms_root_account_qos()
         ("teama1", "org", 6667),
         ("teamb", "org", 0),  # "parent" is not a number: shows as a difference
     ]
+    caps = {a.name: a.max_gpus for a in accounts}
+    assert caps == {"org": None, "root": None, "teama1": 16, "teamb": None}  # GrpTRES
     (root,) = users
     assert root.accounts == ("root", "teama1", "teamb")
     assert root.qos == ("alloc-20s", "unallocated") and root.default_qos == "alloc-20s"

@@ -23,3 +23,11 @@ def test_render_is_deterministic_and_parents_come_before_children() -> None:
     assert lines.index(next(x for x in lines if "add qos unallocated" in x)) < lines.index(
         next(x for x in lines if "add qos alloc-" in x)
     )
+
+
+def test_max_gpus_becomes_a_gpu_limit_on_the_account_association() -> None:
+    text = render_slurm(tree_config(max_gpus={"teamb": 12, "proga": 20}), "gpulab")
+    adds = {w.split()[4]: w for w in text.splitlines() if w.startswith("sacctmgr -i add account")}
+    assert adds["teamb"].endswith(" GrpTRES=gres/gpu=12")
+    assert adds["proga"].endswith(" GrpTRES=gres/gpu=20")
+    assert "GrpTRES" not in adds["teama1"] and "GrpTRES" not in adds["org"]

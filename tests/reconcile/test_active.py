@@ -13,6 +13,7 @@ from allotment.backends.actions import DRAIN_PREFIX
 from allotment.backends.protocol import JobObs, NodeObs, Observation
 from allotment.backends.simulated import SimulatedBackend
 from allotment.reconcile.active import plan_cluster
+from allotment.reconcile.pinned_order import PINNED_FLOOR, PRIORITY_TOP
 from allotment.reconcile.reconciler import Options
 from tests.backends.configs import tree_config
 from tests.reconcile.conftest import T0
@@ -180,8 +181,8 @@ def test_only_the_head_of_the_order_is_pinned_and_earlier_pins_follow_their_posi
         for i in range(1, 21)
     ]
     pend[-1] = JobObs(
-        "20", "root", "teama1", "q", 8, "pending", now - 980, None, 20, True, 999_999
-    )  # pinned before
+        "20", "root", "teama1", "q", 8, "pending", now - 980, None, 20, True, PRIORITY_TOP
+    )  # pinned before, at the very top
     full = [
         JobObs(
             str(100 + i),
@@ -205,4 +206,7 @@ def test_only_the_head_of_the_order_is_pinned_and_earlier_pins_follow_their_posi
     positions = {r.job_id: r.position for r in plan.decisions.order}
     head = {j for j, p in positions.items() if p < 5}
     assert set(prio) == head | {"20"}
-    assert all(prio[j] == 1_000_000 - positions[j] for j in prio)
+    by_position = sorted(prio, key=lambda j: positions[j])
+    values = [prio[j] for j in by_position]
+    assert values == sorted(values, reverse=True) and len(set(values)) == len(values)
+    assert all(PINNED_FLOOR < v <= PRIORITY_TOP for v in values)

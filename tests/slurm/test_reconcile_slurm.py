@@ -114,7 +114,8 @@ def test_tree_appears_exactly_changes_after_one_tick_and_drift_is_corrected(
         "format=name,preempt,preemptmode,preemptexempttime,usagefactor",
     )
     assert "unallocated||requeue||0.000000" in qos.splitlines()
-    assert "alloc-20s|unallocated|requeue|00:00:20|1.000000" in qos.splitlines()
+    # active mode: the tiers preempt nothing by themselves, every requeue is the core's
+    assert "alloc-20s||requeue|00:00:20|1.000000" in qos.splitlines()
     assert reconciler.tick().results == []  # idempotent
 
     write_repo(repo, {**DEFAULT_SHARES, "teama1": 10}, health_file=str(repo.parent / "health.txt"))
@@ -134,13 +135,20 @@ def test_allocated_job_takes_gpus_from_unallocated_work_which_is_requeued_and_fi
     reconciler: Reconciler,
 ) -> None:
     reconciler.tick()
-    free = [submit("teamb", 8, "unallocated", seconds=12) for _ in range(4)]
+    free = [submit("teamb", 8, "unallocated", seconds=25) for _ in range(4)]
     wait_for(
         "cluster full of unallocated work", lambda: all(state(j) == "RUNNING" for j in free), 30
     )
     reconciler.tick()
     alloc = submit("teama1", 8, SHORT, seconds=10)
-    wait_for("allocated job running", lambda: state(alloc) == "RUNNING", 30)
+    time.sleep(3)  # more than one scheduling cycle (sched_interval=2): Slurm alone preempts nothing
+    assert state(alloc) == "PENDING" and all(restarts(j) == 0 for j in free)
+
+    def ticked() -> bool:
+        reconciler.tick()
+        return state(alloc) == "RUNNING"
+
+    wait_for("allocated job running after the core's requeue", ticked, 30, every=1)
     victims = [j for j in free if restarts(j) >= 1]
     assert len(victims) == 1 and state(victims[0]) == "PENDING"
     reconciler.tick()  # the reconciler must not undo or duplicate anything here

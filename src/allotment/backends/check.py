@@ -26,10 +26,12 @@ def policy_done(a: PolicyAction, st: PolicyState) -> bool:
         )
     if a.kind in ("add_account", "modify_account"):
         acct = st.account(a.target)
+        cap = f.get("max_gpus", "")
         return (
             acct is not None
             and acct.parent == f["parent"]
             and acct.fairshare == int(f["fairshare"])
+            and acct.max_gpus == (int(cap) if cap else None)
         )
     if a.kind in ("add_user", "modify_user"):
         u = next((u for u in st.users if u.name == a.target), None)

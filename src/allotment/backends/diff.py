@@ -124,7 +124,8 @@ def _diff_accounts(
     obs = {a.name: a for a in observed.accounts}
     for a in desired.accounts:
         have = obs.get(a.name)
-        fields = (("fairshare", str(a.fairshare)), ("parent", a.parent))
+        cap = "" if a.max_gpus is None else str(a.max_gpus)
+        fields = (("fairshare", str(a.fairshare)), ("max_gpus", cap), ("parent", a.parent))
         if have is None:
             out.append(
                 PolicyAction(
@@ -137,6 +138,8 @@ def _diff_accounts(
             why.append(f"fairshare {have.fairshare} -> {a.fairshare}")
         if have.parent != a.parent:
             why.append(f"parent {have.parent} -> {a.parent}")
+        if have.max_gpus != a.max_gpus:
+            why.append(f"max_gpus {_cap(have.max_gpus)} -> {_cap(a.max_gpus)}")
         if why:
             out.append(
                 PolicyAction(
@@ -206,3 +209,7 @@ def _diff_users(
 
 def _sorted(actions: list[PolicyAction]) -> tuple[PolicyAction, ...]:
     return tuple(sorted(actions, key=PolicyAction.sort_key))
+
+
+def _cap(max_gpus: int | None) -> str:
+    return "none" if max_gpus is None else str(max_gpus)

@@ -32,11 +32,14 @@ _USER_NAME = re.compile(USER_PATTERN)
 
 @dataclass(frozen=True, slots=True, order=True)
 class AccountSpec:
-    """One account: ``parent`` is another account or ``SLURM_ROOT``; ``fairshare`` >= 1."""
+    """One account: ``parent`` is another account or ``SLURM_ROOT``; ``fairshare`` >= 1;
+    ``max_gpus`` the budget node's cap on GPUs held at once by it and everything below it
+    (Slurm: ``GrpTRES=gres/gpu=N`` on the account's association), None for no cap."""
 
     name: str
     parent: str
     fairshare: int
+    max_gpus: int | None = None
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -82,15 +85,24 @@ def tier_name(seconds: int) -> str:
     return f"alloc-{format_duration(seconds)}"
 
 
-def qos_tiers(tiers_s: tuple[int, ...]) -> tuple[QosSpec, ...]:
-    """The contract QOS: unallocated work is free and every allocated tier may preempt it; a
-    tier's ``PreemptExemptTime`` is its minimum runtime.  Longer tiers get a higher priority
-    so a longer commitment is started no later than a shorter one of the same rank."""
+def qos_tiers(tiers_s: tuple[int, ...], *, backend_preempts: bool = True) -> tuple[QosSpec, ...]:
+    """The contract QOS: unallocated work is free; a tier's ``PreemptExemptTime`` is its
+    minimum runtime.  Longer tiers get a higher priority so a longer commitment is started no
+    later than a shorter one of the same rank.
+
+    ``backend_preempts``: every allocated tier may preempt unallocated work by itself (Slurm's
+    ``preempt/qos``).  That is the contract when nothing else acts (policy sync only, or a
+    policy applied by hand from ``allot compile --target slurm``).  With the reconciler in
+    active mode it is off: Slurm would preempt for any tier job it picks, with victims it
+    picks, beyond the core's plan (the issue's replay: one team at 25 GPUs where the core
+    planned 19, then five reclaims the simulator never made), so the core's requeues are the
+    only preemptions."""
     out = [QosSpec(UNALLOCATED_QOS, 0, (), 0, 0.0)]
+    preempt = (UNALLOCATED_QOS,) if backend_preempts else ()
     for i, s in enumerate(sorted(set(tiers_s))):
         if s <= 0:
             raise BackendError(f"a QOS tier needs a positive minimum runtime, got {s}s")
-        out.append(QosSpec(tier_name(s), 100 + i, (UNALLOCATED_QOS,), s, 1.0))
+        out.append(QosSpec(tier_name(s), 100 + i, preempt, s, 1.0))
     return tuple(sorted(out))
 
 
@@ -117,9 +129,14 @@ def fairshare(share: float) -> int:
 
 
 def desired_policy(
-    config: CompiledConfig, cluster: str, tiers_s: tuple[int, ...] = DEFAULT_TIERS_S
+    config: CompiledConfig,
+    cluster: str,
+    tiers_s: tuple[int, ...] = DEFAULT_TIERS_S,
+    *,
+    backend_preempts: bool = True,
 ) -> PolicyState:
-    """What ``cluster`` should hold for ``config``: active nodes eligible for the cluster."""
+    """What ``cluster`` should hold for ``config``: active nodes eligible for the cluster
+    (``backend_preempts``: see ``qos_tiers``)."""
     if cluster not in config.clusters:
         raise BackendError(
             f"cluster {cluster!r} is not in the inventory ({sorted(config.clusters)})"
@@ -134,9 +151,11 @@ def desired_policy(
             continue
         parent = SLURM_ROOT if node.parent is None or node.parent not in keep else node.parent
         share = 1.0 if node.parent is None else node.share
-        accounts.append(AccountSpec(slurm_name(node.name), slurm_name(parent), fairshare(share)))
+        accounts.append(
+            AccountSpec(slurm_name(node.name), slurm_name(parent), fairshare(share), node.max_gpus)
+        )
     leaves = {slurm_name(n.name) for n in config.leaves() if n.name in keep}
-    qos = qos_tiers(tiers_s)
+    qos = qos_tiers(tiers_s, backend_preempts=backend_preempts)
     qos_names = tuple(q.name for q in qos)
     dqos = default_tier(tiers_s, config.policy_for(cluster).default_min_runtime_s)
     users: list[UserSpec] = []

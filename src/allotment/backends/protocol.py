@@ -50,6 +50,12 @@ class JobObs:
 
     ``min_runtime_s`` is what the job declared through its QOS tier: 0 = unallocated,
     None = no tier (the policy default applies).  ``resumable`` False means a requeue loses work.
+    ``gpus`` is the whole job's count (all nodes); ``gpus_per_node`` its per-node shape when it
+    asked for one (or spans several nodes evenly); ``node_gpus`` a running job's GPUs on each of
+    ``nodes``, when the backend reports them.  ``time_limit_s`` (None: unlimited or unknown)
+    bounds how long the job may run: the core's work estimate.  ``restarts`` counts requeues;
+    ``reason`` is why a pending job waits in the backend's words (Slurm: ``Dependency``,
+    ``BeginTime``...).
     """
 
     id: str
@@ -65,6 +71,11 @@ class JobObs:
     priority: int = 0
     nodes: tuple[str, ...] = ()
     eligible: float | None = None
+    gpus_per_node: int | None = None
+    node_gpus: tuple[int, ...] = ()
+    time_limit_s: float | None = None
+    restarts: int = 0
+    reason: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -240,7 +240,8 @@ class SimulatedBackend:
         if a.kind in ("add_account", "modify_account"):
             if f["parent"] not in st.accounts and not dry_run:
                 raise BackendError(f"parent account {f['parent']} does not exist")
-            acct = AccountSpec(a.target, f["parent"], int(f["fairshare"]))
+            cap = f.get("max_gpus", "")
+            acct = AccountSpec(a.target, f["parent"], int(f["fairshare"]), int(cap) if cap else None)
             if st.accounts.get(a.target) == acct:
                 return "unchanged"
             if not dry_run:

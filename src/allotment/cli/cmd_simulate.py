@@ -41,6 +41,13 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         help="run the scheduler's plain reference walk (every queue every pass): slower, same output",
     )
     p.add_argument(
+        "--profile",
+        default="none",
+        metavar="NAME[,KEY=S...]",
+        help="backend latency profile (sim/latency.py): none, slurm, slurm-test; adjust with "
+        "cycle=, requeue=, launch= seconds, e.g. slurm,requeue=11 (default: none)",
+    )
+    p.add_argument(
         "--set",
         metavar="KEY=VALUE",
         action="append",
@@ -93,16 +100,19 @@ def load_workload(args: argparse.Namespace, config: Any) -> tuple[Any, str, floa
 
 def run(args: argparse.Namespace) -> int:
     from allotment.sim.events import encode_log
+    from allotment.sim.latency import parse_profile
     from allotment.sim.rundir import RunSource, metrics_json, save_run
     from allotment.sim.runner import simulate
     from allotment.traces.writer import AtomicWriter
 
     overrides = parse_overrides(args.overrides)
+    latency = parse_profile(args.profile)
     config = load_compiled(args)
     workload, cluster, days = load_workload(args, config)
     result = simulate(
         config, workload, cluster=cluster, days=days, seed=args.seed, policy=args.policy, overrides=overrides,
         reference=args.no_skip,
+        latency=latency,
     )
     m = result.metrics
     json_to_stdout = args.json is not None and str(args.json) == "-"

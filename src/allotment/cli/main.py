@@ -32,6 +32,7 @@ COMMANDS = (
     "usage",
     "report",
     "serve",
+    "replay",
 )
 
 

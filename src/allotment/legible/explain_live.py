@@ -14,7 +14,7 @@ from allotment.errors import UsageError
 from allotment.legible.livestate import LiveState, pinned_order
 from allotment.legible.liveview import live_view
 from allotment.legible.words import duration, ordinal, percent
-from allotment.reconcile.active import (
+from allotment.reconcile.pinned_order import (
     PRIORITY_TOP,  # the head of the order is pinned at TOP - position
 )
 

@@ -1,19 +1,26 @@
 """Active mode, pure: turn one observation into the scheduling core's snapshot, run ``decide``,
-and turn its decisions into cluster actions the backend can take.
+and turn its whole decision into cluster actions the backend can take.
 
 Mapping (docs/operators-guide.md has the table):
 
 * a job's QOS tier gives its declared minimum runtime (``unallocated`` = 0, free);
-  ``protected_until`` = start + that runtime, capped by policy;
-* pending jobs still waiting out a requeue delay, or held (priority 0), are left out: Slurm
-  would not start them now, and setting a priority would release a hold;
+  ``protected_until`` = start + that runtime, capped by policy; its time limit is its work
+  bound (the core estimates ends from it; ``UNKNOWN_WORK_S`` only when Slurm has none); its
+  GPUs and per-node shape are the whole job's (``backends.slurm.shape``);
+* pending jobs Slurm could not start now are left out of the pass: held (priority 0; setting a
+  priority would release the hold), waiting on a dependency, or still inside their requeue
+  delay (``EligibleTime`` = requeue + ``cred_expire`` + 1 s).  A requeued job's age counts from
+  its submission, not from its new eligible time, as in the simulator;
 * preemptions become requeues pinned to the run's start time (non-resumable jobs follow
-  ``Policy.non_resumable``); the head of the pending order (``ordered`` jobs, 64 by default)
-  becomes priorities ``PRIORITY_TOP - position``, far above anything Slurm's multifactor
-  gives, so Slurm starts them first; the rest keep Slurm's own fair-share priority.  Bounding
-  it keeps a tick to a bounded number of ``scontrol`` calls however long the queue is.  A
-  priority set once stays pinned in Slurm (NOTES pitfall 17), so a job we pinned earlier keeps
-  being updated to its current position even after it falls out of the head;
+  ``Policy.non_resumable``).  In active mode the backend's own preemption is off (the tier QOS
+  preempt nothing, see ``backends.policy.qos_tiers``), so every requeue is the core's;
+* starts and the pending order become priorities (``reconcile.pinned_order``): the jobs the
+  core starts now go above every job it keeps waiting, the waiting head (``ordered`` jobs, 64
+  by default) below them in the core's order, all far above Slurm's multifactor values, so
+  Slurm's next scheduling cycle starts exactly the core's starts and then stops at the first
+  waiting job.  Only priorities that break the wanted order are rewritten.  A priority set once
+  stays pinned in Slurm (NOTES pitfall 17), so a job we pinned keeps being placed even after it
+  falls out of the head;
 * nodes the health file (or a maintenance window) marks unhealthy are drained with a reason
   starting ``allotment:``; only such nodes are resumed, never one a person drained.
 
@@ -36,10 +43,11 @@ from allotment.core.decide import decide
 from allotment.core.decisions import Decisions
 from allotment.core.jobs import JobSpec
 from allotment.core.snapshot import NodeState, PendingJob, RunningJob, Snapshot
+from allotment.reconcile.pinned_order import PINNED_FLOOR, is_pinned, pin_order
 
-PRIORITY_TOP = 1_000_000
-PINNED_FLOOR = PRIORITY_TOP // 2  # above any multifactor priority: a job here was pinned by us
-UNKNOWN_WORK_S = 86_400.0  # Slurm does not know a job's work; only its time limit bounds it
+UNKNOWN_WORK_S = 86_400.0  # a job without a time limit: the core still needs a work bound
+# pending reasons under which Slurm would not start a job now, whatever its priority
+NOT_STARTABLE = frozenset({"Dependency", "DependencyNeverSatisfied", "JobHeldUser", "JobHeldAdmin"})
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)  # snapshot times are Unix seconds
 
 
@@ -95,8 +103,7 @@ def snapshot(
         if j.state == "running":
             if j.start is None or not j.nodes or j.gpus <= 0:
                 continue
-            per, extra = divmod(j.gpus, len(j.nodes))
-            placement = tuple((n, per + (1 if i < extra else 0)) for i, n in enumerate(j.nodes))
+            placement = _placement(j)
             if j.account not in leaves:
                 for n, g in placement:
                     foreign[n] = foreign.get(n, 0) + g
@@ -106,10 +113,9 @@ def snapshot(
             spec = _spec(j)
             who = ev.get(j.id)
             running.append(RunningJob(spec, j.start, placement, mr > 0, j.start + mr, 0.0, who))
-        elif j.priority > 0 and j.account in leaves and (j.eligible is None or j.eligible <= at):
-            pending.append(
-                PendingJob(_spec(j), j.eligible or j.submit, j.submit, 0.0, ev.get(j.id))
-            )
+        elif j.account in leaves and startable(j, at):
+            age_from = j.submit if j.restarts else (j.eligible or j.submit)
+            pending.append(PendingJob(_spec(j), age_from, j.submit, 0.0, ev.get(j.id)))
     nodes = tuple(
         NodeState(
             n.name,
@@ -124,9 +130,27 @@ def snapshot(
     return Snapshot(nodes, tuple(running), tuple(pending), dict(usage))
 
 
+def startable(j: JobObs, at: float) -> bool:
+    """Could Slurm start this pending job now?  Not held, no unmet dependency, requeue delay
+    over (a ``BeginTime`` reason lags behind the clock by up to one scheduling cycle)."""
+    return (
+        j.priority > 0
+        and j.reason not in NOT_STARTABLE
+        and (j.eligible is None or j.eligible <= at)
+    )
+
+
+def _placement(j: JobObs) -> tuple[tuple[str, int], ...]:
+    if len(j.node_gpus) == len(j.nodes):
+        return tuple(zip(j.nodes, j.node_gpus, strict=True))
+    per, extra = divmod(j.gpus, len(j.nodes))
+    return tuple((n, per + (1 if i < extra else 0)) for i, n in enumerate(j.nodes))
+
+
 def _spec(j: JobObs) -> JobSpec:
     mr = None if j.min_runtime_s is None else float(j.min_runtime_s)
-    return JobSpec(j.id, j.submit, j.account, j.gpus, UNKNOWN_WORK_S, j.user, None, mr, j.resumable)
+    work = j.time_limit_s if j.time_limit_s is not None else UNKNOWN_WORK_S
+    return JobSpec(j.id, j.submit, j.account, j.gpus, work, j.user, j.gpus_per_node, mr, j.resumable)
 
 
 def plan_cluster(
@@ -176,13 +200,33 @@ def plan_cluster(
         else:
             actions.append(ClusterAction("requeue", job.id, p.rule, p.reason, expect=key))
 
-    # 3. the pending order -> priorities
-    for r in decisions.order:
-        job = by_id.get(r.job_id)
-        if r.position >= ordered and (job is None or job.priority < PINNED_FLOOR):
-            continue
-        want = max(1, PRIORITY_TOP - r.position)
-        if job is not None and job.state == "pending" and job.priority != want:
-            actions.append(ClusterAction("set_priority", job.id, "order", r.reason, value=want))
+    # 3. starts, then the pending order -> priorities (only those that break the order)
+    actions.extend(priority_actions(decisions, obs, ordered))
     actions.sort(key=ClusterAction.sort_key)
     return ClusterPlan(tuple(actions), decisions, tuple(skipped))
+
+
+def priority_actions(decisions: Decisions, obs: Observation, ordered: int) -> list[ClusterAction]:
+    """The core's starts first (best first), then its waiting head, then pinned jobs it no
+    longer ranks parked at the floor; see ``reconcile.pinned_order``."""
+    current = {j.id: j.priority for j in obs.jobs if j.state == "pending" and j.priority > 0}
+    why: dict[str, tuple[str, str]] = {}
+    wanted: list[str] = []
+    for s in decisions.starts:
+        if s.job_id in current and s.job_id not in why:
+            why[s.job_id] = ("start", s.reason)
+            wanted.append(s.job_id)
+    for r in decisions.order:
+        head = r.position < ordered or is_pinned(current.get(r.job_id, 0))
+        if r.job_id in current and r.job_id not in why and head:
+            why[r.job_id] = ("order", r.reason)
+            wanted.append(r.job_id)
+    new = pin_order(wanted, current)
+    for job_id, prio in current.items():
+        if job_id not in why and is_pinned(prio) and prio != PINNED_FLOOR:
+            why[job_id] = ("order", "pinned earlier, not ranked now: parked below the ranked jobs")
+            new[job_id] = PINNED_FLOOR
+    return [
+        ClusterAction("set_priority", job_id, why[job_id][0], why[job_id][1], value=value)
+        for job_id, value in new.items()
+    ]

@@ -190,7 +190,7 @@ class Reconciler:
         policy = config.policy_for(cluster)
         before = len(result.results)
         try:
-            desired = desired_policy(config, cluster, opts.tiers_s)
+            desired = desired_policy(config, cluster, opts.tiers_s, backend_preempts=not opts.active)
             plan = diff_policy(desired, self.backend.observe_policy(), prune=policy.prune)
             st.prune_skipped = [f"{a.kind} {a.target}: {a.reason}" for a in plan.prune_skipped]
             if plan.prune_refused:

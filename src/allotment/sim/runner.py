@@ -39,13 +39,14 @@ from allotment.core.walk import FAST, REFERENCE, WalkPolicy
 from allotment.errors import UsageError
 from allotment.sim.eventlog import EventLog
 from allotment.sim.events import Event, RunHeader
+from allotment.sim.latency import NONE, LatencyProfile
 from allotment.sim.metrics import Recorder
 from allotment.sim.overrides import apply_overrides
 from allotment.traces.scenarios.workload import Workload
 
 # event kinds, in the order they apply at one time: health first, then completions free GPUs,
-# then arrivals, then wake-ups (a protection ran out)
-HEALTH, DONE, ARRIVE, WAKE = 0, 1, 2, 3
+# then arrivals, then wake-ups (a protection ran out), then requeued jobs eligible again
+HEALTH, DONE, ARRIVE, WAKE, BACK, LAUNCH = 0, 1, 2, 3, 4, 5
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,12 +70,14 @@ def simulate(
     policy: str = "budgets",
     overrides: Mapping[str, str] | None = None,
     reference: bool = False,
+    latency: LatencyProfile = NONE,
 ) -> SimResult:
     """Replay ``workload`` on ``cluster`` (default: the largest) under ``policy``.
 
     With ``days`` the run stops at that horizon; without it, it runs until every job is done.
     ``seed`` is recorded; the replay itself draws no randomness.  ``reference`` runs the plain
-    reference walk (same results, slower).
+    reference walk (same results, slower).  ``latency`` adds a backend's unavoidable delays
+    (``sim.latency``; the default adds none).
     """
     wall = time.perf_counter()
     cluster = cluster or config.largest_cluster()
@@ -82,8 +85,11 @@ def simulate(
     pol = apply_overrides(config.policy_for(cluster), overrides or {})
     ctx = build_context(config, cluster, mode=policy, policy=pol)
     sim = _Sim(config, ctx.cluster, workload, days, ctx, seed=seed, walk=REFERENCE if reference else FAST)
+    sim.latency = latency
     sim.run()
     metrics = sim.summary()
+    if latency != NONE:
+        metrics["latency_profile"] = latency.name
     wall = round(time.perf_counter() - wall, 3)
     return SimResult(metrics, cluster, policy, sim.rec.header, tuple(sim.log.events), ctx, wall)
 
@@ -166,6 +172,7 @@ class _Sim:
                     self._push(end, HEALTH, (n, True, ""))
         self.wakes: set[float] = set()  # WAKE times already in the heap
         self._views: dict[float, WindowView] = {}
+        self.latency = NONE  # sim.latency: set by simulate() after construction
 
     def summary(self) -> dict[str, Any]:
         """The metrics of the run so far: the recorder's, over [0, end)."""
@@ -184,7 +191,8 @@ class _Sim:
         jobs = self.jobs
         nxt = 0
         heap = self.heap
-        tick = float(self.ctx.policy.reconcile_interval_s)
+        # latency profile: passes only at multiples of its cycle (default: the reconcile tick)
+        tick = float(self.latency.pass_interval(self.ctx.policy.reconcile_interval_s))
         due: float | None = None
         while True:
             t_job = jobs[nxt].submit if nxt < len(jobs) else math.inf
@@ -231,7 +239,8 @@ class _Sim:
         return True
 
     def _enqueue(self, spec: JobSpec, now: float) -> None:
-        self.sched.add_pending(spec, now, now, declared=self.declared[spec.id])
+        # latency profile: the core may know only the job's time limit, not its true work
+        self.sched.add_pending(self.latency.as_known(spec), now, now, declared=self.declared[spec.id])
 
     def _apply(self, kind: int, payload: Any, now: float) -> bool:
         if kind == DONE:
@@ -253,6 +262,19 @@ class _Sim:
             else:
                 self.log.drain(now, node, why)
             return True
+        if kind == BACK:  # latency profile: a requeued job's eligibility delay is over
+            p = payload
+            self.sched.add_pending(
+                p.spec, p.eligible, p.queued_since, done_work=p.done_work,
+                declared=p.declared, evicted_by=p.evicted_by,
+            )
+            return True
+        if kind == LAUNCH:  # latency profile: the backend has started a job the core placed
+            jid, decided, st, rate = payload
+            s = self.starts.get(jid)
+            if s is not None and s[0] == decided:
+                self.log.start(now, self.by_id[jid], st, rate)
+            return False
         # WAKE: an instant the core named (Scheduler.wake_at); always worth a pass
         self.wakes.discard(now)
         return True
@@ -304,6 +326,10 @@ class _Sim:
             self.log.preempt(now, spec, p, requeued=requeued)
             if not requeued:  # cancelled by policy
                 self._release_dependents(p.job_id, now)
+            elif p.job_id in sched.pending and self.latency.requeue_delay_s > 0:
+                # latency profile: a requeued job leaves the queue until it is eligible again
+                # (Slurm: EligibleTime = requeue + cred_expire + 1 s)
+                self._push(now + self.latency.requeue_delay_s, BACK, sched._take_pending(p.job_id))
         for st in d.starts:
             r = sched.running[st.job_id]
             spec = r.spec
@@ -312,8 +338,13 @@ class _Sim:
                 rate = sum(g * weights.get(pool.gpu_type[i], 1.0) for i, g in r.placement)
                 self.ledger.start(spec.account, now, rate)
             self.starts[spec.id] = (now, rate, r.placement)
-            self.log.start(now, spec, st, rate)
-            self._push(now + max(0.0, spec.work - r.done_before), DONE, (spec.id, now))
+            launch = self.latency.launch_delay_s  # latency profile: the backend starts it later
+            if launch > 0:
+                self._push(now + launch, LAUNCH, (spec.id, now, st, rate))
+            else:
+                self.log.start(now, spec, st, rate)
+            work = self.by_id[spec.id].work  # the true work (the core may plan with a time limit)
+            self._push(now + launch + max(0.0, work - r.done_before), DONE, (spec.id, now))
         for res in d.reservations:
             self.log.reserve(now, self.by_id[res.job_id], res)
         for rep in d.nodes:

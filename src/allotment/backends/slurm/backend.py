@@ -21,7 +21,7 @@ from dataclasses import replace
 
 from allotment.backends.actions import Action, ActionResult, ClusterAction, PolicyAction, ResultCode
 from allotment.backends.check import cluster_done, policy_done
-from allotment.backends.policy import AccountSpec, PolicyState
+from allotment.backends.policy import PolicyState
 from allotment.backends.protocol import FinishedRun, Observation
 from allotment.backends.slurm import commands as cmd
 from allotment.backends.slurm.clock import SDIAG_ARGV, parse_sdiag_time
@@ -175,14 +175,15 @@ class SlurmBackend:
             return [cmd.modify_qos(cmd.qos_from_action(a))]
         if a.kind in ("add_account", "modify_account"):
             have = snap.account(a.target)
+            acct = cmd.account_from_action(a)
             if have is None:
-                return [cmd.add_account(AccountSpec(a.target, f["parent"], int(f["fairshare"])))]
-            fs = int(f["fairshare"])
+                return [cmd.add_account(acct)]
             return [
                 cmd.modify_account(
                     a.target,
-                    fairshare=fs if have.fairshare != fs else None,
-                    parent=f["parent"] if have.parent != f["parent"] else None,
+                    fairshare=acct.fairshare if have.fairshare != acct.fairshare else None,
+                    parent=acct.parent if have.parent != acct.parent else None,
+                    max_gpus=(acct.max_gpus,) if have.max_gpus != acct.max_gpus else None,
                 )
             ]
         if a.kind in ("add_user", "modify_user"):
@@ -208,10 +209,9 @@ class SlurmBackend:
 def _assume(snap: PolicyState, a: PolicyAction) -> PolicyState:
     """The snapshot after ``a`` succeeded: enough for the next actions' checks (accounts only;
     users and QOS are each touched by one action per plan)."""
-    f = dict(a.fields)
     if a.kind in ("add_account", "modify_account"):
         rest = tuple(x for x in snap.accounts if x.name != a.target)
-        new = AccountSpec(a.target, f["parent"], int(f["fairshare"]))
+        new = cmd.account_from_action(a)
         return replace(snap, accounts=tuple(sorted((*rest, new))))
     if a.kind == "delete_account":
         return replace(snap, accounts=tuple(x for x in snap.accounts if x.name != a.target))

@@ -58,17 +58,38 @@ def modify_qos(q: QosSpec) -> list[str]:
 
 
 def add_account(a: AccountSpec) -> list[str]:
-    return [*SACCTMGR, "add", "account", a.name, f"parent={a.parent}", f"fairshare={a.fairshare}"]
+    argv = [*SACCTMGR, "add", "account", a.name, f"parent={a.parent}", f"fairshare={a.fairshare}"]
+    if a.max_gpus is not None:
+        argv.append(grp_tres(a.max_gpus))
+    return argv
+
+
+def grp_tres(max_gpus: int | None) -> str:
+    """The budget node's ``max_gpus`` as a GPU limit on its association; ``-1`` clears it."""
+    return f"GrpTRES=gres/gpu={-1 if max_gpus is None else max_gpus}"
+
+
+def account_from_action(a: PolicyAction) -> AccountSpec:
+    f = dict(a.fields)
+    cap = f.get("max_gpus", "")
+    return AccountSpec(a.target, f["parent"], int(f["fairshare"]), int(cap) if cap else None)
 
 
 def modify_account(
-    name: str, *, fairshare: int | None = None, parent: str | None = None
+    name: str,
+    *,
+    fairshare: int | None = None,
+    parent: str | None = None,
+    max_gpus: tuple[int | None] | None = None,
 ) -> list[str]:
+    """Only the settings given change; ``max_gpus=(None,)`` clears the cap."""
     sets = []
     if fairshare is not None:
         sets.append(f"fairshare={fairshare}")
     if parent is not None:
         sets.append(f"parent={parent}")
+    if max_gpus is not None:
+        sets.append(grp_tres(max_gpus[0]))
     return [*SACCTMGR, "modify", "account", "where", f"name={name}", "set", *sets]
 
 

@@ -9,18 +9,17 @@ apart.  Names are lower-cased (Slurm does so itself, NOTES pitfall 7).
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 from allotment.backends.policy import SLURM_ROOT, UNALLOCATED_QOS, AccountSpec, QosSpec, UserSpec
 from allotment.backends.protocol import JobObs, NodeObs
+from allotment.backends.slurm.shape import gpus_in, job_shape, time_limit_s
 from allotment.config.hostlist import expand_hostlist
 from allotment.errors import BackendError
 
 QOS_FORMAT = "name,priority,preempt,preemptmode,preemptexempttime,usagefactor"
-ASSOC_FORMAT = "account,parentname,user,fairshare,qos,defaultqos"
+ASSOC_FORMAT = "account,parentname,user,fairshare,qos,defaultqos,grptres"
 USER_FORMAT = "user,defaultaccount"
-_GRES = re.compile(r"gpu(?::[A-Za-z0-9_.-]+)?:(\d+)")
 
 
 def exempt_seconds(text: str) -> int:
@@ -86,10 +85,11 @@ def parse_assoc(
     defaults = {u.lower(): d.lower() for u, d in _rows(user_text, 2, "user")}
     accounts: list[AccountSpec] = []
     per_user: dict[str, list[tuple[str, tuple[str, ...], str]]] = {}
-    for account, parent, user, share, qos, dqos in _rows(assoc_text, 6, "association"):
+    for account, parent, user, share, qos, dqos, grp in _rows(assoc_text, 7, "association"):
         acct = account.lower()
         if not user:
-            accounts.append(AccountSpec(acct, parent.lower(), _fairshare(share)))
+            cap = gpus_in(grp) if "gres/gpu=" in grp else None
+            accounts.append(AccountSpec(acct, parent.lower(), _fairshare(share), cap))
             continue
         q = tuple(sorted(x.lower() for x in qos.split(",") if x))
         per_user.setdefault(user.lower(), []).append((acct, q, dqos.lower()))
@@ -109,14 +109,6 @@ def parse_assoc(
 def _fairshare(text: str) -> int:
     """``parent`` (share with the parent) is shown as the word; treat it as 0 so it differs."""
     return int(text) if text.strip().lstrip("-").isdigit() else 0
-
-
-def gpus_in(gres: str) -> int:
-    """``gpu:8``, ``gpu:h100:3(IDX:0-2)``, ``gres:gpu:4``, ``gres/gpu=4`` -> GPU count."""
-    if "gres/gpu=" in gres:
-        m = re.search(r"gres/gpu=(\d+)", gres)
-        return int(m.group(1)) if m else 0
-    return sum(int(n) for n in _GRES.findall(gres.replace("(IDX", " (IDX")))
 
 
 def parse_sinfo_json(text: str) -> tuple[NodeObs, ...]:
@@ -148,14 +140,7 @@ def parse_squeue_json(text: str, exempt_by_qos: dict[str, int]) -> tuple[JobObs,
         if state not in ("RUNNING", "PENDING"):
             continue
         qos = str(j.get("qos", "")).lower()
-        gres = str(j.get("tres_alloc_str") or "") if state == "RUNNING" else ""
-        gpus = (
-            gpus_in(gres)
-            if gres
-            else gpus_in(str(j.get("tres_per_node") or j.get("tres_req_str") or ""))
-        )
-        if state == "PENDING" and not gpus:
-            gpus = gpus_in(str(j.get("tres_req_str") or ""))
+        shape = job_shape(j, running=state == "RUNNING")
         nodes_field = str(j.get("nodes") or "")
         min_rt: int | None = 0 if qos == UNALLOCATED_QOS else exempt_by_qos.get(qos)
         out.append(
@@ -164,7 +149,7 @@ def parse_squeue_json(text: str, exempt_by_qos: dict[str, int]) -> tuple[JobObs,
                 user=str(j.get("user_name", "")).lower(),
                 account=str(j.get("account", "")).lower(),
                 qos=qos,
-                gpus=gpus,
+                gpus=shape.gpus,
                 state="running" if state == "RUNNING" else "pending",
                 submit=float(j.get("submit_time") or 0),
                 start=float(j["start_time"]) if state == "RUNNING" else None,
@@ -173,6 +158,11 @@ def parse_squeue_json(text: str, exempt_by_qos: dict[str, int]) -> tuple[JobObs,
                 priority=int(j.get("priority") or 0),
                 nodes=expand_hostlist(nodes_field) if state == "RUNNING" and nodes_field else (),
                 eligible=float(j.get("eligible_time") or 0) if state == "PENDING" else None,
+                gpus_per_node=shape.gpus_per_node,
+                node_gpus=shape.node_gpus,
+                time_limit_s=time_limit_s(j),
+                restarts=int(j.get("restart_cnt") or 0),
+                reason=str(j.get("state_reason") or "") if state == "PENDING" else "",
             )
         )
     return tuple(sorted(out, key=lambda j: (len(j.id), j.id)))

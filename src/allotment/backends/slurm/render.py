@@ -46,11 +46,10 @@ def render_slurm(
         "",
     ]
     for a in plan.actions:
-        f = dict(a.fields)
         if a.kind == "add_qos":
             argvs = [cmd.add_qos(cmd.qos_from_action(a))]
         elif a.kind == "add_account":
-            argvs = [cmd.add_account(AccountSpec(a.target, f["parent"], int(f["fairshare"])))]
+            argvs = [cmd.add_account(cmd.account_from_action(a))]
         else:  # add_user
             u = cmd.user_from_action(a)
             argvs = [cmd.add_user(u.name, u.accounts, u.default_account), cmd.set_user_qos(u)]

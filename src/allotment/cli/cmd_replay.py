@@ -1,0 +1,205 @@
+"""``allot replay``: replay a trace as real jobs on a real Slurm, with the reconciler in active
+mode alongside, and write what happened as the simulator's event log and metrics JSON.
+
+Jobs are submitted at their trace times divided by ``--speedup`` (work and minimum runtimes are
+compressed the same way; event times are written back in trace seconds).  Needs ``SLURM_CONF``
+(or the default Slurm config) and the right to submit to every account of the trace as the
+current user.  docs/fidelity.md shows a replay side by side with ``allot simulate``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from allotment.cli.common import add_at_argument, add_repo_argument, load_compiled
+from allotment.durations import parse_duration
+from allotment.errors import UsageError
+
+
+def register(sub: argparse._SubParsersAction[Any]) -> None:
+    p = sub.add_parser("replay", help="replay a trace on a real cluster", description=__doc__)
+    p.add_argument(
+        "--backend", choices=("slurm",), default="slurm", help="backend (default: slurm)"
+    )
+    p.add_argument(
+        "--trace", type=Path, required=True, metavar="FILE", help="canonical trace (JSONL)"
+    )
+    p.add_argument(
+        "--speedup", type=float, default=1.0, metavar="K", help="compress time K-fold (default 1)"
+    )
+    add_repo_argument(p)
+    add_at_argument(p)
+    p.add_argument("--cluster", help="cluster of the inventory (default: the largest)")
+    p.add_argument(
+        "--state",
+        type=Path,
+        default=Path(".allot-replay"),
+        metavar="DIR",
+        help="reconciler state, job scripts and checkpoints (default: .allot-replay)",
+    )
+    p.add_argument("--events", type=Path, metavar="OUT", help="write the event log (JSONL) here")
+    p.add_argument("--json", type=Path, metavar="OUT", help="write the metrics JSON here")
+    p.add_argument("--interval", default="5s", help="reconciler tick (default 5s)")
+    p.add_argument("--max-wall", default="1h", help="cancel what is left after this (default 1h)")
+    p.add_argument(
+        "--compare",
+        metavar="PROFILE",
+        help="also simulate the trace with this latency profile (e.g. slurm-test), print "
+        "the fidelity table and exit 1 when a target is missed",
+    )
+    p.add_argument(
+        "--from-events",
+        type=Path,
+        metavar="FILE",
+        help="do not run anything: take the replay's event log from FILE (with --compare)",
+    )
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from allotment.reconcile.reconciler import Options
+    from allotment.reconcile.replay.events import read_events, write_events
+    from allotment.reconcile.replay.submit import tiers
+    from allotment.traces.reader import read_trace
+
+    _check(args)
+    config = load_compiled(args)
+    cluster = args.cluster or config.largest_cluster()
+    if cluster not in config.clusters:
+        raise UsageError(
+            f"--cluster {cluster}: unknown; known: {', '.join(sorted(config.clusters))}"
+        )
+    trace = read_trace(args.trace)
+    pol = config.policy_for(cluster)
+    state = args.state.resolve()
+    opts = Options(
+        cluster=cluster,
+        tiers_s=tiers(trace.jobs, pol.default_min_runtime_s, args.speedup),
+        health_file=str(state / "health.txt"),
+    )
+    if args.from_events is not None:
+        events = read_events(args.from_events)
+    else:
+        events = _replay(args, config, cluster, trace, state, opts)
+    if args.events:
+        write_events(args.events, events)
+    m, ctx, node_gpus = _metrics(args, config, cluster, events, trace)
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(m, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    w = m["wait"]
+    print(
+        f"replayed {m['jobs']['submitted']} jobs on {cluster} ({args.backend}): occupancy "
+        f"{m['occupancy']:.3f}, preemptions {m['preemptions']}, wait p50/p90 debug "
+        f"{w['debug']['p50']:.0f}/{w['debug']['p90']:.0f}s, all {w['all']['p50']:.0f}/{w['all']['p90']:.0f}s"
+    )
+    if args.compare:
+        return _compare(args, config, cluster, trace, events, node_gpus, ctx.capacity_gpus)
+    return 0
+
+
+def _check(args: argparse.Namespace) -> None:
+    """Every usage error before anything runs (a replay takes minutes)."""
+    if not args.speedup > 0:
+        raise UsageError(f"--speedup must be positive, got {args.speedup}")
+    if not args.trace.is_file():
+        raise UsageError(f"--trace {args.trace}: no such file")
+    if args.compare and args.speedup != 1.0:
+        # the profile's delays are the cluster's real seconds; compressed they would not be
+        raise UsageError("--compare needs --speedup 1")
+    if args.from_events is not None and not args.compare:
+        raise UsageError("--from-events is only useful with --compare")
+    if args.compare:
+        from allotment.sim.latency import parse_profile
+
+        parse_profile(args.compare)  # a bad profile fails now, not after the replay
+
+
+def _metrics(args: argparse.Namespace, config: Any, cluster: str, events: Any, trace: Any) -> Any:
+    """The simulator's metrics of the replay's events, with the run's identity added."""
+    from allotment.core.context import build_context
+    from allotment.core.contract import min_runtime
+    from allotment.reconcile.replay.events import metrics
+
+    ctx = build_context(config, cluster)
+    node_gpus = {
+        n: g.gpus_per_node for g in config.clusters[cluster].node_groups for n in g.node_names
+    }
+    m = metrics(
+        events,
+        teams=ctx.leaves,
+        capacity=ctx.capacity_gpus,
+        entitlement=ctx.entitlement_gpus,
+        node_gpus=node_gpus,
+        debug_threshold_s=float(ctx.policy.debug_threshold_s),
+        min_runtimes={j.id: min_runtime(j.min_runtime, ctx.policy) for j in trace.jobs},
+    )
+    m.update(
+        policy="budgets",
+        cluster=cluster,
+        backend=args.backend,
+        speedup=args.speedup,
+        capacity_gpus=ctx.capacity_gpus,
+        days=round(max((e.t for e in events), default=0) / 86400, 4),
+    )
+    return m, ctx, node_gpus
+
+
+def _replay(
+    args: argparse.Namespace, config: Any, cluster: str, trace: Any, state: Path, opts: Any
+) -> Any:
+    from allotment.backends.slurm.backend import SlurmBackend
+    from allotment.reconcile.reconciler import Reconciler
+    from allotment.reconcile.replay.drive import Replay
+    from allotment.reconcile.source import open_source
+
+    rec_dir = state / "reconciler"
+    backend = SlurmBackend()
+    reconciler = Reconciler(backend, open_source(str(args.repo), "main", rec_dir), rec_dir, opts)
+    try:
+        replay = Replay(
+            config,
+            cluster,
+            trace.jobs,
+            trace.node_events,
+            args.speedup,
+            state,
+            backend.runner,
+            reconciler,
+            interval_s=parse_duration(args.interval),
+            max_wall_s=parse_duration(args.max_wall),
+        )
+        return replay.run()
+    finally:
+        reconciler.close()
+
+
+def _compare(
+    args: argparse.Namespace,
+    config: Any,
+    cluster: str,
+    trace: Any,
+    events: Any,
+    node_gpus: dict[str, int],
+    capacity: int,
+) -> int:
+    from allotment.reconcile.replay.compare import compare, render
+    from allotment.reconcile.replay.events import write_events
+    from allotment.reconcile.replay.simlog import simulated_events
+    from allotment.sim.latency import parse_profile
+    from allotment.traces.scenarios.workload import Workload
+
+    profile = parse_profile(args.compare)
+    sim = simulated_events(config, cluster, Workload.of(trace.jobs, trace.node_events), profile)
+    if args.events:
+        write_events(args.events.with_name(args.events.stem + ".sim.jsonl"), sim)
+    rows = compare(events, sim, capacity=capacity, node_gpus=node_gpus)
+    print(render(rows))
+    missed = [r.metric for r in rows if r.ok is False]
+    print(
+        f"fidelity: {len(missed)} of {sum(r.ok is not None for r in rows)} targets missed"
+        + (f": {', '.join(missed)}" if missed else "")
+    )
+    return 1 if missed else 0

@@ -1,0 +1,138 @@
+"""What really happened, from ``sacct -D`` and the reconciler's audit log, as events.
+
+``sacct -D`` (``--duplicates``) lists every run of a job, so a job requeued twice shows three
+records: two ``REQUEUED`` (the runs the reconciler ended) and its final one.  Times come as Unix
+seconds (``SLURM_TIME_FORMAT=%s``).  A run that ended ``REQUEUED`` or ``PREEMPTED`` is a
+preempt event with the rule and reason of the reconciler's requeue of that job at that time
+(its audit record); any other ending is an end.  sacct's times are whole seconds, so each is
+taken as the middle of its second, and a submission is never later than the job's first start.  Drains and resumes are the reconciler's applied
+drain/resume actions.  Reservations are the core's own bookkeeping, invisible in Slurm: the
+replay log has none.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from allotment.backends.slurm.shape import gpus_in
+from allotment.core.jobs import JobSpec
+from allotment.reconcile.replay.events import Event, EventKind
+
+SACCT_FIELDS = "JobIDRaw,JobName,State,Start,End,AllocTRES,NodeList"
+PREEMPTED = ("REQUEUED", "PREEMPTED")
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    job_id: str  # Slurm's
+    name: str
+    state: str
+    start: float
+    end: float
+    gpus: int
+    nodes: int
+
+
+def parse_sacct(text: str) -> list[Run]:
+    """``sacct -D -X -n -P -o SACCT_FIELDS`` lines; runs that never started are left out."""
+    out = []
+    for line in text.splitlines():
+        cols = line.split("|")
+        if len(cols) < 7 or not cols[3].strip().isdigit():
+            continue
+        jid, name, state, start, end, tres, nodelist = cols[:7]
+        if not end.strip().isdigit():
+            continue  # still running: the replay waits for the queue to empty first
+        nodes = nodelist.count(",") + 1 if nodelist and nodelist != "None assigned" else 0
+        if "node=" in tres:
+            nodes = int(tres.split("node=")[1].split(",")[0])
+        out.append(Run(jid, name, state.split()[0], float(start), float(end), gpus_in(tres), nodes))
+    return sorted(out, key=lambda r: (r.start, r.job_id))
+
+
+def events_from_runs(
+    runs: Sequence[Run],
+    jobs: Mapping[str, JobSpec],  # job name ("replay-<id>") -> the trace job
+    audit: Sequence[Mapping[str, object]],
+    *,
+    t0: float,
+    speedup: float,
+    allocated: Mapping[str, bool],
+) -> list[Event]:
+    def t(wall: float, whole: bool = True) -> float:
+        # sacct reports whole seconds: take the middle of the second
+        return round((wall + (0.5 if whole else 0.0) - t0) * speedup, 3)
+
+    requeues: dict[str, list[Mapping[str, object]]] = {}
+    for a in audit:
+        if a.get("action") in ("requeue", "cancel") and a.get("result") == "applied":
+            requeues.setdefault(str(a.get("target")), []).append(a)
+    out: list[Event] = []
+    charged: dict[str, float] = {}
+    for r in runs:
+        spec = jobs.get(r.name)
+        if spec is None:
+            continue
+        alloc = allocated[spec.id]
+        base = {"job": spec.id, "account": spec.account, "gpus": r.gpus, "nodes": r.nodes}
+        out.append(Event(t(r.start), "start", allocated=alloc, kind=spec.kind, **base))  # type: ignore[arg-type]
+        hours = r.gpus * (r.end - r.start) * speedup / 3600.0
+        # a run can end in the second it started (a requeued job whose checkpoint already
+        # held all its work): keep its end after its start so the two still pair up
+        stop = max(t(r.end), t(r.start) + 0.001)
+        if alloc:
+            charged[spec.id] = charged.get(spec.id, 0.0) + hours
+        if r.state in PREEMPTED:
+            why = _nearest(requeues.get(r.job_id, []), r.end)
+            lost = 0.0 if spec.resumable else hours
+            out.append(
+                Event(
+                    stop,
+                    "preempt",
+                    allocated=alloc,
+                    rule=str(why.get("rule")) if why else "backend",
+                    reason=str(why.get("reason")) if why else f"Slurm: {r.state}",
+                    lost_gpu_hours=round(lost, 6),
+                    kind=spec.kind,
+                    **base,  # type: ignore[arg-type]
+                )
+            )
+        else:
+            out.append(
+                Event(
+                    stop,
+                    "end",
+                    allocated=alloc,
+                    reason=r.state,
+                    charged_gpu_hours=round(charged.get(spec.id, 0.0), 6),
+                    kind=spec.kind,
+                    **base,  # type: ignore[arg-type]
+                )
+            )
+    return out + _health_events(audit, t)
+
+
+def _health_events(audit: Sequence[Mapping[str, object]], t: Callable[..., float]) -> list[Event]:
+    """The reconciler's applied drains and resumes (their audit times are exact)."""
+    out = []
+    for a in audit:
+        if a.get("action") in ("drain", "resume") and a.get("result") == "applied":
+            kind: EventKind = "drain" if a["action"] == "drain" else "resume"
+            at = float(a.get("time", 0.0))  # type: ignore[arg-type]
+            out.append(
+                Event(
+                    t(at, whole=False),
+                    kind,
+                    node=str(a["target"]),
+                    rule=str(a.get("rule")),
+                    reason=str(a.get("reason")),
+                )
+            )
+    return out
+
+
+def _nearest(records: list[Mapping[str, object]], at: float) -> Mapping[str, object] | None:
+    """The audit record of the requeue that ended a run at ``at`` (the latest one before)."""
+    before = [a for a in records if float(a.get("time", 0.0)) <= at + 5.0]  # type: ignore[arg-type]
+    return max(before, key=lambda a: float(a.get("time", 0.0)), default=None)  # type: ignore[arg-type]

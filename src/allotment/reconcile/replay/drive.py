@@ -1,0 +1,172 @@
+"""Run a replay: submit at trace times, apply node health events, reconcile alongside, collect.
+
+The reconciler runs its ordinary loop (``reconcile.loop.run_loop``), in active mode,
+on a health file the replay writes (``<state>/health.txt``): a trace's ``unhealthy`` node event
+adds the node there, ``healthy`` removes it, and the reconciler drains and resumes as it would
+for a real health check.  A second thread sleeps until each submission's time and runs
+``sbatch``, so a slow tick never delays a submission.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from allotment.backends.slurm.runner import Runner
+from allotment.compile.model import CompiledConfig
+from allotment.core.jobs import JobSpec, NodeEvent
+from allotment.errors import BackendError
+from allotment.reconcile.loop import StopFlag, run_loop
+from allotment.reconcile.reconciler import Reconciler
+from allotment.reconcile.replay.collect import SACCT_FIELDS, events_from_runs, parse_sacct
+from allotment.reconcile.replay.events import Event
+from allotment.reconcile.replay.submit import Submission, submission
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(slots=True)
+class Replay:
+    config: CompiledConfig
+    cluster: str
+    jobs: tuple[JobSpec, ...]
+    node_events: tuple[NodeEvent, ...]
+    speedup: float
+    state_dir: Path
+    runner: Runner
+    reconciler: Reconciler
+    interval_s: float = 5.0
+    max_wall_s: float = 3600.0
+    clock: Callable[[], float] = time.time
+    t0: float = 0.0
+    ids: dict[str, str] = field(default_factory=dict)  # trace id -> Slurm job id
+    submitted: dict[str, float] = field(default_factory=dict)  # trace id -> wall time of sbatch
+    rejected: list[Event] = field(default_factory=list)
+
+    def run(self) -> list[Event]:
+        jobs_dir = self.state_dir / "jobs"
+        jobs_dir.mkdir(parents=True, exist_ok=True)
+        pol = self.config.policy_for(self.cluster)
+        per_node = max(g.gpus_per_node for g in self.config.clusters[self.cluster].node_groups)
+        subs = [
+            submission(
+                j,
+                speedup=self.speedup,
+                gpus_per_node=per_node,
+                default_min_s=pol.default_min_runtime_s,
+                ckpt_dir=jobs_dir,
+            )
+            for j in self.jobs
+        ]
+        for s in subs:
+            (jobs_dir / f"{s.job.id}.sh").write_text(s.script, encoding="utf-8")
+        health = self.state_dir / "health.txt"
+        health.write_text("", encoding="utf-8")
+        self.reconciler.tick()  # policy in place before the first job arrives
+        stop = StopFlag()
+        failed: list[BaseException] = []
+
+        def feed() -> None:
+            try:
+                self._submit_all(subs, health)
+                self._wait_empty()
+            except BaseException as exc:  # re-raised in the main thread below
+                failed.append(exc)
+            finally:
+                stop.set()
+
+        # the reconciler keeps the main thread (its ledger's SQLite connection lives here);
+        # submissions run in their own thread so a slow tick never delays one
+        self.t0 = self.clock()
+        feeder = threading.Thread(target=feed, daemon=True)
+        feeder.start()
+        run_loop(self.reconciler, interval_s=self.interval_s, once=False, stop=stop)
+        feeder.join()
+        if failed:
+            raise failed[0]
+        return self.collect(subs)
+
+    def _submit_all(self, subs: list[Submission], health: Path) -> None:
+        timeline: list[tuple[float, int, Submission | NodeEvent]] = [(s.at, 1, s) for s in subs]
+        timeline += [(e.time / self.speedup, 0, e) for e in self.node_events]
+        sick: dict[str, str] = {}
+        for at, _, item in sorted(timeline, key=lambda x: (x[0], x[1])):
+            delay = self.t0 + at - self.clock()
+            if delay > 0:
+                time.sleep(delay)
+            if isinstance(item, NodeEvent):
+                if item.state == "unhealthy":
+                    sick[item.node] = "replayed node event"
+                else:
+                    sick.pop(item.node, None)
+                lines = "".join(f"{n} unhealthy {why}\n" for n, why in sorted(sick.items()))
+                health.write_text(lines, encoding="utf-8")
+                continue
+            self.submitted[item.job.id] = self.clock()
+            try:
+                out = self.runner.write(list(item.argv))
+                self.ids[item.job.id] = out.strip().split(";")[0]
+            except BackendError as exc:
+                log.warning("sbatch of %s failed: %s", item.job.id, exc)
+                self.rejected.append(
+                    Event(
+                        round(at * self.speedup, 3),
+                        "reject",
+                        item.job.id,
+                        item.job.account,
+                        item.job.gpus,
+                        item.nodes,
+                        reason=str(exc)[:200],
+                        kind=item.job.kind,
+                    )
+                )
+
+    def _wait_empty(self) -> None:
+        deadline = self.t0 + self.max_wall_s
+        mine = set(self.ids.values())
+        while self.clock() < deadline:
+            try:
+                queued = set(self.runner.read(["squeue", "-h", "-o", "%i"]).split())
+            except BackendError:
+                queued = mine
+            if not queued & mine:
+                return
+            time.sleep(2.0)
+        log.warning("replay: jobs still queued after %.0f s; cancelling them", self.max_wall_s)
+        self.runner.write(["scancel", *sorted(mine)])
+
+    def collect(self, subs: list[Submission]) -> list[Event]:
+        epoch = Runner({**self.runner.env, "SLURM_TIME_FORMAT": "%s"}, self.runner.timeout_s)
+        argv = ["sacct", "-D", "-X", "-n", "-P", "-a", "-o", SACCT_FIELDS]
+        text = epoch.read([*argv, "-j", ",".join(sorted(self.ids.values()))]) if self.ids else ""
+        by_name = {f"replay-{s.job.id}": s.job for s in subs}
+        allocated = {s.job.id: "unallocated" not in s.argv for s in subs}
+        audit = self.reconciler.audit.read()
+        events = events_from_runs(
+            parse_sacct(text), by_name, audit, t0=self.t0, speedup=self.speedup, allocated=allocated
+        )
+        first: dict[str, float] = {}
+        for e in sorted(events, key=lambda e: e.t):
+            if e.event == "start" and e.job:
+                first.setdefault(e.job, e.t)
+        for s in subs:
+            if s.job.id in self.ids:
+                at = round((self.submitted[s.job.id] - self.t0) * self.speedup, 3)
+                at = min(at, first.get(s.job.id, at))  # sacct's whole seconds
+                events.append(
+                    Event(
+                        at,
+                        "submit",
+                        s.job.id,
+                        s.job.account,
+                        s.job.gpus,
+                        s.nodes,
+                        allocated[s.job.id],
+                        kind=s.job.kind,
+                    )
+                )
+        return events + self.rejected

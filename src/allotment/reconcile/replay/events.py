@@ -1,0 +1,141 @@
+"""The event log (one JSON object per line) and the metrics computed from it.
+
+Format, shared with the simulator's event log: ``{"t", "event", "job", "account", "gpus",
+"nodes", "allocated", "by", "rule", "reason"}`` with ``event`` one of submit, start, preempt,
+end, reject, reserve, drain, resume; ``lost_gpu_hours`` on preempt, ``node`` on drain/resume,
+``charged_gpu_hours`` on end.  ``t`` is in trace seconds (a replay at speedup K multiplies
+wall seconds by K), so a replay and a simulation of one trace share one time axis.
+
+The metrics are the simulator's own: the records are turned into the simulator's event records
+(``sim.events``) and computed by ``sim.events.metrics_from_events``, the one definition.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from allotment.sim.events import Event as SimEvent
+from allotment.sim.events import RunHeader, metrics_from_events
+
+EventKind = Literal["submit", "start", "preempt", "end", "reject", "reserve", "drain", "resume"]
+# at one time: health first, then stops free GPUs, then submissions, then starts (the
+# simulator's order of events within one instant)
+_ORDER = {"drain": 0, "resume": 0, "preempt": 1, "end": 1, "reject": 2, "submit": 2, "start": 3}
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    t: float
+    event: EventKind
+    job: str | None = None
+    account: str | None = None
+    gpus: int | None = None
+    nodes: int | None = None
+    allocated: bool | None = None
+    by: str | None = None
+    rule: str | None = None
+    reason: str | None = None
+    lost_gpu_hours: float | None = None
+    node: str | None = None
+    charged_gpu_hours: float | None = None
+    kind: str | None = None  # the trace job's kind (debug, train...): waits are per kind
+
+    def line(self) -> str:
+        return json.dumps({k: v for k, v in asdict(self).items() if v is not None}, sort_keys=True)
+
+
+def sort_key(e: Event) -> tuple[float, int, str]:
+    return (e.t, _ORDER.get(e.event, 4), e.job or e.node or "")
+
+
+def write_events(path: Path, events: Iterable[Event]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = "".join(e.line() + "\n" for e in sorted(events, key=sort_key))
+    path.write_text(text, encoding="utf-8")
+
+
+def read_events(path: Path) -> list[Event]:
+    out = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            raw = json.loads(line)
+            out.append(Event(**{k: raw.get(k) for k in Event.__slots__}))
+    return sorted(out, key=sort_key)
+
+
+def metrics(
+    events: Iterable[Event],
+    *,
+    teams: Iterable[str],
+    capacity: int,
+    entitlement: Mapping[str, float],
+    node_gpus: Mapping[str, int],
+    caps: Mapping[str, float] | None = None,
+    debug_threshold_s: float = 900.0,
+    min_runtimes: Mapping[str, float] | None = None,
+) -> dict[str, Any]:
+    """The simulator's metrics of a replay's log: its events become the simulator's own event
+    records (``sim.events``) and go through the one ``Recorder`` (``metrics_from_events``), so
+    every metric has the simulator's definition.  ``min_runtimes`` (job -> clamped minimum
+    runtime, from the trace) says which jobs are debug jobs by the policy's rule; without it an
+    allocated ``debug``-kind job counts as one.  A drained node leaves service at its drain and
+    comes back at its resume."""
+    evs = sorted(events, key=sort_key)
+    end = max((e.t for e in evs), default=0.0)
+    header = RunHeader(
+        policy="budgets",
+        cluster="",
+        seed=0,
+        end=end,
+        capacity_gpus=capacity,
+        nodes=dict(node_gpus),
+        entitlement_gpus=dict(entitlement),
+        ceilings=dict(caps or {}),
+        debug_threshold_s=debug_threshold_s,
+        debug_max_gpus=max(node_gpus.values(), default=0),
+        teams=tuple(sorted(teams)),
+    )
+    return metrics_from_events(header, _as_sim(evs, min_runtimes or {}, debug_threshold_s))
+
+
+def _as_sim(
+    events: Iterable[Event], min_runtimes: Mapping[str, float], debug_threshold_s: float
+) -> Iterable[SimEvent]:
+    """The replay's records as the simulator's: a submit carries the minimum runtime its
+    allocation implies (allocated work is charged; 0 marks unallocated work)."""
+    running: dict[str, Event] = {}
+    for e in events:
+        if e.event == "submit":
+            if e.allocated is False:
+                mr = 0.0
+            elif (e.job or "") in min_runtimes:
+                mr = min_runtimes[e.job or ""]
+            else:  # no trace at hand: the job's kind label stands in for the policy's rule
+                mr = debug_threshold_s if e.kind == "debug" else debug_threshold_s + 1.0
+            yield SimEvent(e.t, "submit", job=e.job, account=e.account, gpus=e.gpus, min_runtime=mr)
+        elif e.event == "start":
+            running[e.job or ""] = e
+            n = max(1, e.nodes or 1)
+            per = (e.gpus or 0) // n
+            yield SimEvent(
+                e.t, "start", job=e.job, account=e.account, gpus=e.gpus,
+                nodes=tuple(f"?{i}" for i in range(n)), node_gpus=tuple(per for _ in range(n)),
+                allocated=bool(e.allocated), charged_gpus=float(e.gpus or 0) if e.allocated else 0.0,
+            )
+        elif e.event in ("preempt", "end") and (e.job or "") in running:
+            s = running.pop(e.job or "")
+            if e.event == "preempt":
+                yield SimEvent(
+                    e.t, "preempt", job=e.job, account=s.account, gpus=s.gpus, by=e.by,
+                    rule=e.rule or "unknown", requeued=True, lost_gpu_hours=e.lost_gpu_hours or 0.0,
+                )
+            else:
+                yield SimEvent(e.t, "end", job=e.job, account=s.account, gpus=s.gpus)
+        elif e.event == "reject":
+            yield SimEvent(e.t, "reject", job=e.job, account=e.account, gpus=e.gpus, reason=e.reason)
+        elif e.event in ("drain", "resume") and e.node:
+            yield SimEvent(e.t, e.event, node=e.node, state="unhealthy" if e.event == "drain" else None)

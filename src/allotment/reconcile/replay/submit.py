@@ -1,0 +1,106 @@
+"""One trace job as one ``sbatch`` command (pure: argv and script text, nothing is run here).
+
+Why a script and not ``sleep``: a replayed job must behave like a checkpointing training job
+under requeue.  The script counts its work in whole seconds into ``<dir>/<id>.ckpt`` and, when
+Slurm starts it again after a requeue, goes on from the count there (a job that is not
+resumable starts from zero).  So a preempted job loses at most one second of work, as the
+simulator's continuously checkpointing resumable jobs lose none.
+
+Shape: ``gpus_per_node`` set -> ``-N gpus/per --gres=gpu:per``; otherwise one node when the job
+fits on one, else whole nodes (the core's rule for a job without a per-node shape).  QOS: 0 s
+minimum runtime -> ``unallocated``; otherwise the tier of the compressed minimum runtime.
+Time limit: the compressed work plus a margin, in whole minutes (Slurm's unit): the core's
+work bound.  Every job runs as the replaying user with ``-A`` its account; the trace's user is
+kept only in the job's comment.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+from allotment.backends.policy import UNALLOCATED_QOS, tier_name
+from allotment.core.jobs import JobSpec
+from allotment.sim.latency import time_limit_s
+
+LIMIT_MARGIN_S = 30.0  # the script's own overhead (one fork per second) and Slurm's launch;
+# the slurm-test latency profile gives the simulated core the same limits (sim.latency)
+
+
+@dataclass(frozen=True, slots=True)
+class Submission:
+    job: JobSpec
+    at: float  # seconds after the replay's start (already compressed)
+    argv: tuple[str, ...]
+    script: str
+    nodes: int
+
+
+def compressed(seconds: float, speedup: float) -> float:
+    return seconds / speedup
+
+
+def tier_seconds(job: JobSpec, default_s: int, speedup: float) -> int:
+    """The compressed minimum runtime in whole seconds (0 = unallocated)."""
+    declared = default_s if job.min_runtime is None else job.min_runtime
+    return 0 if declared <= 0 else max(1, round(compressed(declared, speedup)))
+
+
+def shape(job: JobSpec, gpus_per_node: int) -> tuple[int, tuple[str, ...]]:
+    per = job.gpus_per_node
+    if per is None:
+        per = job.gpus if job.gpus <= gpus_per_node else gpus_per_node
+    nodes = max(1, math.ceil(job.gpus / per))
+    opts = ("-N", str(nodes)) if nodes > 1 else ()
+    return nodes, (*opts, f"--gres=gpu:{per}")
+
+
+def script(job: JobSpec, work_s: int, ckpt_dir: Path) -> str:
+    ckpt = ckpt_dir / f"{job.id}.ckpt"
+    resume = "" if job.resumable else f'rm -f "{ckpt}"\n'
+    return (
+        "#!/bin/sh\n"
+        f"# allotment replay of trace job {job.id}: {work_s} s of work, resumable from {ckpt}\n"
+        f'{resume}done=$(cat "{ckpt}" 2>/dev/null || echo 0)\n'
+        f'while [ "$done" -lt {work_s} ]; do sleep 1; done=$((done + 1)); '
+        f'echo "$done" > "{ckpt}"; done\n'
+    )
+
+
+def submission(
+    job: JobSpec, *, speedup: float, gpus_per_node: int, default_min_s: int, ckpt_dir: Path
+) -> Submission:
+    work_s = max(1, math.ceil(compressed(job.work, speedup)))
+    tier = tier_seconds(job, default_min_s, speedup)
+    qos = UNALLOCATED_QOS if tier == 0 else tier_name(tier)
+    minutes = round(time_limit_s(work_s, LIMIT_MARGIN_S) / 60.0)
+    nodes, opts = shape(job, gpus_per_node)
+    argv = (
+        "sbatch",
+        "--parsable",
+        "-A",
+        job.account.lower(),
+        "-q",
+        qos,
+        "-J",
+        f"replay-{job.id}",
+        f"--comment=trace user {job.user or '-'}",
+        "-t",
+        str(minutes),
+        "-o",
+        "/dev/null",
+        "--requeue" if job.resumable else "--no-requeue",
+        *opts,
+        str(ckpt_dir / f"{job.id}.sh"),
+    )
+    return Submission(
+        job, compressed(job.submit, speedup), argv, script(job, work_s, ckpt_dir), nodes
+    )
+
+
+def tiers(jobs: tuple[JobSpec, ...], default_min_s: int, speedup: float) -> tuple[int, ...]:
+    """Every allocated tier the replay's jobs use (the QOS the reconciler must create)."""
+    out = {tier_seconds(j, default_min_s, speedup) for j in jobs}
+    out.discard(0)
+    return tuple(sorted(out)) or (max(1, round(compressed(default_min_s, speedup))),)

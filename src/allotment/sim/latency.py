@@ -1,0 +1,112 @@
+"""Latency profiles: the delays a real backend adds to what the core decides, which the
+simulator applies when it schedules events (``sim.runner``), so that a prediction includes what
+no scheduler can avoid.
+
+Three delays, each measured or configured on the real thing (docs/fidelity.md):
+
+* ``cycle_s``: scheduling passes happen only at multiples of it, like the reconciler's ticks
+  (0: the policy's ``reconcile_interval_s``).  A job that arrives between ticks waits for the
+  next one before the core can start it.
+* ``requeue_delay_s``: a requeued (preempted) job is eligible to start again only this long
+  after the requeue.  Slurm sets ``EligibleTime`` = requeue + ``cred_expire`` + 1 s
+  (``AuthInfo=...,cred_expire=N``, default 120 s; tests/slurm/up.sh sets 10).  Without it the
+  simulator restarted a preempted job at once, and under-predicted waits after preemptions.
+* ``launch_delay_s``: from the pass that starts a job to the moment the backend runs it (the
+  reconciler's ``scontrol update``, then Slurm's next scheduling cycle: ``sched_interval=2``
+  on the test cluster, and the main scheduler also runs on each priority change and job end).
+  The simulator counts it as waiting (the job's start is that much later) and keeps the GPUs
+  held through it, as Slurm allocates them at the start.
+
+And one thing the core cannot know on a real cluster: a job's true work.  On Slurm it is told
+the job's time limit (whole minutes) instead, and plans reservations and backfill with it.
+``limit_margin_s`` (None: the core knows the exact work, as in a trace) makes the simulated
+core see the time limit ``time_limit_s(work, margin)`` the replay gives each job, while the job
+still ends after its true work.
+
+Profiles: ``none`` (no delay: the policy's idealized cluster), ``slurm`` (Slurm's defaults:
+``cred_expire`` 120 s), ``slurm-test`` (the test cluster ``make test-fidelity`` replays on).
+A profile can be adjusted with ``KEY=VALUE`` suffixes: ``slurm,requeue=31,cycle=5,limit=30``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+from allotment.core.jobs import JobSpec
+from allotment.errors import UsageError
+
+
+@dataclass(frozen=True, slots=True)
+class LatencyProfile:
+    name: str
+    cycle_s: float = 0.0  # passes only at multiples of this (0: the policy's reconcile interval)
+    requeue_delay_s: float = 0.0  # a requeued job is eligible again this long after the requeue
+    launch_delay_s: float = 0.0  # from the pass that starts a job to its real start
+    limit_margin_s: float | None = None  # the core sees time limits: work + margin, in minutes
+
+    def pass_interval(self, reconcile_interval_s: float) -> float:
+        return self.cycle_s if self.cycle_s > 0 else reconcile_interval_s
+
+    def as_known(self, spec: JobSpec) -> JobSpec:
+        """The job as the core can know it: its time limit as its work, when limits are on."""
+        if self.limit_margin_s is None:
+            return spec
+        return replace(spec, work=time_limit_s(spec.work, self.limit_margin_s))
+
+
+def time_limit_s(work_s: float, margin_s: float) -> float:
+    """A time limit for ``work_s`` of work: ``margin_s`` more, rounded up to whole minutes
+    (Slurm's unit for ``sbatch -t``)."""
+    return 60.0 * max(1, math.ceil((work_s + margin_s) / 60.0))
+
+
+NONE = LatencyProfile("none")
+PROFILES: dict[str, LatencyProfile] = {
+    "none": NONE,
+    # Slurm defaults: cred_expire=120 -> eligible 121 s after a requeue; the main scheduler
+    # runs on every priority change and job end, so a start lands about 1 s after the tick
+    "slurm": LatencyProfile("slurm", requeue_delay_s=121.0, launch_delay_s=1.0),
+    # tests/slurm/up.sh: cred_expire=10, sched_interval=2; the replay's reconciler ticks
+    # every 5 s
+    # and ``allot replay`` gives each job a time limit of its work + 30 s in whole minutes
+    "slurm-test": LatencyProfile(
+        "slurm-test", cycle_s=5.0, requeue_delay_s=11.0, launch_delay_s=1.0, limit_margin_s=30.0
+    ),
+}
+_KEYS = {
+    "cycle": "cycle_s",
+    "requeue": "requeue_delay_s",
+    "launch": "launch_delay_s",
+    "limit": "limit_margin_s",
+}
+
+
+def parse_profile(text: str) -> LatencyProfile:
+    """``NAME[,KEY=SECONDS...]`` with KEY one of cycle, requeue, launch, limit."""
+    name, *sets = [t.strip() for t in text.split(",")]
+    base = PROFILES.get(name)
+    if base is None:
+        raise UsageError(
+            f"--profile {text}: unknown profile {name!r}; known: {', '.join(PROFILES)}"
+        )
+    changes: dict[str, float] = {}
+    for item in sets:
+        key, sep, value = item.partition("=")
+        field = _KEYS.get(key.strip())
+        try:
+            seconds = float(value)
+        except ValueError:
+            seconds = -1.0
+        if not sep or field is None or not seconds >= 0:
+            raise UsageError(
+                f"--profile {text}: {item!r} should be KEY=SECONDS with KEY in {', '.join(_KEYS)}"
+            )
+        changes[field] = seconds
+    return LatencyProfile(
+        base.name,
+        changes.get("cycle_s", base.cycle_s),
+        changes.get("requeue_delay_s", base.requeue_delay_s),
+        changes.get("launch_delay_s", base.launch_delay_s),
+        changes.get("limit_margin_s", base.limit_margin_s),
+    )

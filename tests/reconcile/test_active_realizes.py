@@ -1,0 +1,132 @@
+"""Active mode carries out the core's whole decision on a Slurm-like observation: its starts
+become the highest priorities, only priorities that break the wanted order are rewritten, the
+core learns each job's real shape and time limit, and a requeued job that is not yet eligible
+is left out of the pass without losing its age."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from allotment.backends.policy import qos_tiers
+from allotment.backends.protocol import JobObs, NodeObs, Observation
+from allotment.reconcile.active import plan_cluster, snapshot
+from allotment.reconcile.pinned_order import PINNED_FLOOR, PRIORITY_TOP
+from tests.backends.configs import tree_config
+from tests.reconcile.conftest import T0
+
+CONFIG = tree_config()
+NODES = tuple(NodeObs(f"n{i}", 8, 0) for i in range(1, 5))
+
+
+def running(jid: str, acct: str, node: str, gpus: int = 8, mr: int = 20) -> JobObs:
+    return JobObs(jid, "root", acct, "q", gpus, "running", T0 - 100, T0 - 50, mr, True, 0, (node,))
+
+
+def pending(jid: str, acct: str, gpus: int, prio: int = 90_000, **kw: object) -> JobObs:
+    return replace(
+        JobObs(jid, "root", acct, "q", gpus, "pending", T0 - 30, None, 20, True, prio), **kw
+    )
+
+
+def observe(*jobs: JobObs, used: dict[str, int] | None = None) -> Observation:
+    u = used or {}
+    nodes = tuple(replace(n, gpus_used=u.get(n.name, 0)) for n in NODES)
+    return Observation(T0, nodes, tuple(sorted(jobs, key=lambda j: (len(j.id), j.id))))
+
+
+def applied(obs: Observation, actions: object) -> Observation:
+    """The observation after Slurm took every set_priority."""
+    new = {a.target: a.value for a in actions if a.kind == "set_priority"}  # type: ignore[attr-defined]
+    jobs = tuple(replace(j, priority=new.get(j.id, j.priority)) for j in obs.jobs)
+    return replace(obs, jobs=jobs)
+
+
+def _prio(plan: object) -> dict[str, int]:
+    return {a.target: a.value for a in plan.actions if a.kind == "set_priority"}  # type: ignore[attr-defined]
+
+
+def test_a_debug_job_that_fits_free_gpus_goes_above_a_blocked_big_job() -> None:
+    # n1-n3 full; a 16-GPU job (ranked first, cannot fit) and a 1-GPU job that fits n4 and
+    # ends (its time limit) long before the big job's reservation
+    jobs = [running(str(100 + i), "teamb", f"n{i}") for i in range(1, 4)]
+    big = pending("1", "teama1", 16, gpus_per_node=8)
+    small = pending("2", "teama2", 1, time_limit_s=60.0)
+    obs = observe(*jobs, big, small, used={"n1": 8, "n2": 8, "n3": 8})
+    plan = plan_cluster(obs, CONFIG, "gpulab", {}, {})
+    assert [s.job_id for s in plan.decisions.starts] == ["2"]
+    prio = _prio(plan)
+    assert prio["2"] > prio.get("1", 0) > PINNED_FLOOR  # Slurm starts the start first
+    assert {a.rule for a in plan.actions if a.target == "2"} == {"start"}
+
+
+def test_the_same_state_a_tick_later_sets_no_priority() -> None:
+    jobs = [running(str(100 + i), "teamb", f"n{i}") for i in range(1, 5)]
+    waiting = [pending(str(i), ("teama1", "teama2", "teamb")[i % 3], 8) for i in range(1, 9)]
+    obs = observe(*jobs, *waiting, used={f"n{i}": 8 for i in range(1, 5)})
+    first = plan_cluster(obs, CONFIG, "gpulab", {}, {})
+    assert len(_prio(first)) == 8
+    again = plan_cluster(applied(obs, first.actions), CONFIG, "gpulab", {}, {})
+    assert _prio(again) == {}
+
+
+def test_when_the_head_leaves_the_queue_the_others_keep_their_priorities() -> None:
+    jobs = [running(str(100 + i), "teamb", f"n{i}") for i in range(1, 5)]
+    waiting = [pending(str(i), "teama1", 8) for i in range(1, 9)]
+    obs = applied(
+        o := observe(*jobs, *waiting, used={f"n{i}": 8 for i in range(1, 5)}),
+        plan_cluster(o, CONFIG, "gpulab", {}, {}).actions,
+    )
+    head = plan_cluster(obs, CONFIG, "gpulab", {}, {}).decisions.order[0].job_id
+    rest = replace(obs, jobs=tuple(j for j in obs.jobs if j.id != head))
+    assert _prio(plan_cluster(rest, CONFIG, "gpulab", {}, {})) == {}
+
+
+def test_a_pinned_job_that_is_not_eligible_yet_is_parked_below_the_ranked_jobs() -> None:
+    jobs = [running(str(100 + i), "teamb", f"n{i}") for i in range(1, 5)]
+    requeued = pending("1", "teama1", 8, prio=PRIORITY_TOP, eligible=T0 + 9, restarts=1)
+    other = pending("2", "teama1", 8)
+    obs = observe(*jobs, requeued, other, used={f"n{i}": 8 for i in range(1, 5)})
+    snap = snapshot(obs, CONFIG, "gpulab", {}, {})
+    assert [p.spec.id for p in snap.pending] == ["2"]
+    prio = _prio(plan_cluster(obs, CONFIG, "gpulab", {}, {}))
+    assert prio["1"] == PINNED_FLOOR < prio["2"]
+
+
+def test_a_requeued_job_keeps_its_age_from_submission() -> None:
+    back = pending("1", "teama1", 8, eligible=T0 - 5, restarts=1)
+    fresh = pending("2", "teama1", 8, eligible=T0 - 20)
+    snap = snapshot(observe(back, fresh), CONFIG, "gpulab", {}, {})
+    ages = {p.spec.id: p.eligible for p in snap.pending}
+    assert ages == {"1": back.submit, "2": T0 - 20}
+
+
+def test_held_and_dependent_jobs_are_not_in_the_pass() -> None:
+    held = pending("1", "teama1", 1, prio=0)
+    dep = pending("2", "teama1", 1, reason="Dependency")
+    ok = pending("3", "teama1", 1, reason="Priority")
+    snap = snapshot(observe(held, dep, ok), CONFIG, "gpulab", {}, {})
+    assert [p.spec.id for p in snap.pending] == ["3"]
+
+
+def test_the_core_is_told_each_jobs_time_limit_shape_and_placement() -> None:
+    multi = replace(
+        running("1", "teama1", "n1", gpus=12),
+        nodes=("n1", "n2"),
+        node_gpus=(8, 4),
+        time_limit_s=600.0,
+    )
+    wide = pending("2", "teama2", 16, gpus_per_node=8, time_limit_s=1800.0)
+    unlimited = pending("3", "teamb", 1)
+    snap = snapshot(observe(multi, wide, unlimited), CONFIG, "gpulab", {}, {})
+    (r,) = snap.running
+    assert r.placement == (("n1", 8), ("n2", 4)) and r.spec.work == 600.0
+    p = {x.spec.id: x.spec for x in snap.pending}
+    assert (p["2"].gpus, p["2"].gpus_per_node, p["2"].work) == (16, 8, 1800.0)
+    assert p["3"].work == 86_400.0  # no time limit: the documented fallback
+
+
+def test_in_active_mode_the_tiers_preempt_nothing_by_themselves() -> None:
+    assert all(q.preempt == () for q in qos_tiers((20, 600), backend_preempts=False))
+    assert {q.preempt for q in qos_tiers((20, 600)) if q.name != "unallocated"} == {
+        ("unallocated",)
+    }

@@ -1,0 +1,178 @@
+"""The replay's pure parts: a trace job's sbatch command and requeue-safe script, sacct -D
+records and the audit log as events, metrics by the simulator's Recorder, and the fidelity
+comparison's targets."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from allotment.core.jobs import JobSpec
+from allotment.reconcile.replay.collect import events_from_runs, parse_sacct
+from allotment.reconcile.replay.compare import compare
+from allotment.reconcile.replay.events import Event, metrics, read_events, write_events
+from allotment.reconcile.replay.submit import submission, tiers
+
+
+def _job(**kw: object) -> JobSpec:
+    base: dict[str, object] = {
+        "id": "j1",
+        "submit": 60.0,
+        "account": "TeamA",
+        "gpus": 16,
+        "work": 100.0,
+    }
+    return JobSpec(**{**base, **kw})  # type: ignore[arg-type]
+
+
+def test_a_job_becomes_sbatch_with_its_tier_shape_and_time_limit(tmp_path: Path) -> None:
+    s = submission(
+        _job(gpus_per_node=8, min_runtime=120),
+        speedup=2,
+        gpus_per_node=8,
+        default_min_s=600,
+        ckpt_dir=tmp_path,
+    )
+    argv = list(s.argv)
+    assert s.at == 30.0 and s.nodes == 2
+    assert argv[argv.index("-q") + 1] == "alloc-1m"  # 120 s compressed 2x
+    assert argv[argv.index("-A") + 1] == "teama"
+    assert argv[argv.index("-N") : argv.index("-N") + 3] == ["-N", "2", "--gres=gpu:8"]
+    assert argv[argv.index("-t") + 1] == "2"  # 50 s of work + margin, whole minutes
+    free = submission(
+        _job(gpus=4, min_runtime=0, resumable=False),
+        speedup=1,
+        gpus_per_node=8,
+        default_min_s=600,
+        ckpt_dir=tmp_path,
+    )
+    assert "unallocated" in free.argv and "--no-requeue" in free.argv and "-N" not in free.argv
+    wide = submission(
+        _job(gpus=24), speedup=1, gpus_per_node=8, default_min_s=600, ckpt_dir=tmp_path
+    )
+    assert wide.nodes == 3 and "--gres=gpu:8" in wide.argv  # no per-node shape: whole nodes
+
+
+def test_tiers_are_every_compressed_minimum_runtime() -> None:
+    jobs = (
+        _job(min_runtime=30),
+        _job(min_runtime=0),
+        _job(min_runtime=None),
+        _job(min_runtime=300),
+    )
+    assert tiers(jobs, 120, 1.0) == (30, 120, 300)
+
+
+def test_the_script_resumes_from_its_checkpoint_after_a_requeue(tmp_path: Path) -> None:
+    s = submission(_job(work=3.0), speedup=1, gpus_per_node=8, default_min_s=60, ckpt_dir=tmp_path)
+    (tmp_path / "j1.ckpt").write_text("2\n")  # a run before the requeue did 2 of 3 seconds
+    script = tmp_path / "j1.sh"
+    script.write_text(s.script)
+    subprocess.run(["sh", str(script)], check=True, timeout=10)
+    assert (tmp_path / "j1.ckpt").read_text().strip() == "3"
+    again = submission(
+        _job(work=3.0, resumable=False),
+        speedup=1,
+        gpus_per_node=8,
+        default_min_s=60,
+        ckpt_dir=tmp_path,
+    )
+    assert again.script.index("rm -f") < again.script.index("cat ")  # not resumable: from zero
+
+
+SACCT = """70|replay-j1|REQUEUED|1000|1030|billing=8,cpu=1,gres/gpu=8,node=1|n1
+70|replay-j1|COMPLETED|1042|1100|billing=8,cpu=1,gres/gpu=8,node=1|n2
+71|replay-j2|COMPLETED|1031|1060|billing=16,cpu=2,gres/gpu=16,node=2|n[3-4]
+72|replay-j3|PENDING|Unknown|Unknown||None assigned
+"""
+
+
+def test_sacct_runs_and_the_audit_log_become_events() -> None:
+    runs = parse_sacct(SACCT)
+    assert [(r.job_id, r.state, r.gpus, r.nodes) for r in runs] == [
+        ("70", "REQUEUED", 8, 1),
+        ("71", "COMPLETED", 16, 2),
+        ("70", "COMPLETED", 8, 1),
+    ]
+    jobs = {"replay-j1": _job(id="j1", gpus=8), "replay-j2": _job(id="j2", account="teamb")}
+    audit = [
+        {
+            "action": "requeue",
+            "target": "70",
+            "result": "applied",
+            "time": 1029.5,
+            "rule": "reclaim",
+            "reason": "teama runs 8 GPUs over its entitlement",
+        },
+        {
+            "action": "drain",
+            "target": "n4",
+            "result": "applied",
+            "time": 1050.0,
+            "rule": "health",
+            "reason": "ECC",
+        },
+    ]
+    ev = events_from_runs(
+        runs, jobs, audit, t0=1000.0, speedup=1.0, allocated={"j1": True, "j2": False}
+    )
+    kinds = sorted((e.t, e.event, e.job or e.node) for e in ev)
+    assert kinds == [  # sacct's whole seconds are taken as their middle; audit times are exact
+        (0.5, "start", "j1"),
+        (30.5, "preempt", "j1"),
+        (31.5, "start", "j2"),
+        (42.5, "start", "j1"),
+        (50.0, "drain", "n4"),
+        (60.5, "end", "j2"),
+        (100.5, "end", "j1"),
+    ]
+    pre = next(e for e in ev if e.event == "preempt")
+    assert (pre.rule, pre.lost_gpu_hours) == ("reclaim", 0.0)
+    end = next(e for e in ev if e.event == "end" and e.job == "j1")
+    assert end.charged_gpu_hours == round(8 * (30 + 58) / 3600, 6)
+    assert next(e for e in ev if e.job == "j2" and e.event == "end").charged_gpu_hours == 0.0
+
+
+def test_the_event_log_round_trips_and_gives_the_simulators_metrics(tmp_path: Path) -> None:
+    ev = [
+        Event(0.0, "submit", "a", "teama", 8, 1, True, kind="debug"),
+        Event(10.0, "start", "a", "teama", 8, 1, True, kind="debug"),
+        Event(110.0, "end", "a", "teama", 8, 1, True, kind="debug"),
+    ]
+    write_events(tmp_path / "e.jsonl", reversed(ev))
+    back = read_events(tmp_path / "e.jsonl")
+    assert back == ev
+    m = metrics(back, teams=["teama"], capacity=8, entitlement={"teama": 8.0}, node_gpus={"n1": 8})
+    assert m["wait"]["debug"]["p50"] == 10.0 and m["jobs"]["completed"] == 1
+    assert m["occupancy"] == round(100 / 110, 4)
+
+
+def test_fidelity_targets_are_met_by_equal_logs_and_missed_by_a_slow_start() -> None:
+    sim = [
+        Event(0.0, "submit", "a", "teama", 8, 1, True, kind="debug"),
+        Event(2.0, "start", "a", "teama", 8, 1, True, kind="debug"),
+        Event(302.0, "end", "a", "teama", 8, 1, True, kind="debug"),
+    ]
+    rows = compare(sim, sim, capacity=8, node_gpus={})
+    assert all(r.ok is not False for r in rows)
+    slow = [
+        sim[0],
+        Event(40.0, "start", "a", "teama", 8, 1, True, kind="debug"),
+        Event(340.0, "end", "a", "teama", 8, 1, True, kind="debug"),
+    ]
+    missed = {r.metric for r in compare(slow, sim, capacity=8, node_gpus={}) if r.ok is False}
+    assert "wait p50 debug (s)" in missed and "occupancy 0-300s" in missed
+
+
+def test_a_run_that_ends_in_the_second_it_started_still_pairs_up() -> None:
+    runs = parse_sacct(
+        "80|replay-j1|REQUEUED|1000|1010|gres/gpu=4,node=1|n1\n"
+        "80|replay-j1|COMPLETED|1030|1030|gres/gpu=4,node=1|n1\n"
+    )
+    ev = events_from_runs(
+        runs, {"replay-j1": _job(gpus=4)}, [], t0=1000.0, speedup=1.0, allocated={"j1": False}
+    )
+    ev.append(Event(0.0, "submit", "j1", "teama", 4, 1, False, kind="batch"))
+    m = metrics(ev, teams=["teama"], capacity=8, entitlement={"teama": 8.0}, node_gpus={})
+    assert m["jobs"]["completed"] == 1
+    assert m["occupancy"] == round(4 * 10.001 / (8 * 30.501), 4)  # nothing left running

@@ -1,0 +1,64 @@
+"""``allot replay`` as a user meets it without a cluster: bad flags exit 2 before anything runs;
+``--from-events --compare`` judges a saved replay log against a fresh simulation (exit 0 when
+every target holds, 1 when one is missed)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from allotment.cli.main import main
+from allotment.compile.compiler import compile_repo
+from allotment.reconcile.replay.events import write_events
+from allotment.reconcile.replay.simlog import simulated_events
+from allotment.sim.latency import parse_profile
+from allotment.sim.workloads import from_trace
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def workload(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("fidelity")
+    subprocess.run(
+        [sys.executable, str(ROOT / "scripts/fidelity_workload.py"), str(out)], check=True
+    )
+    return out
+
+
+def _argv(w: Path, *extra: str) -> list[str]:
+    return ["replay", "--trace", str(w / "trace.jsonl"), "--repo", str(w / "repo"), *extra]
+
+
+def test_bad_flags_exit_2_before_anything_runs(
+    workload: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(_argv(workload, "--speedup", "0")) == 2
+    assert main(_argv(workload, "--compare", "pbs")) == 2
+    assert main(_argv(workload, "--compare", "slurm-test", "--speedup", "4")) == 2
+    assert "unknown profile 'pbs'" in capsys.readouterr().err
+
+
+def test_a_saved_log_is_judged_against_the_simulation(
+    workload: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = compile_repo(workload / "repo", dt.date(2026, 12, 1))
+    events = simulated_events(
+        config, "gpulab", from_trace(workload / "trace.jsonl"), parse_profile("slurm-test")
+    )
+    same = tmp_path / "same.jsonl"
+    write_events(same, events)
+    assert main(_argv(workload, "--from-events", str(same), "--compare", "slurm-test")) == 0
+    assert "0 of " in capsys.readouterr().out
+    late = tmp_path / "late.jsonl"  # every job starts 60 s late: waits miss their targets
+    write_events(
+        late,
+        [replace(e, t=e.t + 60) if e.event in ("start", "end", "preempt") else e for e in events],
+    )
+    assert main(_argv(workload, "--from-events", str(late), "--compare", "slurm-test")) == 1
+    assert "wait p50 debug" in capsys.readouterr().out

@@ -1,0 +1,65 @@
+"""The latency profile: a requeued job waits out the backend's eligibility delay before it can
+run again, a start lands the launch delay after its pass, passes happen only at cycle
+multiples; the ``none`` profile changes nothing."""
+
+from __future__ import annotations
+
+import pytest
+
+from allotment.core.jobs import JobSpec
+from allotment.errors import UsageError
+from allotment.sim.latency import NONE, PROFILES, LatencyProfile, parse_profile
+from allotment.sim.runner import simulate
+from allotment.traces.scenarios.workload import Workload
+from tests.core.builders import make_config
+
+CONFIG = make_config({"a": 1, "b": 1}, nodes=1)
+
+
+def _preemption_workload() -> Workload:
+    # a's free 8-GPU job fills the node; b's allocated 4-GPU job arrives at 100 and takes GPUs
+    free = JobSpec("u", 0.0, "a", 8, 1000.0, "x", min_runtime=0, kind="batch")
+    alloc = JobSpec("b1", 100.0, "b", 4, 10.0, "y", min_runtime=600, kind="debug")
+    return Workload.of([free, alloc])
+
+
+def _end(profile: LatencyProfile) -> float:
+    m = simulate(CONFIG, _preemption_workload(), latency=profile).metrics  # days: 4 decimals
+    assert m["preemptions"] == 1
+    return float(m["days"]) * 86400.0
+
+
+def test_a_requeued_job_runs_again_only_after_the_eligibility_delay() -> None:
+    none, delayed = _end(NONE), _end(LatencyProfile("t", requeue_delay_s=300.0))
+    # free job: preempted at 100 (100 s of work kept), needs 900 s more
+    assert none == pytest.approx(110.0 + 900.0, abs=5)  # back as soon as b1 ends at 110
+    assert delayed == pytest.approx(100.0 + 300.0 + 900.0, abs=5)  # eligible only at 400
+
+
+def test_a_start_lands_the_launch_delay_after_its_pass_which_waits_for_the_cycle() -> None:
+    job = JobSpec("j", 3.0, "a", 1, 60.0, "x", min_runtime=600, kind="debug")
+    m = simulate(CONFIG, Workload.of([job]), latency=LatencyProfile("t", 5.0, 0.0, 1.0)).metrics
+    assert m["wait"]["debug"]["p50"] == pytest.approx(2.0 + 1.0)  # pass at 5, start at 6
+    base = simulate(CONFIG, Workload.of([job])).metrics
+    assert "latency_profile" not in base and m["latency_profile"] == "t"
+
+
+def test_profiles_parse_with_adjustments_and_bad_ones_say_why() -> None:
+    assert parse_profile("none") == NONE
+    assert PROFILES["slurm"].requeue_delay_s == 121.0  # cred_expire 120 s + 1
+    p = parse_profile("slurm,requeue=11,cycle=5")
+    assert (p.requeue_delay_s, p.cycle_s, p.launch_delay_s) == (11.0, 5.0, 1.0)
+    with pytest.raises(UsageError, match="unknown profile 'pbs'"):
+        parse_profile("pbs")
+    with pytest.raises(UsageError, match="KEY=SECONDS"):
+        parse_profile("slurm,requeue=-3")
+
+
+def test_with_time_limits_the_core_plans_with_the_limit_but_jobs_end_after_their_work() -> None:
+    p = LatencyProfile("t", limit_margin_s=30.0)
+    job = JobSpec("j", 0.0, "a", 1, 45.0, "x", min_runtime=600, kind="debug")
+    assert p.as_known(job).work == 120.0 and NONE.as_known(job) is job  # 45 + 30 s -> 2 min
+    m = simulate(CONFIG, Workload.of([job]), latency=p).metrics
+    # 45 GPU-seconds delivered: the run ended after its true work, not its 120 s limit
+    assert m["occupancy"] * 8 * float(m["days"]) * 86400.0 == pytest.approx(45.0, abs=1)
+

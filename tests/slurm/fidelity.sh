@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# make test-fidelity: bring up a real local Slurm, replay the fidelity workload on it with the
+# reconciler in active mode (allot replay), simulate the same trace with the slurm-test latency
+# profile, print the comparison table, ALWAYS tear Slurm down (trap), and exit 1 when a target
+# is missed (docs/fidelity.md).  About 10 minutes, most of it the replay's real time.
+#   SLURM_TEST_STATE  state dir (<= 60 characters; default: a new /tmp/slurm.XXXXXX)
+#   FIDELITY_OUT      where the trace, repo, event logs and metrics go (default: a new temp dir)
+#   ALLOT_BIN         folder holding python and allot (default: .venv/bin)
+set -Eeuo pipefail
+cd "$(dirname "$0")/../.."
+HERE=tests/slurm
+BIN=${ALLOT_BIN:-.venv/bin}
+STATE=${SLURM_TEST_STATE:-$(mktemp -d /tmp/slurm.XXXXXX)}
+OUT=${FIDELITY_OUT:-$(mktemp -d /tmp/fidelity.XXXXXX)}
+
+teardown() {
+  local rc=$?
+  bash "$HERE/down.sh" "$STATE" --purge >/dev/null 2>&1 || echo "fidelity.sh: teardown of $STATE failed" >&2
+  echo "fidelity.sh: trace, event logs and metrics in $OUT" >&2
+  exit "$rc"
+}
+trap teardown EXIT
+trap 'exit 130' INT TERM
+
+# Slurm's own backfill would start jobs the core holds back: the core is the backfill scheduler
+SLURM_SCHEDULER=${SLURM_SCHEDULER:-builtin} bash "$HERE/up.sh" "$STATE"
+# shellcheck disable=SC1091
+source "$STATE/env.sh"
+export SLURM_CONF
+"$BIN/python" scripts/fidelity_workload.py "$OUT"
+"$BIN/allot" replay --backend slurm --trace "$OUT/trace.jsonl" --repo "$OUT/repo" \
+  --state "$OUT/replay" --events "$OUT/real.jsonl" --json "$OUT/real.json" --compare slurm-test

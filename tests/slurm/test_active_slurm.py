@@ -1,0 +1,161 @@
+"""Active mode on a real Slurm does what the core decided (issue 15): a job the core starts is
+started by Slurm's next scheduling cycle even behind a blocked bigger job, a quiet tick rewrites
+no priority, multi-node shapes and time limits reach the core, a requeued job waits out
+``cred_expire`` + 1 s and is left out of the pass meanwhile."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from allotment.backends.protocol import JobObs
+from allotment.reconcile.active import startable
+from allotment.reconcile.pinned_order import PINNED_FLOOR
+from allotment.reconcile.reconciler import Reconciler
+from tests.reconcile.repo import commit_all
+from tests.slurm.conftest import sh, wait_for
+from tests.slurm.test_reconcile_slurm import SHORT, reconciler, repo, state  # noqa: F401
+
+pytestmark = pytest.mark.slurm
+CRED_EXPIRE_S = 10  # tests/slurm/up.sh: AuthInfo=...,cred_expire=10
+
+
+def sbatch(account: str, qos: str, *shape: str, minutes: int = 30, seconds: int = 900) -> str:
+    argv = ["sbatch", "--parsable", "-A", account, "-q", qos, "-t", str(minutes), "-o", "/dev/null"]
+    return sh(*argv, *shape, "--wrap", f"sleep {seconds}").strip().split(";")[0]
+
+
+def priority(job: str) -> int:
+    return int(sh("squeue", "-h", "-j", job, "-o", "%Q").strip() or 0)
+
+
+def observed(rec: Reconciler, job: str) -> JobObs:
+    j = rec.backend.observe().job(job)
+    assert j is not None, f"job {job} not in squeue"
+    return j
+
+
+def _state_seen(rec: Reconciler, job: str) -> str | None:
+    j = rec.backend.observe().job(job)
+    return None if j is None else j.state
+
+
+def test_a_job_the_core_starts_runs_within_a_cycle_ahead_of_a_blocked_big_job(
+    reconciler: Reconciler,  # noqa: F811
+) -> None:
+    reconciler.tick()
+    hogs = [sbatch("teamb", SHORT, "--gres=gpu:8") for _ in range(3)]
+    wait_for("n1-n3 busy", lambda: all(state(j) == "RUNNING" for j in hogs), 30)
+    big = sbatch("teama1", SHORT, "-N", "2", "--gres=gpu:8")
+    reconciler.tick()  # the 16-GPU job is ranked first and pinned
+    assert priority(big) >= PINNED_FLOOR and state(big) == "PENDING"
+    debug = sbatch("teama2", SHORT, "--gres=gpu:1", minutes=1)
+    r = reconciler.tick()
+    started = [x.action.target for x in r.results if x.action.rule == "start"]
+    if started:  # (else Slurm's own backfill started it before the tick saw it pending)
+        assert started == [debug] and priority(debug) > priority(big)
+    else:
+        assert state(debug) == "RUNNING"
+    t0 = time.monotonic()
+    wait_for("the debug job runs", lambda: state(debug) == "RUNNING", 5, every=0.2)
+    assert time.monotonic() - t0 <= 3  # sched_interval=2: within one scheduling cycle
+    assert state(big) == "PENDING"
+
+
+def test_a_quiet_tick_sets_no_priority(reconciler: Reconciler) -> None:  # noqa: F811
+    reconciler.tick()
+    hogs = [sbatch("teamb", SHORT, "--gres=gpu:8") for _ in range(4)]
+    wait_for("cluster full", lambda: all(state(j) == "RUNNING" for j in hogs), 30)
+    waiting = [sbatch(a, SHORT, "--gres=gpu:4") for a in ("teama1", "teama2") * 3]
+    first = reconciler.tick()
+    assert {x.action.target for x in first.results if x.action.kind == "set_priority"} == set(
+        waiting
+    )
+    again = reconciler.tick()
+    assert [x for x in again.results if x.action.kind == "set_priority"] == []
+
+
+def test_multi_node_shapes_and_time_limits_reach_the_core(reconciler: Reconciler) -> None:  # noqa: F811
+    reconciler.tick()
+    wide = sbatch("teama1", SHORT, "-N", "2", "--gres=gpu:8", minutes=7)
+    uneven = sbatch("teama2", SHORT, "-N", "2", "--gpus=12", minutes=9)
+    wait_for("both running", lambda: state(wide) == state(uneven) == "RUNNING", 30)
+    w, u = observed(reconciler, wide), observed(reconciler, uneven)
+    assert (w.gpus, w.gpus_per_node, w.node_gpus, w.time_limit_s) == (16, 8, (8, 8), 420.0)
+    assert u.gpus == 12 and sorted(u.node_gpus) == [4, 8] and u.time_limit_s == 540.0
+    queued = sbatch("teamb", SHORT, "-N", "2", "--gres=gpu:8")  # 16 GPUs, only 4 free
+    j = observed(reconciler, queued)
+    assert (j.state, j.gpus, j.gpus_per_node) == ("pending", 16, 8)
+
+
+def test_a_requeued_job_waits_out_cred_expire_and_is_left_out_meanwhile(
+    reconciler: Reconciler,  # noqa: F811
+) -> None:
+    reconciler.tick()
+    job = sbatch("teama1", SHORT, "--gres=gpu:8")
+    wait_for("running", lambda: state(job) == "RUNNING", 30)
+    sh("scontrol", "requeue", job)
+    at = time.time()
+    # RUNNING -> COMPLETING (not observed: neither running nor pending) -> PENDING
+    wait_for("pending again", lambda: _state_seen(reconciler, job) == "pending", 30)
+    obs = reconciler.backend.observe()
+    j = obs.job(job)
+    assert j is not None and j.restarts == 1 and j.eligible is not None
+    assert at + CRED_EXPIRE_S - 1 <= j.eligible <= at + CRED_EXPIRE_S + 3
+    if obs.at < j.eligible:  # the snapshot leaves out what is not startable
+        assert not startable(j, obs.at)
+    wait_for("it runs again after the delay", lambda: state(job) == "RUNNING", 30)
+    assert time.time() >= at + CRED_EXPIRE_S
+
+
+def test_max_gpus_becomes_grptres_and_slurm_holds_the_team_to_it(
+    reconciler: Reconciler,  # noqa: F811
+    repo: Path,  # noqa: F811
+) -> None:
+    org = repo / "budgets/org/budget.yaml"
+    org.write_text(
+        org.read_text().replace(
+            "  teamb:\n    share: 40\n", "  teamb:\n    share: 40\n    max_gpus: 12\n"
+        )
+    )
+    commit_all(repo, "teamb capped at 12 GPUs")
+    r = reconciler.tick()
+    assert r.error is None and not [x for x in r.results if x.code == "failed"]
+    rows = sh(
+        "sacctmgr", "-n", "-P", "show", "assoc", "where", "account=teamb", "format=user,grptres"
+    )
+    assert "|gres/gpu=12" in rows.splitlines()
+    assert [x for x in reconciler.tick().results if x.action.kind.endswith("account")] == []
+    first = sbatch("teamb", SHORT, "--gres=gpu:8")
+    second = sbatch("teamb", SHORT, "--gres=gpu:8")
+    wait_for("the first runs", lambda: state(first) == "RUNNING", 30)
+    reason = sh("squeue", "-h", "-j", second, "-o", "%r").strip()
+    assert state(second) == "PENDING" and reason.startswith("AssocGrp")
+
+
+def test_a_cap_cleared_while_the_account_moves_is_lifted_in_slurmctld_too(
+    reconciler: Reconciler,  # noqa: F811
+    repo: Path,  # noqa: F811
+) -> None:
+    org = repo / "budgets/org/budget.yaml"
+    capped = org.read_text()
+    org.write_text(
+        capped.replace("  teamb:\n    share: 40\n", "  teamb:\n    share: 40\n    max_gpus: 12\n")
+    )
+    commit_all(repo, "teamb capped")
+    reconciler.tick()
+    # teamb moves under proga and loses its cap in one commit
+    org.write_text(capped.replace("  teamb:\n    share: 40\n", ""))
+    proga = repo / "budgets/org/proga/budget.yaml"
+    proga.write_text(proga.read_text() + "  teamb:\n    share: 10\n")
+    (repo / "budgets/org/proga/teamb").mkdir()
+    (repo / "budgets/org/teamb/budget.yaml").rename(repo / "budgets/org/proga/teamb/budget.yaml")
+    commit_all(repo, "teamb moves under proga, uncapped")
+    r = reconciler.tick()
+    assert r.error is None and not [x for x in r.results if x.code == "failed"]
+    ctld = sh("scontrol", "show", "assoc_mgr", "accounts=teamb", "flags=assoc")
+    account_line = ctld.split("UserName=root")[0]  # the account's own association comes first
+    assert "ParentAccount=proga" in account_line
+    assert "gres/gpu=N(" in account_line  # no cap left in the controller, not only in the DB
