@@ -59,7 +59,7 @@ def test_with_time_limits_the_core_plans_with_the_limit_but_jobs_end_after_their
     p = LatencyProfile("t", limit_margin_s=30.0)
     job = JobSpec("j", 0.0, "a", 1, 45.0, "x", min_runtime=600, kind="debug")
     assert p.as_known(job).work == 120.0 and NONE.as_known(job) is job  # 45 + 30 s -> 2 min
-    m = simulate(CONFIG, Workload.of([job]), latency=p).metrics
-    # 45 GPU-seconds delivered: the run ended after its true work, not its 120 s limit
-    assert m["occupancy"] * 8 * float(m["days"]) * 86400.0 == pytest.approx(45.0, abs=1)
-
+    r = simulate(CONFIG, Workload.of([job]), latency=p)
+    # the run ended after its true work (45 s, 45 GPU-seconds charged), not its 120 s limit
+    end = next(e for e in r.events if e.event == "end")
+    assert end.t == pytest.approx(45.0) and end.charged_gpu_hours == pytest.approx(45.0 / 3600.0)

@@ -67,6 +67,9 @@ def read_events(path: Path) -> list[Event]:
     return sorted(out, key=sort_key)
 
 
+UNNAMED = "?"  # where a replayed job's GPUs are counted (records name no nodes)
+
+
 def metrics(
     events: Iterable[Event],
     *,
@@ -92,7 +95,7 @@ def metrics(
         seed=0,
         end=end,
         capacity_gpus=capacity,
-        nodes=dict(node_gpus),
+        nodes={**node_gpus, UNNAMED: 0},
         entitlement_gpus=dict(entitlement),
         ceilings=dict(caps or {}),
         debug_threshold_s=debug_threshold_s,
@@ -119,11 +122,11 @@ def _as_sim(
             yield SimEvent(e.t, "submit", job=e.job, account=e.account, gpus=e.gpus, min_runtime=mr)
         elif e.event == "start":
             running[e.job or ""] = e
-            n = max(1, e.nodes or 1)
-            per = (e.gpus or 0) // n
+            # the replay's records count nodes but do not name them: the GPUs sit on one unnamed
+            # node of no capacity, so a drained real node leaves service whole (see above)
             yield SimEvent(
                 e.t, "start", job=e.job, account=e.account, gpus=e.gpus,
-                nodes=tuple(f"?{i}" for i in range(n)), node_gpus=tuple(per for _ in range(n)),
+                nodes=(UNNAMED,), node_gpus=(e.gpus or 0,),
                 allocated=bool(e.allocated), charged_gpus=float(e.gpus or 0) if e.allocated else 0.0,
             )
         elif e.event in ("preempt", "end") and (e.job or "") in running:
