@@ -91,7 +91,12 @@ def test_a_live_job_is_explained_by_its_slurm_id_from_the_audit_log(state_dir: P
     pin = next(a for a in reversed(audit) if a["action"] == "set_priority" and a["phase"] == "outcome")
     assert main(["explain", pin["target"], "--state", str(state_dir)]) == 0
     out = capsys.readouterr().out
-    position = 1_000_000 - pin["value"] + 1
+    from allotment.legible.livestate import read_state
+
+    obs = read_state(state_dir).observation
+    assert obs is not None
+    backend_order = sorted(obs.pending(), key=lambda j: (-j.priority, j.id))  # Slurm starts them so
+    position = [j.id for j in backend_order].index(pin["target"]) + 1
     suffix = {1: "st", 2: "nd", 3: "rd"}.get(position, "th")
     assert out.startswith(f"job {pin['target']}: {position}{suffix} in the cluster's pending order ({pin['reason']})")
     assert "among" in out and "set_priority [order]" in out

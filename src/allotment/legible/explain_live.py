@@ -12,11 +12,8 @@ from allotment.compile.model import CompiledConfig
 from allotment.core.context import build_context
 from allotment.errors import UsageError
 from allotment.legible.livestate import LiveState, pinned_order
-from allotment.legible.liveview import live_view
+from allotment.legible.liveview import live_view, queue
 from allotment.legible.words import duration, ordinal, percent
-from allotment.reconcile.pinned_order import (
-    PRIORITY_TOP,  # the head of the order is pinned at TOP - position
-)
 
 
 def explain_live(state: LiveState, config: CompiledConfig, job: str) -> dict[str, Any]:
@@ -48,8 +45,9 @@ def _summary(state: LiveState, d: dict[str, Any], leaf: Any) -> str:
     if j is None:
         parts.append("no longer observed (finished or cancelled)")
     elif j["state"] == "pending":
-        if pin is not None and pin.get("value") is not None:
-            pos = PRIORITY_TOP - int(pin["value"]) + 1
+        order = [r.job for r in queue(state)]  # the backend's own order: highest priority first
+        if pin is not None and pin.get("value") is not None and d["job"] in order:
+            pos = order.index(d["job"]) + 1
             parts.append(f"{ordinal(pos)} in the cluster's pending order ({pin.get('reason')})")
         else:
             parts.append("pending outside the ordered head: the backend's own fair-share priority orders it")

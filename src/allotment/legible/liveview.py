@@ -21,7 +21,7 @@ class QueueRow:
     account: str
     user: str
     gpus: int
-    sort_key: int  # the backend priority: allotment pins the head at PRIORITY_TOP - position
+    sort_key: int  # the backend priority: allotment pins the core's head above every other job (reconcile/pinned_order.py)
     waiting_s: float
     reason: str  # why it sits there, from the audit line that set the key
 
