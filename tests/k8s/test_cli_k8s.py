@@ -60,8 +60,12 @@ def test_one_tick_from_the_command_line_syncs_the_tree_and_writes_status(
     assert main(argv) == 0
     out = capsys.readouterr().out
     assert "applied" in out and "add_account teama1" in out
-    status = json.loads((tmp_path / "state" / "status.json").read_text())
-    ready = next(c for c in status["conditions"] if c["type"] == "Ready")
-    assert ready["status"] is True
+    def condition(kind: str) -> str:
+        status = json.loads((tmp_path / "state" / "status.json").read_text())
+        return str(next(c for c in status["conditions"] if c["type"] == kind)["status"])
+
+    # kstatus: a tick that changed the cluster is Reconciling, so not yet Ready
+    assert (condition("Reconciling"), condition("Ready")) == ("True", "False")
     assert main(argv) == 0
     assert "no actions" in capsys.readouterr().out
+    assert (condition("Reconciling"), condition("Ready")) == ("False", "True")  # converged
