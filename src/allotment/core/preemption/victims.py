@@ -131,13 +131,18 @@ class _Classifier:
 def _freeable_hosts(v: VictimView, p: Pend, per: int, owners: set[str]) -> list[int]:
     """Nodes where the free GPUs plus every preemptible GPU of the owners ``p`` may take from
     ("" = unallocated work) reach ``per``: an upper bound, so no other node can be chosen."""
-    pool, pre, by = v.pool, v.acct.node_pre, v.acct.node_pre_by
-    out = []
-    for i in pool.hosts(per, p.spec.gpu_type):
-        free = pool.free[i]
-        if free >= per or (free + pre[i] >= per and free + sum(g for o, g in by[i].items() if o in owners) >= per):
-            out.append(i)
-    return out
+    pool = v.pool
+    free = pool.free
+    owned = v.acct.owner_nodes
+    extra: dict[int, int] = {}  # node -> preemptible GPUs of the owners
+    for o in owners:
+        for i, g in owned.get(o, {}).items():
+            extra[i] = extra.get(i, 0) + g
+    # only nodes with ``per`` free or with such GPUs can qualify; node order, as ``pool.hosts``
+    ok = pool.host_flags(per, p.spec.gpu_type)
+    near = set(pool.free_at_least(per))
+    near.update(extra)
+    return sorted(i for i in near if ok[i] and (free[i] >= per or free[i] + extra.get(i, 0) >= per))
 
 
 def _pick_nodes(v: VictimView, p: Pend, n: int, per: int, cands: _Classifier, hosts: list[int]) -> list[str]:
