@@ -78,6 +78,8 @@ class Scheduler(ClusterState):
         self._queue_names: dict[str, tuple[bool, str]] = {}
         self._qkeys: dict[tuple[str, int], QueueKey] = {}  # queue keys by (queue, its account's GPUs) ...
         self._qkeys_at = -1  # ... for these inputs (_inputs_id)
+        self._view_val: VictimView | None = None  # the victim view of state _view_at
+        self._view_at = (-1, -1)
 
     def run_pass(self, now: float, usage: Mapping[str, float]) -> Decisions:
         starts: list[Start] = []
@@ -192,7 +194,7 @@ class Scheduler(ClusterState):
             head = [self.pending[j] for j in self.queues.head(q, self.mode.depth, tried)]
             if not self.walk.must_visit(head, qk[0], account, self.pool, self.acct, self.mode):
                 continue
-            if self._visit(head, qk, pi, tried, starts, preemptions):
+            if self._visit(self._candidates(head, pi), qk, pi, tried, starts, preemptions):
                 decided = True
                 if self.queues.keys[q]:
                     heapq.heappush(heap, (self._round_key(q, pi), q))
@@ -205,13 +207,13 @@ class Scheduler(ClusterState):
             cands = scorer.rank(cands)
         return cands
 
-    def _visit(self, head: list[Pend], qk: QueueKey, pi: PassInputs, tried: set[str],
+    def _visit(self, cands: list[Pend], qk: QueueKey, pi: PassInputs, tried: set[str],
                starts: list[Start], preemptions: list[Preemption]) -> bool:
-        """Offer a queue's candidates (``head``: its first ``queue_depth`` untried jobs); True if
-        one started."""
+        """Offer a queue's candidates (``cands``: its first ``queue_depth`` untried jobs, in the
+        order ``_candidates`` offers them); True if one started."""
         now = pi.now
         first_blocked = True
-        for p in self._candidates(head, pi):
+        for p in cands:
             tried.add(p.jid)
             if p.n == 0:
                 continue
@@ -242,8 +244,15 @@ class Scheduler(ClusterState):
         return False
 
     def _view(self, pi: PassInputs) -> VictimView:
-        return VictimView(self.pool, self.running, self.acct, self.policy.non_resumable == "run_to_completion",
-                          self.policy.reclaim_hysteresis, self.mode.reclaims, pi.t)
+        """What a victim search reads.  The fast walk keeps one per (state version, inputs),
+        with a memo of the answers that depend on nothing else (``VictimView.memo``)."""
+        at = (self.version, self._inputs_id)
+        if self.walk.reuses and self._view_at == at and self._view_val is not None:
+            return self._view_val
+        v = VictimView(self.pool, self.running, self.acct, self.policy.non_resumable == "run_to_completion",
+                       self.policy.reclaim_hysteresis, self.mode.reclaims, pi.t, {} if self.walk.reuses else None)
+        self._view_val, self._view_at = v, at
+        return v
 
     def _preempt_for(self, p: Pend, qk: QueueKey, pi: PassInputs, starts: list[Start], preemptions: list[Preemption]) -> bool:
         if not self.mode.can_preempt or not self.acct.preemptible:

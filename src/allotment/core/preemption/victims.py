@@ -82,12 +82,28 @@ def _donors(v: VictimView, req: str, owed: Mapping[str, float], measure: Mapping
     """Accounts that may give up work to ``req``: over what they are owed, served more."""
     out: dict[str, _Donor] = {}
     m_req = measure.get(req, math.inf)
+    for a, d in _over_owed(v, owed, measure):
+        if a != req and served_more(d.measure, m_req, v.hysteresis):
+            out[a] = d
+    return out
+
+
+def _over_owed(v: VictimView, owed: Mapping[str, float], measure: Mapping[str, float]) -> list[tuple[str, _Donor]]:
+    """Accounts with preemptible allocated work running above what they are owed (the same for
+    every requester on one state: kept in the view's memo when it has one)."""
+    memo = v.memo
+    if memo is not None and "over_owed" in memo:
+        got: list[tuple[str, _Donor]] = memo["over_owed"]
+        return got
+    out = []
     for a, ids in v.acct.alloc.items():
-        if a == req or not ids:
+        if not ids:
             continue
         over = v.acct.alloc_gpus.get(a, 0) - owed.get(a, 0.0)
-        if over > 0 and served_more(measure.get(a, math.inf), m_req, v.hysteresis):
-            out[a] = _Donor(over, measure.get(a, math.inf))
+        if over > 0:
+            out.append((a, _Donor(over, measure.get(a, math.inf))))
+    if memo is not None:
+        memo["over_owed"] = out
     return out
 
 
