@@ -15,10 +15,11 @@ and can decide something only if one of them
   team's preemptible work, and in tier 0 every account's) reach its GPUs.
 
 The fast walk also *reuses* answers computed on the very same inputs (``reuses``): the Fair Tree
-ranks and reclaim measures for the same epoch and the same (immutable) usage mapping, and a
-failed victim search or a reservation plan for the same job on the same state version
-(``ClusterState.version``, bumped by every change of what they read).  The reference recomputes
-everything every time.
+ranks and reclaim measures for the same epoch and the same (immutable) usage mapping; a queue's
+key for the same pass inputs and the same allocated GPUs of its account; and, on the same state
+version (``ClusterState.version``, bumped by every change of what they read), a failed victim
+search or a reservation plan for the same job and the accounts running over what they are owed
+(``VictimView.memo``).  The reference recomputes everything every time.
 
 ``tests/sim/test_walk_equivalence.py`` checks over generated workloads that both produce the same
 decisions and metrics; ``allot simulate --no-skip`` runs the reference.
