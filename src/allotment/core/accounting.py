@@ -27,9 +27,9 @@ class Accounting:
         self.alloc: dict[str, dict[str, None]] = {}  # account -> allocated ones
         self.alloc_gpus_pre: dict[str, int] = {}  # account -> their GPUs
         self.alloc_gpus_pre_total = 0
-        self.node_pre: list[int] = [0] * n_nodes  # per node: GPUs a victim search could free
-        # per node: preemptible GPUs by owner ("" for unallocated work), to bound a search per node
-        self.node_pre_by: list[dict[str, int]] = [{} for _ in range(n_nodes)]
+        # owner ("" for unallocated work) -> node -> its preemptible GPUs there, to bound a
+        # search per node (a search for a few owners visits only their nodes)
+        self.owner_nodes: dict[str, dict[int, int]] = {}
 
     def ceiling(self, account: str) -> int | None:
         """The tightest max_gpus on ``account``'s path (None: uncapped)."""
@@ -62,12 +62,11 @@ class Accounting:
         self.user_gpus[(r.account, r.spec.user)] -= r.gpus
         if self.preemptible.pop(r.jid, 0) is None:
             owner = r.account if r.allocated else ""
+            mine = self.owner_nodes[owner]
             for i, g in r.placement:
-                self.node_pre[i] -= g
-                by = self.node_pre_by[i]
-                by[owner] -= g
-                if not by[owner]:
-                    del by[owner]
+                mine[i] -= g
+                if not mine[i]:
+                    del mine[i]
             if r.allocated:
                 del self.alloc[r.account][r.jid]
                 self.alloc_gpus_pre[r.account] -= r.gpus
@@ -81,10 +80,9 @@ class Accounting:
             return
         self.preemptible[r.jid] = None
         owner = r.account if r.allocated else ""
+        mine = self.owner_nodes.setdefault(owner, {})
         for i, g in r.placement:
-            self.node_pre[i] += g
-            by = self.node_pre_by[i]
-            by[owner] = by.get(owner, 0) + g
+            mine[i] = mine.get(i, 0) + g
         if r.allocated:
             self.alloc.setdefault(r.account, {})[r.jid] = None
             self.alloc_gpus_pre[r.account] = self.alloc_gpus_pre.get(r.account, 0) + r.gpus

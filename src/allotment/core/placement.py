@@ -36,6 +36,7 @@ class NodePool:
         self._mf, self._mf_version = 0, -1
         self._shapes: dict[tuple[int, int | None, str | None], tuple[int, int]] = {}
         self._hosts: dict[tuple[int, str | None], list[int]] = {}
+        self._host_flags: dict[tuple[int, str | None], list[bool]] = {}
         # healthy nodes counted by GPUs free-or-held-by-unallocated-work ("soft free")
         self.soft_count: list[int] = [0] * (self.max_gpus + 1)
         self.soft_whole = 0  # healthy nodes holding nothing but unallocated work
@@ -97,6 +98,7 @@ class NodePool:
             return
         self.version += 1
         self._hosts.clear()
+        self._host_flags.clear()
         if healthy:
             self.buckets[self.free[i]][i] = None
             self.healthy_total += self.total[i]
@@ -154,6 +156,20 @@ class NodePool:
                 if healthy[i] and total[i] >= per and (gpu_type is None or types[i] == gpu_type)
             ]
         return got
+
+    def host_flags(self, per: int, gpu_type: str | None) -> list[bool]:
+        """Per node: is it one of ``hosts(per, gpu_type)``?  Cached like ``hosts``."""
+        key = (per, gpu_type)
+        got = self._host_flags.get(key)
+        if got is None:
+            got = self._host_flags[key] = [False] * len(self.names)
+            for i in self.hosts(per, gpu_type):
+                got[i] = True
+        return got
+
+    def free_at_least(self, per: int) -> list[int]:
+        """Healthy nodes with at least ``per`` free GPUs, in no particular order."""
+        return [i for k in range(max(per, 0), self.max_gpus + 1) for i in self.buckets[k]]
 
     def _ok_type(self, i: int, spec: JobSpec) -> bool:
         return spec.gpu_type is None or self.gpu_type[i] == spec.gpu_type

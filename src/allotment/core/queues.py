@@ -2,8 +2,8 @@
 ``budgets`` one queue per account for allocated work and one for its unallocated work; the
 baselines use a single global queue.
 
-Besides the sorted keys, each queue keeps counts of its jobs' shapes (GPUs per node, total GPUs,
-gangs): the exact necessary conditions the fast walk (``core.walk``) tests before visiting it.
+A round only looks at a queue's head (``head``), so the fast walk (``core.walk``) tests its
+necessary conditions on those candidates, not on counts over the whole queue.
 """
 
 from __future__ import annotations
@@ -16,26 +16,14 @@ from allotment.core.state import Pend
 Key = tuple[float, float, str]
 
 
-def _inc(d: dict[int, int], k: int, by: int) -> None:
-    v = d.get(k, 0) + by
-    if v:
-        d[k] = v
-    else:
-        del d[k]
-
-
 class QueueSet:
     def __init__(self) -> None:
         self.keys: dict[str, list[Key]] = {}
-        self.per: dict[str, dict[int, int]] = {}  # queue -> GPUs per node -> jobs
-        self.gpus: dict[str, dict[int, int]] = {}  # queue -> GPUs -> jobs
-        self.gangs: dict[str, int] = {}  # queue -> allocated multi-node jobs
 
     def add(self, p: Pend) -> None:
         q = p.queue
         lst = self.keys.setdefault(q, [])
         lst.insert(bisect_left(lst, p.key), p.key)
-        self._count(p, 1)
 
     def remove(self, p: Pend) -> None:
         lst = self.keys[p.queue]
@@ -43,15 +31,6 @@ class QueueSet:
         if i >= len(lst) or lst[i] != p.key:
             raise KeyError(p.jid)
         lst.pop(i)
-        self._count(p, -1)
-
-    def _count(self, p: Pend, by: int) -> None:
-        q = p.queue
-        if p.n > 0:
-            _inc(self.per.setdefault(q, {}), p.per, by)
-            _inc(self.gpus.setdefault(q, {}), p.gpus, by)
-            if p.n > 1 and p.mr > 0:
-                self.gangs[q] = self.gangs.get(q, 0) + by
 
     def nonempty(self) -> Iterator[str]:
         return (q for q, lst in self.keys.items() if lst)
@@ -69,15 +48,3 @@ class QueueSet:
             k += 1
             if k >= depth:
                 return
-
-    def min_per(self, q: str) -> int:
-        """The fewest GPUs per node any placeable job of ``q`` needs (0 if none)."""
-        d = self.per.get(q)
-        return min(d) if d else 0
-
-    def min_gpus(self, q: str) -> int:
-        d = self.gpus.get(q)
-        return min(d) if d else 0
-
-    def has_gang(self, q: str) -> bool:
-        return self.gangs.get(q, 0) > 0

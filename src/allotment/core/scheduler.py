@@ -76,6 +76,10 @@ class Scheduler(ClusterState):
         self._holds_at = -1
         self._inputs_id = 0
         self._queue_names: dict[str, tuple[bool, str]] = {}
+        self._qkeys: dict[tuple[str, int], QueueKey] = {}  # queue keys by (queue, its account's GPUs) ...
+        self._qkeys_at = -1  # ... for these inputs (_inputs_id)
+        self._view_val: VictimView | None = None  # the victim view of state _view_at
+        self._view_at = (-1, -1)
 
     def run_pass(self, now: float, usage: Mapping[str, float]) -> Decisions:
         starts: list[Start] = []
@@ -162,11 +166,24 @@ class Scheduler(ClusterState):
         tr = tier(free, self.acct.alloc_gpus.get(account, 0), pi.owed.get(account, 0.0))
         return (tr, pi.rank_index.get(account, len(pi.rank_index)), q)
 
+    def _round_key(self, q: str, pi: PassInputs) -> QueueKey:
+        """``queue_key``, which the fast walk reuses while the pass inputs (what each account is
+        owed, the ranks) are the same and the queue's account runs the same allocated GPUs."""
+        if not self.walk.reuses:
+            return self.queue_key(q, pi)
+        if self._qkeys_at != self._inputs_id:
+            self._qkeys, self._qkeys_at = {}, self._inputs_id
+        k = (q, self.acct.alloc_gpus.get(self._account_of(q)[1], 0))
+        got = self._qkeys.get(k)
+        if got is None:
+            got = self._qkeys[k] = self.queue_key(q, pi)
+        return got
+
     def _round(self, pi: PassInputs, starts: list[Start], preemptions: list[Preemption]) -> bool:
         """One walk over the queues; True if it decided anything."""
         self.hold = None
         tried: set[str] = set()
-        heap = [(self.queue_key(q, pi), q) for q in self.queues.nonempty()]
+        heap = [(self._round_key(q, pi), q) for q in self.queues.nonempty()]
         heapq.heapify(heap)
         decided = False
         while heap:
@@ -174,27 +191,29 @@ class Scheduler(ClusterState):
             if not self.queues.keys[q]:
                 continue
             account = self._account_of(q)[1]
-            if not self.walk.must_visit(q, qk[0], account, self.queues, self.pool, self.acct, self.mode):
+            head = [self.pending[j] for j in self.queues.head(q, self.mode.depth, tried)]
+            if not self.walk.must_visit(head, qk[0], account, self.pool, self.acct, self.mode):
                 continue
-            if self._visit(q, qk, pi, tried, starts, preemptions):
+            if self._visit(self._candidates(head, pi), qk, pi, tried, starts, preemptions):
                 decided = True
                 if self.queues.keys[q]:
-                    heapq.heappush(heap, (self.queue_key(q, pi), q))
+                    heapq.heappush(heap, (self._round_key(q, pi), q))
         return decided
 
-    def _candidates(self, q: str, pi: PassInputs, tried: set[str]) -> list[Pend]:
-        cands = [self.pending[j] for j in self.queues.head(q, self.mode.depth, tried)]
+    def _candidates(self, cands: list[Pend], pi: PassInputs) -> list[Pend]:
+        """The queue's candidates ``cands`` (its head, in key order) in the order they are offered."""
         if self.mode.scores and len(cands) > 1:
             scorer = Scorer(self.ctx, pi.t, pi.load, self.pool.max_free(), self.acct.user_gpus, pi.boosts)
             cands = scorer.rank(cands)
         return cands
 
-    def _visit(self, q: str, qk: QueueKey, pi: PassInputs, tried: set[str],
+    def _visit(self, cands: list[Pend], qk: QueueKey, pi: PassInputs, tried: set[str],
                starts: list[Start], preemptions: list[Preemption]) -> bool:
-        """Offer ``q``'s candidates; True if one started."""
+        """Offer a queue's candidates (``cands``: its first ``queue_depth`` untried jobs, in the
+        order ``_candidates`` offers them); True if one started."""
         now = pi.now
         first_blocked = True
-        for p in self._candidates(q, pi, tried):
+        for p in cands:
             tried.add(p.jid)
             if p.n == 0:
                 continue
@@ -225,8 +244,15 @@ class Scheduler(ClusterState):
         return False
 
     def _view(self, pi: PassInputs) -> VictimView:
-        return VictimView(self.pool, self.running, self.acct, self.policy.non_resumable == "run_to_completion",
-                          self.policy.reclaim_hysteresis, self.mode.reclaims, pi.t)
+        """What a victim search reads.  The fast walk keeps one per (state version, inputs),
+        with a memo of the answers that depend on nothing else (``VictimView.memo``)."""
+        at = (self.version, self._inputs_id)
+        if self.walk.reuses and self._view_at == at and self._view_val is not None:
+            return self._view_val
+        v = VictimView(self.pool, self.running, self.acct, self.policy.non_resumable == "run_to_completion",
+                       self.policy.reclaim_hysteresis, self.mode.reclaims, pi.t, {} if self.walk.reuses else None)
+        self._view_val, self._view_at = v, at
+        return v
 
     def _preempt_for(self, p: Pend, qk: QueueKey, pi: PassInputs, starts: list[Start], preemptions: list[Preemption]) -> bool:
         if not self.mode.can_preempt or not self.acct.preemptible:

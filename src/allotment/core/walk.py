@@ -4,19 +4,22 @@ speed-ups sit, with a plain reference.
 ``REFERENCE`` visits every non-empty queue every round.  ``FAST`` skips a queue only when a
 cheap *necessary* condition for any decision there is false, so skipping it cannot change what
 the pass decides (a visit that decides nothing has no effect: it changes no state, and the only
-thing it could set up, a reservation, needs an allocated gang in the queue).  A visit can decide
-something only if
+thing it could set up, a reservation, needs an allocated gang among the candidates).  A visit
+only looks at the queue's candidates (its first ``queue_depth`` jobs not yet tried this round),
+and can decide something only if one of them
 
-* some job's GPUs per node fit the free GPUs of the best node (a start on free GPUs), or
-* the queue holds an allocated gang (it may take or move the reservation), or
-* preemption is possible and the free GPUs plus every GPU a victim search could take for this
-  queue (unallocated work, its own team's preemptible work, and in tier 0 every account's) reach the smallest job's GPUs.
+* needs no more GPUs per node than the best node has free (a start on free GPUs), or
+* is an allocated gang (it may take or move the reservation), or
+* is allocated work, preemption is possible, some job is preemptible, and the free GPUs plus
+  every GPU a victim search could take for this queue (unallocated work; with reclaim, its own
+  team's preemptible work, and in tier 0 every account's) reach its GPUs.
 
 The fast walk also *reuses* answers computed on the very same inputs (``reuses``): the Fair Tree
-ranks and reclaim measures for the same epoch and the same (immutable) usage mapping, and a
-failed victim search or a reservation plan for the same job on the same state version
-(``ClusterState.version``, bumped by every change of what they read).  The reference recomputes
-everything every time.
+ranks and reclaim measures for the same epoch and the same (immutable) usage mapping; a queue's
+key for the same pass inputs and the same allocated GPUs of its account; and, on the same state
+version (``ClusterState.version``, bumped by every change of what they read), a failed victim
+search or a reservation plan for the same job and the accounts running over what they are owed
+(``VictimView.memo``).  The reference recomputes everything every time.
 
 ``tests/sim/test_walk_equivalence.py`` checks over generated workloads that both produce the same
 decisions and metrics; ``allot simulate --no-skip`` runs the reference.
@@ -24,12 +27,13 @@ decisions and metrics; ``allot simulate --no-skip`` runs the reference.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Protocol
 
 from allotment.core.accounting import Accounting
 from allotment.core.modes import Mode
 from allotment.core.placement import NodePool
-from allotment.core.queues import QueueSet
+from allotment.core.state import Pend
 from allotment.core.tiers import GUARANTEED, UNALLOCATED
 
 
@@ -37,14 +41,17 @@ class WalkPolicy(Protocol):
     name: str
     reuses: bool  # may answers computed on identical inputs be reused?
 
-    def must_visit(self, q: str, tier: int, account: str, queues: QueueSet, pool: NodePool, acct: Accounting, mode: Mode) -> bool: ...
+    def must_visit(self, head: Sequence[Pend], tier: int, account: str, pool: NodePool, acct: Accounting, mode: Mode) -> bool:
+        """Must a round visit the queue whose candidates (its first ``queue_depth`` jobs not
+        yet tried this round, in key order) are ``head``?"""
+        ...
 
 
 class Reference:
     name = "reference"
     reuses = False
 
-    def must_visit(self, q: str, tier: int, account: str, queues: QueueSet, pool: NodePool, acct: Accounting, mode: Mode) -> bool:
+    def must_visit(self, head: Sequence[Pend], tier: int, account: str, pool: NodePool, acct: Accounting, mode: Mode) -> bool:
         return True
 
 
@@ -52,18 +59,25 @@ class Fast:
     name = "fast"
     reuses = True
 
-    def must_visit(self, q: str, tier: int, account: str, queues: QueueSet, pool: NodePool, acct: Accounting, mode: Mode) -> bool:
-        per = queues.min_per(q)
-        if per == 0:
-            return False  # nothing in it can ever be placed
-        if per <= pool.max_free() or queues.has_gang(q):
-            return True
-        if not mode.can_preempt or tier == UNALLOCATED:
-            return False
-        bound = pool.free_gpus() + acct.unalloc_gpus + acct.alloc_gpus_pre.get(account, 0)
-        if tier == GUARANTEED and mode.reclaims:
-            bound += acct.alloc_gpus_pre_total
-        return bound >= queues.min_gpus(q)
+    def must_visit(self, head: Sequence[Pend], tier: int, account: str, pool: NodePool, acct: Accounting, mode: Mode) -> bool:
+        # only the candidates are looked at, so the conditions are over them, not the queue
+        max_free = pool.max_free()
+        min_gpus = 0  # the fewest GPUs of a candidate that may search for victims
+        for p in head:
+            if p.n == 0:
+                continue  # never placed
+            if p.per <= max_free or (p.n > 1 and p.mr > 0):
+                return True  # may start on free GPUs, or take or move the reservation
+            if p.mr > 0 and (min_gpus == 0 or p.gpus < min_gpus):
+                min_gpus = p.gpus
+        if min_gpus == 0 or not mode.can_preempt or tier == UNALLOCATED or not acct.preemptible:
+            return False  # no start on free GPUs, and no victim search can run
+        # free GPUs plus every GPU a search could take: unallocated work, and with reclaim its
+        # own team's preemptible work, in tier 0 every account's
+        bound = pool.free_gpus() + acct.unalloc_gpus
+        if mode.reclaims:
+            bound += acct.alloc_gpus_pre_total if tier == GUARANTEED else acct.alloc_gpus_pre.get(account, 0)
+        return bound >= min_gpus
 
 
 REFERENCE: WalkPolicy = Reference()

@@ -82,12 +82,28 @@ def _donors(v: VictimView, req: str, owed: Mapping[str, float], measure: Mapping
     """Accounts that may give up work to ``req``: over what they are owed, served more."""
     out: dict[str, _Donor] = {}
     m_req = measure.get(req, math.inf)
+    for a, d in _over_owed(v, owed, measure):
+        if a != req and served_more(d.measure, m_req, v.hysteresis):
+            out[a] = d
+    return out
+
+
+def _over_owed(v: VictimView, owed: Mapping[str, float], measure: Mapping[str, float]) -> list[tuple[str, _Donor]]:
+    """Accounts with preemptible allocated work running above what they are owed (the same for
+    every requester on one state: kept in the view's memo when it has one)."""
+    memo = v.memo
+    if memo is not None and "over_owed" in memo:
+        got: list[tuple[str, _Donor]] = memo["over_owed"]
+        return got
+    out = []
     for a, ids in v.acct.alloc.items():
-        if a == req or not ids:
+        if not ids:
             continue
         over = v.acct.alloc_gpus.get(a, 0) - owed.get(a, 0.0)
-        if over > 0 and served_more(measure.get(a, math.inf), m_req, v.hysteresis):
-            out[a] = _Donor(over, measure.get(a, math.inf))
+        if over > 0:
+            out.append((a, _Donor(over, measure.get(a, math.inf))))
+    if memo is not None:
+        memo["over_owed"] = out
     return out
 
 
@@ -131,13 +147,18 @@ class _Classifier:
 def _freeable_hosts(v: VictimView, p: Pend, per: int, owners: set[str]) -> list[int]:
     """Nodes where the free GPUs plus every preemptible GPU of the owners ``p`` may take from
     ("" = unallocated work) reach ``per``: an upper bound, so no other node can be chosen."""
-    pool, pre, by = v.pool, v.acct.node_pre, v.acct.node_pre_by
-    out = []
-    for i in pool.hosts(per, p.spec.gpu_type):
-        free = pool.free[i]
-        if free >= per or (free + pre[i] >= per and free + sum(g for o, g in by[i].items() if o in owners) >= per):
-            out.append(i)
-    return out
+    pool = v.pool
+    free = pool.free
+    owned = v.acct.owner_nodes
+    extra: dict[int, int] = {}  # node -> preemptible GPUs of the owners
+    for o in owners:
+        for i, g in owned.get(o, {}).items():
+            extra[i] = extra.get(i, 0) + g
+    # only nodes with ``per`` free or with such GPUs can qualify; node order, as ``pool.hosts``
+    ok = pool.host_flags(per, p.spec.gpu_type)
+    near = set(pool.free_at_least(per))
+    near.update(extra)
+    return sorted(i for i in near if ok[i] and (free[i] >= per or free[i] + extra.get(i, 0) >= per))
 
 
 def _pick_nodes(v: VictimView, p: Pend, n: int, per: int, cands: _Classifier, hosts: list[int]) -> list[str]:

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from allotment.core.accounting import Accounting
 from allotment.core.placement import NodePool
@@ -21,6 +22,9 @@ class VictimView:
     hysteresis: float  # relative margin of the reclaim measure (Policy.reclaim_hysteresis)
     reclaims: bool  # the mode allows reclaim and within-team slicing
     t: float  # the pass's epoch: lost work that orders victims is evaluated here
+    # answers that depend only on the state and the pass inputs, kept while both stay the same
+    # (the fast walk makes one view per state version and inputs); None: recompute every time
+    memo: dict[str, Any] | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
