@@ -1,10 +1,19 @@
-"""Shared test options.  ``--regen-golden`` rewrites golden files instead of comparing them."""
+"""Shared test options.  ``--regen-golden`` rewrites golden files instead of comparing them.
+
+Hypothesis explores new examples on every local run; under CI (``CI=true``) it is derandomized,
+so a CI run is reproducible and a red CI can be re-run to the same examples."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+settings.register_profile("ci", derandomize=True)
+if os.environ.get("CI") == "true":
+    settings.load_profile("ci")
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 

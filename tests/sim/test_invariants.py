@@ -65,4 +65,5 @@ def test_unallocated_time_is_never_charged(case: tuple[CompiledConfig, object]) 
     assert ledger_gpu_s == pytest.approx(charged_gpu_s, rel=1e-9, abs=1e-6)
     # CheckedSim checks after every event and pass that no unallocated job runs charged
     assert not [v for v in sim.violations if "runs charged" in v]
-    assert sim.passes > 0
+    # the checks ran (a workload whose every job is rejected at submission needs no pass)
+    assert sim.passes > 0 or sim.rec.counts["rejected"] == sim.rec.counts["submitted"]
