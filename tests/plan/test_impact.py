@@ -129,3 +129,18 @@ def test_a_change_of_owners_only_is_not_simulated_but_a_policy_change_is(
     small_repo.commit("longer debug jobs", author="pat@acme.example")
     plan = make_plan(req, runner(None))
     assert isinstance(plan.impact, Impact)
+
+
+def test_the_seed_count_is_the_base_revisions_policy_knob_and_a_pr_cannot_shrink_it() -> None:
+    from allotment.compile.model import Policy
+
+    base = build("acme", N(children={"a": N(), "b": N()}), gpus=16, policy=Policy(plan_seeds=3))
+    head = build("acme", N(children={"a": N(3), "b": N()}), gpus=16, policy=Policy(plan_seeds=1))
+    auto = ImpactRunner(trace=None, scenario="ai2", cluster=None, days=0.1, seeds=None,
+                        cache=SimCache(None), workers=1)
+    imp = auto(base, head)
+    assert isinstance(imp, Impact) and imp.seeds == (1, 2, 3)  # the base's 3, not the head's 1
+    given = ImpactRunner(trace=None, scenario="ai2", cluster=None, days=0.1, seeds=(7,),
+                         cache=SimCache(None), workers=1)
+    imp = given(base, head)
+    assert isinstance(imp, Impact) and imp.seeds == (7,)  # --seeds wins over the knob

@@ -42,7 +42,8 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     p.add_argument(
         "--seeds",
         type=parse_seeds,
-        help="seeds to simulate, a range or a list: 1-5 or 1,3,7 (default: 1-5)",
+        help="seeds to simulate, a range or a list: 1-5 or 1,3,7 (default: 1..plan_seeds of the "
+        "base revision's policies/scheduler.yaml, 5 unless set)",
     )
     p.add_argument("--no-simulate", action="store_true", help="skip the projected impact")
     p.add_argument(

@@ -22,6 +22,7 @@ _PLAIN = {
     "unallocated": "unallocated_enabled",
     "share_floor": "share_floor",
     "flag_delivered_drop": "flag_delivered_drop",
+    "plan_seeds": "plan_seeds",
     "drift": "drift",
     "prune": "prune",
     "reclaim_hysteresis": "reclaim_hysteresis",

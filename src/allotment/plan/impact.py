@@ -38,7 +38,6 @@ from allotment.traces.scenarios import Workload, get_scenario
 
 DEFAULT_DAYS = 5.0  # per seed: five 5-day pairs fit the 60 s budget in pure Python (docs/benchmarks.md)
 DEFAULT_SCENARIO = "ai2"
-DEFAULT_SEEDS: tuple[int, ...] = (1, 2, 3, 4, 5)
 WORKERS = 2  # the CI runner and the reference machine have two cores
 
 
@@ -108,7 +107,7 @@ class ImpactRunner:
         scenario: str | None,
         cluster: str | None,
         days: float | None,
-        seeds: tuple[int, ...] = DEFAULT_SEEDS,
+        seeds: tuple[int, ...] | None = None,
         cache: SimCache | None = None,
         workers: int = WORKERS,
         note: str = "",
@@ -117,13 +116,17 @@ class ImpactRunner:
         self.scenario = scenario or DEFAULT_SCENARIO
         self.cluster = cluster
         self.days = days
-        self.seeds = seeds if trace is None else seeds[:1]  # a trace is one workload
+        self.seeds = seeds  # None: seeds 1..plan_seeds of the base revision's policy
         self.cache = cache or SimCache(None)
         self.workers = workers
         self.note = note
 
     def __call__(self, base: CompiledConfig, head: CompiledConfig) -> Impact:
         cluster = self.cluster or base.largest_cluster()
+        # the knob is read from the base side: a pull request cannot shrink its own noise band
+        seeds = self.seeds or tuple(range(1, base.policy.plan_seeds + 1))
+        if self.trace is not None:
+            seeds = seeds[:1]  # a trace is one workload
         renames = tuple(diff_configs(base, head).renamed)
         if self.trace is not None:
             recipe: dict[str, Any] = {"trace": hashlib.sha256(_read_bytes(self.trace)).hexdigest()}
@@ -136,7 +139,7 @@ class ImpactRunner:
         common = {**recipe, "at": base.at.isoformat(), "cluster": cluster, "days": days}
         common["code"] = code_sha256()
         tasks = []
-        for seed in self.seeds:
+        for seed in seeds:
             for side, cfg in (("base", base), ("head", head)):
                 fields = {**common, "seed": seed, "side": cfg.inputs_sha256}
                 if side == "head":
@@ -149,7 +152,7 @@ class ImpactRunner:
         runs = self._run(tasks)
         return summarize(
             base, head, runs, workload=label, workload_key=_key(common), days=days,
-            seeds=self.seeds, cluster=cluster, note=self.note,
+            seeds=seeds, cluster=cluster, note=self.note,
         )
 
     def _run(self, tasks: list[Task]) -> list[Run]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from allotment.plan.impact import DEFAULT_SEEDS, ImpactRunner
+from allotment.plan.impact import ImpactRunner
 from allotment.plan.simcache import SimCache, choose_cache
 
 
@@ -27,7 +27,7 @@ def impact_function(
         scenario=scenario,
         cluster=cluster,
         days=days,
-        seeds=seeds or DEFAULT_SEEDS,
+        seeds=seeds,
         cache=SimCache(choice.folder),
         note=choice.note,
     )

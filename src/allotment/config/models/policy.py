@@ -61,6 +61,9 @@ class PolicyKnobs(Strict):
     flag_delivered_drop: float | None = Field(
         default=None, ge=0, le=1, description="allot plan flags larger drops (0.05)."
     )
+    plan_seeds: int | None = Field(
+        default=None, ge=1, le=20, description="allot plan simulates seeds 1..N, paired (5)."
+    )
     drift: Literal["report", "correct"] | None = Field(
         default=None, description="Reconciler: report or correct drift (correct)."
     )
