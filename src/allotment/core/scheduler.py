@@ -33,7 +33,9 @@ from allotment.core.epoch import epoch_of, next_epoch
 from allotment.core.fairshare import LeafRank, rank_leaves, reclaim_measure
 from allotment.core.modes import FREE_SUFFIX, GLOBAL_QUEUE
 from allotment.core.preemption.caps import find_cap_victims
+from allotment.core.preemption.slicing import may_slice
 from allotment.core.preemption.victims import find_victims
+from allotment.core.placement import NodeFilter
 from allotment.core.preemption.view import Victim, VictimView
 from allotment.core.priority import Scorer, active_boosts
 from allotment.core.reservation import Hold, plan_hold
@@ -70,7 +72,7 @@ class Scheduler(ClusterState):
         # answers the fast walk may reuse on identical inputs (walk.reuses; see core.walk)
         self._inputs_key: tuple[float, Mapping[str, float], int] | None = None  # holds the mapping
         self._inputs_val: tuple[dict[str, float], tuple[LeafRank, ...], dict[str, float]] | None = None
-        self._failed: set[str] = set()  # jobs whose victim search failed at _failed_at
+        self._failed: set[tuple[str, Hold | None, bool, bool]] = set()  # searches that failed at _failed_at
         self._failed_at: tuple[int, int] = (-1, -1)
         self._holds: dict[tuple[str | None, int, int], Hold | None] = {}
         self._holds_at = -1
@@ -198,26 +200,30 @@ class Scheduler(ClusterState):
             tried.add(p.jid)
             if p.n == 0:
                 continue
-            if p.mr > 0 and not self.acct.fits_caps(p.account, p.gpus):
-                if self._cap_preempt(p, qk, pi, starts, preemptions):
-                    return True
-                continue
             h = self.hold
             allow = None
             if h is not None and h.holder != p.jid and p.mr > 0 and now + max(0.0, p.spec.work - p.done_work) > h.at:
                 allow = h.admits
+            if p.mr > 0 and not self.acct.fits_caps(p.account, p.gpus):
+                if self._cap_preempt(p, qk, pi, allow, starts, preemptions):
+                    return True
+                continue
             pl = self.pool.find(p.spec, p.n, p.per, allow) if p.per <= self.pool.max_free() else None
             if pl is not None:
                 starts.append(self._launch(p, pl, pi, "fits free GPUs", qk))
                 if h is not None and h.holder == p.jid:
                     self.hold = None
                 return True
-            if not first_blocked or p.mr <= 0 or self.mode.beyond_limit(
+            if p.mr <= 0 or self.mode.beyond_limit(
                 p, self.acct.alloc_gpus.get(p.account, 0), self.ctx.entitlement_gpus.get(p.account, 0.0)
             ):
                 continue
+            if not first_blocked:  # any allocated job may still take unallocated work
+                if self._preempt_for(p, qk, pi, allow, starts, preemptions, only_unallocated=True):
+                    return True
+                continue
             first_blocked = False
-            if self._preempt_for(p, qk, pi, starts, preemptions):
+            if self._preempt_for(p, qk, pi, allow, starts, preemptions):
                 return True
             takes_hold = p.n > 1 and (h is None or h.holder == p.jid or h.queue_key > qk)
             if takes_hold and self._hold_for(p, qk, pi, starts):
@@ -228,34 +234,51 @@ class Scheduler(ClusterState):
         return VictimView(self.pool, self.running, self.acct, self.policy.non_resumable == "run_to_completion",
                           self.policy.reclaim_hysteresis, self.mode.reclaims, pi.t)
 
-    def _preempt_for(self, p: Pend, qk: QueueKey, pi: PassInputs, starts: list[Start], preemptions: list[Preemption]) -> bool:
+    def _slice_ok(self, qk: QueueKey, pi: PassInputs) -> bool:
+        """``may_slice`` for a queue at ``qk``: is allocated work waiting in a better-ranked queue?"""
+        if qk[0] == 0:
+            return may_slice(qk[0], False)
+        better = any(
+            not self._account_of(q)[0] and self.queues.min_per(q) > 0 and self.queue_key(q, pi) < qk
+            for q in self.queues.nonempty()
+        )
+        return may_slice(qk[0], better)
+
+    def _preempt_for(self, p: Pend, qk: QueueKey, pi: PassInputs, allow: NodeFilter | None, starts: list[Start],
+                     preemptions: list[Preemption], *, only_unallocated: bool = False) -> bool:
         if not self.mode.can_preempt or not self.acct.preemptible:
             return False
+        if only_unallocated and not self.acct.unalloc_gpus:
+            return False
+        slice_ok = only_unallocated or self._slice_ok(qk, pi)
         at = (self.version, self._inputs_id)
-        if self.walk.reuses and at == self._failed_at and p.jid in self._failed:
+        tag = (p.jid, None if allow is None else self.hold, slice_ok, only_unallocated)
+        if self.walk.reuses and at == self._failed_at and tag in self._failed:
             return False  # the same search already failed on this very state
-        found = find_victims(self._view(pi), p, p.n, p.per, pi.owed, pi.measure)
+        found = find_victims(self._view(pi), p, p.n, p.per, pi.owed, pi.measure, allow=allow,
+                             slice_ok=slice_ok, only_unallocated=only_unallocated)
         if found is None:
             if at != self._failed_at:
                 self._failed, self._failed_at = set(), at
-            self._failed.add(p.jid)
+            self._failed.add(tag)
             return False
         self._evict_all(found, p, pi, starts, preemptions)
-        pl = self.pool.find(p.spec, p.n, p.per)
+        pl = self.pool.find(p.spec, p.n, p.per, allow)
         if pl is None:  # cannot happen: victims were chosen to free exactly this
             raise AssertionError(f"preemption for {p.jid} did not free enough GPUs")
         starts.append(self._launch(p, pl, pi, f"preempted {len(found)} job(s)", qk))
         return True
 
-    def _cap_preempt(self, p: Pend, qk: QueueKey, pi: PassInputs, starts: list[Start], preemptions: list[Preemption]) -> bool:
+    def _cap_preempt(self, p: Pend, qk: QueueKey, pi: PassInputs, allow: NodeFilter | None, starts: list[Start],
+                     preemptions: list[Preemption]) -> bool:
         """Over a max_gpus cap: only the team's own lower-priority work can make room."""
-        if not (self.mode.reclaims and p.declared > 0 and self.acct.alloc_gpus_pre.get(p.account, 0)):
+        if not (self.mode.reclaims and self.acct.alloc_gpus_pre.get(p.account, 0)) or not self._slice_ok(qk, pi):
             return False
-        found = find_cap_victims(self._view(pi), p, p.n, p.per)
+        found = find_cap_victims(self._view(pi), p, p.n, p.per, allow)
         if found is None:
             return False
         self._evict_all(found, p, pi, starts, preemptions)
-        pl = self.pool.find(p.spec, p.n, p.per)
+        pl = self.pool.find(p.spec, p.n, p.per, allow)
         if pl is None or not self.acct.fits_caps(p.account, p.gpus):  # cannot happen
             raise AssertionError(f"cap preemption for {p.jid} did not make room")
         starts.append(self._launch(p, pl, pi, f"preempted {len(found)} job(s) of its own team", qk))
