@@ -1,0 +1,76 @@
+"""Issue 10's rules, each on a small hand-made scenario (two teams at 50/50 on one or two
+8-GPU nodes), run through the simulator: the wait or outcome that proves the rule."""
+
+from __future__ import annotations
+
+from allotment.compile.model import Policy
+from allotment.core.jobs import JobSpec
+from allotment.sim.runner import SimResult, simulate
+from allotment.traces.scenarios.workload import Workload
+from tests.core.builders import make_config
+
+HOUR = 3600.0
+
+
+def _job(i: str, account: str, gpus: int, submit: float, work: float, *, mr: float = 600.0, prio: int = 0,
+         depends_on: tuple[str, ...] = ()) -> JobSpec:
+    return JobSpec(id=i, submit=submit, account=account, gpus=gpus, work=work, min_runtime=mr, priority=prio,
+                   user="u", depends_on=depends_on)
+
+
+def _run(jobs: list[JobSpec], *, nodes: int = 2, **pol: object) -> SimResult:
+    config = make_config({"a": 1, "b": 1}, nodes=nodes, policy=Policy(**pol))  # type: ignore[arg-type]
+    return simulate(config, Workload.of(jobs))
+
+
+def _starts(res: SimResult, job: str) -> list[float]:
+    return [e.t for e in res.events if e.event == "start" and e.job == job]
+
+
+def _preempted(res: SimResult, job: str) -> list[float]:
+    return [e.t for e in res.events if e.event == "preempt" and e.job == job]
+
+
+def test_a_start_through_preemption_does_not_take_a_reserved_node() -> None:
+    # b's gang G (16 GPUs) holds both nodes from ~4,000 s (when a1 ends).  a's 10 h job h may slice
+    # a1, but it would still run then: it must not land on a reserved node.
+    jobs = [
+        _job("a0", "a", 4, 0.0, 1500.0), _job("a1", "a", 4, 0.0, 4000.0), _job("b1", "b", 4, 0.0, 3500.0),
+        _job("g", "b", 16, 100.0, HOUR), _job("h", "a", 8, 2000.0, 10 * HOUR, prio=10),
+    ]
+    res = _run(jobs)
+    assert _preempted(res, "a1") == []
+    assert _starts(res, "g")[0] <= 4100.0  # not ~38,000 s behind h
+
+
+def test_an_over_served_teams_priority_never_takes_gpus_ahead_of_a_better_ranked_team() -> None:
+    # b used both nodes first, so it cannot reclaim from a before ~4,200 s (hysteresis); a runs
+    # both nodes from 2,000 s (over-served).  a's priority-1000 job h may not slice a's own work
+    # while b's job waits: b1 starts when a1 ends at 3,000 s, as it would without the priority.
+    jobs = [
+        _job("b0", "b", 16, 0.0, 2000.0, mr=2000.0),
+        _job("a1", "a", 8, 1.0, 1000.0), _job("a2", "a", 8, 1.0, 10 * HOUR),
+        _job("h", "a", 8, 2100.0, 10 * HOUR, prio=1000), _job("b1", "b", 8, 2100.0, HOUR),
+    ]
+    res = _run(jobs)
+    assert _starts(res, "b1")[0] <= 3100.0  # not 4,500 s, after h sliced a1
+    assert _preempted(res, "a1") == []
+
+
+def test_unallocated_work_yields_to_any_allocated_job_not_only_the_first_blocked() -> None:
+    # a's gang g is a's first blocked candidate (b1 is protected for 10 h); a's short job j comes
+    # second in a's queue, yet it may take the node b's unallocated work u holds at once
+    jobs = [
+        _job("b1", "b", 8, 0.0, 10 * HOUR, mr=10 * HOUR), _job("u", "b", 8, 0.0, 10 * HOUR, mr=0.0),
+        _job("g", "a", 16, 10.0, HOUR, prio=10), _job("j", "a", 8, 10.0, 3000.0),
+    ]
+    res = _run(jobs)
+    assert _starts(res, "j")[0] <= 100.0  # not ~36,000 s
+    assert _preempted(res, "u")[0] <= 100.0
+
+
+def test_priority_zero_slices_negative_priority_work_of_its_own_team() -> None:
+    jobs = [_job("low", "a", 8, 0.0, 10 * HOUR, prio=-5), _job("z", "a", 8, 10.0, HOUR)]
+    res = _run(jobs, nodes=1)
+    assert _starts(res, "z")[0] <= 700.0  # when low's 600 s protection ends, not ~36,000 s
+    assert _preempted(res, "low") != []
