@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
-from allotment.compile.model import Policy
+import datetime as dt
+
+from allotment.compile.model import Boost, Policy
 from allotment.core.jobs import JobSpec
 from allotment.sim.runner import SimResult, simulate
 from allotment.traces.scenarios.workload import Workload
@@ -74,3 +76,26 @@ def test_priority_zero_slices_negative_priority_work_of_its_own_team() -> None:
     res = _run(jobs, nodes=1)
     assert _starts(res, "z")[0] <= 700.0  # when low's 600 s protection ends, not ~36,000 s
     assert _preempted(res, "low") != []
+
+
+def test_a_boosted_job_is_offered_first_wherever_its_declared_priority_puts_it_in_the_queue() -> None:
+    # nine priority-1 jobs are ahead of x by declared priority (more than queue_depth = 8); a
+    # +100 boost must still make x the first to start when the node frees at 1,000 s
+    boost = Boost("job:x", 100.0, dt.datetime(2100, 1, 1, tzinfo=dt.UTC), "demo", "lead")
+    jobs = [_job("r", "a", 8, 0.0, 1000.0)]
+    jobs += [_job(f"p{i}", "a", 8, 10.0, 1000.0, prio=1) for i in range(9)]
+    jobs += [_job("x", "a", 8, 10.0, 1000.0)]
+    res = _run(jobs, nodes=1, boosts=(boost,))
+    assert _starts(res, "x")[0] == 1000.0  # not 3,600 s (f8557ad: x was outside the first 8)
+
+
+def test_another_teams_priority_does_not_propagate_to_a_prerequisite() -> None:
+    # b's priority-1000 job depends on a's job pre: pre keeps a's priority 0, so it may not
+    # slice a's own priority-0 work
+    jobs = [
+        _job("a_low", "a", 8, 0.0, 10 * HOUR),
+        _job("pre", "a", 8, 10.0, HOUR), _job("dep", "b", 8, 10.0, HOUR, prio=1000, depends_on=("pre",)),
+    ]
+    res = _run(jobs, nodes=1)
+    assert _preempted(res, "a_low") == []
+    assert _starts(res, "pre")[0] == 10 * HOUR

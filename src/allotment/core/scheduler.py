@@ -10,8 +10,8 @@ A pass, step by step:
    ranks and reclaim measures over the window usage (``core.fairshare``), active boosts;
 4. rounds until a round decides nothing (a fixpoint, so a second pass at the same time and state
    decides nothing).  A round walks the queues best first -- tier (``core.tiers``), then Fair Tree
-   rank -- and each visit offers the queue's first ``queue_depth`` candidates, re-ordered by the
-   within-team score (``core.priority``): the first that fits starts (``core.placement``); the
+   rank -- and each visit offers the queue's ``queue_depth`` best candidates by the whole
+   within-team score over the whole queue (``core.priority``): the first that fits starts (``core.placement``); the
    first blocked one may preempt (``core.preemption``) or, if a gang, hold the reservation
    (``core.reservation``).  A queue that started something is visited again; one where nothing
    could start is done for the round.  Which queues a round must visit is the walk policy's
@@ -185,11 +185,15 @@ class Scheduler(ClusterState):
         return decided
 
     def _candidates(self, q: str, pi: PassInputs, tried: set[str]) -> list[Pend]:
-        cands = [self.pending[j] for j in self.queues.head(q, self.mode.depth, tried)]
-        if self.mode.scores and len(cands) > 1:
-            scorer = Scorer(self.ctx, pi.t, pi.load, self.pool.max_free(), self.acct.user_gpus, pi.boosts)
-            cands = scorer.rank(cands)
-        return cands
+        """The ``queue_depth`` candidates a visit offers: by the whole within-team score over the
+        whole queue when the mode scores, else the queue's own order."""
+        if not self.mode.scores:
+            return [self.pending[j] for j in self.queues.head(q, self.mode.depth, tried)]
+        every = [self.pending[j] for j in self.queues.head(q, len(self.queues.keys[q]), tried)]
+        if len(every) < 2:
+            return every
+        scorer = Scorer(self.ctx, pi.t, pi.load, self.pool.max_free(), self.acct.user_gpus, pi.boosts)
+        return scorer.best(every, self.mode.depth)
 
     def _visit(self, q: str, qk: QueueKey, pi: PassInputs, tried: set[str],
                starts: list[Start], preemptions: list[Preemption]) -> bool:
