@@ -32,10 +32,10 @@ from allotment.core.drain import drain
 from allotment.core.epoch import epoch_of, next_epoch
 from allotment.core.fairshare import LeafRank, rank_leaves, reclaim_measure
 from allotment.core.modes import FREE_SUFFIX, GLOBAL_QUEUE
+from allotment.core.placement import NodeFilter
 from allotment.core.preemption.caps import find_cap_victims
 from allotment.core.preemption.slicing import may_slice
 from allotment.core.preemption.victims import find_victims
-from allotment.core.placement import NodeFilter
 from allotment.core.preemption.view import Victim, VictimView
 from allotment.core.priority import Scorer, active_boosts
 from allotment.core.reservation import Hold, plan_hold
