@@ -6,7 +6,7 @@ from __future__ import annotations
 import datetime as dt
 
 from allotment.compile.model import Boost, Policy
-from allotment.core.jobs import JobSpec
+from allotment.core.jobs import JobSpec, NodeEvent
 from allotment.sim.runner import SimResult, simulate
 from allotment.traces.scenarios.workload import Workload
 from tests.core.builders import make_config
@@ -20,9 +20,9 @@ def _job(i: str, account: str, gpus: int, submit: float, work: float, *, mr: flo
                    user="u", depends_on=depends_on)
 
 
-def _run(jobs: list[JobSpec], *, nodes: int = 2, **pol: object) -> SimResult:
+def _run(jobs: list[JobSpec], *, nodes: int = 2, health: tuple[NodeEvent, ...] = (), **pol: object) -> SimResult:
     config = make_config({"a": 1, "b": 1}, nodes=nodes, policy=Policy(**pol))  # type: ignore[arg-type]
-    return simulate(config, Workload.of(jobs))
+    return simulate(config, Workload.of(jobs, health))
 
 
 def _starts(res: SimResult, job: str) -> list[float]:
@@ -99,3 +99,24 @@ def test_another_teams_priority_does_not_propagate_to_a_prerequisite() -> None:
     res = _run(jobs, nodes=1)
     assert _preempted(res, "a_low") == []
     assert _starts(res, "pre")[0] == 10 * HOUR
+
+
+def test_unallocated_false_rejects_minimum_runtime_zero_at_submission_with_the_reason() -> None:
+    jobs = [_job("free", "a", 8, 0.0, HOUR, mr=0.0), _job("paid", "a", 8, 0.0, HOUR)]
+    res = _run(jobs, nodes=1, unallocated_enabled=False)
+    rejects = [e for e in res.events if e.event == "reject"]
+    assert [e.job for e in rejects] == ["free"]
+    assert "unallocated: false" in (rejects[0].reason or "")
+    assert _starts(res, "free") == [] and _starts(res, "paid") == [0.0]
+    assert _starts(_run(jobs, nodes=1), "free") != []  # the default still runs free work
+
+
+def test_draining_never_kills_a_run_to_completion_non_resumable_job() -> None:
+    jobs = [JobSpec(id="nr", submit=0.0, account="a", gpus=8, work=4 * HOUR, min_runtime=600.0, resumable=False,
+                    user="u")]
+    health = (NodeEvent(HOUR, "n000", "unhealthy"), NodeEvent(10 * HOUR, "n000", "healthy"))
+    kept = _run(jobs, nodes=1, health=health, non_resumable="run_to_completion")
+    assert _preempted(kept, "nr") == [] and _starts(kept, "nr") == [0.0]
+    assert [e.t for e in kept.events if e.event == "end" and e.job == "nr"] == [4 * HOUR]
+    requeued = _run(jobs, nodes=1, health=health)  # the default (requeue) drains it at once
+    assert _preempted(requeued, "nr") == [HOUR]

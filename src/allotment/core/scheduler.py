@@ -93,7 +93,8 @@ class Scheduler(ClusterState):
         reports: tuple[NodeReport, ...] = ()
         if self.unhealthy_since:
             reports = drain(self.pool, self.running, self.acct.preemptible, self.unhealthy_since,
-                            self.policy.human_drain_threshold_s, evict)
+                            self.policy.human_drain_threshold_s, evict,
+                            self.policy.non_resumable == "run_to_completion")
         # 3. the pass's inputs
         pi = self.inputs(now, usage)
         self.ranks = pi.ranks
