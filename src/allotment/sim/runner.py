@@ -29,9 +29,9 @@ from mypy_extensions import mypyc_attr
 
 from allotment.compile.model import CompiledConfig
 from allotment.core.context import MODES, build_context
+from allotment.core.contract import refusal
 from allotment.core.epoch import epoch_of
 from allotment.core.jobs import JobSpec
-from allotment.core.contract import refusal
 from allotment.core.priority import propagate
 from allotment.core.scheduler import Scheduler
 from allotment.core.snapshot import NodeState
