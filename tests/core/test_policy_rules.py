@@ -120,3 +120,11 @@ def test_draining_never_kills_a_run_to_completion_non_resumable_job() -> None:
     assert [e.t for e in kept.events if e.event == "end" and e.job == "nr"] == [4 * HOUR]
     requeued = _run(jobs, nodes=1, health=health)  # the default (requeue) drains it at once
     assert _preempted(requeued, "nr") == [HOUR]
+
+
+def test_a_whole_node_job_of_an_under_served_team_does_not_starve_behind_a_stream_of_small_jobs() -> None:
+    # b submits a protected 4-GPU job every 900 s for 20 h, so the node is never empty; after
+    # waiting an hour a's 8-GPU job holds the node and the stream backfills only around it
+    stream = [_job(f"s{i}", "b", 4, 900.0 * i, 1800.0, mr=1800.0) for i in range(80)]
+    res = _run([*stream, _job("whole", "a", 8, 100.0, HOUR)], nodes=1)
+    assert _starts(res, "whole")[0] <= 100.0 + HOUR + 1800.0 + 300.0  # not ~72,000 s

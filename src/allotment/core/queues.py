@@ -75,6 +75,11 @@ class QueueSet:
         d = self.per.get(q)
         return min(d) if d else 0
 
+    def max_per(self, q: str) -> int:
+        """The most GPUs per node any placeable job of ``q`` needs (0 if none)."""
+        d = self.per.get(q)
+        return max(d) if d else 0
+
     def min_gpus(self, q: str) -> int:
         d = self.gpus.get(q)
         return min(d) if d else 0

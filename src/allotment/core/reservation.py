@@ -6,6 +6,11 @@ unallocated work yields at once, so it does not count).  Later candidates in the
 use those nodes only if they are unallocated or expected to end before the reservation starts
 (backfill), so the gang is never delayed.  The reservation is recomputed every round of every
 pass from the state alone: nothing is carried between passes.
+
+A whole-node job (one node, all its GPUs) of a queue in tier 0 (its team runs below what it is
+owed) that has waited ``STARVING_S`` since it became eligible may hold a reservation too, as if it
+were a gang: otherwise another team's stream of small jobs, each protected for its whole run, can
+keep every node partly busy forever (``may_hold``).
 """
 
 from __future__ import annotations
@@ -17,6 +22,14 @@ from dataclasses import dataclass
 
 from allotment.core.placement import NodePool
 from allotment.core.state import Run
+
+STARVING_S = 3600.0  # a whole-node job of an under-served team waiting this long reserves a node
+
+
+def may_hold(n: int, per: int, node_gpus: int, guaranteed: bool, waited_s: float) -> bool:
+    """May a blocked job of ``n`` x ``per`` GPUs hold the reservation?  Gangs always; a
+    whole-node job of a tier-0 queue once it has waited ``STARVING_S``."""
+    return n > 1 or (n == 1 and per >= node_gpus and guaranteed and waited_s >= STARVING_S)
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,8 +12,9 @@ A pass, step by step:
    decides nothing).  A round walks the queues best first -- tier (``core.tiers``), then Fair Tree
    rank -- and each visit offers the queue's ``queue_depth`` best candidates by the whole
    within-team score over the whole queue (``core.priority``): the first that fits starts (``core.placement``); the
-   first blocked one may preempt (``core.preemption``) or, if a gang, hold the reservation
-   (``core.reservation``).  A queue that started something is visited again; one where nothing
+   first blocked one may preempt (``core.preemption``) or, if a gang (or a starving whole-node
+   job of an under-served team), hold the reservation (``core.reservation``); any later blocked
+   allocated one may still take unallocated work.  A queue that started something is visited again; one where nothing
    could start is done for the round.  Which queues a round must visit is the walk policy's
    (``core.walk``): the reference visits all, the fast one skips provably idle ones.
 """
@@ -38,14 +39,14 @@ from allotment.core.preemption.slicing import may_slice
 from allotment.core.preemption.victims import find_victims
 from allotment.core.preemption.view import Victim, VictimView
 from allotment.core.priority import Scorer, active_boosts
-from allotment.core.reservation import Hold, plan_hold
+from allotment.core.reservation import Hold, may_hold, plan_hold
 from allotment.core.snapshot import NodeState
 from allotment.core.state import Pend, Run
-from allotment.core.tiers import tier
+from allotment.core.tiers import GUARANTEED, tier
 from allotment.core.walk import FAST, WalkPolicy
 
 QueueKey = tuple[int, int, str]  # (tier, Fair Tree rank, queue name)
-GANG_WHY = "highest-ranked blocked gang ({gpus} GPUs); smaller jobs backfill only if they end first"
+GANG_WHY = "highest-ranked blocked {what} ({gpus} GPUs); smaller jobs backfill only if they end first"
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,7 +110,9 @@ class Scheduler(ClusterState):
         if self.hold is not None:
             h = self.hold
             res = (Reservation(h.holder, tuple(self.pool.names[i] for i in sorted(h.nodes)), h.at,
-                               GANG_WHY.format(gpus=self.pending[h.holder].gpus)),)
+                               GANG_WHY.format(what="gang" if self.pending[h.holder].n > 1 else
+                                               "whole-node job of an under-served team, waiting over 1 h",
+                                               gpus=self.pending[h.holder].gpus)),)
         return Decisions(tuple(starts), tuple(preemptions), res, reports)
 
     def inputs(self, now: float, usage: Mapping[str, float]) -> PassInputs:
@@ -230,7 +233,9 @@ class Scheduler(ClusterState):
             first_blocked = False
             if self._preempt_for(p, qk, pi, allow, starts, preemptions):
                 return True
-            takes_hold = p.n > 1 and (h is None or h.holder == p.jid or h.queue_key > qk)
+            holds = may_hold(p.n, p.per, self.pool.max_gpus, self.mode.ranks_queues and qk[0] == GUARANTEED,
+                             pi.t - p.eligible)  # read at the epoch, like every time-varying input
+            takes_hold = holds and (h is None or h.holder == p.jid or h.queue_key > qk)
             if takes_hold and self._hold_for(p, qk, pi, starts):
                 return True
         return False

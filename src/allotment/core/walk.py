@@ -8,7 +8,8 @@ thing it could set up, a reservation, needs an allocated gang in the queue).  A 
 something only if
 
 * some job's GPUs per node fit the free GPUs of the best node (a start on free GPUs), or
-* the queue holds an allocated gang (it may take or move the reservation), or
+* the queue holds an allocated gang, or is in tier 0 and holds a whole-node job (it may take or
+  move the reservation), or
 * preemption is possible and the free GPUs plus every GPU a victim search could take for this
   queue (unallocated work, its own team's preemptible work, and in tier 0 every account's) reach the smallest job's GPUs.
 
@@ -58,6 +59,8 @@ class Fast:
             return False  # nothing in it can ever be placed
         if per <= pool.max_free() or queues.has_gang(q):
             return True
+        if tier == GUARANTEED and queues.max_per(q) >= pool.max_gpus:
+            return True  # a whole-node job may hold the reservation (core.reservation.may_hold)
         if not mode.can_preempt or tier == UNALLOCATED:
             return False
         bound = pool.free_gpus() + acct.unalloc_gpus + acct.alloc_gpus_pre.get(account, 0)
