@@ -73,7 +73,7 @@ class Scheduler(ClusterState):
         # answers the fast walk may reuse on identical inputs (walk.reuses; see core.walk)
         self._inputs_key: tuple[float, Mapping[str, float], int] | None = None  # holds the mapping
         self._inputs_val: tuple[dict[str, float], tuple[LeafRank, ...], dict[str, float]] | None = None
-        self._failed: set[tuple[str, Hold | None, bool, bool]] = set()  # searches that failed at _failed_at
+        self._failed: set[tuple[str, Hold | None, bool]] = set()  # searches that failed at _failed_at
         self._failed_at: tuple[int, int] = (-1, -1)
         self._holds: dict[tuple[str | None, int, int], Hold | None] = {}
         self._holds_at = -1
@@ -244,15 +244,29 @@ class Scheduler(ClusterState):
         return VictimView(self.pool, self.running, self.acct, self.policy.non_resumable == "run_to_completion",
                           self.policy.reclaim_hysteresis, self.mode.reclaims, pi.t)
 
-    def _slice_ok(self, qk: QueueKey, pi: PassInputs) -> bool:
-        """``may_slice`` for a queue at ``qk``: is allocated work waiting in a better-ranked queue?"""
-        if qk[0] == 0:
-            return may_slice(qk[0], False)
-        better = any(
-            not self._account_of(q)[0] and self.queues.min_per(q) > 0 and self.queue_key(q, pi) < qk
+    def _better_waiting_per(self, qk: QueueKey, pi: PassInputs) -> int:
+        """The fewest GPUs per node any allocated job waiting in a queue ranked before ``qk``
+        needs (0: none waits), for ``may_slice``."""
+        pers = [
+            self.queues.min_per(q)
             for q in self.queues.nonempty()
-        )
-        return may_slice(qk[0], better)
+            if not self._account_of(q)[0] and self.queues.min_per(q) > 0 and self.queue_key(q, pi) < qk
+        ]
+        return min(pers, default=0)
+
+    def _slice_ok(self, qk: QueueKey, pi: PassInputs, victims: list[Victim]) -> bool:
+        """``may_slice`` for ``victims`` of a queue at ``qk``: would a better-ranked team's waiting
+        job fit where the within-team victims run, once they end?"""
+        own = [v.job_id for v in victims if v.rule == "within-team"]
+        if not own or qk[0] == GUARANTEED:
+            return True
+        need = self._better_waiting_per(qk, pi)
+        nodes = {i for j in own for i, _ in self.running[j].placement}
+        room = {i: self.pool.free[i] for i in nodes}
+        for j in own:
+            for i, g in self.running[j].placement:
+                room[i] += g
+        return may_slice(qk[0], need > 0 and any(r >= need for r in room.values()))
 
     def _preempt_for(self, p: Pend, qk: QueueKey, pi: PassInputs, allow: NodeFilter | None, starts: list[Start],
                      preemptions: list[Preemption], *, only_unallocated: bool = False) -> bool:
@@ -260,13 +274,14 @@ class Scheduler(ClusterState):
             return False
         if only_unallocated and not self.acct.unalloc_gpus:
             return False
-        slice_ok = only_unallocated or self._slice_ok(qk, pi)
         at = (self.version, self._inputs_id)
-        tag = (p.jid, None if allow is None else self.hold, slice_ok, only_unallocated)
+        tag = (p.jid, None if allow is None else self.hold, only_unallocated)
         if self.walk.reuses and at == self._failed_at and tag in self._failed:
             return False  # the same search already failed on this very state
         found = find_victims(self._view(pi), p, p.n, p.per, pi.owed, pi.measure, allow=allow,
-                             slice_ok=slice_ok, only_unallocated=only_unallocated)
+                             only_unallocated=only_unallocated)
+        if found is not None and not self._slice_ok(qk, pi, found):  # search again without slicing
+            found = find_victims(self._view(pi), p, p.n, p.per, pi.owed, pi.measure, allow=allow, slice_ok=False)
         if found is None:
             if at != self._failed_at:
                 self._failed, self._failed_at = set(), at
@@ -282,10 +297,10 @@ class Scheduler(ClusterState):
     def _cap_preempt(self, p: Pend, qk: QueueKey, pi: PassInputs, allow: NodeFilter | None, starts: list[Start],
                      preemptions: list[Preemption]) -> bool:
         """Over a max_gpus cap: only the team's own lower-priority work can make room."""
-        if not (self.mode.reclaims and self.acct.alloc_gpus_pre.get(p.account, 0)) or not self._slice_ok(qk, pi):
+        if not (self.mode.reclaims and self.acct.alloc_gpus_pre.get(p.account, 0)):
             return False
         found = find_cap_victims(self._view(pi), p, p.n, p.per, allow)
-        if found is None:
+        if found is None or not self._slice_ok(qk, pi, found):
             return False
         self._evict_all(found, p, pi, starts, preemptions)
         pl = self.pool.find(p.spec, p.n, p.per, allow)

@@ -3,8 +3,10 @@
 Declared priority orders a team's own jobs; it must never reorder teams.  A team that runs at or
 above what it is owed (tier ``BORROWING``) gains nothing from evicting its own job for a
 higher-priority one except the node, and that node would otherwise free up for the teams ranked
-ahead of it.  So a borrowing team may slice only while no better-ranked queue (an earlier queue
-key: lower tier, then better Fair Tree rank) has allocated work waiting.  A guaranteed team (tier
+ahead of it.  So a borrowing team may not slice when a better-ranked queue (an earlier queue key:
+lower tier, then better Fair Tree rank) has an allocated job waiting that would fit on a victim's
+node once the victims there end (the scheduler checks the victims a search found, and searches
+again without slicing if they break this rule).  A guaranteed team (tier
 ``GUARANTEED``) may always slice: it is owed those GPUs.  Strictly lower declared priority (of
 any sign) is the victim rule itself, in ``victims.py`` and ``caps.py``.
 """
@@ -14,6 +16,6 @@ from __future__ import annotations
 from allotment.core.tiers import BORROWING
 
 
-def may_slice(tier: int, better_ranked_waiting: bool) -> bool:
-    """May a queue of ``tier`` evict its own team's work now?"""
-    return not (tier >= BORROWING and better_ranked_waiting)
+def may_slice(tier: int, better_ranked_job_fits_there: bool) -> bool:
+    """May a queue of ``tier`` evict these jobs of its own team now?"""
+    return not (tier >= BORROWING and better_ranked_job_fits_there)
