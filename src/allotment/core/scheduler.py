@@ -35,7 +35,7 @@ from allotment.core.fairshare import LeafRank, rank_leaves, reclaim_measure
 from allotment.core.modes import FREE_SUFFIX, GLOBAL_QUEUE
 from allotment.core.placement import NodeFilter
 from allotment.core.preemption.caps import find_cap_victims
-from allotment.core.preemption.slicing import may_slice
+from allotment.core.preemption.slicing import frees_room_for, may_slice
 from allotment.core.preemption.victims import find_victims
 from allotment.core.preemption.view import Victim, VictimView
 from allotment.core.priority import Scorer, active_boosts
@@ -255,18 +255,11 @@ class Scheduler(ClusterState):
         return min(pers, default=0)
 
     def _slice_ok(self, qk: QueueKey, pi: PassInputs, victims: list[Victim]) -> bool:
-        """``may_slice`` for ``victims`` of a queue at ``qk``: would a better-ranked team's waiting
-        job fit where the within-team victims run, once they end?"""
-        own = [v.job_id for v in victims if v.rule == "within-team"]
-        if not own or qk[0] == GUARANTEED:
+        """``may_slice`` for ``victims`` found for a queue at ``qk``."""
+        if qk[0] == GUARANTEED or not any(v.rule == "within-team" for v in victims):
             return True
         need = self._better_waiting_per(qk, pi)
-        nodes = {i for j in own for i, _ in self.running[j].placement}
-        room = {i: self.pool.free[i] for i in nodes}
-        for j in own:
-            for i, g in self.running[j].placement:
-                room[i] += g
-        return may_slice(qk[0], need > 0 and any(r >= need for r in room.values()))
+        return may_slice(qk[0], frees_room_for(need, victims, self.running, self.pool.free))
 
     def _preempt_for(self, p: Pend, qk: QueueKey, pi: PassInputs, allow: NodeFilter | None, starts: list[Start],
                      preemptions: list[Preemption], *, only_unallocated: bool = False) -> bool:

@@ -13,9 +13,26 @@ any sign) is the victim rule itself, in ``victims.py`` and ``caps.py``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
+from allotment.core.preemption.view import Victim
+from allotment.core.state import Run
 from allotment.core.tiers import BORROWING
 
 
 def may_slice(tier: int, better_ranked_job_fits_there: bool) -> bool:
     """May a queue of ``tier`` evict these jobs of its own team now?"""
     return not (tier >= BORROWING and better_ranked_job_fits_there)
+
+
+def frees_room_for(need_per: int, victims: Sequence[Victim], running: Mapping[str, Run], free: Sequence[int]) -> bool:
+    """Would a job needing ``need_per`` GPUs on one node (0: none waits) fit on a node of the
+    within-team ``victims`` once they end?"""
+    own = [v.job_id for v in victims if v.rule == "within-team"]
+    if need_per <= 0 or not own:
+        return False
+    room: dict[int, int] = {}
+    for j in own:
+        for i, g in running[j].placement:
+            room[i] = room.get(i, free[i]) + g
+    return any(r >= need_per for r in room.values())
