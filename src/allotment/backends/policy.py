@@ -14,6 +14,7 @@ real backend compare exactly the same numbers.  Why lower case: Slurm lower-case
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from allotment.compile.model import CompiledConfig
@@ -65,6 +66,19 @@ class QosSpec:
     preempt_exempt_s: int
     usage_factor: float
     preempt_mode: str = "requeue"
+
+    @staticmethod
+    def from_fields(name: str, fields: Mapping[str, str]) -> QosSpec:
+        """The tier an ``add_qos``/``modify_qos`` action's fields describe (the one parser every
+        backend uses)."""
+        return QosSpec(
+            name,
+            int(fields["priority"]),
+            tuple(x for x in fields["preempt"].split(",") if x),
+            int(fields["preempt_exempt_s"]),
+            float(fields["usage_factor"]),
+            fields["preempt_mode"],
+        )
 
 
 @dataclass(frozen=True, slots=True)

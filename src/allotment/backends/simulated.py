@@ -224,14 +224,7 @@ class SimulatedBackend:
         st = self.state
         f = dict(a.fields)
         if a.kind in ("add_qos", "modify_qos"):
-            spec = QosSpec(
-                a.target,
-                int(f["priority"]),
-                tuple(x for x in f["preempt"].split(",") if x),
-                int(f["preempt_exempt_s"]),
-                float(f["usage_factor"]),
-                f["preempt_mode"],
-            )
+            spec = QosSpec.from_fields(a.target, f)
             if st.qos.get(a.target) == spec:
                 return "unchanged"
             if not dry_run:

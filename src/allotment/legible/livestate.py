@@ -34,6 +34,7 @@ from typing import Any
 from allotment.backends.protocol import JobObs, NodeObs, Observation
 from allotment.compile.model import CompiledConfig
 from allotment.errors import BackendError, UsageError
+from allotment.reconcile.audit import read_lines
 from allotment.reconcile.ledger import Ledger
 from allotment.reconcile.status import STATUS_FILE, Condition, Status, conditions, read_status
 
@@ -80,20 +81,7 @@ def conditions_at(state: LiveState, now: float) -> list[Condition]:
     return conditions(state.status, now)
 
 
-def read_audit(path: Path) -> list[dict[str, Any]]:
-    """Every whole JSON line of the audit log, without repairing it (see the module doc): a line
-    cut by a crash, or still being written, is skipped."""
-    if not path.exists():
-        return []
-    out = []
-    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
-        try:
-            entry = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(entry, dict):
-            out.append(entry)
-    return out
+read_audit = read_lines  # never repairs the log (see the module doc)
 
 
 def audit_actions(lines: list[dict[str, Any]]) -> tuple[dict[str, Any], ...]:

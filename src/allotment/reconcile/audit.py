@@ -81,17 +81,7 @@ class AuditLog:
             os.fsync(f.fileno())
 
     def read(self) -> list[dict[str, Any]]:
-        if not self.path.exists():
-            return []
-        out = []
-        for line in self.path.read_text(encoding="utf-8", errors="replace").splitlines():
-            try:
-                entry = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(entry, dict):
-                out.append(entry)
-        return out
+        return read_lines(self.path)
 
     def _repair(self) -> None:
         if not self.path.exists():
@@ -125,3 +115,19 @@ class AuditLog:
                 for e in open_intents.values()
             ]
         )
+
+
+def read_lines(path: Path) -> list[dict[str, Any]]:
+    """Every whole JSON line of an audit log, read only (a viewer beside a running reconciler
+    must not repair it): a line cut by a crash, or still being written, is skipped."""
+    if not path.exists():
+        return []
+    out = []
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(entry, dict):
+            out.append(entry)
+    return out

@@ -138,14 +138,7 @@ class PolicySync:
     def _qos(
         self, a: PolicyAction, f: dict[str, str], snap: Snapshot, dry_run: bool
     ) -> ActionResult:
-        want = QosSpec(
-            a.target,
-            int(f["priority"]),
-            tuple(x for x in f["preempt"].split(",") if x),
-            int(f["preempt_exempt_s"]),
-            float(f["usage_factor"]),
-            f["preempt_mode"],
-        )
+        want = QosSpec.from_fields(a.target, f)
         have = snap.classes.get(a.target)
         if have is not None and qos_of(have) == want:
             return ActionResult(a, "unchanged")

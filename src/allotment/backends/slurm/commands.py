@@ -30,15 +30,7 @@ def qos_settings(q: QosSpec, *, for_add: bool) -> list[str]:
 
 
 def qos_from_action(a: PolicyAction) -> QosSpec:
-    f = dict(a.fields)
-    return QosSpec(
-        a.target,
-        int(f["priority"]),
-        tuple(x for x in f["preempt"].split(",") if x),
-        int(f["preempt_exempt_s"]),
-        float(f["usage_factor"]),
-        f["preempt_mode"],
-    )
+    return QosSpec.from_fields(a.target, dict(a.fields))
 
 
 def add_qos(q: QosSpec) -> list[str]:
