@@ -100,6 +100,27 @@ def test_metrics_agree_with_status_json(server: str, state_dir: Path, capsys: py
     assert value("allotment_reconcile_condition", type="Ready", reason="Stale") == 0
 
 
+def test_metrics_serve_the_tick_duration_and_result_that_status_json_holds(
+    server: str, state_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, text = _get(server + "/metrics")
+    fams = {f.name: f for f in text_string_to_metric_families(text)}
+    # exit 1: the fixture ticked on a clock long past, so it is Stale (not Ready) now
+    assert main(["status", "--reconciler", "--state", str(state_dir), "--format", "json"]) == 1
+    st = json.loads(capsys.readouterr().out)
+    assert st["ticks"] == 4 and st["last_tick_result"] == "success" and st["last_tick_duration_s"] > 0
+    (last,) = fams["allotment_reconcile_last_tick_duration_seconds"].samples
+    assert last.value == st["last_tick_duration_s"] and last.labels["result"] == "success"
+    ticks = {s.labels["result"]: s.value for s in fams["allotment_reconcile_ticks"].samples if s.name.endswith("_total")}
+    assert ticks == {"success": 4.0} == {k: float(v) for k, v in st["tick_results"].items()}
+    hist = fams["allotment_reconcile_duration_seconds"].samples
+    buckets = {s.labels["le"]: s.value for s in hist if s.name.endswith("_bucket")}
+    assert buckets == {k: float(v) for k, v in st["tick_duration_buckets"].items()}
+    assert buckets["+Inf"] == 4.0
+    assert next(s.value for s in hist if s.name.endswith("_count")) == 4.0
+    assert next(s.value for s in hist if s.name.endswith("_sum")) == pytest.approx(st["tick_duration_sum_s"])
+
+
 def _ready(fams: dict[str, Any]) -> tuple[float, str]:
     s = next(s for s in fams["allotment_reconcile_condition"].samples if s.labels["type"] == "Ready")
     return s.value, s.labels["reason"]
@@ -147,6 +168,7 @@ def test_without_an_observation_the_page_says_so_rather_than_none(state_dir: Pat
     bare = tmp_path / "state"
     shutil.copytree(state_dir, bare)
     (bare / "sim.json").unlink()
+    (bare / "observation.json").unlink()
     with _serving(bare) as url:
         code, body = _get(url + "/")
     assert code == 200

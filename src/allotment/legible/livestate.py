@@ -25,20 +25,19 @@ clock (``conditions_at``), as ``allot status --reconciler`` does: a last tick ol
 from __future__ import annotations
 
 import datetime as dt
-import json
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from allotment.backends.protocol import JobObs, NodeObs, Observation
+from allotment.backends.protocol import Observation
 from allotment.compile.model import CompiledConfig
 from allotment.errors import BackendError, UsageError
 from allotment.reconcile.audit import read_lines
 from allotment.reconcile.ledger import Ledger
+from allotment.reconcile.observation_file import load_observation
 from allotment.reconcile.status import STATUS_FILE, Condition, Status, conditions, read_status
 
-OBSERVATION_FILE = "observation.json"
 SIM_FILE = "sim.json"
 LEDGER_FILE = "ledger.sqlite"
 AUDIT_FILE = "audit.jsonl"
@@ -104,19 +103,9 @@ def _key(e: dict[str, Any]) -> tuple[str, int]:
 
 
 def _observation(path: Path) -> Observation | None:
-    obs = path / OBSERVATION_FILE
-    if obs.exists():
-        try:
-            raw = json.loads(obs.read_text(encoding="utf-8"))
-            backend_now = raw.get("backend_now")
-            return Observation(
-                float(raw["at"]),
-                tuple(NodeObs(**n) for n in raw["nodes"]),
-                tuple(JobObs(**{**j, "nodes": tuple(j.get("nodes", ()))}) for j in raw["jobs"]),
-                None if backend_now is None else float(backend_now),
-            )
-        except (ValueError, KeyError, TypeError) as exc:
-            raise UsageError(f"{obs}: not an observation ({exc})") from exc
+    obs = load_observation(path)
+    if obs is not None:
+        return obs
     sim = path / SIM_FILE
     if sim.exists():
         from allotment.backends.simulated import SimulatedBackend

@@ -10,11 +10,17 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from prometheus_client import CollectorRegistry, generate_latest
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.core import (
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    HistogramMetricFamily,
+    Metric,
+)
 from prometheus_client.registry import Collector
 
 from allotment.legible.livestate import LiveState, conditions_at
 from allotment.legible.runview import ClusterView
+from allotment.reconcile.status import Status
 
 
 class _Snapshot(Collector):
@@ -54,8 +60,13 @@ class _Snapshot(Collector):
         for rule, n in sorted(by_rule.items()):
             pre.add_metric([c, rule], n)
         yield pre
-        ticks = CounterMetricFamily("allotment_reconcile_ticks", "Reconcile ticks run", labels=["cluster"])
-        ticks.add_metric([c], st.ticks)
+        ticks = CounterMetricFamily("allotment_reconcile_ticks", "Reconcile ticks run, by result (error: the tick ended Stalled)", labels=["cluster", "result"])
+        by_result = dict(st.tick_results)
+        # ticks from before results were recorded count under "unknown", so the sum stays st.ticks
+        if sum(by_result.values()) < st.ticks:
+            by_result["unknown"] = st.ticks - sum(by_result.values())
+        for res, n in sorted(by_result.items()):
+            ticks.add_metric([c, res], n)
         last = GaugeMetricFamily("allotment_reconcile_last_tick_timestamp_seconds", "Unix time of the last tick", labels=["cluster"])
         last.add_metric([c], st.last_tick)
         result = CounterMetricFamily("allotment_reconcile_result", "Actions by result code, all ticks", labels=["cluster", "result"])
@@ -65,10 +76,25 @@ class _Snapshot(Collector):
         for k in conditions_at(self.state, self.now):
             cond.add_metric([c, k.type, k.reason], 1.0 if k.status else 0.0)
         yield from (ticks, last, result, cond)
+        yield from _tick_duration(st, c)
         if st.clock_skew_s is not None:
             skew = GaugeMetricFamily("allotment_reconcile_clock_skew_seconds", "Backend clock minus the reconciler's at the last observation", labels=["cluster"])
             skew.add_metric([c], st.clock_skew_s)
             yield skew
+
+
+def _tick_duration(st: Status, c: str) -> Iterator[Metric]:
+    """The histogram the reconciler keeps in status.json (``reconcile.tick_metrics``), and the
+    last tick's own duration and result."""
+    if st.tick_duration_buckets:
+        bounds = sorted(st.tick_duration_buckets.items(), key=lambda kv: float(kv[0]))
+        hist = HistogramMetricFamily("allotment_reconcile_duration_seconds", "Wall time of reconcile ticks", labels=["cluster"])
+        hist.add_metric([c], [(le, float(n)) for le, n in bounds], st.tick_duration_sum_s)
+        yield hist
+    if st.last_tick_duration_s is not None:
+        last = GaugeMetricFamily("allotment_reconcile_last_tick_duration_seconds", "Wall time of the last reconcile tick", labels=["cluster", "result"])
+        last.add_metric([c, st.last_tick_result or "unknown"], st.last_tick_duration_s)
+        yield last
 
 
 def exposition(state: LiveState, view: ClusterView, now: float) -> bytes:

@@ -39,6 +39,7 @@ from allotment.reconcile.charging import finished_runs, observed_runs
 from allotment.reconcile.conditions import TickOutcome, set_conditions
 from allotment.reconcile.health import read_health
 from allotment.reconcile.ledger import Ledger
+from allotment.reconcile.observation_file import save_observation
 from allotment.reconcile.revisions import Choice, Revisions
 from allotment.reconcile.skew import on_backend_clock
 from allotment.reconcile.source import Source
@@ -50,6 +51,7 @@ from allotment.reconcile.state_errors import (
 )
 from allotment.reconcile.status import STATUS_FILE, Status, read_status, save_status
 from allotment.reconcile.tick import Options, TickResult
+from allotment.reconcile.tick_metrics import record_tick
 
 log = logging.getLogger(__name__)
 Clock = Callable[[], float]
@@ -66,9 +68,11 @@ class Reconciler:
         *,
         clock: Clock = time.time,
         source_label: str = "",
+        timer: Clock = time.perf_counter,
     ) -> None:
         options = options or Options()
         self.backend, self.source, self.options, self.clock = backend, source, options, clock
+        self.timer = timer  # how long a tick takes (monotonic; ``clock`` may be the backend's)
         self.state_dir = state_dir
         check_writable(state_dir)
         self.ledger = Ledger(state_dir / "ledger.sqlite")
@@ -89,6 +93,7 @@ class Reconciler:
 
     # ------------------------------------------------------------------------------ tick --
     def tick(self) -> TickResult:
+        started = self.timer()
         now = self.clock()
         st = self.status
         st.ticks += 1
@@ -105,12 +110,14 @@ class Reconciler:
         except (StateDirError, StateFileError) as exc:
             result.error = str(exc)
             set_conditions(st, TickOutcome.state_failure(result.error), now)
+            record_tick(st, self.timer() - started)
             self._save_or_forget()
             raise
         counts = result.counts()
         st.last_tick_counts = counts
         for k, v in counts.items():
             st.action_counts[k] = st.action_counts.get(k, 0) + v
+        record_tick(st, self.timer() - started)
         self._save_or_forget()
         return result
 
@@ -258,6 +265,7 @@ class Reconciler:
         raw = self.backend.observe()
         obs, check = on_backend_clock(raw, self.clock(), self.options.max_skew_s)
         st.clock_skew_s, result.skew = round(check.skew_s, 3), check
+        save_observation(self.state_dir, obs)  # for explain --state and the live page
         if not check.ok:
             log.warning("%s", check.message())
             return 0

@@ -55,6 +55,12 @@ class Status:
     last_tick: float = 0.0
     interval_s: float = 10.0
     ticks: int = 0
+    # the last tick's wall time and result, and every tick's (``reconcile.tick_metrics``)
+    last_tick_duration_s: float | None = None
+    last_tick_result: str | None = None  # "success" or "error"
+    tick_results: dict[str, int] = field(default_factory=dict)  # result -> ticks, all time
+    tick_duration_sum_s: float = 0.0
+    tick_duration_buckets: dict[str, int] = field(default_factory=dict)  # "le" -> ticks, cumulative
     clock_skew_s: float | None = None  # backend clock minus ours at the last observation
     last_backend_time: float | None = None  # the backend's clock at the last observation
     conditions: list[Condition] = field(default_factory=list)
@@ -155,6 +161,11 @@ class _StatusFile(BaseModel):
     last_tick: float = 0.0
     interval_s: float = 10.0
     ticks: int = 0
+    last_tick_duration_s: float | None = None
+    last_tick_result: str | None = None
+    tick_results: dict[str, int] = {}
+    tick_duration_sum_s: float = 0.0
+    tick_duration_buckets: dict[str, int] = {}
     clock_skew_s: float | None = None
     last_backend_time: float | None = None
     conditions: list[_ConditionFile] = []
@@ -179,7 +190,8 @@ def read_status(state_dir: Path) -> Status:
     try:
         raw = json.loads(text, parse_float=float, parse_int=int)
         if isinstance(raw, dict):
-            for k in ("last_tick", "interval_s", "clock_skew_s", "last_backend_time"):
+            for k in ("last_tick", "interval_s", "clock_skew_s", "last_backend_time",
+                      "last_tick_duration_s", "tick_duration_sum_s"):
                 if isinstance(raw.get(k), int) and not isinstance(raw.get(k), bool):
                     raw[k] = float(raw[k])
         f = _StatusFile.model_validate(raw)
@@ -242,7 +254,12 @@ def render_text(status: Status, now: float) -> str:
         mark = "True " if c.status else "False"
         lines.append(f"  {c.type:<12} {mark} {c.reason}: {c.message}  (since {rfc3339(c.since)})")
     ago = f"{now - status.last_tick:.0f} s ago" if status.ticks else "never"
-    lines.append(f"last tick                {ago} (every {status.interval_s:g} s)")
+    took = (
+        f", took {status.last_tick_duration_s:.3g} s, {status.last_tick_result}"
+        if status.last_tick_duration_s is not None
+        else ""
+    )
+    lines.append(f"last tick                {ago} (every {status.interval_s:g} s{took})")
     lines.append(f"last applied revision    {status.last_applied_revision or '-'}")
     lines.append(f"  inputs sha256          {status.last_applied_inputs_sha256 or '-'}")
     lines.append(f"last attempted revision  {status.last_attempted_revision or '-'}")

@@ -1,0 +1,56 @@
+"""The last observation, kept in the state dir (``observation.json``) for the read-only views:
+``allot explain JOB --state DIR`` names a live job by the backend's own id (a Slurm job id on
+Slurm) and the live page shows the queue and the nodes, whatever the backend.  Without it only
+the simulated backend's ``sim.json`` told them what runs.
+
+One owner of the format: the writer (the reconciler, each tick, atomically) and the reader (the
+views) are both here.  The shape is an ``Observation`` as ``dataclasses.asdict`` writes it."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict
+from pathlib import Path
+
+from allotment.backends.protocol import JobObs, NodeObs, Observation
+from allotment.reconcile.state_errors import StateDirError, StateFileError
+
+OBSERVATION_FILE = "observation.json"
+
+
+def save_observation(state_dir: Path, obs: Observation) -> None:
+    path = state_dir / OBSERVATION_FILE
+    tmp = path.with_name(f".{OBSERVATION_FILE}.tmp")
+    try:
+        with tmp.open("w", encoding="utf-8") as f:
+            json.dump(asdict(obs), f, sort_keys=True, separators=(",", ":"))
+            f.flush()
+            os.fsync(f.fileno())
+        tmp.replace(path)
+    except OSError as exc:
+        raise StateDirError(f"cannot write {path}: {exc.strerror or exc}") from exc
+
+
+def load_observation(state_dir: Path) -> Observation | None:
+    """The observation the reconciler last saved (None when it saved none); StateFileError for
+    a file that is not one."""
+    path = state_dir / OBSERVATION_FILE
+    if not path.exists():
+        return None
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+        backend_now = raw.get("backend_now")
+        return Observation(
+            float(raw["at"]),
+            tuple(NodeObs(**n) for n in raw["nodes"]),
+            tuple(
+                JobObs(**{**j, "nodes": tuple(j.get("nodes", ())), "node_gpus": tuple(j.get("node_gpus", ()))})
+                for j in raw["jobs"]
+            ),
+            None if backend_now is None else float(backend_now),
+        )
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise StateFileError(f"{path}: not an observation ({exc})") from None
+    except OSError as exc:
+        raise StateDirError(f"{path}: cannot read ({exc.strerror or exc})") from exc
