@@ -62,6 +62,13 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     p.add_argument("--format", choices=("markdown", "json"), default="markdown", help="output format")
     p.add_argument("--out", type=Path, help="write here instead of stdout (default: stdout)")
     p.add_argument(
+        "--report",
+        type=Path,
+        metavar="FILE.html",
+        help="also write the plan as one self-contained HTML page: the budget tree before and "
+        "after as icicles of shares, the entitlement moves and the projected impact",
+    )
+    p.add_argument(
         "--invalid-comment",
         action="store_true",
         help="when head does not validate, write a comment listing the errors to --out "
@@ -95,17 +102,17 @@ def parse_seeds(text: str) -> tuple[int, ...]:
     return tuple(sorted(seeds))
 
 
-def check_out_path(out: Path | None) -> None:
+def check_out_path(out: Path | None, flag: str = "--out") -> None:
     """Before any work: a plan that took a minute must not die on a typo in --out."""
     if out is None:
         return
     parent = out.resolve().parent
     if not parent.is_dir():
-        raise UsageError(f"--out {out}: folder {parent} does not exist")
+        raise UsageError(f"{flag} {out}: folder {parent} does not exist")
     if out.is_dir():
-        raise UsageError(f"--out {out}: is a folder")
+        raise UsageError(f"{flag} {out}: is a folder")
     if not os.access(parent, os.W_OK):
-        raise UsageError(f"--out {out}: folder {parent} is not writable")
+        raise UsageError(f"{flag} {out}: folder {parent} is not writable")
 
 
 def write_output(text: str, out: Path | None) -> None:
@@ -126,6 +133,7 @@ def write_output(text: str, out: Path | None) -> None:
 
 def run(args: argparse.Namespace) -> int:
     check_out_path(args.out)
+    check_out_path(args.report, "--report")
     if args.days is not None and not 0 < args.days <= 366:
         raise UsageError("--days must be between 0 and 366")
     req = PlanRequest(
@@ -160,4 +168,8 @@ def run(args: argparse.Namespace) -> int:
         raise
     text = render_json(plan) if args.format == "json" else render_markdown(plan)
     write_output(text, args.out)
+    if args.report is not None:
+        from allotment.legible.plan_report import render_plan_report
+
+        write_output(render_plan_report(plan), args.report)
     return 1 if plan.violations else 0

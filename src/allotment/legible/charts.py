@@ -113,28 +113,55 @@ class Cell:
     color: str
     label: str
     title: str
+    marked: bool = False  # drawn with an outline (the plan report: its share changed)
 
 
 def icicle(parents: Mapping[str, str | None], shares: Mapping[str, float], colors: Mapping[str, str],
            width: float = 1100.0, row_h: float = 44.0) -> tuple[tuple[Cell, ...], float]:
     """One row per tree level; each node's width is its absolute share (product along the path)."""
+    kids = _children(parents)
+    absolute: dict[str, float] = {}
+
+    def walk(n: str, a: float) -> None:
+        absolute[n] = a
+        for c in kids.get(n, []):
+            walk(c, a * shares.get(c, 0.0))
+
+    for root in kids.get(None, []):
+        walk(root, 1.0)
+    return icicle_of(parents, absolute, colors, width=width, row_h=row_h)
+
+
+def _children(parents: Mapping[str, str | None]) -> dict[str | None, list[str]]:
     kids: dict[str | None, list[str]] = {}
     for n, p in parents.items():
         kids.setdefault(p if p in parents else None, []).append(n)
+    return kids
+
+
+def icicle_of(parents: Mapping[str, str | None], absolute: Mapping[str, float], colors: Mapping[str, str],
+              *, titles: Mapping[str, str] | None = None, marked: frozenset[str] = frozenset(),
+              width: float = 1100.0, row_h: float = 44.0) -> tuple[tuple[Cell, ...], float]:
+    """The icicle layout: a node spans ``absolute`` of the width, its children side by side
+    under it (largest first, then by name); nodes with no share are not drawn."""
+    kids = _children(parents)
     cells: list[Cell] = []
     depth = [0]
 
-    def walk(n: str, x: float, w: float, d: int, absolute: float) -> None:
+    def walk(n: str, x: float, d: int) -> None:
+        w = width * absolute.get(n, 0.0)
+        if w < 0.05:
+            return
         depth[0] = max(depth[0], d + 1)
         label = n if w > 7 * len(n) else (n[: max(0, int(w / 7) - 1)] + "…" if w > 20 else "")
+        title = (titles or {}).get(n) or f"{n}: {100 * absolute.get(n, 0.0):.1f}% of the cluster"
         cells.append(Cell(round(x, 1), d * row_h, round(w, 1), row_h - 2, colors.get(n, "#bbb"),
-                          label, f"{n}: {100 * absolute:.1f}% of the cluster"))
+                          label, title, n in marked))
         cx = x
-        for c in sorted(kids.get(n, []), key=lambda c: (-shares.get(c, 0.0), c)):
-            cw = w * shares.get(c, 0.0)
-            walk(c, cx, cw, d + 1, absolute * shares.get(c, 0.0))
-            cx += cw
+        for c in sorted(kids.get(n, []), key=lambda c: (-absolute.get(c, 0.0), c)):
+            walk(c, cx, d + 1)
+            cx += width * absolute.get(c, 0.0)
 
     for root in kids.get(None, []):
-        walk(root, 0.0, width, 0, 1.0)
+        walk(root, 0.0, 0)
     return tuple(cells), depth[0] * row_h

@@ -31,3 +31,16 @@ def program_color(program: str, programs: list[str], light: float = 0.55) -> str
     hue = _HUES[sorted(programs).index(program) % len(_HUES)] if program in programs else 0.0
     r, g, b = colorsys.hls_to_rgb(hue, light, 0.55)
     return f"#{round(r * 255):02x}{round(g * 255):02x}{round(b * 255):02x}"
+
+
+def node_colors(parents: Mapping[str, str | None], leaves: Iterable[str]) -> dict[str, str]:
+    """Every node's colour in a tree picture: teams as ``team_colors``, a program a light tone of
+    its hue, the nodes between lighter still, anything outside a program grey."""
+    leaves = sorted(set(leaves))
+    colors = team_colors(leaves, parents)
+    programs = sorted({program_of(parents, leaf) for leaf in leaves})
+    for n in parents:
+        if n not in colors:
+            prog = program_of(parents, n)
+            colors[n] = program_color(prog, programs, light=0.55 if n == prog else 0.75) if prog in programs else "#c8c8c8"
+    return colors

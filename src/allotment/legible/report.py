@@ -11,7 +11,7 @@ from typing import Any
 import jinja2
 
 from allotment.legible.charts import Panel, cdf_panel, icicle, usage_panel
-from allotment.legible.colors import program_color, team_colors
+from allotment.legible.colors import node_colors, team_colors
 from allotment.legible.replay import intervals
 from allotment.legible.rundir import RunDir
 from allotment.legible.runview import window_s
@@ -94,7 +94,6 @@ def report_context(run: RunDir, base: RunDir | None) -> dict[str, Any]:
     tree_parents = {n: p for n, p in parents.items() if n in shares}
     leaves = sorted(x.leaf for x in snap.leaves) if snap else []
     colors = team_colors(leaves, parents)
-    programs = sorted({program_of(parents, leaf) for leaf in leaves})
     legend = [Legend(t, program_of(parents, t), colors[t]) for t in sorted(leaves, key=lambda t: (program_of(parents, t), t))]
     teams = [x.team for x in legend]
     win_h = window_s(run.compiled, run.cluster) / 3600.0
@@ -109,12 +108,7 @@ def report_context(run: RunDir, base: RunDir | None) -> dict[str, Any]:
                                   _usage_series(base, leaf) if base else None, sub))
     new_w, base_w = waits_by_kind(run), waits_by_kind(base) if base else {}
     cdfs = [cdf_panel(k, new_w.get(k, []), base_w.get(k) if base else None) for k in KINDS if k in new_w or k in base_w]
-    node_colors = dict(colors)
-    for n in tree_parents:
-        if n not in node_colors:
-            prog = program_of(parents, n)
-            node_colors[n] = program_color(prog, programs, light=0.55 if n == prog else 0.75) if prog in programs else "#c8c8c8"
-    cells, tree_h = icicle(tree_parents, shares, node_colors)
+    cells, tree_h = icicle(tree_parents, shares, node_colors(parents, leaves))
     return {
         "meta": run.meta, "base_meta": base.meta if base else None,
         "summary": [_summary(run)] + ([_summary(base)] if base else []),

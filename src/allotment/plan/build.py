@@ -33,6 +33,7 @@ from allotment.plan.revision import compile_files
 from allotment.plan.rules import approval_violations, floor_violations
 from allotment.plan.shares import headline, leaf_totals, share_rows
 from allotment.plan.trailers import co_authors
+from allotment.plan.tree_shares import tree_shares
 
 ImpactFn = Callable[[CompiledConfig, CompiledConfig], Impact]
 # Simulated teams at most: a run's cost grows with the number of teams (315 teams: 33.7 s CPU
@@ -106,6 +107,7 @@ def _make_plan(repo: git.Repo, req: PlanRequest, impact: ImpactFn | None) -> Pla
         approval_status=status,
         violations=tuple(violations),
         new_teams=_new_teams(head_cfg, diff),
+        trees=tree_shares(base_cfg, head_cfg, diff.renamed),
     )
 
 

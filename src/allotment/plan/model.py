@@ -10,6 +10,7 @@ from allotment.plan.approvals import ApprovalGroup, ApprovalStatus
 from allotment.plan.diff import StructuralDiff
 from allotment.plan.shares import LeafTotal, ShareRow
 from allotment.plan.stats import Interval
+from allotment.plan.tree_shares import ClusterTree
 
 FORMAT_VERSION = 2
 
@@ -98,3 +99,4 @@ class Plan:
     approval_status: tuple[ApprovalStatus, ...] | None  # None when no --approved-by was given
     violations: tuple[str, ...]  # policy rules broken; non-empty means exit 1
     new_teams: tuple[NewTeam, ...] = ()
+    trees: tuple[ClusterTree, ...] = ()  # every node's absolute share per cluster (plan report)
