@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # A sample budget pull request on a throw-away clone: the pretrain owners move 10 points of their split
-# from core-lm to scaling; `allot plan` shows the comment the bot would post.  Touches nothing here.
+# from core-lm to scaling; `allot plan` shows the comment the bot would post (and the same plan as an
+# HTML page, --report).  Touches nothing here.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ALLOT=$(realpath "${ALLOT:-.venv/bin/allot}")
@@ -20,8 +21,9 @@ open(path, "w", encoding="utf-8").write(text)
 PY
 git -C "$work/repo" diff --stat
 set +e
-"$ALLOT" plan --repo "$work/repo" --base HEAD --days "${PLAN_DAYS:-7}" --format markdown --out "$OUT/plan.md"
+"$ALLOT" plan --repo "$work/repo" --base HEAD --days "${PLAN_DAYS:-7}" --format markdown --out "$OUT/plan.md" \
+  --report "$OUT/plan.html"
 rc=$?
 set -e
 sed -n '1,40p' "$OUT/plan.md"
-echo "(full comment: $OUT/plan.md; allot plan exit code $rc)"
+echo "(full comment: $OUT/plan.md; the pictures: $OUT/plan.html; allot plan exit code $rc)"

@@ -136,6 +136,8 @@ def test_page_and_metrics_judge_the_conditions_by_the_servers_clock(
         _, body = _get(url + "/")
         _, text = _get(url + "/metrics")
     assert _ready({f.name: f for f in text_string_to_metric_families(text)}) == (ready, reason)
+    assert f"last tick {after_ticks * st.interval_s:.0f} s ago" in body
+    assert f"took {st.last_tick_duration_s:.3g} s, success" in body
     mark = "true" if ready else "false"
     assert f'<b>Ready</b> <span class="c-{mark}">{mark.title()}</span> {reason}' in body
 

@@ -141,9 +141,11 @@ def _children(parents: Mapping[str, str | None]) -> dict[str | None, list[str]]:
 
 def icicle_of(parents: Mapping[str, str | None], absolute: Mapping[str, float], colors: Mapping[str, str],
               *, titles: Mapping[str, str] | None = None, marked: frozenset[str] = frozenset(),
+              order: Mapping[str, int] | None = None,
               width: float = 1100.0, row_h: float = 44.0) -> tuple[tuple[Cell, ...], float]:
     """The icicle layout: a node spans ``absolute`` of the width, its children side by side
-    under it (largest first, then by name); nodes with no share are not drawn."""
+    under it (largest first, then by name; or in a fixed ``order``, so that two pictures of one
+    tree keep each node in its place); nodes with no share are not drawn."""
     kids = _children(parents)
     cells: list[Cell] = []
     depth = [0]
@@ -158,7 +160,7 @@ def icicle_of(parents: Mapping[str, str | None], absolute: Mapping[str, float], 
         cells.append(Cell(round(x, 1), d * row_h, round(w, 1), row_h - 2, colors.get(n, "#bbb"),
                           label, title, n in marked))
         cx = x
-        for c in sorted(kids.get(n, []), key=lambda c: (-absolute.get(c, 0.0), c)):
+        for c in sorted(kids.get(n, []), key=lambda c: (order[c], c) if order else (-absolute.get(c, 0.0), c)):
             walk(c, cx, d + 1)
             cx += width * absolute.get(c, 0.0)
 

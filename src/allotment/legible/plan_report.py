@@ -76,13 +76,15 @@ def tree_pair(tree: ClusterTree) -> TreePair:
     colors = node_colors(every, [n.name for n in tree.nodes if n.leaf])
     moved = sorted((n for n in tree.nodes if abs(n.delta_pp) >= MOVED_PP), key=lambda n: (-abs(n.delta_pp), n.name))
     marked = frozenset(n.name for n in moved)
+    order = {n.name: i for i, n in enumerate(tree.nodes)}  # the head's pre-order: each node keeps its place
     titles = {
         n.name: f"{n.name}: {_pct(n.absolute_before)} → {_pct(n.absolute_after)} of {tree.cluster} ({n.delta_pp:+.2f} pp)"
         for n in tree.nodes
     }
 
     def side(title: str, parents: dict[str, str | None], absolute: dict[str, float]) -> Icicle:
-        cells, height = icicle_of(parents, absolute, colors, titles=titles, marked=marked, width=WIDTH, row_h=ROW_H)
+        cells, height = icicle_of(parents, absolute, colors, titles=titles, marked=marked, order=order,
+                                  width=WIDTH, row_h=ROW_H)
         return Icicle(title, cells, height)
 
     return TreePair(

@@ -60,8 +60,11 @@ def make_server(
 def page(server: LiveServer, state: LiveState) -> str:
     view = live_view(state, server.config(state))
     reasons = drain_reasons(state)
+    now, st = server.clock(), state.status
+    took = f", took {st.last_tick_duration_s:.3g} s, {st.last_tick_result}" if st.last_tick_duration_s is not None else ""
     ctx: dict[str, Any] = {
-        "view": view, "status": state.status, "conditions": conditions_at(state, server.clock()),
+        "view": view, "status": st, "conditions": conditions_at(state, now),
+        "last_tick": f"last tick {now - st.last_tick:.0f} s ago ({_utc(st.last_tick)} UTC{took})" if st.ticks else "no tick yet",
         "queue": queue(state)[:200], "actions": last_actions(state),
         "reasons": reasons, "refresh": server.refresh_s, "percent": percent, "duration": duration,
         "utc": _utc, "observed": state.observation is not None,
