@@ -4,7 +4,7 @@ tick durations and the ticks by result), and the last observation kept for the l
 from __future__ import annotations
 
 import json
-from dataclasses import replace
+from dataclasses import asdict, replace
 from pathlib import Path
 
 from allotment.backends.simulated import SimulatedBackend
@@ -89,4 +89,5 @@ def test_the_last_observation_is_kept_for_the_views_on_the_backends_clock(
     got = load_observation(tmp_path / "state")
     assert got is not None and {j.account for j in got.jobs} == {"teama1", "teamb"}
     assert got == replace(expected, at=expected.backend_now or expected.at)
-    json.loads((tmp_path / "state" / OBSERVATION_FILE).read_text())  # one whole JSON document
+    raw = json.loads((tmp_path / "state" / OBSERVATION_FILE).read_text())  # one whole JSON document
+    assert raw == json.loads(json.dumps(asdict(got)))  # the shape is asdict's
