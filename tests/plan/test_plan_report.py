@@ -14,10 +14,12 @@ from pathlib import Path
 import pytest
 
 from allotment.cli.main import main
-from allotment.legible.plan_report import WIDTH, render_plan_report
+from allotment.legible.charts import THIN_PX
+from allotment.legible.plan_report import WIDTH, render_plan_report, tree_pair
 from allotment.plan.build import PlanRequest, make_plan
 from allotment.plan.model import Impact, TeamImpact
 from allotment.plan.stats import Interval
+from allotment.plan.tree_shares import ClusterTree, NodeShares
 from tests.plan.gitrepo import GitRepo
 from tests.plan.test_plan_cli import vision_pr
 
@@ -116,3 +118,20 @@ def test_projected_impact_is_drawn_as_each_teams_interval(small_repo: GitRepo, t
         assert (high < zero) == (name == "nlp")  # a drop whose whole interval is below zero
         assert ("flag" in (line.get("class") or "")) == (name == "nlp")
     assert "c1 occupancy 80.00% → 81.00%" in html
+
+
+def test_children_too_thin_to_see_are_drawn_as_one_cell_that_counts_them() -> None:
+    """3,000 new teams under infra (40% of the cluster): each 0.15 px wide, together one cell."""
+    kids = tuple(NodeShares(f"t{i:04d}", None, "infra", 0.0, 0.4 / 3000, True) for i in range(3000))
+    tree = ClusterTree("c1", "acme", (
+        NodeShares("acme", None, None, 1.0, 1.0, False),
+        NodeShares("infra", "acme", "acme", 0.4, 0.4, False),
+        NodeShares("ml", "acme", "acme", 0.6, 0.6, True),
+        *kids,
+    ))
+    pair = tree_pair(tree)
+    assert 0.4 / 3000 * WIDTH < THIN_PX
+    (lump,) = [c for c in pair.after.cells if c.label == "3,000 more"]
+    assert lump.w == pytest.approx(0.4 * WIDTH, abs=0.1) and lump.marked  # new nodes are news
+    assert len(pair.after.cells) == 4 and len(pair.before.cells) == 3  # acme, infra, ml (+ the lump)
+    assert pair.moved[0] == "t0000 0.0% → 0.01% (+0.01 pp)" and len(pair.moved) == 3000

@@ -104,6 +104,9 @@ def _p(sorted_values: Sequence[float], q: float) -> float:
     return sorted_values[i]
 
 
+THIN_PX = 1.0  # narrower children are drawn together as one cell
+
+
 @dataclass(frozen=True, slots=True)
 class Cell:
     x: float
@@ -160,9 +163,22 @@ def icicle_of(parents: Mapping[str, str | None], absolute: Mapping[str, float], 
         cells.append(Cell(round(x, 1), d * row_h, round(w, 1), row_h - 2, colors.get(n, "#bbb"),
                           label, title, n in marked))
         cx = x
+        thin: list[str] = []
         for c in sorted(kids.get(n, []), key=lambda c: (order[c], c) if order else (-absolute.get(c, 0.0), c)):
+            if 0 < width * absolute.get(c, 0.0) < THIN_PX:
+                thin.append(c)
+                continue
             walk(c, cx, d + 1)
             cx += width * absolute.get(c, 0.0)
+        if thin:  # slivers no one could see or hover: one cell that says what it holds
+            total = sum(absolute.get(c, 0.0) for c in thin)
+            w = width * total
+            if w >= 0.05:
+                depth[0] = max(depth[0], d + 2)
+                cells.append(Cell(round(cx, 1), (d + 1) * row_h, round(w, 1), row_h - 2, "#bbb",
+                                  f"{len(thin):,} more" if w > 7 * 10 else "",
+                                  f"{len(thin):,} children of {n} under {THIN_PX:g} px each, {100 * total:.2f}% "
+                                  f"of the cluster together (first: {thin[0]})", any(c in marked for c in thin)))
 
     for root in kids.get(None, []):
         walk(root, 0.0, 0)

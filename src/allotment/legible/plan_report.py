@@ -28,6 +28,7 @@ from allotment.plan.verdict import verdict
 WIDTH, ROW_H = 1100.0, 40.0
 MOVED_PP = 0.05  # a node whose absolute share moved by this many points or more is outlined
 FOREST_ROWS = 60
+LIST_ROWS = 10  # rules broken, approvals: the page is for the pictures; the JSON lists every one
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,7 +75,9 @@ def tree_pair(tree: ClusterTree) -> TreePair:
     after_parents = {n.name: n.parent_after for n in tree.nodes if n.absolute_after > 0}
     every = {n.name: n.parent_after if n.absolute_after > 0 else n.parent_before for n in tree.nodes}
     colors = node_colors(every, [n.name for n in tree.nodes if n.leaf])
-    moved = sorted((n for n in tree.nodes if abs(n.delta_pp) >= MOVED_PP), key=lambda n: (-abs(n.delta_pp), n.name))
+    # moved: by MOVED_PP or more, or added or removed however small (a sliver is news too)
+    moved = sorted((n for n in tree.nodes if abs(n.delta_pp) >= MOVED_PP or (n.absolute_before > 0) != (n.absolute_after > 0)),
+                   key=lambda n: (-abs(n.delta_pp), n.name))
     marked = frozenset(n.name for n in moved)
     order = {n.name: i for i, n in enumerate(tree.nodes)}  # the head's pre-order: each node keeps its place
     titles = {
@@ -147,7 +150,8 @@ def plan_report_context(plan: Plan) -> dict[str, Any]:
         "impact": imp, "estimate": estimate, "overall": overall_text(imp) if imp else "",
         "forest": forest(plan, imp) if imp else None, "seeds": seeds_text(imp.seeds) if imp else "",
         "skipped": getattr(plan.impact, "reason", "") if imp is None else "",
-        "approvals": _approvals(plan),
+        "approvals": _approvals(plan)[:LIST_ROWS], "approvals_more": max(0, len(plan.approvals) - LIST_ROWS),
+        "violations": plan.violations[:LIST_ROWS], "violations_more": max(0, len(plan.violations) - LIST_ROWS),
     }
 
 
