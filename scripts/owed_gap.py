@@ -16,6 +16,7 @@ team's pending jobs, smallest first, each from the cheapest GPUs that make it fi
   running``): the deficit is demand only a job bigger than the room can use, which means borrowing.
   Split further: ``a_huge``, the part whose smallest such job is bigger than the team's whole
   allocation; ``a_big:X``, the class X below of the GPUs that smallest job would have needed;
+  ``a_big_job:G``, that job's size (at most G GPUs);
 - ``f_free``  free in-service GPUs would hold the job, yet it did not start (a reservation for a
   gang, the backfill rule, the visit order);
 - ``c_unalloc`` free GPUs plus unallocated work (preemptible at once by any allocated job);
@@ -68,8 +69,13 @@ FREE, UNALLOC, RECLAIM, ORDER, PROTECTED = range(5)
 CLASS_CAT = ("f_free", "c_unalloc", "c_reclaim", "d_order", "b_protected")
 # a_big split by what its smallest job would need, and the part whose job exceeds the allocation
 BIG = (*(f"a_big:{c}" for c in (*CLASS_CAT, "f_other")), "a_huge")
-SAMPLED = CATS[:-1] + BIG
-ALL = CATS + BIG
+# a_big split by the GPUs of that smallest job (8, 16, ... 256 or more)
+SIZES = tuple(f"a_big_job:{g}" for g in (8, 16, 32, 64, 128, 256))
+# the part of c_unalloc + c_reclaim while a job bigger than the room also waited (often the queue's
+# first blocked candidate, the only one the scheduler lets preempt)
+BEHIND = ("c_behind_big",)
+SAMPLED = CATS[:-1] + BIG + SIZES + BEHIND
+ALL = CATS + BIG + SIZES + BEHIND
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,6 +220,7 @@ def _fill(cls: Any, donors: dict[str, Any], left: dict[str, float], jobs: list[i
     """Attribute ``gap`` GPUs of one team's deficit (see the module docstring)."""
     out = dict.fromkeys(SAMPLED, 0.0)
     big = []
+    has_big = bool(jobs) and max(jobs) > room + 1e-9
     for gpus in sorted(jobs):
         if gap <= 1e-9:
             break
@@ -221,7 +228,10 @@ def _fill(cls: Any, donors: dict[str, Any], left: dict[str, float], jobs: list[i
             big.append(gpus)
             continue
         part = min(float(gpus), gap)
-        out[_fit(cls, donors, left, gpus, gpn)] += part
+        cat = _fit(cls, donors, left, gpus, gpn)
+        out[cat] += part
+        if has_big and cat in ("c_unalloc", "c_reclaim"):
+            out["c_behind_big"] += part
         gap -= part
         room -= gpus
     if gap > 1e-9 and big:  # only a job bigger than the room could fill it: what would it need?
@@ -229,6 +239,8 @@ def _fill(cls: Any, donors: dict[str, Any], left: dict[str, float], jobs: list[i
         out["a_big:" + _fit(cls, donors, left, big[0], gpn)] += gap
         if big[0] > alloc:
             out["a_huge"] += gap
+        size = next((k for k in SIZES if big[0] <= int(k.split(":")[1])), SIZES[-1])
+        out[size] += gap
     return out
 
 
@@ -364,7 +376,12 @@ def render(res: dict[str, Any]) -> str:
     big = tot["a_big"]
     lines += ["", "a_big split by what its smallest job (bigger than the room) would have needed:", "",
               "| " + " | ".join(BIG) + " |", "|" + "---:|" * len(BIG),
-              "| " + " | ".join(f"{tot[c]:,.0f} ({100 * tot[c] / big:.0f}%)" if big else "0" for c in BIG) + " |"]
+              "| " + " | ".join(f"{tot[c]:,.0f} ({100 * tot[c] / big:.0f}%)" if big else "0" for c in BIG) + " |",
+              "", "a_big by the GPUs of that smallest job (256: 256 or more):", "",
+              "| " + " | ".join(SIZES) + " |", "|" + "---:|" * len(SIZES),
+              "| " + " | ".join(f"{tot[c]:,.0f} ({100 * tot[c] / big:.0f}%)" if big else "0" for c in SIZES) + " |",
+              "", f"c_unalloc + c_reclaim while a job bigger than the room also waited: {tot['c_behind_big']:,.0f} GPU-h "
+              f"of {tot['c_unalloc'] + tot['c_reclaim']:,.0f}"]
     return "\n".join(lines)
 
 

@@ -96,6 +96,7 @@ CATEGORIES = (
     ("e_hour", "hour-total artefact"),
 )
 #: a_big split: what the smallest such job would have needed, and the part bigger than the allocation
+SIZES = (8, 16, 32, 64, 128, 256)
 BIG = ("a_huge", "a_big:f_free", "a_big:c_unalloc", "a_big:c_reclaim", "a_big:d_order", "a_big:b_protected", "a_big:f_other")
 
 
@@ -124,6 +125,16 @@ def attribution(folder: Path) -> str:
     for seed, r in sorted(runs.items()):
         sf = r["shortfall"]
         lines.append(f"| {seed} | " + " | ".join(pct(sf[c], sf["a_big"]) for c in BIG) + " |")
+    lines += ["", "`a_big` by the GPUs of that smallest job (in % of `a_big`; 256 = 256 or more), and the part of "
+              "`c_unalloc + c_reclaim` while such a job also waited (it is then often the queue's first blocked "
+              "candidate, the only one allowed to preempt):", "",
+              "| seed | " + " | ".join(f"<= {g}" for g in SIZES) + " | c_* behind a bigger job |",
+              "|" + "---:|" * (len(SIZES) + 2)]
+    for seed, r in sorted(runs.items()):
+        sf = r["shortfall"]
+        c = sf["c_unalloc"] + sf["c_reclaim"]
+        lines.append(f"| {seed} | " + " | ".join(pct(sf.get(f"a_big_job:{g}", 0.0), sf["a_big"]) for g in SIZES)
+                     + f" | {pct(sf.get('c_behind_big', 0.0), c)} |")
     return "\n".join(lines)
 
 
