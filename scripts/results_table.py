@@ -1,6 +1,10 @@
 """Print docs/results.md's per-seed tables from a folder of ``allot simulate --json`` files.
 
 Usage: python scripts/results_table.py DIR   (files named POLICY_SEED.json, see scripts/results.sh)
+
+With ``attribution-SEED.json`` files in DIR (``scripts/owed_gap.py --json``, written by
+``ATTRIBUTE=1 scripts/results.sh``) it ends with where each budgets run's hour-capped shortfall
+came from.
 """
 
 from __future__ import annotations
@@ -72,8 +76,65 @@ def targets(data: dict[str, dict[int, dict[str, Any]]]) -> str:
     lines = ["| target (budgets) | " + " | ".join(f"seed {s}" for s in seeds) + " | holds on every seed |",
              "|---|" + "---:|" * len(seeds) + "---|"]
     for name, ok, show in checks:
+        if name.startswith("priority") and not p:
+            lines.append(f"| {name} | " + " | ".join("-" for _ in seeds) + " | not run |")
+            continue
         cells = [("" if ok(b[s], s) else "**miss** ") + show(b[s], s) for s in seeds]
         lines.append(f"| {name} | " + " | ".join(cells) + f" | {'yes' if all(ok(b[s], s) for s in seeds) else 'no'} |")
+    return "\n".join(lines)
+
+
+#: owed_gap.py's categories (a partition of the shortfall), and what each means in one phrase
+CATEGORIES = (
+    ("a_big", "only jobs bigger than the team's room below its allocation could use it"),
+    ("f_free", "free GPUs unused"),
+    ("c_unalloc", "unallocated work not evicted"),
+    ("c_reclaim", "reclaimable work not reclaimed"),
+    ("d_order", "the 7-day order forbids the reclaim"),
+    ("b_protected", "protected borrowing"),
+    ("f_other", "held by teams within their allocation"),
+    ("e_hour", "hour-total artefact"),
+)
+#: a_big split: what the smallest such job would have needed, and the part bigger than the allocation
+SIZES = (8, 16, 32, 64, 128, 256)
+BIG = ("a_huge", "a_big:f_free", "a_big:c_unalloc", "a_big:c_reclaim", "a_big:d_order", "a_big:b_protected", "a_big:f_other")
+
+
+def attribution(folder: Path) -> str:
+    """Per seed: the shortfall (owed - hour-capped delivered) split by cause, in % of it."""
+    runs = {int(f.stem.split("-")[1]): json.loads(f.read_text()) for f in sorted(folder.glob("attribution-*.json"))}
+    if not runs:
+        return ""
+
+    def pct(x: float, of: float) -> str:
+        return f"{100 * x / of:.0f}%" if of else "-"
+
+    lines = ["### Where the hour-capped shortfall comes from (budgets; scripts/owed_gap.py)", "",
+             "; ".join(f"`{c}`: {why}" for c, why in CATEGORIES) + ".", "",
+             "| seed | delivered/owed | shortfall GPU-h | " + " | ".join(c for c, _ in CATEGORIES)
+             + " | counting unallocated as delivered | demand of jobs fitting the allocation (sensitivity) |",
+             "|" + "---:|" * (len(CATEGORIES) + 5)]
+    for seed, r in sorted(runs.items()):
+        short, sf = r["owed"] - r["delivered"], r["shortfall"]
+        lines.append(f"| {seed} | {r['delivered_over_owed']:.3f} | {short:,.0f} | "
+                     + " | ".join(pct(sf[c], short) for c, _ in CATEGORIES)
+                     + f" | {r['counting_unallocated']:.3f} | {r['fitting_demand']:.3f} |")
+    lines += ["", "`a_big` split, in % of `a_big`: `a_huge` = the job exceeds the team's whole allocation; "
+              "`a_big:X` = the GPUs the smallest such job would have needed were of class X.", "",
+              "| seed | " + " | ".join(BIG) + " |", "|" + "---:|" * (len(BIG) + 1)]
+    for seed, r in sorted(runs.items()):
+        sf = r["shortfall"]
+        lines.append(f"| {seed} | " + " | ".join(pct(sf[c], sf["a_big"]) for c in BIG) + " |")
+    lines += ["", "`a_big` by the GPUs of that smallest job (in % of `a_big`; 256 = 256 or more), and the part of "
+              "`c_unalloc + c_reclaim` while such a job also waited (it is then often the queue's first blocked "
+              "candidate, the only one allowed to preempt):", "",
+              "| seed | " + " | ".join(f"<= {g}" for g in SIZES) + " | c_* behind a bigger job |",
+              "|" + "---:|" * (len(SIZES) + 2)]
+    for seed, r in sorted(runs.items()):
+        sf = r["shortfall"]
+        c = sf["c_unalloc"] + sf["c_reclaim"]
+        lines.append(f"| {seed} | " + " | ".join(pct(sf.get(f"a_big_job:{g}", 0.0), sf["a_big"]) for g in SIZES)
+                     + f" | {pct(sf.get('c_behind_big', 0.0), c)} |")
     return "\n".join(lines)
 
 
@@ -84,6 +145,10 @@ def main(folder: str) -> None:
         if policy in data:
             print()
             print(table(policy, data[policy]))
+    extra = attribution(Path(folder))
+    if extra:
+        print()
+        print(extra)
 
 
 if __name__ == "__main__":

@@ -119,3 +119,34 @@ def test_a_maintenance_window_over_before_t0_is_not_a_drain(repo_root: Path) -> 
     assert m["drains"] == 8
     m0 = simulate(compile_repo(repo_root, dt.date(2026, 11, 30)), w, days=4).metrics
     assert m0["drains"] == 1  # from Monday 2026-11-30 only n077's window (Dec 2) is inside 4 days
+
+
+def test_a_teams_unallocated_work_is_neither_owed_nor_delivered() -> None:
+    """a runs a 2-GPU allocated job (minimum 600 s) and a 4-GPU unallocated one (minimum 0), both
+    for the whole hour; b has nothing.  a is entitled to 4 GPUs.
+
+    Owed: min(4, budgeted demand 2) = 2 GPU-h; ran (budgeted) 2: delivered 2, ratio 1.0.  The
+    unallocated job is neither demand (it asked not to be charged) nor delivered: counted, it
+    would make a look served by free work it may lose at any moment.  Occupancy (2 + 4)/8 = 0.75,
+    of which unallocated 4/8 = 0.5."""
+    config = make_config({"a": 1, "b": 1}, nodes=1)
+    jobs = [_job("al", 0.0, "a", 2, HOUR, 600.0), _job("free", 0.0, "a", 4, HOUR, 0.0)]
+    m = simulate(config, Workload.of(jobs), days=1 / 24).metrics
+    a = m["teams"]["a"]
+    assert (a["owed"], a["delivered"], a["received_gpu_hours"], a["ratio"]) == (2.0, 2.0, 2.0, 1.0)
+    assert m["teams"]["b"]["owed"] == 0.0
+    assert (m["occupancy"], m["unallocated_fraction"]) == (0.75, 0.5)
+
+
+def test_a_job_held_by_a_dependency_is_not_owed_until_it_becomes_eligible() -> None:
+    """a (entitled to 4 GPUs): D1 (1 GPU, 1800 s) runs 0-1800; D2 (4 GPUs, 1800 s, depends on D1)
+    is submitted at 0 and runs 1800-3600.  Horizon 1 h.
+
+    Demand: 1 GPU for 1800 s, then 4 GPUs for 1800 s = 2.5 GPU-h, under the 4 GPU-h allocation:
+    owed 2.5, ran 2.5, ratio 1.0.  Counting D2 while it waits on D1 would give owed min(4, 4.5)
+    = 4 and ratio 0.625 for work that could not run."""
+    config = make_config({"a": 1, "b": 1}, nodes=1)
+    jobs = [_job("D1", 0.0, "a", 1, 1800.0, 600.0), _job("D2", 0.0, "a", 4, 1800.0, 600.0, depends_on=("D1",))]
+    m = simulate(config, Workload.of(jobs), days=1 / 24).metrics
+    a = m["teams"]["a"]
+    assert (a["owed"], a["delivered"], a["ratio"]) == (2.5, 2.5, 1.0)

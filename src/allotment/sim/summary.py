@@ -8,6 +8,7 @@ another.  The uncapped figure is reported beside it as ``received``."""
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from allotment.sim.signals import HOUR
@@ -18,22 +19,45 @@ if TYPE_CHECKING:
     from allotment.sim.metrics import Recorder
 
 
-def _team_hours(rec: Recorder, team: str, cap_secs: list[float]) -> tuple[float, float, float]:
-    """(owed, delivered capped hour by hour, ran uncapped) in GPU-seconds."""
+@dataclass(frozen=True, slots=True)
+class TeamHour:
+    """One team's hour, in GPU-seconds: what it was owed and what its budgeted work ran."""
+
+    owed: float  # min(allocation, demand) over the hour
+    ran: float  # uncapped
+
+    @property
+    def delivered(self) -> float:
+        """Capped hour by hour: GPUs borrowed in this hour count for nothing beyond it."""
+        return min(self.ran, self.owed)
+
+
+def team_hours(rec: Recorder, team: str) -> list[TeamHour]:
+    """Each hour of ``[0, end)`` of ``team`` (the last one may be partial); the one definition
+    of owed, read by the summary and by analyses of where a shortfall comes from."""
+    end = rec.header.end
+    n_hours = max(1, math.ceil(end / HOUR))
+    for s in (rec.healthy, rec.team_run[team], rec.team_demand[team]):
+        s.advance(end)
     ent = rec.header.entitlement_gpus.get(team, 0.0)
     ceiling = rec.header.ceilings.get(team, math.inf)
     capacity = rec.header.capacity_gpus
-    owed = delivered = ran = 0.0
-    for h, secs in enumerate(cap_secs):
+    out = []
+    for h in range(n_hours):
+        secs = min(HOUR, max(0.0, end - h * HOUR))
         if secs <= 0:
+            out.append(TeamHour(0.0, 0.0))
             continue
         in_service = rec.healthy.hour(h) / (capacity * secs)
         owed_h = min(min(ent * in_service, ceiling) * secs, rec.team_demand[team].hour(h))
-        run_h = rec.team_run[team].hour(h)
-        owed += owed_h
-        delivered += min(run_h, owed_h)
-        ran += run_h
-    return owed, delivered, ran
+        out.append(TeamHour(owed_h, rec.team_run[team].hour(h)))
+    return out
+
+
+def _team_hours(rec: Recorder, team: str) -> tuple[float, float, float]:
+    """(owed, delivered capped hour by hour, ran uncapped) in GPU-seconds."""
+    hours = team_hours(rec, team)
+    return sum(x.owed for x in hours), sum(x.delivered for x in hours), sum(x.ran for x in hours)
 
 
 _Lists = dict[str, list[float]]
@@ -72,12 +96,11 @@ def summarize(rec: Recorder) -> dict[str, Any]:
     healthy = sum(rec.healthy.hours[:n_hours])
     charged = sum(rec.charged.hours[:n_hours])
     free = sum(rec.free_work.hours[:n_hours])
-    cap_secs = [min(HOUR, max(0.0, end - h * HOUR)) for h in range(n_hours)]
     first, pending, team_first, team_pending = _waits(rec, end)
     teams: dict[str, dict[str, Any]] = {}
     owed_total = delivered_total = ran_total = 0.0
     for t in rec.teams:
-        owed, delivered, ran = (x / HOUR for x in _team_hours(rec, t, cap_secs))
+        owed, delivered, ran = (x / HOUR for x in _team_hours(rec, t))
         teams[t] = {
             "owed": _r(owed),
             "delivered": _r(delivered),
