@@ -39,7 +39,7 @@ from allotment.plan.simcache import SimCache
 
 __all__ = ["ImpactRunner", "Run", "code_sha256", "for_side"]
 
-DEFAULT_DAYS = 5.0  # per seed: five 5-day pairs fit the 60 s budget in pure Python (docs/benchmarks.md)
+DEFAULT_DAYS = 5.0  # per seed; what five 5-day pairs cost: docs/benchmarks.md (`allot plan`)
 DEFAULT_SCENARIO = "ai2"
 WORKERS = 2  # the CI runner and the reference machine have two cores
 
