@@ -20,7 +20,7 @@ RUNS: tuple[tuple[str, ...], ...] = (
     ("reconcile_bench.py", "sim", "--repeat", "9"),
     ("sim_bench.py", "--repeat", "3"),
     ("trace_import_bench.py", "--runs", "3"),
-    ("plan_bench.py", "--runs", "3", "--days", "30"),
+    ("plan_bench.py", "--runs", "3"),
 )
 
 

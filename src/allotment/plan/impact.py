@@ -10,9 +10,10 @@ team keep running under its new name on the head side; a team new in head brings
 scenario generates for it on the head side; a job whose account does not exist on one side is
 left out of that side only.
 
-Each (side, seed) run is cached by content (``simcache``), and the runs left are simulated in a
-pool of ``WORKERS`` processes; every run is deterministic, so neither the pool nor the cache can
-change a result.
+Each (side, seed) run is cached by content (``simcache``); the runs left are grouped into units
+(``impact_units``: both sides of a seed on one generated workload, longest first) and simulated
+in a pool of ``WORKERS`` processes, each run cached as soon as its unit ends.  Every run is
+deterministic, so neither the pool, the grouping nor the cache can change a result.
 """
 
 from __future__ import annotations
@@ -20,23 +21,25 @@ from __future__ import annotations
 import hashlib
 import json
 import multiprocessing
-from collections.abc import Mapping
-from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, replace
+from collections.abc import Iterator, Mapping
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 from allotment.compile.model import CompiledConfig
-from allotment.core.jobs import JobSpec
 from allotment.errors import TraceError
+from allotment.plan import impact_units
 from allotment.plan.diff import diff_configs
 from allotment.plan.impact_stats import summarize
+from allotment.plan.impact_units import Grouping, Setup, Task, Unit, by_seed, for_side
 from allotment.plan.model import Impact
 from allotment.plan.simcache import SimCache
-from allotment.traces.scenarios import Workload, get_scenario
 
-DEFAULT_DAYS = 5.0  # per seed: five 5-day pairs fit the 60 s budget in pure Python (docs/benchmarks.md)
+__all__ = ["ImpactRunner", "Run", "code_sha256", "for_side"]
+
+DEFAULT_DAYS = 5.0  # per seed; what five 5-day pairs cost: docs/benchmarks.md (`allot plan`)
 DEFAULT_SCENARIO = "ai2"
 WORKERS = 2  # the CI runner and the reference machine have two cores
 
@@ -50,23 +53,6 @@ class Run:
     key: str
     metrics: Mapping[str, Any]
     cached: bool
-
-
-@dataclass(frozen=True, slots=True)
-class Task:
-    """What a worker needs to generate one seed's workload and simulate one side of it."""
-
-    side: str
-    seed: int
-    key: str
-    config: CompiledConfig
-    base: CompiledConfig
-    head: CompiledConfig
-    renames: tuple[tuple[str, str], ...]
-    cluster: str
-    days: float
-    scenario: str
-    trace: Path | None
 
 
 @cache
@@ -86,17 +72,6 @@ def code_sha256() -> str:
     return h.hexdigest()
 
 
-def for_side(w: Workload, config: CompiledConfig, renames: Mapping[str, str]) -> Workload:
-    """The jobs ``config`` can run: accounts renamed, unknown accounts left out."""
-    leaves = {n.name for n in config.leaves()}
-    jobs: list[JobSpec] = []
-    for j in w.jobs:
-        account = renames.get(j.account, j.account)
-        if account in leaves:
-            jobs.append(j if account == j.account else replace(j, account=account))
-    return Workload(tuple(jobs), w.node_events)
-
-
 class ImpactRunner:
     """Callable ``(base, head) -> Impact`` configured once from the command line."""
 
@@ -111,6 +86,7 @@ class ImpactRunner:
         cache: SimCache | None = None,
         workers: int = WORKERS,
         note: str = "",
+        grouping: Grouping = by_seed,
     ) -> None:
         self.trace = trace
         self.scenario = scenario or DEFAULT_SCENARIO
@@ -120,6 +96,7 @@ class ImpactRunner:
         self.cache = cache or SimCache(None)
         self.workers = workers
         self.note = note
+        self.grouping = grouping  # impact_units.one_per_run is the plain reference
 
     def __call__(self, base: CompiledConfig, head: CompiledConfig) -> Impact:
         cluster = self.cluster or base.largest_cluster()
@@ -144,82 +121,48 @@ class ImpactRunner:
                 fields = {**common, "seed": seed, "side": cfg.inputs_sha256}
                 if side == "head":
                     fields["renames"] = [list(p) for p in renames]
-                task = Task(
-                    side, seed, _key(fields), cfg, base, head, renames, cluster, days,
-                    self.scenario, self.trace,
-                )
-                tasks.append(task)
-        runs = self._run(tasks)
+                tasks.append(Task(side, seed, _key(fields)))
+        setup = Setup(base, head, renames, cluster, days, self.scenario, self.trace)
+        runs = self._run(setup, tasks)
         return summarize(
             base, head, runs, workload=label, workload_key=_key(common), days=days,
             seeds=seeds, cluster=cluster, note=self.note,
         )
 
-    def _run(self, tasks: list[Task]) -> list[Run]:
-        """Cached runs are read (and their workloads never generated); the rest are simulated,
-        in worker processes when there is more than one."""
+    def _run(self, setup: Setup, tasks: list[Task]) -> list[Run]:
+        """Cached runs are read (and their workloads never generated); the rest are simulated in
+        units, in worker processes when there is more than one, and cached as each unit ends."""
         done: dict[str, Mapping[str, Any]] = {}
         for t in tasks:
             hit = self.cache.get(t.key)
             if hit is not None:
                 done[t.key] = hit
         cached = set(done)
-        todo = [t for t in tasks if t.key not in done]
-        if len(todo) > 1 and self.workers > 1:
-            # fork: the CLI is single-threaded here, and spawn would re-run the caller's
-            # __main__ (a script without a main guard would recurse)
-            method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
-            ctx = multiprocessing.get_context(method)
-            with ProcessPoolExecutor(max_workers=min(self.workers, len(todo)), mp_context=ctx) as pool:
-                for t, metrics in zip(todo, pool.map(run_task, todo), strict=True):
-                    done[t.key] = metrics
-        else:
-            for t in todo:
-                done[t.key] = run_task(t)
-        for t in todo:
-            self.cache.put(t.key, done[t.key])
+        todo = impact_units.units(
+            setup, [t for t in tasks if t.key not in done], self.workers, self.grouping
+        )
+        for u, metrics in self._simulate(todo):
+            for t, m in zip(u.tasks, metrics, strict=True):
+                done[t.key] = m
+                self.cache.put(t.key, m)
         return [Run(t.side, t.seed, t.key, done[t.key], t.key in cached) for t in tasks]
 
-
-def run_task(t: Task) -> dict[str, Any]:
-    """One side on one seed's workload, JSON-normalized (module level: a worker runs it)."""
-    from allotment.sim.runner import simulate
-
-    w = for_side(_workload(t), t.config, dict(t.renames) if t.side == "head" else {})
-    result = simulate(t.config, w, cluster=t.cluster, days=t.days, seed=t.seed, policy="budgets")
-    metrics = dict(result.metrics)
-    metrics.pop("sim_seconds", None)  # wall time: the one output that differs between runs
-    normalized: dict[str, Any] = json.loads(json.dumps(metrics, sort_keys=True))
-    return normalized
-
-
-def _workload(t: Task) -> Workload:
-    if t.trace is not None:
-        from allotment.traces.canonical import read_trace
-
-        tr = read_trace(t.trace)
-        return Workload.of(tr.jobs, tr.node_events)
-    return _generate(t.scenario, t.base, t.head, t.renames, t.cluster, t.days, t.seed)
-
-
-def _generate(
-    scenario: str,
-    base: CompiledConfig,
-    head: CompiledConfig,
-    renames: tuple[tuple[str, str], ...],
-    cluster: str,
-    days: float,
-    seed: int,
-) -> Workload:
-    """The scenario's workload for ``base``, plus the jobs of teams new in ``head``."""
-    gen = get_scenario(scenario)
-    w: Workload = gen(base, cluster=cluster, days=days, seed=seed)
-    new_teams = {n.name for n in head.leaves()} - {n.name for n in base.leaves()}
-    new_teams -= {new for _, new in renames}
-    if new_teams and cluster in head.clusters:
-        extra: Workload = gen(head, cluster=cluster, days=days, seed=seed)
-        w = Workload.of(w.jobs + tuple(j for j in extra.jobs if j.account in new_teams), w.node_events)
-    return w
+    def _simulate(self, todo: list[Unit]) -> Iterator[tuple[Unit, tuple[dict[str, Any], ...]]]:
+        """Each unit with its metrics, as units end.  ``impact_units.run_unit`` is looked up at
+        call time, so a benchmark can wrap it (benchmarks/plan_bench.py)."""
+        if len(todo) < 2 or self.workers < 2:
+            for u in todo:
+                yield u, impact_units.run_unit(u)
+            return
+        # fork: the CLI is single-threaded here, and spawn would re-run the caller's
+        # __main__ (a script without a main guard would recurse)
+        method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+        ctx = multiprocessing.get_context(method)
+        with ProcessPoolExecutor(max_workers=min(self.workers, len(todo)), mp_context=ctx) as pool:
+            # submitted longest first; the pool hands each to the first free worker, in order
+            futures = {pool.submit(impact_units.run_unit, u): u for u in todo}
+            for f in as_completed(futures):
+                yield futures[f], f.result()
 
 
 def _key(fields: Mapping[str, Any]) -> str:

@@ -1,0 +1,181 @@
+"""What one worker process simulates with one workload, and in which order the work is handed out.
+
+Common random numbers make both sides of a seed replay the very same workload, and generating
+it is not free: about 1.25 s CPU against about 10 s for one 5-day simulation of the bundled
+example (docs/benchmarks.md).  Generating it once per side, as each run did alone, spent a tenth
+of a cold plan on copies.  Shipping a generated workload to the other worker would cost almost as
+much (0.9 MB pickled, 0.2 s to pickle and unpickle).  So the runs of one seed travel together as
+a :class:`Unit`: one worker generates the workload once and replays it under each side.
+
+Grouping is a strategy (``Grouping``) with a plain reference, :func:`one_per_run` (every run
+alone, generating its own workload: the old way), that tests/plan/test_impact_units.py proves
+gives the same metrics.  :func:`by_seed` is the default.  It splits as many seeds as it must into
+single runs so that every worker gets the same number of simulations (five seeds on two
+workers: four pairs and two singles, five simulations each and six generations instead of ten),
+and hands out the longest units first (longest-processing-time list scheduling), so no worker
+is left with a pair while the other idles.
+
+Every run is deterministic, so neither the grouping nor the order can change a result.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from allotment.compile.model import CompiledConfig
+from allotment.core.jobs import JobSpec
+from allotment.traces.scenarios import Workload, get_scenario
+
+
+@dataclass(frozen=True, slots=True)
+class Setup:
+    """What every run of one plan shares: both configs and the workload recipe."""
+
+    base: CompiledConfig
+    head: CompiledConfig
+    renames: tuple[tuple[str, str], ...]
+    cluster: str
+    days: float
+    scenario: str
+    trace: Path | None
+
+    def config(self, side: str) -> CompiledConfig:
+        return self.head if side == "head" else self.base
+
+
+@dataclass(frozen=True, slots=True)
+class Task:
+    """One side to simulate on one seed's workload; ``key`` names its cache entry."""
+
+    side: str  # "base" or "head"
+    seed: int
+    key: str
+
+
+@dataclass(frozen=True, slots=True)
+class Unit:
+    """Runs of one seed done by one worker on one generated workload, in order."""
+
+    setup: Setup
+    seed: int
+    tasks: tuple[Task, ...]
+
+
+Grouping = Callable[[Sequence[Task], int], list[tuple[Task, ...]]]
+
+
+def one_per_run(tasks: Sequence[Task], workers: int) -> list[tuple[Task, ...]]:
+    """Reference grouping: every run alone, in the order given."""
+    return [(t,) for t in tasks]
+
+
+def by_seed(tasks: Sequence[Task], workers: int) -> list[tuple[Task, ...]]:
+    """The runs of a seed together, except for the fewest seeds that must be split into single
+    runs for the work to spread evenly over ``workers``; longest units first, then by seed."""
+    seeds: dict[int, list[Task]] = {}
+    for t in tasks:
+        seeds.setdefault(t.seed, []).append(t)
+    order = {seed: i for i, seed in enumerate(seeds)}
+    groups = [tuple(ts) for ts in seeds.values()]
+    multi = [i for i, g in enumerate(groups) if len(g) > 1]
+    best: list[tuple[Task, ...]] = []
+    best_span = -1
+    for k in range(len(multi) + 1):  # split the last k seeds with more than one run
+        split = set(multi[len(multi) - k :])
+        cand = [u for i, g in enumerate(groups) for u in ([(t,) for t in g] if i in split else [g])]
+        cand.sort(key=lambda g: (-_cost(g), order[g[0].seed], g[0].side))
+        span = makespan(cand, workers)
+        if best_span < 0 or span < best_span:
+            best, best_span = cand, span
+    return best
+
+
+# Relative costs, measured on the bundled example (docs/benchmarks.md): one 5-day simulation
+# ~10 s CPU, generating its workload ~1.25 s.
+SIM_COST, GEN_COST = 8, 1
+
+
+def _cost(group: tuple[Task, ...]) -> int:
+    return GEN_COST + SIM_COST * len(group)
+
+
+def makespan(groups: Sequence[tuple[Task, ...]], workers: int) -> int:
+    """Estimated cost of the busiest worker when ``groups`` are handed out in order, each to the
+    first worker free (what a process pool does)."""
+    loads = [0] * max(1, workers)
+    for g in groups:
+        i = loads.index(min(loads))
+        loads[i] += _cost(g)
+    return max(loads)
+
+
+def units(setup: Setup, tasks: Sequence[Task], workers: int, grouping: Grouping) -> list[Unit]:
+    return [Unit(setup, g[0].seed, g) for g in grouping(tasks, workers)]
+
+
+def run_unit(u: Unit) -> tuple[dict[str, Any], ...]:
+    """Generate (or read) the seed's workload once and simulate each task's side on it,
+    JSON-normalized (module level: a worker process runs it)."""
+    from allotment.sim.runner import simulate
+
+    s = u.setup
+    w = workload(s, u.seed)
+    out = []
+    for t in u.tasks:
+        cfg = s.config(t.side)
+        side_w = for_side(w, cfg, dict(s.renames) if t.side == "head" else {})
+        result = simulate(
+            cfg, side_w, cluster=s.cluster, days=s.days, seed=u.seed, policy="budgets"
+        )
+        metrics = dict(result.metrics)
+        metrics.pop("sim_seconds", None)  # wall time: the one output that differs between runs
+        normalized: dict[str, Any] = json.loads(json.dumps(metrics, sort_keys=True))
+        out.append(normalized)
+    return tuple(out)
+
+
+def for_side(w: Workload, config: CompiledConfig, renames: Mapping[str, str]) -> Workload:
+    """The jobs ``config`` can run: accounts renamed, unknown accounts left out."""
+    leaves = {n.name for n in config.leaves()}
+    jobs: list[JobSpec] = []
+    for j in w.jobs:
+        account = renames.get(j.account, j.account)
+        if account in leaves:
+            jobs.append(j if account == j.account else replace(j, account=account))
+    return Workload(tuple(jobs), w.node_events)
+
+
+def workload(s: Setup, seed: int) -> Workload:
+    """The workload both sides of ``seed`` replay: the trace, or the scenario's."""
+    if s.trace is not None:
+        from allotment.traces.canonical import read_trace
+
+        tr = read_trace(s.trace)
+        return Workload.of(tr.jobs, tr.node_events)
+    return generate(s.scenario, s.base, s.head, s.renames, s.cluster, s.days, seed)
+
+
+def generate(
+    scenario: str,
+    base: CompiledConfig,
+    head: CompiledConfig,
+    renames: tuple[tuple[str, str], ...],
+    cluster: str,
+    days: float,
+    seed: int,
+) -> Workload:
+    """The scenario's workload for ``base``, plus the jobs of teams new in ``head``."""
+    gen = get_scenario(scenario)
+    w: Workload = gen(base, cluster=cluster, days=days, seed=seed)
+    new_teams = {n.name for n in head.leaves()} - {n.name for n in base.leaves()}
+    new_teams -= {new for _, new in renames}
+    if new_teams and cluster in head.clusters:
+        extra: Workload = gen(head, cluster=cluster, days=days, seed=seed)
+        w = Workload.of(
+            w.jobs + tuple(j for j in extra.jobs if j.account in new_teams), w.node_events
+        )
+    return w

@@ -1,0 +1,134 @@
+"""Units of simulation work: each seed's workload generated once for both sides, the work spread
+evenly, and the same metrics as the reference (every run alone, generating its own workload)."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import allotment.sim.runner
+from allotment.plan import impact_units
+from allotment.plan.impact import ImpactRunner
+from allotment.plan.impact_units import Task, by_seed, makespan, one_per_run
+from allotment.plan.model import Impact
+from allotment.plan.simcache import SimCache
+from tests.plan.factory import N, build
+
+BASE = build("acme", N(children={"a": N(), "b": N(), "c": N()}), gpus=16)
+HEAD = build("acme", N(children={"a": N(3), "b": N(), "c": N()}), gpus=16)
+
+
+def _runner(
+    seeds: tuple[int, ...], workers: int, grouping: Any = by_seed, cache: SimCache | None = None
+) -> ImpactRunner:
+    return ImpactRunner(
+        trace=None,
+        scenario="ai2",
+        cluster=None,
+        days=0.2,
+        seeds=seeds,
+        cache=cache or SimCache(None),
+        workers=workers,
+        grouping=grouping,
+    )
+
+
+def _count_generations(monkeypatch: pytest.MonkeyPatch) -> Counter[int]:
+    calls: Counter[int] = Counter()
+    real = impact_units.generate
+
+    def counted(*args: Any) -> Any:
+        calls[args[-1]] += 1  # the seed
+        return real(*args)
+
+    monkeypatch.setattr(impact_units, "generate", counted)
+    return calls
+
+
+def test_both_sides_of_a_seed_replay_one_generated_workload(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    calls = _count_generations(monkeypatch)
+    imp = _runner((1, 2), workers=1)(BASE, HEAD)
+    assert isinstance(imp, Impact) and imp.total_runs == 4
+    assert calls == Counter({1: 1, 2: 1})
+    ref = _count_generations(monkeypatch)
+    _runner((1, 2), workers=1, grouping=one_per_run)(BASE, HEAD)
+    assert ref == Counter({1: 2, 2: 2})  # the reference generates it for each side
+
+
+def _entries(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted((folder / "plan").glob("*.json"))}
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_grouped_runs_give_the_reference_metrics(workers: int, tmp_path: Path) -> None:
+    """Three seeds on two workers split one seed into single runs: pairs, singles and the
+    reference must all agree, every run's metrics to the byte (as cached)."""
+    ref = _runner((1, 2, 3), 1, one_per_run, SimCache(tmp_path / "ref"))(BASE, HEAD)
+    got = _runner((1, 2, 3), workers, by_seed, SimCache(tmp_path / "got"))(BASE, HEAD)
+    assert isinstance(ref, Impact) and isinstance(got, Impact)
+    assert got == ref
+    runs = _entries(tmp_path / "ref")
+    assert len(runs) == 6 and _entries(tmp_path / "got") == runs
+    metrics = {json.dumps(json.loads(b)["metrics"], sort_keys=True) for b in runs.values()}
+    assert len(metrics) == 6  # every seed and side really differs: jobs ran
+
+
+def test_a_fully_cached_plan_neither_generates_nor_simulates(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    cache = SimCache(tmp_path / "cache")
+    first = _runner((1, 2), workers=1, cache=cache)(BASE, HEAD)
+
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("a warm plan must not generate or simulate")
+
+    monkeypatch.setattr(impact_units, "generate", refuse)
+    monkeypatch.setattr(allotment.sim.runner, "simulate", refuse)
+    again = _runner((1, 2), workers=2, cache=cache)(BASE, HEAD)
+    assert isinstance(again, Impact) and isinstance(first, Impact)
+    assert again.cached_runs == again.total_runs == 4
+    assert again.teams == first.teams
+
+
+def test_five_seeds_on_two_workers_make_five_simulations_each_from_six_generations() -> None:
+    tasks = [Task(side, seed, f"{side}{seed}") for seed in range(1, 6) for side in ("base", "head")]
+    groups = by_seed(tasks, 2)
+    assert [len(g) for g in groups] == [2, 2, 2, 2, 1, 1]  # longest first; seed 5 split
+    assert [g[0].seed for g in groups] == [1, 2, 3, 4, 5, 5]
+    assert makespan(groups, 2) < makespan(by_seed(tasks, 1), 2)  # unsplit: 3 pairs vs 2
+    assert [len(g) for g in by_seed(tasks, 1)] == [2] * 5  # one worker: nothing to balance
+
+
+def _tasks(draw_sides: list[int]) -> list[Task]:
+    """Seed i+1 with its base run (bit 1) and/or head run (bit 2); some seeds fully cached."""
+    out = []
+    for i, bits in enumerate(draw_sides):
+        out += [
+            Task(side, i + 1, f"{side}{i + 1}")
+            for b, side in ((1, "base"), (2, "head"))
+            if bits & b
+        ]
+    return out
+
+
+@given(st.lists(st.integers(0, 3), max_size=12), st.integers(1, 4))
+def test_grouping_is_a_partition_by_seed_never_worse_than_one_run_per_task(
+    sides: list[int], workers: int
+) -> None:
+    tasks = _tasks(sides)
+    groups = by_seed(tasks, workers)
+    assert sorted(t.key for g in groups for t in g) == sorted(t.key for t in tasks)
+    assert all(len({t.seed for t in g}) == 1 for g in groups)
+    assert [len(g) for g in groups] == sorted((len(g) for g in groups), reverse=True)
+    assert makespan(groups, workers) <= makespan(one_per_run(tasks, workers), workers)
+    assert len(groups) <= len(tasks)  # never more generations than the reference
+    if workers == 1:
+        assert len(groups) == len({t.seed for t in tasks})
