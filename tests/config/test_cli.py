@@ -193,3 +193,23 @@ def test_set_errors_name_the_public_knobs_not_the_model_fields(
     assert "Traceback" not in err
     assert main([*args, "--set", "preemption.non_resumable=sometimes"]) == 2
     assert "expected requeue, cancel or run_to_completion" in capsys.readouterr().err
+
+
+def test_a_named_command_parses_as_in_the_whole_parser() -> None:
+    """``main`` builds only the named command's parser (the warm-plan start-up); every command's
+    subparser, its options and their defaults, must then be exactly the whole parser's."""
+
+    def shape(p: argparse.ArgumentParser) -> list[tuple[str, ...]]:
+        return [(p.prog, a.dest, *a.option_strings, repr(a.default)) for p in _all_parsers(p) for a in p._actions]
+
+    whole = [s for s in shape(build_parser()) if s[0].startswith("allot ")]
+    alone = [s for name in COMMANDS for s in shape(build_parser(name)) if s[0].startswith("allot ")]
+    assert sorted(alone) == sorted(whole) and len(whole) > len(COMMANDS)
+
+
+def test_the_command_is_the_first_word_that_is_not_an_option() -> None:
+    from allotment.cli.main import command_of
+
+    assert command_of(["plan", "--base", "main"]) == "plan"
+    assert command_of(["--version"]) is None
+    assert command_of(["nonsense", "plan"]) is None  # the whole parser then says what is valid

@@ -58,19 +58,35 @@ class _Parser(argparse.ArgumentParser):
         return plain(super().format_help())
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The whole parser, or with ``only`` the parser of that one command.
+
+    Importing every ``cmd_*`` module pulls in numpy, the Kubernetes client and the reconciler;
+    ``allot plan`` on a warm cache needs none of them, and the import was most of its second.
+    A named command parses exactly as in the whole parser (same subparser, same options);
+    ``allot``, ``allot --help`` and an unknown word get the whole parser and its full list."""
     parser = _Parser(prog="allot", description="GPU-time budgets for shared GPU clusters.")
     parser.add_argument("--version", action="version", version=f"allot {__version__} ({mode()})")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
-    for name in COMMANDS:
+    for name in (only,) if only in COMMANDS else COMMANDS:
         module = importlib.import_module(f"allotment.cli.cmd_{name}")
         module.register(sub)
     return parser
 
 
+def command_of(argv: Sequence[str]) -> str | None:
+    """The subcommand ``argv`` names: its first word that is not an option, if it is one."""
+    for word in argv:
+        if not word.startswith("-"):
+            return word if word in COMMANDS else None
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    words = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(command_of(words))
+    argv = words
     args = parser.parse_args(argv)
     try:
         code: int = args.func(args)
