@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from allotment.backends import slurm as slurm_pkg
+from allotment.backends.actions import ClusterAction
+from allotment.backends.slurm.commands import cluster_command
 from allotment.backends.slurm.parse import (
+    HOLD_MARK,
     exempt_seconds,
     exempt_text,
     gpus_in,
@@ -174,3 +179,52 @@ def test_slurm_errors_in_json_become_backend_errors() -> None:
         )
     with pytest.raises(BackendError, match="not JSON"):
         parse_sinfo_json("squeue: error: ...")
+
+
+def _held(restarts: int) -> str:
+    job = {
+        "job_id": 5,
+        "account": "teama1",
+        "qos": "alloc-20s",
+        "job_state": "PENDING",
+        "submit_time": 95,
+        "priority": 1,
+        "eligible_time": 95 + 10 * 365 * 86400,
+        "admin_comment": HOLD_MARK,
+        "restart_cnt": restarts,
+        "tres_per_node": "gres:gpu:2",
+    }
+    return json.dumps({"errors": [], "jobs": [job]})
+
+
+def test_a_new_job_held_for_the_reconciler_is_startable_and_ages_from_submission() -> None:
+    (j,) = parse_squeue_json(_held(0), {})
+    assert j.eligible is None
+
+
+def test_a_held_job_requeued_later_waits_out_its_requeue_delay() -> None:
+    (j,) = parse_squeue_json(_held(1), {})
+    assert j.eligible == 95 + 10 * 365 * 86400
+
+
+def test_job_submit_lua_marks_held_jobs_the_way_the_parser_reads_them() -> None:
+    lua = Path(slurm_pkg.__file__).with_name("job_submit.lua").read_text(encoding="utf-8")
+    assert f'local HOLD_MARK = "{HOLD_MARK}"' in lua
+
+
+def test_set_priority_pins_releases_and_unpins_in_one_scontrol_update() -> None:
+    start = ClusterAction(
+        "set_priority", "7", "start", "", value=5, nodes=("n1", "n2"), release=True
+    )
+    assert cluster_command(start) == [
+        "scontrol",
+        "update",
+        "JobId=7",
+        "Priority=5",
+        "StartTime=now",
+        "ReqNodeList=n1,n2",
+    ]
+    unpin = ClusterAction("set_priority", "7", "order", "", value=4, nodes=())
+    assert cluster_command(unpin) == ["scontrol", "update", "JobId=7", "Priority=4", "ReqNodeList="]
+    plain = ClusterAction("set_priority", "7", "order", "", value=3)
+    assert cluster_command(plain) == ["scontrol", "update", "JobId=7", "Priority=3"]

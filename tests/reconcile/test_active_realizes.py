@@ -10,7 +10,7 @@ from dataclasses import replace
 from allotment.backends.policy import qos_tiers
 from allotment.backends.protocol import JobObs, NodeObs, Observation
 from allotment.reconcile.active import plan_cluster, snapshot
-from allotment.reconcile.pinned_order import PINNED_FLOOR, PRIORITY_TOP
+from allotment.reconcile.pinned_order import PINNED_FLOOR, PRIORITY_TOP, START_FLOOR
 from tests.backends.configs import tree_config
 from tests.reconcile.conftest import T0
 
@@ -130,3 +130,40 @@ def test_in_active_mode_the_tiers_preempt_nothing_by_themselves() -> None:
     assert {q.preempt for q in qos_tiers((20, 600)) if q.name != "unallocated"} == {
         ("unallocated",)
     }
+
+
+def test_a_start_is_pinned_to_the_core_placement_and_releases_the_hold() -> None:
+    # best fit: the 2-GPU job goes on n3, the node with exactly 2 GPUs free
+    jobs = [running("100", "teamb", "n3", gpus=6)]
+    small = pending("1", "teama1", 2, time_limit_s=60.0)
+    plan = plan_cluster(observe(*jobs, small, used={"n3": 6}), CONFIG, "gpulab", {}, {})
+    (start,) = [a for a in plan.actions if a.target == "1"]
+    assert (start.rule, start.nodes, start.release) == ("start", ("n3",), True)
+    assert start.value > START_FLOOR
+
+
+def test_a_pending_start_is_sent_again_with_its_pin_on_the_next_tick() -> None:
+    jobs = [running("100", "teamb", "n3", gpus=6)]
+    obs = observe(*jobs, pending("1", "teama1", 2, time_limit_s=60.0), used={"n3": 6})
+    again = plan_cluster(
+        applied(obs, plan_cluster(obs, CONFIG, "gpulab", {}, {}).actions), CONFIG, "gpulab", {}, {}
+    )
+    assert [(a.target, a.nodes) for a in again.actions] == [("1", ("n3",))]
+
+
+def test_a_job_leaving_the_start_band_has_its_pin_cleared() -> None:
+    # it was started (pinned, start band) but Slurm did not run it; now the cluster is full
+    jobs = [running(str(100 + i), "teamb", f"n{i}") for i in range(1, 5)]
+    was_start = pending("1", "teama1", 8, prio=PRIORITY_TOP)
+    obs = observe(*jobs, was_start, used={f"n{i}": 8 for i in range(1, 5)})
+    (a,) = plan_cluster(obs, CONFIG, "gpulab", {}, {}).actions
+    assert (a.rule, a.nodes, a.release) == ("order", (), True)
+    assert PINNED_FLOOR < a.value <= START_FLOOR
+
+
+def test_a_parked_job_keeps_its_requeue_delay() -> None:
+    jobs = [running(str(100 + i), "teamb", f"n{i}") for i in range(1, 5)]
+    requeued = pending("1", "teama1", 8, prio=PRIORITY_TOP, eligible=T0 + 9, restarts=1)
+    obs = observe(*jobs, requeued, used={f"n{i}": 8 for i in range(1, 5)})
+    (a,) = plan_cluster(obs, CONFIG, "gpulab", {}, {}).actions
+    assert (a.value, a.nodes, a.release) == (PINNED_FLOOR, (), False)

@@ -80,7 +80,14 @@ class PolicyAction:
 @dataclass(frozen=True, slots=True)
 class ClusterAction:
     """Act on one job or node.  ``expect`` pins the state the action was planned against (for
-    a requeue: the job's current start time) so a retry after success is a no-op."""
+    a requeue: the job's current start time) so a retry after success is a no-op.
+
+    For ``set_priority`` of a job the core starts now, ``nodes`` is the core's placement: a
+    backend that can pin where a pending job runs does (Slurm: ``ReqNodeList``), so the job
+    lands where the core planned it and not where the backend's own selection would put it;
+    ``()`` clears a pin set earlier, None leaves it.  ``release``: the core ranks the job now,
+    so a hold the backend put on new jobs until the reconciler has seen them ends (Slurm's
+    ``job_submit.lua``, docs/fidelity.md).  Backends that can do neither ignore both."""
 
     kind: ClusterKind
     target: str  # job id or node name
@@ -88,6 +95,8 @@ class ClusterAction:
     reason: str
     value: int = 0  # priority for set_priority
     expect: str = ""
+    nodes: tuple[str, ...] | None = None
+    release: bool = False
 
     @property
     def key(self) -> str:

@@ -67,4 +67,6 @@ def cluster_done(a: ClusterAction, obs: Observation) -> bool:
         )
     if a.kind == "cancel":
         return False
-    return job.state == "running" or job.priority == a.value
+    if job.state == "running":
+        return True
+    return job.priority == a.value and a.nodes is None and not a.release

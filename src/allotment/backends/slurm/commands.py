@@ -152,8 +152,21 @@ def cluster_command(a: ClusterAction) -> list[str]:
     if a.kind == "cancel":
         return ["scancel", a.target]
     if a.kind == "set_priority":
-        return ["scontrol", "update", f"JobId={a.target}", f"Priority={a.value}"]
+        return set_priority(a)
     if a.kind == "drain":
         reason = f"{DRAIN_PREFIX} {a.reason}"[:120]
         return ["scontrol", "update", f"NodeName={a.target}", "State=DRAIN", f"Reason={reason}"]
     return ["scontrol", "update", f"NodeName={a.target}", "State=RESUME"]
+
+
+def set_priority(a: ClusterAction) -> list[str]:
+    """One ``scontrol update``, so the priority, the release and the pin land together: a job
+    released first and pinned after could be started by Slurm in between on nodes of its own
+    choosing.  ``StartTime=now`` ends the hold ``job_submit.lua`` gives new jobs (their begin
+    time is ten years out); ``ReqNodeList=`` (empty) clears a pin."""
+    argv = ["scontrol", "update", f"JobId={a.target}", f"Priority={a.value}"]
+    if a.release:
+        argv.append("StartTime=now")
+    if a.nodes is not None:
+        argv.append(f"ReqNodeList={','.join(a.nodes)}")
+    return argv

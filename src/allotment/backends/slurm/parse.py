@@ -20,6 +20,8 @@ from allotment.errors import BackendError
 QOS_FORMAT = "name,priority,preempt,preemptmode,preemptexempttime,usagefactor"
 ASSOC_FORMAT = "account,parentname,user,fairshare,qos,defaultqos,grptres"
 USER_FORMAT = "user,defaultaccount"
+# job_submit.lua (next to this file) marks each new job it holds for the reconciler with this
+HOLD_MARK = "allotment: waits for the reconciler"
 
 
 def exempt_seconds(text: str) -> int:
@@ -157,7 +159,7 @@ def parse_squeue_json(text: str, exempt_by_qos: dict[str, int]) -> tuple[JobObs,
                 resumable=bool(j.get("requeue", True)),
                 priority=int(j.get("priority") or 0),
                 nodes=expand_hostlist(nodes_field) if state == "RUNNING" and nodes_field else (),
-                eligible=float(j.get("eligible_time") or 0) if state == "PENDING" else None,
+                eligible=_eligible(j) if state == "PENDING" else None,
                 gpus_per_node=shape.gpus_per_node,
                 node_gpus=shape.node_gpus,
                 time_limit_s=time_limit_s(j),
@@ -166,6 +168,19 @@ def parse_squeue_json(text: str, exempt_by_qos: dict[str, int]) -> tuple[JobObs,
             )
         )
     return tuple(sorted(out, key=lambda j: (len(j.id), j.id)))
+
+
+def _eligible(j: dict[str, Any]) -> float | None:
+    """When a pending job may start.  A new job ``job_submit.lua`` holds for the reconciler
+    (its admin comment starts with ``HOLD_MARK``, its begin time ten years out) is startable
+    for the core at once and ages from its submission, as in the simulator: the hold only keeps
+    Slurm from starting it on nodes of its own choosing before the core has ranked it (the
+    ``set_priority`` that starts or orders it ends the hold).  After a requeue the eligible time
+    is Slurm's requeue delay again."""
+    held = str(j.get("admin_comment") or "").startswith(HOLD_MARK)
+    if held and not int(j.get("restart_cnt") or 0):
+        return None
+    return float(j.get("eligible_time") or 0)
 
 
 def _json(text: str, what: str) -> dict[str, Any]:
