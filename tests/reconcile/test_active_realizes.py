@@ -151,19 +151,27 @@ def test_a_pending_start_is_sent_again_with_its_pin_on_the_next_tick() -> None:
     assert [(a.target, a.nodes) for a in again.actions] == [("1", ("n3",))]
 
 
-def test_a_job_leaving_the_start_band_has_its_pin_cleared() -> None:
-    # it was started (pinned, start band) but Slurm did not run it; now the cluster is full
+def test_a_job_leaving_the_start_band_is_unpinned_and_held_again() -> None:
+    # it was started (released, pinned, start band) but Slurm did not run it; now the cluster
+    # is full: Slurm must not start it on its own when GPUs free up between two ticks
     jobs = [running(str(100 + i), "teamb", f"n{i}") for i in range(1, 5)]
     was_start = pending("1", "teama1", 8, prio=PRIORITY_TOP)
     obs = observe(*jobs, was_start, used={f"n{i}": 8 for i in range(1, 5)})
     (a,) = plan_cluster(obs, CONFIG, "gpulab", {}, {}).actions
-    assert (a.rule, a.nodes, a.release) == ("order", (), True)
+    assert (a.rule, a.nodes, a.release, a.hold_eligible) == ("order", (), False, was_start.submit)
     assert PINNED_FLOOR < a.value <= START_FLOOR
 
 
-def test_a_parked_job_keeps_its_requeue_delay() -> None:
+def test_a_waiting_job_is_ordered_but_not_released() -> None:
+    jobs = [running(str(100 + i), "teamb", f"n{i}") for i in range(1, 5)]
+    obs = observe(*jobs, pending("1", "teama1", 8), used={f"n{i}": 8 for i in range(1, 5)})
+    (a,) = plan_cluster(obs, CONFIG, "gpulab", {}, {}).actions
+    assert (a.rule, a.nodes, a.release, a.hold_eligible) == ("order", None, False, None)
+
+
+def test_a_requeued_job_is_parked_and_held_keeping_its_requeue_delay() -> None:
     jobs = [running(str(100 + i), "teamb", f"n{i}") for i in range(1, 5)]
     requeued = pending("1", "teama1", 8, prio=PRIORITY_TOP, eligible=T0 + 9, restarts=1)
     obs = observe(*jobs, requeued, used={f"n{i}": 8 for i in range(1, 5)})
     (a,) = plan_cluster(obs, CONFIG, "gpulab", {}, {}).actions
-    assert (a.value, a.nodes, a.release) == (PINNED_FLOOR, (), False)
+    assert (a.value, a.nodes, a.release, a.hold_eligible) == (PINNED_FLOOR, (), False, T0 + 9)

@@ -191,3 +191,33 @@ def test_a_held_new_job_is_released_onto_the_node_the_core_placed_it_on(
     assert [x.code for x in start] == ["applied"] and start[0].action.nodes == ("n3",)
     wait_for("the job runs", lambda: state(small) == "RUNNING", 10, every=0.2)
     assert job_field(small, "%N") == "n3"
+
+
+def held_sbatch(account: str, *shape: str) -> str:
+    """A job as job_submit.lua leaves it: begin time HOLD_S out, marked."""
+    job = sbatch(account, SHORT, *shape, "--begin=now+3650days")
+    sh("scontrol", "update", f"JobId={job}", f"AdminComment={HOLD_MARK}")
+    return job
+
+
+def test_a_requeued_job_is_held_after_its_delay_until_the_core_starts_it(
+    reconciler: Reconciler,  # noqa: F811
+) -> None:
+    """Without the hold, Slurm started a requeued job the moment its requeue delay ended, on
+    nodes of its own choosing, before the core's next tick."""
+    reconciler.tick()
+    job = held_sbatch("teama1", "--gres=gpu:8")
+    reconciler.tick()
+    wait_for("the core started it", lambda: state(job) == "RUNNING", 10, every=0.2)
+    sh("scontrol", "requeue", job)
+    at = time.time()
+    wait_for("pending again", lambda: _state_seen(reconciler, job) == "pending", 30)
+    r = reconciler.tick()
+    (hold,) = [x for x in r.results if x.action.target == job]
+    assert hold.code == "applied" and hold.action.hold_eligible is not None
+    j = observed(reconciler, job)
+    assert j.eligible is not None and at + CRED_EXPIRE_S - 1 <= j.eligible <= at + CRED_EXPIRE_S + 3
+    wait_for("the delay is over", lambda: time.time() > j.eligible + 4, 30)  # type: ignore[operator]
+    assert state(job) == "PENDING"  # Slurm's cycles (sched_interval=2) did not start it
+    reconciler.tick()
+    wait_for("the core started it again", lambda: state(job) == "RUNNING", 10, every=0.2)

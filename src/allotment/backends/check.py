@@ -69,4 +69,5 @@ def cluster_done(a: ClusterAction, obs: Observation) -> bool:
         return False
     if job.state == "running":
         return True
-    return job.priority == a.value and a.nodes is None and not a.release
+    plain = a.nodes is None and not a.release and a.hold_eligible is None
+    return plain and job.priority == a.value

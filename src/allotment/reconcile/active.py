@@ -25,8 +25,10 @@ Mapping (docs/operators-guide.md has the table):
   stays pinned in Slurm (NOTES pitfall 17), so a job we pinned keeps being placed even after it
   falls out of the head;
 * with ``job_submit.lua`` installed, Slurm holds every new job (begin time ten years out) until
-  a start or an order action releases it, so it never starts one at submission on nodes of its
-  own choosing; ``backends.slurm.parse`` reports such a job as startable, aged from submission;
+  the core starts it, so it never starts one at submission or between two ticks on nodes of its
+  own choosing; a job that leaves the start band pending (requeued, or a start Slurm did not
+  carry out) is held again, keeping its requeue delay.  ``backends.slurm.parse`` reads a held
+  job's real eligibility back (a new one is startable at once, aged from submission);
 * nodes the health file (or a maintenance window) marks unhealthy are drained with a reason
   starting ``allotment:``; only such nodes are resumed, never one a person drained.
 
@@ -220,13 +222,17 @@ def plan_cluster(
 
 
 def priority_actions(decisions: Decisions, obs: Observation, ordered: int) -> list[ClusterAction]:
-    """The core's starts in the start band, each pinned to the nodes the core placed it on and
-    re-sent on every tick it is still pending (Slurm may not have started it yet, and the core may
-    place it elsewhere now); then its waiting head in the waiting band, then pinned jobs it no
-    longer ranks parked at the floor; see ``reconcile.pinned_order``.  A job leaving the start
-    band has its node pin cleared.  Starts and the ranked head end the backend's hold on new
-    jobs (``release``); a parked job keeps whatever delay it is in (a requeue's)."""
+    """The core's starts in the start band, each released and pinned to the nodes the core
+    placed it on, re-sent on every tick it is still pending (Slurm may not have started it yet,
+    and the core may place it elsewhere now); then its waiting head in the waiting band, then
+    pinned jobs it no longer ranks parked at the floor; see ``reconcile.pinned_order``.
+
+    Only a start releases a job: a waiting job released too was started by Slurm the moment
+    GPUs freed between two ticks, on nodes of Slurm's choosing (8 of 63 runs on the fidelity
+    replay).  For the same reason a job leaving the start band (requeued, or a start Slurm did
+    not carry out) is held again and unpinned, keeping its eligibility."""
     current = {j.id: j.priority for j in obs.jobs if j.state == "pending" and j.priority > 0}
+    by_id = {j.id: j for j in obs.jobs}
     starts: dict[str, Start] = {}
     for s in decisions.starts:
         if s.job_id in current:
@@ -238,6 +244,13 @@ def priority_actions(decisions: Decisions, obs: Observation, ordered: int) -> li
             waiting[r.job_id] = r.reason
     up = pin_order(list(starts), current, START_FLOOR, PRIORITY_TOP)
     down = pin_order(list(waiting), current, PINNED_FLOOR, START_FLOOR)
+    for job_id, prio in current.items():
+        if job_id not in starts and job_id not in waiting and is_pinned(prio) and prio != PINNED_FLOOR:
+            down[job_id] = PINNED_FLOOR
+            waiting[job_id] = "pinned earlier, not ranked now: parked below the ranked jobs"
+    for job_id in waiting:  # every job leaving the start band gets a new value, so an action
+        if is_start_band(current[job_id]):
+            down.setdefault(job_id, current[job_id])
     out = [
         ClusterAction(
             "set_priority",
@@ -250,17 +263,18 @@ def priority_actions(decisions: Decisions, obs: Observation, ordered: int) -> li
         )
         for job_id, s in starts.items()
     ]
-    out += [
-        ClusterAction("set_priority", j, "order", waiting[j], value=v, nodes=_unpin(current[j]), release=True)
-        for j, v in down.items()
-    ]
-    for job_id, prio in current.items():
-        if job_id not in starts and job_id not in waiting and is_pinned(prio) and prio != PINNED_FLOOR:
-            why = "pinned earlier, not ranked now: parked below the ranked jobs"
-            out.append(ClusterAction("set_priority", job_id, "order", why, value=PINNED_FLOOR, nodes=_unpin(prio)))
+    for job_id, value in down.items():
+        j = by_id[job_id]
+        leaving = is_start_band(current[job_id])
+        out.append(
+            ClusterAction(
+                "set_priority",
+                job_id,
+                "order",
+                waiting[job_id],
+                value=value,
+                nodes=() if leaving else None,
+                hold_eligible=(j.eligible or j.submit) if leaving else None,
+            )
+        )
     return out
-
-
-def _unpin(priority: int) -> tuple[str, ...] | None:
-    """A job in the start band carries the node pin its start set: clear it as it leaves."""
-    return () if is_start_band(priority) else None

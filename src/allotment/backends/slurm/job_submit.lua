@@ -14,11 +14,11 @@
 -- SLURM_HOLD_NEW=1).  The comment must match backends/slurm/parse.py HOLD_MARK.
 
 local HOLD_MARK = "allotment: waits for the reconciler"
-local TEN_YEARS = 10 * 365 * 86400
+local HOLD_S = 10 * 365 * 86400  -- backends/slurm/parse.py HOLD_S
 
 function slurm_job_submit(job_desc, part_list, submit_uid)
    if job_desc.begin_time == nil or job_desc.begin_time == 0 then
-      job_desc.begin_time = os.time() + TEN_YEARS
+      job_desc.begin_time = os.time() + HOLD_S
       job_desc.admin_comment = HOLD_MARK
    end
    return slurm.SUCCESS
