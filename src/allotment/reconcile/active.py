@@ -40,8 +40,8 @@ minimum runtime is never touched, whatever the core said.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 
 from allotment.backends.actions import DRAIN_PREFIX, ClusterAction, start_key
 from allotment.backends.protocol import JobObs, Observation
@@ -49,6 +49,7 @@ from allotment.compile.model import CompiledConfig
 from allotment.core.context import build_context
 from allotment.core.decide import decide
 from allotment.core.decisions import Decisions, Start
+from allotment.core.epoch import epoch_of
 from allotment.core.jobs import JobSpec
 from allotment.core.snapshot import NodeState, PendingJob, RunningJob, Snapshot
 from allotment.reconcile.pinned_order import (
@@ -71,6 +72,27 @@ class ClusterPlan:
     actions: tuple[ClusterAction, ...]
     decisions: Decisions
     skipped: tuple[str, ...] = ()  # core decisions the guard refused, with why
+
+
+@dataclass(slots=True)
+class EpochUsage:
+    """The window usage the core reads, frozen for each fair-share epoch (``core.epoch``).
+
+    Why: ``decide`` expects the usage at the pass's epoch, as the simulator gives it, so that
+    ranks only move at epoch boundaries.  The reconciler read the ledger at every tick instead:
+    in the fidelity replay the teams' fair-share ranks drifted tick by tick while the
+    simulated ones stayed put for the whole epoch, and the two cores ordered the same queue
+    differently.  The ledger holds hourly buckets, so the value is the one read by the first
+    tick of the epoch (late by at most one tick's usage)."""
+
+    epoch: float | None = None
+    usage: dict[str, float] = field(default_factory=dict)
+
+    def at(self, now: float, period_s: float, read: Callable[[], dict[str, float]]) -> dict[str, float]:
+        e = epoch_of(now, period_s)
+        if self.epoch != e:
+            self.epoch, self.usage = e, read()
+        return self.usage
 
 
 def min_runtime(job: JobObs, config: CompiledConfig, cluster: str) -> float:
