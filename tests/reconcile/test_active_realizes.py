@@ -9,7 +9,7 @@ from dataclasses import replace
 
 from allotment.backends.policy import qos_tiers
 from allotment.backends.protocol import JobObs, NodeObs, Observation
-from allotment.reconcile.active import plan_cluster, snapshot
+from allotment.reconcile.active import EpochUsage, plan_cluster, snapshot
 from allotment.reconcile.pinned_order import PINNED_FLOOR, PRIORITY_TOP, START_FLOOR
 from tests.backends.configs import tree_config
 from tests.reconcile.conftest import T0
@@ -175,3 +175,18 @@ def test_a_requeued_job_is_parked_and_held_keeping_its_requeue_delay() -> None:
     obs = observe(*jobs, requeued, used={f"n{i}": 8 for i in range(1, 5)})
     (a,) = plan_cluster(obs, CONFIG, "gpulab", {}, {}).actions
     assert (a.value, a.nodes, a.release, a.hold_eligible) == (PINNED_FLOOR, (), False, T0 + 9)
+
+
+def test_usage_is_read_once_per_fair_share_epoch() -> None:
+    reads: list[float] = []
+
+    def read(at: float) -> dict[str, float]:
+        reads.append(at)
+        return {"teama1": at}
+
+    u = EpochUsage()
+    assert u.at(600.0, 300, lambda: read(600.0)) == {"teama1": 600.0}
+    assert u.at(895.0, 300, lambda: read(895.0)) == {"teama1": 600.0}  # same epoch: frozen
+    assert u.at(900.0, 300, lambda: read(900.0)) == {"teama1": 900.0}
+    assert u.at(901.0, 0, lambda: read(901.0)) == {"teama1": 901.0}  # no period: every tick
+    assert reads == [600.0, 900.0, 901.0]
