@@ -25,7 +25,9 @@ trap 'exit 130' INT TERM
 
 # Slurm's own backfill would start jobs the core holds back: the core is the backfill scheduler;
 # and new jobs wait for the reconciler's placement (job_submit.lua), not Slurm's own at submission
+# and a 1 s scheduling cycle halves the spread of the launch delay (docs/fidelity.md residual 1)
 SLURM_SCHEDULER=${SLURM_SCHEDULER:-builtin} SLURM_HOLD_NEW=${SLURM_HOLD_NEW:-1} \
+  SLURM_SCHED_INTERVAL=${SLURM_SCHED_INTERVAL:-1} \
   bash "$HERE/up.sh" "$STATE"
 # shellcheck disable=SC1091
 source "$STATE/env.sh"
