@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from allotment.backends import slurm as slurm_pkg
+from allotment.backends.actions import ClusterAction
+from allotment.backends.slurm.commands import cluster_command, slurm_time
 from allotment.backends.slurm.parse import (
+    HOLD_MARK,
+    HOLD_S,
     exempt_seconds,
     exempt_text,
     gpus_in,
@@ -174,3 +180,68 @@ def test_slurm_errors_in_json_become_backend_errors() -> None:
         )
     with pytest.raises(BackendError, match="not JSON"):
         parse_sinfo_json("squeue: error: ...")
+
+
+def _held(restarts: int, eligible: int = 95 + HOLD_S) -> str:
+    job = {
+        "job_id": 5,
+        "account": "teama1",
+        "qos": "alloc-20s",
+        "job_state": "PENDING",
+        "submit_time": 95,
+        "priority": 1,
+        "eligible_time": eligible,
+        "admin_comment": HOLD_MARK,
+        "restart_cnt": restarts,
+        "tres_per_node": "gres:gpu:2",
+    }
+    return json.dumps({"errors": [], "jobs": [job]})
+
+
+def test_a_new_job_held_for_the_reconciler_is_startable_and_ages_from_submission() -> None:
+    (j,) = parse_squeue_json(_held(0), {})
+    assert j.eligible is None
+
+
+def test_a_requeued_job_held_again_is_eligible_when_its_requeue_delay_ends() -> None:
+    (j,) = parse_squeue_json(_held(1, eligible=140 + HOLD_S), {})
+    assert j.eligible == 140
+
+
+def test_a_marked_requeued_job_not_held_keeps_slurms_eligible_time() -> None:
+    (j,) = parse_squeue_json(_held(1, eligible=140), {})
+    assert j.eligible == 140
+
+
+def test_job_submit_lua_marks_held_jobs_the_way_the_parser_reads_them() -> None:
+    lua = Path(slurm_pkg.__file__).with_name("job_submit.lua").read_text(encoding="utf-8")
+    assert f'local HOLD_MARK = "{HOLD_MARK}"' in lua
+    assert "local HOLD_S = 10 * 365 * 86400" in lua and HOLD_S == 10 * 365 * 86400
+
+
+def test_set_priority_pins_releases_and_unpins_in_one_scontrol_update() -> None:
+    start = ClusterAction(
+        "set_priority", "7", "start", "", value=5, nodes=("n1", "n2"), release=True
+    )
+    assert cluster_command(start) == [
+        "scontrol",
+        "update",
+        "JobId=7",
+        "Priority=5",
+        "StartTime=now",
+        "ReqNodeList=n1,n2",
+    ]
+    unpin = ClusterAction("set_priority", "7", "order", "", value=4, nodes=())
+    assert cluster_command(unpin) == ["scontrol", "update", "JobId=7", "Priority=4", "ReqNodeList="]
+    hold = ClusterAction("set_priority", "7", "order", "", value=4, nodes=(), hold_eligible=140.0)
+    assert cluster_command(hold) == [
+        "scontrol",
+        "update",
+        "JobId=7",
+        "Priority=4",
+        f"StartTime={slurm_time(140.0 + HOLD_S)}",
+        f"AdminComment={HOLD_MARK}",
+        "ReqNodeList=",
+    ]
+    plain = ClusterAction("set_priority", "7", "order", "", value=3)
+    assert cluster_command(plain) == ["scontrol", "update", "JobId=7", "Priority=3"]

@@ -9,8 +9,8 @@ from dataclasses import replace
 
 from allotment.backends.policy import qos_tiers
 from allotment.backends.protocol import JobObs, NodeObs, Observation
-from allotment.reconcile.active import plan_cluster, snapshot
-from allotment.reconcile.pinned_order import PINNED_FLOOR, PRIORITY_TOP
+from allotment.reconcile.active import EpochUsage, plan_cluster, snapshot
+from allotment.reconcile.pinned_order import PINNED_FLOOR, PRIORITY_TOP, START_FLOOR
 from tests.backends.configs import tree_config
 from tests.reconcile.conftest import T0
 
@@ -130,3 +130,63 @@ def test_in_active_mode_the_tiers_preempt_nothing_by_themselves() -> None:
     assert {q.preempt for q in qos_tiers((20, 600)) if q.name != "unallocated"} == {
         ("unallocated",)
     }
+
+
+def test_a_start_is_pinned_to_the_core_placement_and_releases_the_hold() -> None:
+    # best fit: the 2-GPU job goes on n3, the node with exactly 2 GPUs free
+    jobs = [running("100", "teamb", "n3", gpus=6)]
+    small = pending("1", "teama1", 2, time_limit_s=60.0)
+    plan = plan_cluster(observe(*jobs, small, used={"n3": 6}), CONFIG, "gpulab", {}, {})
+    (start,) = [a for a in plan.actions if a.target == "1"]
+    assert (start.rule, start.nodes, start.release) == ("start", ("n3",), True)
+    assert start.value > START_FLOOR
+
+
+def test_a_pending_start_is_sent_again_with_its_pin_on_the_next_tick() -> None:
+    jobs = [running("100", "teamb", "n3", gpus=6)]
+    obs = observe(*jobs, pending("1", "teama1", 2, time_limit_s=60.0), used={"n3": 6})
+    again = plan_cluster(
+        applied(obs, plan_cluster(obs, CONFIG, "gpulab", {}, {}).actions), CONFIG, "gpulab", {}, {}
+    )
+    assert [(a.target, a.nodes) for a in again.actions] == [("1", ("n3",))]
+
+
+def test_a_job_leaving_the_start_band_is_unpinned_and_held_again() -> None:
+    # it was started (released, pinned, start band) but Slurm did not run it; now the cluster
+    # is full: Slurm must not start it on its own when GPUs free up between two ticks
+    jobs = [running(str(100 + i), "teamb", f"n{i}") for i in range(1, 5)]
+    was_start = pending("1", "teama1", 8, prio=PRIORITY_TOP)
+    obs = observe(*jobs, was_start, used={f"n{i}": 8 for i in range(1, 5)})
+    (a,) = plan_cluster(obs, CONFIG, "gpulab", {}, {}).actions
+    assert (a.rule, a.nodes, a.release, a.hold_eligible) == ("order", (), False, was_start.submit)
+    assert PINNED_FLOOR < a.value <= START_FLOOR
+
+
+def test_a_waiting_job_is_ordered_but_not_released() -> None:
+    jobs = [running(str(100 + i), "teamb", f"n{i}") for i in range(1, 5)]
+    obs = observe(*jobs, pending("1", "teama1", 8), used={f"n{i}": 8 for i in range(1, 5)})
+    (a,) = plan_cluster(obs, CONFIG, "gpulab", {}, {}).actions
+    assert (a.rule, a.nodes, a.release, a.hold_eligible) == ("order", None, False, None)
+
+
+def test_a_requeued_job_is_parked_and_held_keeping_its_requeue_delay() -> None:
+    jobs = [running(str(100 + i), "teamb", f"n{i}") for i in range(1, 5)]
+    requeued = pending("1", "teama1", 8, prio=PRIORITY_TOP, eligible=T0 + 9, restarts=1)
+    obs = observe(*jobs, requeued, used={f"n{i}": 8 for i in range(1, 5)})
+    (a,) = plan_cluster(obs, CONFIG, "gpulab", {}, {}).actions
+    assert (a.value, a.nodes, a.release, a.hold_eligible) == (PINNED_FLOOR, (), False, T0 + 9)
+
+
+def test_usage_is_read_once_per_fair_share_epoch() -> None:
+    reads: list[float] = []
+
+    def read(at: float) -> dict[str, float]:
+        reads.append(at)
+        return {"teama1": at}
+
+    u = EpochUsage()
+    assert u.at(600.0, 300, lambda: read(600.0)) == {"teama1": 600.0}
+    assert u.at(895.0, 300, lambda: read(895.0)) == {"teama1": 600.0}  # same epoch: frozen
+    assert u.at(900.0, 300, lambda: read(900.0)) == {"teama1": 900.0}
+    assert u.at(901.0, 0, lambda: read(901.0)) == {"teama1": 901.0}  # no period: every tick
+    assert reads == [600.0, 900.0, 901.0]

@@ -10,6 +10,7 @@ from pathlib import Path
 from allotment.core.jobs import JobSpec
 from allotment.reconcile.replay.collect import events_from_runs, parse_sacct
 from allotment.reconcile.replay.compare import compare
+from allotment.reconcile.replay.drive import aligned_origin, epoch_phase
 from allotment.reconcile.replay.events import Event, metrics, read_events, write_events
 from allotment.reconcile.replay.submit import submission, tiers
 
@@ -176,3 +177,10 @@ def test_a_run_that_ends_in_the_second_it_started_still_pairs_up() -> None:
     m = metrics(ev, teams=["teama"], capacity=8, entitlement={"teama": 8.0}, node_gpus={})
     assert m["jobs"]["completed"] == 1
     assert m["occupancy"] == round(4 * 10.001 / (8 * 30.501), 4)  # nothing left running
+
+
+def test_the_replay_origin_is_the_next_multiple_of_the_tick_and_its_epoch_phase_is_known() -> None:
+    assert aligned_origin(1_000_003.2, 5.0) == 1_000_005.0
+    assert aligned_origin(1_000_005.0, 5.0) == 1_000_005.0
+    assert epoch_phase(1_000_005.0, 300.0) == 1_000_005.0 % 300 == 105.0
+    assert epoch_phase(1_000_005.0, 0.0) == 0.0

@@ -62,3 +62,21 @@ def test_a_saved_log_is_judged_against_the_simulation(
     )
     assert main(_argv(workload, "--from-events", str(late), "--compare", "slurm-test")) == 1
     assert "wait p50 debug" in capsys.readouterr().out
+
+
+def test_a_log_simulated_at_an_epoch_phase_is_judged_at_that_phase(
+    workload: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The cluster's fair-share epochs sat 100 s before the replay's time 0: the simulation
+    shifted by that phase matches the log, and it differs from the one at phase 0 (the first
+    epoch ends at trace time 200 instead of 300, so ranks move at another time)."""
+    config = compile_repo(workload / "repo", dt.date(2026, 12, 1))
+    work, profile = from_trace(workload / "trace.jsonl"), parse_profile("slurm-test")
+    shifted = simulated_events(config, "gpulab", work, profile, epoch_phase_s=100.0)
+    assert shifted != simulated_events(config, "gpulab", work, profile)
+    assert min(e.t for e in shifted) == min(j.submit for j in work.jobs)  # moved back
+    log = tmp_path / "phase.jsonl"
+    write_events(log, shifted)
+    judge = _argv(workload, "--from-events", str(log), "--compare", "slurm-test")
+    assert main([*judge, "--epoch-phase", "100"]) == 0
+    assert "0 of " in capsys.readouterr().out

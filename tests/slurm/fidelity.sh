@@ -6,6 +6,7 @@
 #   SLURM_TEST_STATE  state dir (<= 60 characters; default: a new /tmp/slurm.XXXXXX)
 #   FIDELITY_OUT      where the trace, repo, event logs and metrics go (default: a new temp dir)
 #   ALLOT_BIN         folder holding python and allot (default: .venv/bin)
+#   FIDELITY_SEED     the workload seed (default 15; the gate must also pass on others)
 set -Eeuo pipefail
 cd "$(dirname "$0")/../.."
 HERE=tests/slurm
@@ -22,11 +23,15 @@ teardown() {
 trap teardown EXIT
 trap 'exit 130' INT TERM
 
-# Slurm's own backfill would start jobs the core holds back: the core is the backfill scheduler
-SLURM_SCHEDULER=${SLURM_SCHEDULER:-builtin} bash "$HERE/up.sh" "$STATE"
+# Slurm's own backfill would start jobs the core holds back: the core is the backfill scheduler;
+# and new jobs wait for the reconciler's placement (job_submit.lua), not Slurm's own at submission
+# and a 1 s scheduling cycle halves the spread of the launch delay (docs/fidelity.md residual 1)
+SLURM_SCHEDULER=${SLURM_SCHEDULER:-builtin} SLURM_HOLD_NEW=${SLURM_HOLD_NEW:-1} \
+  SLURM_SCHED_INTERVAL=${SLURM_SCHED_INTERVAL:-1} \
+  bash "$HERE/up.sh" "$STATE"
 # shellcheck disable=SC1091
 source "$STATE/env.sh"
 export SLURM_CONF
-"$BIN/python" scripts/fidelity_workload.py "$OUT"
+"$BIN/python" scripts/fidelity_workload.py "$OUT" --seed "${FIDELITY_SEED:-15}"
 "$BIN/allot" replay --backend slurm --trace "$OUT/trace.jsonl" --repo "$OUT/repo" \
   --state "$OUT/replay" --events "$OUT/real.jsonl" --json "$OUT/real.json" --compare slurm-test

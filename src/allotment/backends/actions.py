@@ -80,7 +80,20 @@ class PolicyAction:
 @dataclass(frozen=True, slots=True)
 class ClusterAction:
     """Act on one job or node.  ``expect`` pins the state the action was planned against (for
-    a requeue: the job's current start time) so a retry after success is a no-op."""
+    a requeue: the job's current start time) so a retry after success is a no-op.
+
+    For ``set_priority``, three optional effects that keep the backend from acting on its own
+    (a backend that can do none of them ignores them):
+
+    * ``nodes``: the core's placement of a job it starts now; a backend that can pin where a
+      pending job runs does (Slurm: ``ReqNodeList``), so the job lands where the core planned
+      it, not where the backend's own node selection would put it; ``()`` clears a pin;
+    * ``release``: the core starts the job now: end the hold that keeps the backend from
+      starting it on its own (Slurm: the begin time ``job_submit.lua`` gives new jobs);
+    * ``hold_eligible``: the core does not start it now although the backend could (it was
+      released before and is pending again, after a requeue or a start Slurm did not carry
+      out): hold it, keeping its eligibility from this time (Unix seconds: a requeue's delay).
+    """
 
     kind: ClusterKind
     target: str  # job id or node name
@@ -88,6 +101,9 @@ class ClusterAction:
     reason: str
     value: int = 0  # priority for set_priority
     expect: str = ""
+    nodes: tuple[str, ...] | None = None
+    release: bool = False
+    hold_eligible: float | None = None
 
     @property
     def key(self) -> str:

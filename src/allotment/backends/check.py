@@ -67,4 +67,7 @@ def cluster_done(a: ClusterAction, obs: Observation) -> bool:
         )
     if a.kind == "cancel":
         return False
-    return job.state == "running" or job.priority == a.value
+    if job.state == "running":
+        return True
+    plain = a.nodes is None and not a.release and a.hold_eligible is None
+    return plain and job.priority == a.value

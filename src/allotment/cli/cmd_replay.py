@@ -55,6 +55,14 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         metavar="FILE",
         help="do not run anything: take the replay's event log from FILE (with --compare)",
     )
+    p.add_argument(
+        "--epoch-phase",
+        type=float,
+        default=0.0,
+        metavar="S",
+        help="with --from-events: how far the replay's time 0 lay after a fair-share epoch "
+        "boundary (its metrics JSON's epoch_phase_s); a replay measures it itself",
+    )
     p.set_defaults(func=run)
 
 
@@ -80,12 +88,13 @@ def run(args: argparse.Namespace) -> int:
         health_file=str(state / "health.txt"),
     )
     if args.from_events is not None:
-        events = read_events(args.from_events)
+        events, phase = read_events(args.from_events), args.epoch_phase
     else:
-        events = _replay(args, config, cluster, trace, state, opts)
+        events, phase = _replay(args, config, cluster, trace, state, opts)
     if args.events:
         write_events(args.events, events)
     m, ctx, node_gpus = _metrics(args, config, cluster, events, trace)
+    m["epoch_phase_s"] = phase
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(m, indent=2, sort_keys=True) + "\n", encoding="utf-8")
@@ -94,9 +103,10 @@ def run(args: argparse.Namespace) -> int:
         f"replayed {m['jobs']['submitted']} jobs on {cluster} ({args.backend}): occupancy "
         f"{m['occupancy']:.3f}, preemptions {m['preemptions']}, wait p50/p90 debug "
         f"{w['debug']['p50']:.0f}/{w['debug']['p90']:.0f}s, all {w['all']['p50']:.0f}/{w['all']['p90']:.0f}s"
+        f"; epoch phase {phase:g}s"
     )
     if args.compare:
-        return _compare(args, config, cluster, trace, events, node_gpus, ctx.capacity_gpus)
+        return _compare(args, config, cluster, trace, events, node_gpus, ctx.capacity_gpus, phase)
     return 0
 
 
@@ -152,7 +162,7 @@ def _replay(
 ) -> Any:
     from allotment.backends.slurm.backend import SlurmBackend
     from allotment.reconcile.reconciler import Reconciler
-    from allotment.reconcile.replay.drive import Replay
+    from allotment.reconcile.replay.drive import Replay, epoch_phase
     from allotment.reconcile.source import open_source
 
     rec_dir = state / "reconciler"
@@ -171,7 +181,8 @@ def _replay(
             interval_s=parse_duration(args.interval),
             max_wall_s=parse_duration(args.max_wall),
         )
-        return replay.run()
+        events = replay.run()
+        return events, epoch_phase(replay.t0, config.policy_for(cluster).fairshare_period_s)
     finally:
         reconciler.close()
 
@@ -184,6 +195,7 @@ def _compare(
     events: Any,
     node_gpus: dict[str, int],
     capacity: int,
+    phase: float,
 ) -> int:
     from allotment.reconcile.replay.compare import compare, render
     from allotment.reconcile.replay.events import write_events
@@ -192,7 +204,8 @@ def _compare(
     from allotment.traces.scenarios.workload import Workload
 
     profile = parse_profile(args.compare)
-    sim = simulated_events(config, cluster, Workload.of(trace.jobs, trace.node_events), profile)
+    work = Workload.of(trace.jobs, trace.node_events)
+    sim = simulated_events(config, cluster, work, profile, epoch_phase_s=phase)
     if args.events:
         write_events(args.events.with_name(args.events.stem + ".sim.jsonl"), sim)
     rows = compare(events, sim, capacity=capacity, node_gpus=node_gpus)

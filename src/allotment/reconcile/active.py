@@ -15,12 +15,20 @@ Mapping (docs/operators-guide.md has the table):
   ``Policy.non_resumable``).  In active mode the backend's own preemption is off (the tier QOS
   preempt nothing, see ``backends.policy.qos_tiers``), so every requeue is the core's;
 * starts and the pending order become priorities (``reconcile.pinned_order``): the jobs the
-  core starts now go above every job it keeps waiting, the waiting head (``ordered`` jobs, 64
-  by default) below them in the core's order, all far above Slurm's multifactor values, so
-  Slurm's next scheduling cycle starts exactly the core's starts and then stops at the first
-  waiting job.  Only priorities that break the wanted order are rewritten.  A priority set once
+  core starts now go in a band above every job it keeps waiting, the waiting head (``ordered``
+  jobs, 64 by default) below them in the core's order, all far above Slurm's multifactor
+  values, so Slurm's next scheduling cycle starts exactly the core's starts and then stops at
+  the first waiting job.  Each start is also pinned to the nodes the core placed it on
+  (``ReqNodeList``): without that Slurm's own node selection put jobs elsewhere and every
+  reservation and preemption after it diverged from the core's plan.  Only priorities that
+  break the wanted order are rewritten (starts are re-sent while pending).  A priority set once
   stays pinned in Slurm (NOTES pitfall 17), so a job we pinned keeps being placed even after it
   falls out of the head;
+* with ``job_submit.lua`` installed, Slurm holds every new job (begin time ten years out) until
+  the core starts it, so it never starts one at submission or between two ticks on nodes of its
+  own choosing; a job that leaves the start band pending (requeued, or a start Slurm did not
+  carry out) is held again, keeping its requeue delay.  ``backends.slurm.parse`` reads a held
+  job's real eligibility back (a new one is startable at once, aged from submission);
 * nodes the health file (or a maintenance window) marks unhealthy are drained with a reason
   starting ``allotment:``; only such nodes are resumed, never one a person drained.
 
@@ -32,18 +40,26 @@ minimum runtime is never touched, whatever the core said.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 
 from allotment.backends.actions import DRAIN_PREFIX, ClusterAction, start_key
 from allotment.backends.protocol import JobObs, Observation
 from allotment.compile.model import CompiledConfig
 from allotment.core.context import build_context
 from allotment.core.decide import decide
-from allotment.core.decisions import Decisions
+from allotment.core.decisions import Decisions, Start
+from allotment.core.epoch import epoch_of
 from allotment.core.jobs import JobSpec
 from allotment.core.snapshot import NodeState, PendingJob, RunningJob, Snapshot
-from allotment.reconcile.pinned_order import PINNED_FLOOR, is_pinned, pin_order
+from allotment.reconcile.pinned_order import (
+    PINNED_FLOOR,
+    PRIORITY_TOP,
+    START_FLOOR,
+    is_pinned,
+    is_start_band,
+    pin_order,
+)
 
 UNKNOWN_WORK_S = 86_400.0  # a job without a time limit: the core still needs a work bound
 # pending reasons under which Slurm would not start a job now, whatever its priority
@@ -56,6 +72,27 @@ class ClusterPlan:
     actions: tuple[ClusterAction, ...]
     decisions: Decisions
     skipped: tuple[str, ...] = ()  # core decisions the guard refused, with why
+
+
+@dataclass(slots=True)
+class EpochUsage:
+    """The window usage the core reads, frozen for each fair-share epoch (``core.epoch``).
+
+    Why: ``decide`` expects the usage at the pass's epoch, as the simulator gives it, so that
+    ranks only move at epoch boundaries.  The reconciler read the ledger at every tick instead:
+    in the fidelity replay the teams' fair-share ranks drifted tick by tick while the
+    simulated ones stayed put for the whole epoch, and the two cores ordered the same queue
+    differently.  The ledger holds hourly buckets, so the value is the one read by the first
+    tick of the epoch (late by at most one tick's usage)."""
+
+    epoch: float | None = None
+    usage: dict[str, float] = field(default_factory=dict)
+
+    def at(self, now: float, period_s: float, read: Callable[[], dict[str, float]]) -> dict[str, float]:
+        e = epoch_of(now, period_s)
+        if self.epoch != e:
+            self.epoch, self.usage = e, read()
+        return self.usage
 
 
 def min_runtime(job: JobObs, config: CompiledConfig, cluster: str) -> float:
@@ -207,26 +244,59 @@ def plan_cluster(
 
 
 def priority_actions(decisions: Decisions, obs: Observation, ordered: int) -> list[ClusterAction]:
-    """The core's starts first (best first), then its waiting head, then pinned jobs it no
-    longer ranks parked at the floor; see ``reconcile.pinned_order``."""
+    """The core's starts in the start band, each released and pinned to the nodes the core
+    placed it on, re-sent on every tick it is still pending (Slurm may not have started it yet,
+    and the core may place it elsewhere now); then its waiting head in the waiting band, then
+    pinned jobs it no longer ranks parked at the floor; see ``reconcile.pinned_order``.
+
+    Only a start releases a job: a waiting job released too was started by Slurm the moment
+    GPUs freed between two ticks, on nodes of Slurm's choosing (8 of 63 runs on the fidelity
+    replay).  For the same reason a job leaving the start band (requeued, or a start Slurm did
+    not carry out) is held again and unpinned, keeping its eligibility."""
     current = {j.id: j.priority for j in obs.jobs if j.state == "pending" and j.priority > 0}
-    why: dict[str, tuple[str, str]] = {}
-    wanted: list[str] = []
+    by_id = {j.id: j for j in obs.jobs}
+    starts: dict[str, Start] = {}
     for s in decisions.starts:
-        if s.job_id in current and s.job_id not in why:
-            why[s.job_id] = ("start", s.reason)
-            wanted.append(s.job_id)
+        if s.job_id in current:
+            starts.setdefault(s.job_id, s)
+    waiting: dict[str, str] = {}
     for r in decisions.order:
         head = r.position < ordered or is_pinned(current.get(r.job_id, 0))
-        if r.job_id in current and r.job_id not in why and head:
-            why[r.job_id] = ("order", r.reason)
-            wanted.append(r.job_id)
-    new = pin_order(wanted, current)
+        if r.job_id in current and r.job_id not in starts and r.job_id not in waiting and head:
+            waiting[r.job_id] = r.reason
+    up = pin_order(list(starts), current, START_FLOOR, PRIORITY_TOP)
+    down = pin_order(list(waiting), current, PINNED_FLOOR, START_FLOOR)
     for job_id, prio in current.items():
-        if job_id not in why and is_pinned(prio) and prio != PINNED_FLOOR:
-            why[job_id] = ("order", "pinned earlier, not ranked now: parked below the ranked jobs")
-            new[job_id] = PINNED_FLOOR
-    return [
-        ClusterAction("set_priority", job_id, why[job_id][0], why[job_id][1], value=value)
-        for job_id, value in new.items()
+        if job_id not in starts and job_id not in waiting and is_pinned(prio) and prio != PINNED_FLOOR:
+            down[job_id] = PINNED_FLOOR
+            waiting[job_id] = "pinned earlier, not ranked now: parked below the ranked jobs"
+    for job_id in waiting:  # every job leaving the start band gets a new value, so an action
+        if is_start_band(current[job_id]):
+            down.setdefault(job_id, current[job_id])
+    out = [
+        ClusterAction(
+            "set_priority",
+            job_id,
+            "start",
+            s.reason,
+            value=up.get(job_id, current[job_id]),
+            nodes=tuple(n for n, _ in s.placement),
+            release=True,
+        )
+        for job_id, s in starts.items()
     ]
+    for job_id, value in down.items():
+        j = by_id[job_id]
+        leaving = is_start_band(current[job_id])
+        out.append(
+            ClusterAction(
+                "set_priority",
+                job_id,
+                "order",
+                waiting[job_id],
+                value=value,
+                nodes=() if leaving else None,
+                hold_eligible=(j.eligible or j.submit) if leaving else None,
+            )
+        )
+    return out

@@ -33,7 +33,7 @@ from allotment.backends.policy import desired_policy
 from allotment.backends.protocol import Backend
 from allotment.compile.model import CompiledConfig
 from allotment.errors import BackendError, UsageError
-from allotment.reconcile.active import maintenance_now, plan_cluster
+from allotment.reconcile.active import EpochUsage, maintenance_now, plan_cluster
 from allotment.reconcile.audit import AuditLog, audit_lines, intent_lines
 from allotment.reconcile.charging import finished_runs, observed_runs
 from allotment.reconcile.conditions import TickOutcome, set_conditions
@@ -86,6 +86,7 @@ class Reconciler:
         self.status.interval_s = options.interval_s
         self.revisions = Revisions(source, options.history_limit)
         self._evicted_by: dict[str, str] = {}  # requeued job -> the job it made room for
+        self._usage = EpochUsage()  # what the core reads, frozen per fair-share epoch
 
     def close(self) -> None:
         self.ledger.close()
@@ -278,7 +279,9 @@ class Reconciler:
         runs += finished_runs(self.backend.history(since), config, cluster)
         self.ledger.record(runs)
         st.last_backend_time = obs.at
-        usage = self.ledger.usage(obs.at, policy.lookback_s)
+        usage = self._usage.at(
+            obs.at, policy.fairshare_period_s, lambda: self.ledger.usage(obs.at, policy.lookback_s)
+        )
         c = config.clusters[cluster]
         health_file = self.options.health_file or c.health_file
         unhealthy = read_health(health_file, None if health_file else c.health_command)

@@ -46,7 +46,10 @@ from allotment.traces.scenarios.workload import Workload
 
 # event kinds, in the order they apply at one time: health first, then completions free GPUs,
 # then arrivals, then wake-ups (a protection ran out), then requeued jobs eligible again
-HEALTH, DONE, ARRIVE, WAKE, BACK, LAUNCH = 0, 1, 2, 3, 4, 5
+HEALTH, DONE, ARRIVE, WAKE, BACK = 0, 1, 2, 3, 4
+# a backend's launch is logged before anything else at its instant: a resumed job with no
+# work left ends at its launch time, and its end must not come before its start
+LAUNCH = -1
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,9 +8,11 @@ prints "Y or N please" forever (NOTES pitfall 5).
 
 from __future__ import annotations
 
+import time
+
 from allotment.backends.actions import DRAIN_PREFIX, ClusterAction, PolicyAction
 from allotment.backends.policy import AccountSpec, QosSpec, UserSpec
-from allotment.backends.slurm.parse import exempt_text
+from allotment.backends.slurm.parse import HOLD_MARK, HOLD_S, exempt_text
 
 SACCTMGR = ("sacctmgr", "-i")
 
@@ -152,8 +154,29 @@ def cluster_command(a: ClusterAction) -> list[str]:
     if a.kind == "cancel":
         return ["scancel", a.target]
     if a.kind == "set_priority":
-        return ["scontrol", "update", f"JobId={a.target}", f"Priority={a.value}"]
+        return set_priority(a)
     if a.kind == "drain":
         reason = f"{DRAIN_PREFIX} {a.reason}"[:120]
         return ["scontrol", "update", f"NodeName={a.target}", "State=DRAIN", f"Reason={reason}"]
     return ["scontrol", "update", f"NodeName={a.target}", "State=RESUME"]
+
+
+def set_priority(a: ClusterAction) -> list[str]:
+    """One ``scontrol update``, so the priority, the release or hold and the pin land together:
+    a job released first and pinned after could be started by Slurm in between on nodes of its
+    own choosing.  ``StartTime=now`` ends the hold ``job_submit.lua`` gives new jobs (their
+    begin time ``HOLD_S`` out); a hold puts the begin time ``HOLD_S`` after the job's real
+    eligibility, marked so ``parse`` reads that back; ``ReqNodeList=`` (empty) clears a pin."""
+    argv = ["scontrol", "update", f"JobId={a.target}", f"Priority={a.value}"]
+    if a.release:
+        argv.append("StartTime=now")
+    if a.hold_eligible is not None:
+        argv += [f"StartTime={slurm_time(a.hold_eligible + HOLD_S)}", f"AdminComment={HOLD_MARK}"]
+    if a.nodes is not None:
+        argv.append(f"ReqNodeList={','.join(a.nodes)}")
+    return argv
+
+
+def slurm_time(unix_s: float) -> str:
+    """Slurm's absolute time format, in the local time zone scontrol reads it in."""
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(round(unix_s)))

@@ -20,6 +20,9 @@ from allotment.errors import BackendError
 QOS_FORMAT = "name,priority,preempt,preemptmode,preemptexempttime,usagefactor"
 ASSOC_FORMAT = "account,parentname,user,fairshare,qos,defaultqos,grptres"
 USER_FORMAT = "user,defaultaccount"
+# job_submit.lua (next to this file) marks each new job it holds for the reconciler with this
+HOLD_MARK = "allotment: waits for the reconciler"
+HOLD_S = 10 * 365 * 86400  # a held job's begin time lies this far after its real eligibility
 
 
 def exempt_seconds(text: str) -> int:
@@ -157,7 +160,7 @@ def parse_squeue_json(text: str, exempt_by_qos: dict[str, int]) -> tuple[JobObs,
                 resumable=bool(j.get("requeue", True)),
                 priority=int(j.get("priority") or 0),
                 nodes=expand_hostlist(nodes_field) if state == "RUNNING" and nodes_field else (),
-                eligible=float(j.get("eligible_time") or 0) if state == "PENDING" else None,
+                eligible=_eligible(j) if state == "PENDING" else None,
                 gpus_per_node=shape.gpus_per_node,
                 node_gpus=shape.node_gpus,
                 time_limit_s=time_limit_s(j),
@@ -166,6 +169,21 @@ def parse_squeue_json(text: str, exempt_by_qos: dict[str, int]) -> tuple[JobObs,
             )
         )
     return tuple(sorted(out, key=lambda j: (len(j.id), j.id)))
+
+
+def _eligible(j: dict[str, Any]) -> float | None:
+    """When a pending job may start.  A job held for the reconciler carries ``HOLD_MARK`` and a
+    begin time ``HOLD_S`` after its real eligibility (``job_submit.lua`` for a new job, the
+    reconciler's hold after a requeue).  A never-run marked job is startable for the core at
+    once and ages from its submission, as in the simulator: the hold only keeps Slurm from
+    starting it on nodes of its own choosing before the core starts it.  A requeued one is
+    eligible when Slurm's requeue delay ends, as if it were not held."""
+    at = float(j.get("eligible_time") or 0)
+    if not str(j.get("admin_comment") or "").startswith(HOLD_MARK):
+        return at
+    if not int(j.get("restart_cnt") or 0):
+        return None
+    return at - HOLD_S if at - float(j.get("submit_time") or 0) > HOLD_S / 2 else at
 
 
 def _json(text: str, what: str) -> dict[str, Any]:

@@ -10,6 +10,7 @@ for a real health check.  A second thread sleeps until each submission's time an
 from __future__ import annotations
 
 import logging
+import math
 import threading
 import time
 from collections.abc import Callable
@@ -27,6 +28,25 @@ from allotment.reconcile.replay.events import Event
 from allotment.reconcile.replay.submit import Submission, submission
 
 log = logging.getLogger(__name__)
+
+
+TICK_LAG_S = 0.5  # ticks run this long after each multiple of the interval: after that
+# second's submissions went out, as the simulator's pass at t sees the jobs submitted at t
+
+
+def aligned_origin(now: float, interval_s: float) -> float:
+    """The replay's time 0: the next wall-clock multiple of the reconcile interval.  So the
+    reconciler ticks at trace times ``k * interval`` (+ ``TICK_LAG_S``), where the simulator
+    runs its passes, and the trace's fair-share epochs sit at a known phase from Unix time's
+    (``epoch_phase``), which the simulation is shifted by."""
+    step = interval_s if interval_s > 0 else 1.0
+    return math.ceil(now / step) * step
+
+
+def epoch_phase(t0: float, period_s: float) -> float:
+    """How far the replay's time 0 lies after a fair-share epoch boundary (``core.epoch``,
+    multiples of the period in Unix time on the cluster, of trace time in the simulator)."""
+    return t0 % period_s if period_s > 0 else 0.0
 
 
 @dataclass(slots=True)
@@ -81,9 +101,10 @@ class Replay:
 
         # the reconciler keeps the main thread (its ledger's SQLite connection lives here);
         # submissions run in their own thread so a slow tick never delays one
-        self.t0 = self.clock()
+        self.t0 = aligned_origin(self.clock(), self.interval_s)
         feeder = threading.Thread(target=feed, daemon=True)
         feeder.start()
+        time.sleep(max(0.0, self.t0 + TICK_LAG_S - self.clock()))
         run_loop(self.reconciler, interval_s=self.interval_s, once=False, stop=stop)
         feeder.join()
         if failed:

@@ -7,7 +7,11 @@ replay's ``Event`` (which adds the trace's job ``kind``, by which the comparison
 
 from __future__ import annotations
 
+from dataclasses import replace
+from typing import Any
+
 from allotment.compile.model import CompiledConfig
+from allotment.core.jobs import JobSpec
 from allotment.reconcile.replay.events import Event
 from allotment.sim.latency import LatencyProfile
 from allotment.sim.runner import simulate
@@ -15,13 +19,32 @@ from allotment.traces.scenarios.workload import Workload
 
 
 def simulated_events(
-    config: CompiledConfig, cluster: str, workload: Workload, latency: LatencyProfile
+    config: CompiledConfig,
+    cluster: str,
+    workload: Workload,
+    latency: LatencyProfile,
+    *,
+    epoch_phase_s: float = 0.0,
 ) -> list[Event]:
-    result = simulate(config, workload, cluster=cluster, latency=latency)
+    """``epoch_phase_s``: the replay's time 0 lay that long after a fair-share epoch boundary
+    on the cluster (``drive.epoch_phase``).  The simulator's epochs sit at multiples of the
+    period in its own time, so the workload runs that much later and the log is moved back:
+    both cores then freeze usage and ages at the same trace times.  It must be a multiple of
+    the pass interval (the replay's origin is), so the passes stay where the ticks are."""
+    shifted = Workload.of(
+        [_later(j, epoch_phase_s) for j in workload.jobs],
+        [replace(e, time=e.time + epoch_phase_s) for e in workload.node_events],
+    )
+    result = simulate(config, shifted, cluster=cluster, latency=latency)
+    back = [replace(e, t=round(e.t - epoch_phase_s, 3)) for e in result.events]
+    return _events(back, workload)
+
+
+def _events(events: list[Any], workload: Workload) -> list[Event]:
     kind = {j.id: j.kind for j in workload.jobs}
     allocated: dict[str, bool] = {}
     out: list[Event] = []
-    for e in result.events:
+    for e in events:
         job = e.job or ""
         if e.event == "submit":
             allocated[job] = (e.min_runtime or 0.0) > 0
@@ -43,3 +66,8 @@ def simulated_events(
         elif e.event in ("drain", "resume") and (e.event == "resume" or e.state == "unhealthy"):
             out.append(Event(e.t, "drain" if e.event == "drain" else "resume", node=e.node))
     return out
+
+
+def _later(j: JobSpec, by: float) -> JobSpec:
+    deadline = None if j.deadline is None else j.deadline + by
+    return replace(j, submit=j.submit + by, deadline=deadline)
