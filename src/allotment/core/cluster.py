@@ -40,6 +40,8 @@ class ClusterState:
         # bumped by every change of what a victim search or a reservation reads (pool, running
         # jobs, accounting, health): lets the fast walk reuse an answer computed on the same state
         self.version = 0
+        # bumped by every change of the pending queues (a victim search's slicing rule reads them)
+        self.queued_version = 0
 
     # -- questions ---------------------------------------------------------------------------
     def min_runtime(self, spec: JobSpec) -> float:
@@ -78,9 +80,7 @@ class ClusterState:
         p.n, p.per = self.pool.shape(spec)
         p.mr = mr
         p.key = self.mode.key(p)
-        self.pending[spec.id] = p
-        self.queues.add(p)
-        self.pending_gpus += spec.gpus
+        self._queue(p)
 
     def add_running(
         self,
@@ -137,7 +137,19 @@ class ClusterState:
         self.running_gpus -= r.gpus
         return r
 
+    def _queue(self, p: Pend) -> None:
+        self.queued_version += 1
+        self.pending[p.jid] = p
+        self.queues.add(p)
+        self.pending_gpus += p.gpus
+
+    def _requeue_unstarted(self, p: Pend) -> None:
+        """A start of this pass taken back (``_stop`` already freed its GPUs): ``p`` is pending
+        again exactly as it was."""
+        self._queue(p)
+
     def _take_pending(self, job_id: str) -> Pend:
+        self.queued_version += 1
         p = self.pending.pop(job_id)
         self.queues.remove(p)
         self.pending_gpus -= p.gpus

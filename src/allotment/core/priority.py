@@ -4,8 +4,8 @@ implementation: the pass ranks candidates with ``Scorer.total`` and ``allot expl
 
 The score is a weighted sum of signals (weights from ``Policy.priority_weights``), highest first:
 
-* declared: the user's own priority, raised to the highest priority of any job that depends on
-  it (a job others wait for inherits their urgency, see ``propagate``);
+* declared: the user's own priority, raised to the highest priority of any job of its own team
+  that depends on it (a job others wait for inherits their urgency, see ``propagate``);
 * deadline urgency: 0 without a deadline, rising to 1 as the slack before the deadline runs out;
 * age: time since the job became eligible, capped (``age_cap_s``) so age cannot override the rest;
 * fairness among the team's users: a user with fewer GPUs running goes first;
@@ -19,6 +19,7 @@ break by eligibility time, then job id.
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
@@ -39,7 +40,9 @@ class PriorityScore:
 
 
 def propagate(specs: Iterable[JobSpec]) -> dict[str, int]:
-    """Effective declared priority: a job's own, or the highest of any job depending on it."""
+    """Effective declared priority: a job's own, or the highest of any job of the same account
+    depending on it.  Only within the team: another team's priority never orders this team's
+    work (its prerequisite would otherwise slice its own team's jobs for a stranger)."""
     by_id = {s.id: s for s in specs}
     eff = {i: s.priority for i, s in by_id.items()}
     # relax along depends_on edges until stable (dependency chains are short; cycles stop too)
@@ -47,7 +50,7 @@ def propagate(specs: Iterable[JobSpec]) -> dict[str, int]:
         changed = False
         for s in by_id.values():
             for dep in s.depends_on:
-                if dep in eff and eff[dep] < eff[s.id]:
+                if dep in eff and eff[dep] < eff[s.id] and by_id[dep].account == s.account:
                     eff[dep] = eff[s.id]
                     changed = True
         if not changed:
@@ -119,6 +122,12 @@ class Scorer:
         fit = self.w_fit if p.gpus <= self.max_free else 0.0
         boost = boost_of(self.boosts, p.jid, p.user, p.account) if self.boosts else 0.0
         return (w.declared * p.declared, w.deadline * urgency, w.age * age, w.fairness * fairness, fit, boost)
+
+    def best(self, cands: Iterable[Pend], k: int) -> list[Pend]:
+        """The ``k`` best of ``cands`` by the whole score, best first (the same order as ``rank``
+        over all of them, cut at ``k``): a boosted or urgent job is offered wherever its
+        declared priority and age put it in its queue."""
+        return heapq.nsmallest(k, cands, key=lambda p: (-self.total(p), p.eligible, p.jid))
 
     def rank(self, cands: list[Pend]) -> list[Pend]:
         """``cands`` best first; ties by eligibility, then job id."""

@@ -5,7 +5,14 @@ can hold ``per`` of its GPUs soonest (by the expected ends of the allocated jobs
 unallocated work yields at once, so it does not count).  Later candidates in the same pass may
 use those nodes only if they are unallocated or expected to end before the reservation starts
 (backfill), so the gang is never delayed.  The reservation is recomputed every round of every
-pass from the state alone: nothing is carried between passes.
+pass from the state alone: nothing is carried between passes.  The same filter (``allow_for``)
+binds every way a job starts: on free GPUs, and through preemption (its victims and its
+placement after the eviction), so no start can overrun a reserved node.
+
+A whole-node job (one node, all its GPUs) of a queue in tier 0 (its team runs below what it is
+owed) that has waited ``STARVING_S`` since it became eligible may hold a reservation too, as if it
+were a gang: otherwise another team's stream of small jobs, each protected for its whole run, can
+keep every node partly busy forever (``may_hold``).
 """
 
 from __future__ import annotations
@@ -15,8 +22,16 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from allotment.core.placement import NodePool
-from allotment.core.state import Run
+from allotment.core.placement import NodeFilter, NodePool
+from allotment.core.state import Pend, Run
+
+STARVING_S = 3600.0  # a whole-node job of an under-served team waiting this long reserves a node
+
+
+def may_hold(p: Pend, node_gpus: int, guaranteed: bool, waited_s: float) -> bool:
+    """May the blocked allocated job ``p`` hold the reservation?  Gangs always; a whole-node
+    job of a tier-0 queue (``guaranteed``) once it has waited ``STARVING_S``."""
+    return p.n > 1 or (p.n == 1 and p.per >= node_gpus and guaranteed and waited_s >= STARVING_S)
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +45,15 @@ class Hold:
 
     def admits(self, node: int) -> bool:
         return node not in self.nodes
+
+
+def allow_for(h: Hold | None, p: Pend, now: float) -> NodeFilter | None:
+    """The nodes ``p`` may start on while ``h`` stands (None: any).  Its holder, unallocated work
+    (it yields at once) and a job expected to end before the reservation starts may use every
+    node; any other job only the unreserved ones."""
+    if h is None or h.holder == p.jid or p.mr <= 0 or now + max(0.0, p.spec.work - p.done_work) <= h.at:
+        return None
+    return h.admits
 
 
 class NodeEnds:

@@ -4,15 +4,19 @@ speed-ups sit, with a plain reference.
 ``REFERENCE`` visits every non-empty queue every round.  ``FAST`` skips a queue only when a
 cheap *necessary* condition for any decision there is false, so skipping it cannot change what
 the pass decides (a visit that decides nothing has no effect: it changes no state, and the only
-thing it could set up, a reservation, needs an allocated gang among the candidates).  A visit
-only looks at the queue's candidates (its first ``queue_depth`` jobs not yet tried this round),
-and can decide something only if one of them
+thing it could set up, a reservation, needs an allocated gang or whole-node job among the
+candidates).  A visit only looks at the queue's candidates (its ``queue_depth`` best jobs by the
+whole within-team score over the whole queue, not yet tried this round: ``Scheduler._candidates``,
+the very list the visit then offers), and can decide something only if one of them
 
 * needs no more GPUs per node than the best node has free (a start on free GPUs), or
-* is an allocated gang (it may take or move the reservation), or
+* is an allocated gang, or an allocated whole-node job of a tier-0 queue in a mode that ranks
+  queues (it may take or move the reservation, ``core.reservation.may_hold``; how long it waited
+  is left out, which only makes the condition weaker), or
 * is allocated work, preemption is possible, some job is preemptible, and the free GPUs plus
-  every GPU a victim search could take for this queue (unallocated work; with reclaim, its own
-  team's preemptible work, and in tier 0 every account's) reach its GPUs.
+  every GPU a victim search could take for this queue (unallocated work, which any allocated
+  candidate may take; with reclaim, its own team's preemptible work, and in tier 0 every
+  account's) reach its GPUs.
 
 The fast walk also *reuses* answers computed on the very same inputs (``reuses``): the Fair Tree
 ranks and reclaim measures for the same epoch and the same (immutable) usage mapping; a queue's
@@ -42,8 +46,8 @@ class WalkPolicy(Protocol):
     reuses: bool  # may answers computed on identical inputs be reused?
 
     def must_visit(self, head: Sequence[Pend], tier: int, account: str, pool: NodePool, acct: Accounting, mode: Mode) -> bool:
-        """Must a round visit the queue whose candidates (its first ``queue_depth`` jobs not
-        yet tried this round, in key order) are ``head``?"""
+        """Must a round visit the queue whose candidates (the jobs its visit would offer, in
+        that order) are ``head``?"""
         ...
 
 
@@ -62,11 +66,12 @@ class Fast:
     def must_visit(self, head: Sequence[Pend], tier: int, account: str, pool: NodePool, acct: Accounting, mode: Mode) -> bool:
         # only the candidates are looked at, so the conditions are over them, not the queue
         max_free = pool.max_free()
+        whole = pool.max_gpus if tier == GUARANTEED and mode.ranks_queues else pool.max_gpus + 1
         min_gpus = 0  # the fewest GPUs of a candidate that may search for victims
         for p in head:
             if p.n == 0:
                 continue  # never placed
-            if p.per <= max_free or (p.n > 1 and p.mr > 0):
+            if p.per <= max_free or (p.mr > 0 and (p.n > 1 or p.per >= whole)):
                 return True  # may start on free GPUs, or take or move the reservation
             if p.mr > 0 and (min_gpus == 0 or p.gpus < min_gpus):
                 min_gpus = p.gpus

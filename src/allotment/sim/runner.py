@@ -29,6 +29,7 @@ from mypy_extensions import mypyc_attr
 
 from allotment.compile.model import CompiledConfig
 from allotment.core.context import MODES, build_context
+from allotment.core.contract import refusal
 from allotment.core.epoch import epoch_of
 from allotment.core.jobs import JobSpec
 from allotment.core.priority import propagate
@@ -231,6 +232,10 @@ class _Sim:
         self.log.submit(now, spec, self.sched.min_runtime(spec), held=held)
         if not fits or dep_rejected:
             self._reject(spec.id, now, "can never fit" if not fits else "a job it depends on was rejected")
+            return False
+        refused = refusal(self.sched.min_runtime(spec), self.ctx.policy)
+        if refused is not None:
+            self._reject(spec.id, now, refused)
             return False
         if held:
             self.held.add(spec.id)  # submitted, waiting for its dependencies

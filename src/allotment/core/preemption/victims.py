@@ -2,9 +2,11 @@
 
 It may take GPUs from running jobs past their protection, in this order of preference:
 
-0. ``unallocated``: free work (minimum runtime 0) is preemptible at once by any allocated job;
-1. ``within-team``: the same account's jobs of strictly lower declared priority (a team slices
-   its own time; strict order means two jobs can never evict each other);
+0. ``unallocated``: free work (minimum runtime 0) is preemptible at once by any allocated job,
+   whatever its place in its queue (``only_unallocated``: the search a non-first candidate gets);
+1. ``within-team``: the same account's jobs of strictly lower declared priority, whatever the
+   sign (priority 0 slices -5; a team slices its own time; strict order means two jobs can never
+   evict each other), unless the pass forbids it (``slice_ok``, ``core.preemption.slicing``);
 2. ``reclaim``: another account's jobs, only when the requester's account runs less than it is
    owed, the victim's runs more, the victim's reclaim measure (``core.fairshare``) is higher by
    the hysteresis margin, and the move strictly lowers the summed distance of the accounts
@@ -14,7 +16,8 @@ It may take GPUs from running jobs past their protection, in this order of prefe
 
 Within a class the least lost work goes first (progress since the last checkpoint x GPUs); among
 reclaim victims the most over-served account goes first.  Nodes are chosen to need the cheapest
-victims; a gang needs ``n`` such nodes.
+victims; a gang needs ``n`` such nodes.  Only nodes ``allow`` admits are considered: a job that
+would still run when the reservation starts may not take a reserved node (``core.reservation``).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from allotment.core.fairshare import served_more
+from allotment.core.placement import NodeFilter
 from allotment.core.preemption.view import Victim, VictimView, lost_work
 from allotment.core.state import Pend
 
@@ -46,12 +50,14 @@ class _Donor:
 
 
 def find_victims(
-    v: VictimView, p: Pend, n: int, per: int, owed: Mapping[str, float], measure: Mapping[str, float]
+    v: VictimView, p: Pend, n: int, per: int, owed: Mapping[str, float], measure: Mapping[str, float],
+    *, allow: NodeFilter | None = None, slice_ok: bool = True, only_unallocated: bool = False,
 ) -> list[Victim] | None:
-    """The victims whose eviction lets ``p`` start as ``n`` x ``per`` GPUs, or None."""
+    """The victims whose eviction lets ``p`` start as ``n`` x ``per`` GPUs on nodes ``allow``
+    admits, or None."""
     acct, req = v.acct, p.account
-    reclaim_ok = v.reclaims and acct.alloc_gpus.get(req, 0) < owed.get(req, 0.0)
-    own = v.reclaims and p.declared > 0 and acct.alloc_gpus_pre.get(req, 0) > 0
+    reclaim_ok = v.reclaims and not only_unallocated and acct.alloc_gpus.get(req, 0) < owed.get(req, 0.0)
+    own = v.reclaims and slice_ok and not only_unallocated and acct.alloc_gpus_pre.get(req, 0) > 0
     # cheap bound first: could every GPU we might take, plus the free ones, be enough?
     bound = v.pool.free_gpus() + acct.unalloc_gpus + (acct.alloc_gpus_pre.get(req, 0) if own else 0)
     donors: dict[str, _Donor] = {}
@@ -64,6 +70,8 @@ def find_victims(
         return None  # only unallocated work could yield, and no node has room even then
     owners = {"", *donors, *((req,) if own else ())}
     hosts = _freeable_hosts(v, p, per, owners)
+    if allow is not None:
+        hosts = [i for i in hosts if allow(i)]
     if len(hosts) < n:
         return None  # fewer than n nodes could hold it even if every takeable job there went
     cands = _Classifier(v, p, own, donors, measure.get(req, math.inf))
