@@ -128,3 +128,16 @@ def test_a_whole_node_job_of_an_under_served_team_does_not_starve_behind_a_strea
     stream = [_job(f"s{i}", "b", 4, 900.0 * i, 1800.0, mr=1800.0) for i in range(80)]
     res = _run([*stream, _job("whole", "a", 8, 100.0, HOUR)], nodes=1)
     assert _starts(res, "whole")[0] <= 100.0 + HOUR + 1800.0 + 300.0  # not ~72,000 s
+
+
+def test_a_prerequisite_inherits_its_same_team_dependants_boost_not_only_its_declared_priority() -> None:
+    # x and pre wait for the node, x first by age; dep (same team) waits for pre and carries a
+    # +100 boost: pre scores at least 0.9 x dep's score, so pre starts first when r ends
+    boost = Boost("job:dep", 100.0, dt.datetime(2100, 1, 1, tzinfo=dt.UTC), "demo", "lead")
+    jobs = [
+        _job("r", "a", 8, 0.0, 1000.0), _job("x", "a", 8, 10.0, 1000.0), _job("pre", "a", 8, 20.0, 1000.0),
+        _job("dep", "a", 8, 20.0, 1000.0, depends_on=("pre",)),
+    ]
+    res = _run(jobs, nodes=1, boosts=(boost,))
+    assert _starts(res, "pre") == [1000.0]  # not 2,000 s, after x
+    assert _starts(res, "dep")[0] <= _starts(res, "x")[0]  # dep follows pre, x waits for both

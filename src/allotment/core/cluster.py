@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import heapq
 import math
+from collections.abc import Mapping
 
 from allotment.core.accounting import Accounting
 from allotment.core.context import Context
@@ -42,6 +43,8 @@ class ClusterState:
         self.version = 0
         # bumped by every change of the pending queues (a victim search's slicing rule reads them)
         self.queued_version = 0
+        # per job, the jobs of its team waiting for it (core.priority.dependants; set by the driver)
+        self.dependants: Mapping[str, tuple[JobSpec, ...]] = {}
 
     # -- questions ---------------------------------------------------------------------------
     def min_runtime(self, spec: JobSpec) -> float:

@@ -13,6 +13,12 @@ The score is a weighted sum of signals (weights from ``Policy.priority_weights``
   that cannot start; its weight grows with load (when demand is high, packing matters more);
 * boosts: manual, expiring bumps from ``Policy.boosts`` (``active_boosts``).
 
+A prerequisite scores at least ``INHERIT`` (0.9) x the score of each job of its own team that
+waits for it (``dependants``), scored as it would be if it were pending now -- its declared
+priority, its boost, and its deadline with the prerequisite's remaining work taken from its slack
+-- so a dependant's urgency reaches the work that holds it up, not only its declared priority.
+Another team's jobs never lend urgency: their team's place is the Fair Tree's to decide.
+
 Time-varying signals (age, deadline, boosts) are read at the pass's epoch (``core.epoch``).  Ties
 break by eligibility time, then job id.
 """
@@ -27,6 +33,8 @@ from allotment.core.context import Context
 from allotment.core.jobs import JobSpec
 from allotment.core.state import Pend
 
+INHERIT = 0.9  # a prerequisite scores at least this fraction of its best same-team dependant's score
+
 
 @dataclass(frozen=True, slots=True)
 class PriorityScore:
@@ -37,6 +45,7 @@ class PriorityScore:
     fairness: float
     fit: float
     boost: float
+    inherited: float = 0.0  # INHERIT x the best dependant's score (0: none waits on it)
 
 
 def propagate(specs: Iterable[JobSpec]) -> dict[str, int]:
@@ -56,6 +65,28 @@ def propagate(specs: Iterable[JobSpec]) -> dict[str, int]:
         if not changed:
             break
     return eff
+
+
+def dependants(specs: Iterable[JobSpec]) -> dict[str, tuple[JobSpec, ...]]:
+    """Per job, the jobs of its own account that depend on it, directly or through others
+    (sorted by id; jobs nobody of its team waits for are left out)."""
+    by_id = {s.id: s for s in specs}
+    direct: dict[str, list[str]] = {}
+    for s in by_id.values():
+        for dep in s.depends_on:
+            if dep in by_id and by_id[dep].account == s.account:
+                direct.setdefault(dep, []).append(s.id)
+    out: dict[str, tuple[JobSpec, ...]] = {}
+    for root in direct:
+        seen: set[str] = set()
+        todo = list(direct[root])
+        while todo:
+            j = todo.pop()
+            if j not in seen and j != root:
+                seen.add(j)
+                todo.extend(direct.get(j, ()))
+        out[root] = tuple(by_id[j] for j in sorted(seen))
+    return out
 
 
 def active_boosts(ctx: Context, t: float) -> dict[str, float]:
@@ -79,7 +110,7 @@ class Scorer:
     ``max_free`` free GPUs on the best node, ``load`` = demanded / installed GPUs, and each
     (account, user)'s running GPUs in ``user_gpus``."""
 
-    __slots__ = ("age_cap", "age_div", "boosts", "max_free", "t", "user_gpus", "w", "w_fit")
+    __slots__ = ("age_cap", "age_div", "boosts", "deps", "max_free", "t", "user_gpus", "w", "w_fit")
 
     def __init__(
         self,
@@ -89,6 +120,7 @@ class Scorer:
         max_free: int,
         user_gpus: Mapping[tuple[str, str], int],
         boosts: Mapping[str, float],
+        deps: Mapping[str, tuple[JobSpec, ...]] | None = None,
     ) -> None:
         self.w = ctx.policy.priority_weights
         self.t = t
@@ -98,17 +130,40 @@ class Scorer:
         self.max_free = max_free
         self.user_gpus = user_gpus
         self.boosts = boosts  # active_boosts(ctx, t), computed once per pass
+        self.deps: Mapping[str, tuple[JobSpec, ...]] = deps or {}  # dependants(...) of every known job
 
     def parts(self, p: Pend) -> PriorityScore:
         """Each weighted signal of ``p`` and their sum."""
         declared, deadline, age, fairness, fit, boost = self._signals(p)
-        total = declared + deadline + age + fairness + fit + boost
-        return PriorityScore(total, declared, deadline, age, fairness, fit, boost)
+        own = declared + deadline + age + fairness + fit + boost
+        inherited = self._inherited(p)
+        return PriorityScore(max(own, inherited), declared, deadline, age, fairness, fit, boost, inherited)
 
     def total(self, p: Pend) -> float:
         """The same sum as ``parts(p).total``, without building the record (the hot loop)."""
         declared, deadline, age, fairness, fit, boost = self._signals(p)
-        return declared + deadline + age + fairness + fit + boost
+        own = declared + deadline + age + fairness + fit + boost
+        return max(own, self._inherited(p)) if self.deps and p.jid in self.deps else own
+
+    def _inherited(self, p: Pend) -> float:
+        """``INHERIT`` x the best score of a same-team job waiting for ``p`` (0 if none)."""
+        got = self.deps.get(p.jid) if self.deps else None
+        if not got:
+            return 0.0
+        w, t = self.w, self.t
+        ahead = max(0.0, p.spec.work - p.done_work)  # the dependant cannot start before p ends
+        fit = self.w_fit if p.gpus <= self.max_free else 0.0
+        best = -float("inf")
+        for d in got:
+            urgency = 0.0
+            if d.deadline is not None:
+                slack = d.deadline - t - ahead - d.work
+                urgency = 1.0 if slack <= 0 else 1.0 / (1.0 + slack / 3600.0)
+            fairness = 1.0 / (1.0 + self.user_gpus.get((d.account, d.user), 0) / 8.0)
+            boost = boost_of(self.boosts, d.id, d.user, d.account) if self.boosts else 0.0
+            score = w.declared * d.priority + w.deadline * urgency + w.fairness * fairness + fit + boost
+            best = max(best, score)
+        return INHERIT * best
 
     def _signals(self, p: Pend) -> tuple[float, float, float, float, float, float]:
         w, t = self.w, self.t
