@@ -59,6 +59,20 @@ def test_an_over_served_teams_priority_never_takes_gpus_ahead_of_a_better_ranked
     assert _preempted(res, "a1") == []
 
 
+def test_an_over_served_teams_short_job_may_slice_its_own_longer_work_while_a_better_ranked_team_waits() -> None:
+    # as above, but h is short: sliced in when a1's protection ends (2,600 s), it ends (2,900 s)
+    # before a1 would (3,000 s), so the slice holds no GPU longer than a already would and b1
+    # gets the node no later than without it
+    jobs = [
+        _job("b0", "b", 16, 0.0, 2000.0, mr=2000.0),
+        _job("a1", "a", 8, 1.0, 1000.0), _job("a2", "a", 8, 1.0, 10 * HOUR),
+        _job("h", "a", 8, 2100.0, 300.0, mr=300.0, prio=1000), _job("b1", "b", 8, 2100.0, HOUR),
+    ]
+    res = _run(jobs)
+    assert _preempted(res, "a1") == [2600.0] and _starts(res, "h") == [2600.0]  # not 3,000 s
+    assert _starts(res, "b1")[0] <= 3100.0  # b1 no later than a1's own end
+
+
 def test_unallocated_work_yields_to_any_allocated_job_not_only_the_first_blocked() -> None:
     # a's gang g is a's first blocked candidate (b1 is protected for 10 h); a's short job j comes
     # second in a's queue, yet it may take the node b's unallocated work u holds at once

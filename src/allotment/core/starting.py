@@ -15,7 +15,7 @@ from allotment.core.modes import FREE_SUFFIX, GLOBAL_QUEUE
 from allotment.core.pass_inputs import PassInputs, QueueKey
 from allotment.core.placement import NodeFilter
 from allotment.core.preemption.caps import find_cap_victims
-from allotment.core.preemption.slicing import frees_room_for, may_slice
+from allotment.core.preemption.slicing import ends_within, frees_room_for, may_slice
 from allotment.core.preemption.victims import find_victims
 from allotment.core.preemption.view import Victim, VictimView
 from allotment.core.reservation import Hold
@@ -81,12 +81,13 @@ class Starting(ClusterState):
                     best = per
         return best
 
-    def _slice_ok(self, qk: QueueKey, pi: PassInputs, victims: list[Victim]) -> bool:
-        """``may_slice`` for ``victims`` found for a queue at ``qk``."""
+    def _slice_ok(self, p: Pend, qk: QueueKey, pi: PassInputs, victims: list[Victim]) -> bool:
+        """``may_slice`` for ``victims`` found for ``p`` of a queue at ``qk``."""
         if qk[0] == GUARANTEED or not any(v.rule == "within-team" for v in victims):
             return True
-        need = self._better_waiting_per(qk, pi)
-        return may_slice(qk[0], frees_room_for(need, victims, self.running, self.pool.free))
+        end = pi.now + max(0.0, p.spec.work - p.done_work)
+        return may_slice(qk[0], ends_within(end, victims, self.running),
+                         lambda: frees_room_for(self._better_waiting_per(qk, pi), victims, self.running, self.pool.free))
 
     def _preempt_for(self, p: Pend, qk: QueueKey, pi: PassInputs, allow: NodeFilter | None, starts: list[Start],
                      preemptions: list[Preemption], *, only_unallocated: bool = False) -> bool:
@@ -102,7 +103,7 @@ class Starting(ClusterState):
             return False  # the same search already failed on this very state
         view = self._view(pi)
         found = find_victims(view, p, p.n, p.per, pi.owed, pi.measure, allow=allow, only_unallocated=only_unallocated)
-        if found is not None and not self._slice_ok(qk, pi, found):  # search again without slicing
+        if found is not None and not self._slice_ok(p, qk, pi, found):  # search again without slicing
             found = find_victims(view, p, p.n, p.per, pi.owed, pi.measure, allow=allow, slice_ok=False)
         if found is None:
             if at != self._failed_at:
@@ -122,7 +123,7 @@ class Starting(ClusterState):
         if not (self.mode.reclaims and self.acct.alloc_gpus_pre.get(p.account, 0)):
             return False
         found = find_cap_victims(self._view(pi), p, p.n, p.per, allow)
-        if found is None or not self._slice_ok(qk, pi, found):
+        if found is None or not self._slice_ok(p, qk, pi, found):
             return False
         self._evict_all(found, p, pi, starts, preemptions)
         pl = self.pool.find(p.spec, p.n, p.per, allow)
