@@ -82,3 +82,17 @@ def test_ties_break_by_eligibility_then_job_id() -> None:
     s = _scorer(t=0.0)
     ranked = s.rank([_pend("b", eligible=0.0), _pend("a", eligible=0.0)])
     assert [p.jid for p in ranked] == ["a", "b"]
+
+
+def test_the_memoised_score_is_the_recomputed_one_bit_for_bit_as_running_and_free_gpus_change() -> None:
+    ctx = _ctx(boosts=(Boost("user:u", 0.37, T0 + dt.timedelta(days=400), "test", "lead"),))
+    jobs = [_pend(f"j{i}", declared=i % 3, eligible=17.3 * i, gpus=1 + i % 5, deadline=5000.0 + 97 * i if i % 2 else None)
+            for i in range(12)]
+    users: dict[tuple[str, str], int] = {}
+    for t in (1000.0, 1000.0, 4600.0):
+        for step in range(4):
+            users[("a", "u")] = 3 * step
+            args = (ctx, t, 1.0 + step / 3, 8 - step, users, active_boosts(ctx, t))  # type: ignore[arg-type]
+            memo, ref = Scorer(*args, memo=True), Scorer(*args)  # type: ignore[arg-type]
+            assert [memo.total(p) for p in jobs] == [ref.total(p) for p in jobs] == [ref.parts(p).total for p in jobs]
+            assert all(p.static is not None and p.static.t == t for p in jobs)  # the memo was used

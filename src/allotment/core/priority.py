@@ -21,6 +21,11 @@ Another team's jobs never lend urgency: their team's place is the Fair Tree's to
 
 Time-varying signals (age, deadline, boosts) are read at the pass's epoch (``core.epoch``).  Ties
 break by eligibility time, then job id.
+
+Between two epochs only fairness and fit can change (running GPUs, free GPUs), so the rest of a
+job's score is the same for every pass of the epoch: a ``Scorer(memo=True)`` (the fast walk,
+``core.walk``) keeps it on the job (``StaticScore``) and adds the same floats in the same order,
+so the sum is the same to the last bit; ``memo=False`` (the reference) recomputes it.
 """
 
 from __future__ import annotations
@@ -31,7 +36,7 @@ from dataclasses import dataclass
 
 from allotment.core.context import Context
 from allotment.core.jobs import JobSpec
-from allotment.core.state import Pend
+from allotment.core.state import Pend, StaticScore
 
 INHERIT = 0.9  # a prerequisite scores at least this fraction of its best same-team dependant's score
 
@@ -110,7 +115,7 @@ class Scorer:
     ``max_free`` free GPUs on the best node, ``load`` = demanded / installed GPUs, and each
     (account, user)'s running GPUs in ``user_gpus``."""
 
-    __slots__ = ("age_cap", "age_div", "boosts", "deps", "max_free", "t", "user_gpus", "w", "w_fit")
+    __slots__ = ("age_cap", "age_div", "boosts", "deps", "max_free", "memo", "t", "user_gpus", "w", "w_fit")
 
     def __init__(
         self,
@@ -121,6 +126,8 @@ class Scorer:
         user_gpus: Mapping[tuple[str, str], int],
         boosts: Mapping[str, float],
         deps: Mapping[str, tuple[JobSpec, ...]] | None = None,
+        *,
+        memo: bool = False,
     ) -> None:
         self.w = ctx.policy.priority_weights
         self.t = t
@@ -131,6 +138,9 @@ class Scorer:
         self.user_gpus = user_gpus
         self.boosts = boosts  # active_boosts(ctx, t), computed once per pass
         self.deps: Mapping[str, tuple[JobSpec, ...]] = deps or {}  # dependants(...) of every known job
+        # keep each job's time-only part (StaticScore) across passes of the epoch; only for
+        # callers whose ``boosts`` is always ``active_boosts(ctx, t)`` (the scheduler's walk)
+        self.memo = memo
 
     def parts(self, p: Pend) -> PriorityScore:
         """Each weighted signal of ``p`` and their sum."""
@@ -140,10 +150,23 @@ class Scorer:
         return PriorityScore(max(own, inherited), declared, deadline, age, fairness, fit, boost, inherited)
 
     def total(self, p: Pend) -> float:
-        """The same sum as ``parts(p).total``, without building the record (the hot loop)."""
-        declared, deadline, age, fairness, fit, boost = self._signals(p)
-        own = declared + deadline + age + fairness + fit + boost
+        """The same sum as ``parts(p).total``, without building the record (the hot loop): the
+        same additions in the same order, the first three and the boost from ``_static``."""
+        s = p.static
+        if s is None or s.t != self.t or s.weights is not self.w or not self.memo:
+            s = self._static(p)
+        fairness = self.w.fairness * (1.0 / (1.0 + self.user_gpus.get((p.account, p.user), 0) / 8.0))
+        fit = self.w_fit if p.gpus <= self.max_free else 0.0
+        own = s.head + fairness + fit + s.boost
         return max(own, self._inherited(p)) if self.deps and p.jid in self.deps else own
+
+    def _static(self, p: Pend) -> StaticScore:
+        """declared + deadline + age, and the boost: what only the epoch changes."""
+        declared, deadline, age, _, _, boost = self._signals(p)
+        s = StaticScore(self.t, self.w, declared + deadline + age, boost)
+        if self.memo:
+            p.static = s
+        return s
 
     def _inherited(self, p: Pend) -> float:
         """``INHERIT`` x the best score of a same-team job waiting for ``p`` (0 if none)."""

@@ -175,7 +175,8 @@ class Scheduler(Starting):
         every = [self.pending[j] for j in self.queues.head(q, len(self.queues.keys[q]), tried)]
         if len(every) < 2:
             return every
-        scorer = Scorer(self.ctx, pi.t, pi.load, self.pool.max_free(), self.acct.user_gpus, pi.boosts, self.dependants)
+        scorer = Scorer(self.ctx, pi.t, pi.load, self.pool.max_free(), self.acct.user_gpus, pi.boosts, self.dependants,
+                        memo=self.walk.reuses)
         return scorer.best(every, self.mode.depth)
 
     def _visit(self, cands: list[Pend], qk: QueueKey, pi: PassInputs, tried: set[str],

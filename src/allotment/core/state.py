@@ -4,7 +4,21 @@ whole run; ``decide`` builds a fresh one from a snapshot).  Not data for other l
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from allotment.core.jobs import JobSpec
+
+
+@dataclass(frozen=True, slots=True)
+class StaticScore:
+    """The part of a pending job's within-team score that only the epoch changes
+    (``core.priority.Scorer``): ``head`` = declared + deadline + age, weighted, summed in that
+    order, and the boost; valid for epoch ``t`` and the weights object ``weights``."""
+
+    t: float
+    weights: object
+    head: float
+    boost: float
 
 
 class Run:
@@ -77,6 +91,7 @@ class Pend:
         "queue",
         "queued_since",
         "spec",
+        "static",
         "user",
     )
 
@@ -105,3 +120,4 @@ class Pend:
         self.n = 0
         self.per = 0
         self.mr = 0.0
+        self.static: StaticScore | None = None  # the score memo (core.priority.Scorer)
