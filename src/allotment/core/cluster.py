@@ -45,6 +45,12 @@ class ClusterState:
         self.queued_version = 0
         # per job, the jobs of its team waiting for it (core.priority.dependants; set by the driver)
         self.dependants: Mapping[str, tuple[JobSpec, ...]] = {}
+        # bumped by every change that can let a victim search find what it could not: a job
+        # stops, a job becomes preemptible, a node's health changes; and, for searches that
+        # looked at other accounts, an account with preemptible allocated work runs more (it may
+        # turn donor).  See preemption.view.NoVictims
+        self.growth = 0
+        self.donor_growth = 0
 
     # -- questions ---------------------------------------------------------------------------
     def min_runtime(self, spec: JobSpec) -> float:
@@ -112,6 +118,7 @@ class ClusterState:
     def set_health(self, node: str, healthy: bool, now: float) -> None:
         i = self.pool.index[node]
         self.version += 1
+        self.growth += 1
         self.pool.set_health(i, healthy)
         if healthy:
             self.unhealthy_since.pop(i, None)
@@ -121,12 +128,15 @@ class ClusterState:
     # -- internal mutations ------------------------------------------------------------------
     def _start(self, r: Run, now: float) -> None:
         self.version += 1
+        if r.allocated and self.acct.alloc.get(r.account):
+            self.donor_growth += 1
         self.pool.allocate(r.jid, r.placement, soft=not r.allocated)
         self.running[r.jid] = r
         self.acct.started(r)
         self.ends.started(r)
         self.running_gpus += r.gpus
         if r.protected_until <= now:
+            self.growth += 1
             self.acct.mark_preemptible(r)
         elif r.protected_until < math.inf:
             heapq.heappush(self.protect, (r.protected_until, r.jid))
@@ -134,6 +144,7 @@ class ClusterState:
     def _stop(self, job_id: str) -> Run:
         r = self.running.pop(job_id)
         self.version += 1
+        self.growth += 1
         self.pool.release(job_id, r.placement, soft=not r.allocated)
         self.ends.stopped(r, self.pool, self.running)
         self.acct.stopped(r)
@@ -165,6 +176,7 @@ class ClusterState:
             r = self.running.get(jid)
             if r is not None and r.protected_until <= now:
                 self.version += 1
+                self.growth += 1
                 self.acct.mark_preemptible(r)
 
     def next_protection_end(self) -> float:

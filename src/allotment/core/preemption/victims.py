@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 from allotment.core.fairshare import served_more
 from allotment.core.placement import NodeFilter
-from allotment.core.preemption.view import Victim, VictimView, lost_work
+from allotment.core.preemption.view import FOR_NOW, NoVictims, Victim, VictimView, lost_work
 from allotment.core.state import Pend
 
 CLASS_UNALLOC, CLASS_WITHIN, CLASS_RECLAIM = 0, 1, 2
@@ -52,9 +52,10 @@ class _Donor:
 def find_victims(
     v: VictimView, p: Pend, n: int, per: int, owed: Mapping[str, float], measure: Mapping[str, float],
     *, allow: NodeFilter | None = None, slice_ok: bool = True, only_unallocated: bool = False,
-) -> list[Victim] | None:
+) -> list[Victim] | NoVictims:
     """The victims whose eviction lets ``p`` start as ``n`` x ``per`` GPUs on nodes ``allow``
-    admits, or None."""
+    admits, or why there are none (``NoVictims``: each ``lasting`` return below only gets truer
+    as free GPUs shrink)."""
     acct, req = v.acct, p.account
     reclaim_ok = v.reclaims and not only_unallocated and acct.alloc_gpus.get(req, 0) < owed.get(req, 0.0)
     own = v.reclaims and slice_ok and not only_unallocated and acct.alloc_gpus_pre.get(req, 0) > 0
@@ -64,20 +65,25 @@ def find_victims(
     if reclaim_ok:
         donors = _donors(v, req, owed, measure)
         bound += sum(acct.alloc_gpus_pre.get(a, 0) for a in donors)
+    lasting = NoVictims(True, reclaim_ok)  # reclaim_ok: the answer read the donors
     if bound < p.gpus:
-        return None
+        return lasting
     if not donors and not own and n == 1 and v.pool.soft_hole() < per:
-        return None  # only unallocated work could yield, and no node has room even then
+        return lasting  # only unallocated work could yield, and no node has room even then
     owners = {"", *donors, *((req,) if own else ())}
     hosts = _freeable_hosts(v, p, per, owners)
     if allow is not None:
         hosts = [i for i in hosts if allow(i)]
     if len(hosts) < n:
-        return None  # fewer than n nodes could hold it even if every takeable job there went
+        return lasting  # fewer than n nodes could hold it even if every takeable job there went
+    if sum(1 for i in hosts if v.pool.free[i] >= per) >= n:
+        return FOR_NOW  # free nodes would be the best options: only a reservation kept them out
     cands = _Classifier(v, p, own, donors, measure.get(req, math.inf))
     picked = _pick_nodes(v, p, n, per, cands, hosts)
-    if not picked or not _lowers_distance(v, req, p.gpus, picked, owed):
-        return None
+    if not picked:
+        return lasting  # fewer than n nodes can be freed with the jobs it may take
+    if not _lowers_distance(v, req, p.gpus, picked, owed):
+        return FOR_NOW
     out = []
     for j in picked:
         c = cands.get(j)
@@ -171,11 +177,9 @@ def _freeable_hosts(v: VictimView, p: Pend, per: int, owners: set[str]) -> list[
 
 def _pick_nodes(v: VictimView, p: Pend, n: int, per: int, cands: _Classifier, hosts: list[int]) -> list[str]:
     """The victims on the ``n`` nodes that need the cheapest ones (worst class, then lost work,
-    then node order); empty when no ``n`` nodes can be freed, or when free nodes would do."""
+    then node order); empty when no ``n`` nodes can be freed."""
     pool = v.pool
     options: list[tuple[tuple[int, float, int], list[str]]] = []
-    if sum(1 for i in hosts if pool.free[i] >= per) >= n:
-        return []  # free nodes would be the best options: only a reservation kept them out
     for i in hosts:
         free = pool.free[i]
         if free >= per:
