@@ -81,10 +81,16 @@ class NodeEnds:
 def plan_hold(
     pool: NodePool, ends: NodeEnds, holder: str, gpu_type: str | None, n: int, per: int, now: float, key: tuple[int, int, str]
 ) -> Hold | None:
-    """The ``n`` nodes that can hold ``per`` GPUs soonest, and when (never before ``now``)."""
-    free = pool.free
-    free_at = [(-math.inf if free[i] >= per else ends.end[i], i) for i in pool.hosts(per, gpu_type)]
-    if len(free_at) < n:
+    """The ``n`` nodes that can hold ``per`` GPUs soonest, and when (never before ``now``): the
+    ``n`` smallest (free at, node) over the hosts, where a node with ``per`` free or no allocated
+    job is free at -inf -- taken as those in node order, then the soonest-ending others."""
+    hosts = pool.hosts(per, gpu_type)
+    if len(hosts) < n:
         return None
-    chosen = heapq.nsmallest(n, free_at)
-    return Hold(holder, frozenset(i for _, i in chosen), max(now, chosen[-1][0]), key)
+    free, end = pool.free, ends.end
+    ninf = -math.inf
+    soon = [i for i in hosts if free[i] >= per or end[i] == ninf]
+    if len(soon) >= n:
+        return Hold(holder, frozenset(soon[:n]), now, key)
+    later = heapq.nsmallest(n - len(soon), [(end[i], i) for i in hosts if free[i] < per and end[i] != ninf])
+    return Hold(holder, frozenset([*soon, *(i for _, i in later)]), max(now, later[-1][0]), key)
