@@ -89,8 +89,15 @@ def plan_hold(
         return None
     free, end = pool.free, ends.end
     ninf = -math.inf
-    soon = [i for i in hosts if free[i] >= per or end[i] == ninf]
-    if len(soon) >= n:
-        return Hold(holder, frozenset(soon[:n]), now, key)
-    later = heapq.nsmallest(n - len(soon), [(end[i], i) for i in hosts if free[i] < per and end[i] != ninf])
-    return Hold(holder, frozenset([*soon, *(i for _, i in later)]), max(now, later[-1][0]), key)
+    soon: list[int] = []
+    later: list[tuple[float, int]] = []
+    for i in hosts:  # node order: the first n free at -inf are the answer
+        e = end[i]
+        if free[i] >= per or e == ninf:
+            soon.append(i)
+            if len(soon) == n:
+                return Hold(holder, frozenset(soon), now, key)
+        else:
+            later.append((e, i))
+    chosen = heapq.nsmallest(n - len(soon), later)
+    return Hold(holder, frozenset([*soon, *(i for _, i in chosen)]), max(now, chosen[-1][0]), key)
