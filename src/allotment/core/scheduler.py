@@ -157,6 +157,8 @@ class Scheduler(Starting):
             if not self.queues.keys[q]:
                 continue
             account = self._account_of(q)[1]
+            if not self.walk.may_visit(self.queues.shapes[q], qk[0], account, self.pool, self.acct, self.mode):
+                continue
             cands = self._candidates(q, pi, tried)
             if not self.walk.must_visit(cands, qk[0], account, self.pool, self.acct, self.mode):
                 continue

@@ -37,6 +37,7 @@ from typing import Protocol
 from allotment.core.accounting import Accounting
 from allotment.core.modes import Mode
 from allotment.core.placement import NodePool
+from allotment.core.queues import Shapes
 from allotment.core.state import Pend
 from allotment.core.tiers import GUARANTEED, UNALLOCATED
 
@@ -44,6 +45,11 @@ from allotment.core.tiers import GUARANTEED, UNALLOCATED
 class WalkPolicy(Protocol):
     name: str
     reuses: bool  # may answers computed on identical inputs be reused?
+
+    def may_visit(self, shapes: Shapes, tier: int, account: str, pool: NodePool, acct: Accounting, mode: Mode) -> bool:
+        """``must_visit``'s conditions over every job of the queue (``shapes``), tested before
+        its candidates are picked: False only if ``must_visit`` would be False for any of them."""
+        ...
 
     def must_visit(self, head: Sequence[Pend], tier: int, account: str, pool: NodePool, acct: Accounting, mode: Mode) -> bool:
         """Must a round visit the queue whose candidates (the jobs its visit would offer, in
@@ -55,6 +61,9 @@ class Reference:
     name = "reference"
     reuses = False
 
+    def may_visit(self, shapes: Shapes, tier: int, account: str, pool: NodePool, acct: Accounting, mode: Mode) -> bool:
+        return True
+
     def must_visit(self, head: Sequence[Pend], tier: int, account: str, pool: NodePool, acct: Accounting, mode: Mode) -> bool:
         return True
 
@@ -62,6 +71,19 @@ class Reference:
 class Fast:
     name = "fast"
     reuses = True
+
+    def may_visit(self, shapes: Shapes, tier: int, account: str, pool: NodePool, acct: Accounting, mode: Mode) -> bool:
+        # each test is must_visit's, with a minimum or "any" over the whole queue in place of
+        # one over the candidates, which are some of its jobs
+        if not shapes.per:
+            return False  # nothing in it can ever be placed
+        if min(shapes.per) <= pool.max_free() or shapes.gangs:
+            return True
+        if tier == GUARANTEED and mode.ranks_queues and shapes.alloc_per and max(shapes.alloc_per) >= pool.max_gpus:
+            return True  # a whole-node job may hold the reservation
+        if not shapes.alloc_gpus or not mode.can_preempt or tier == UNALLOCATED or not acct.preemptible:
+            return False
+        return _search_bound(tier, account, pool, acct, mode) >= min(shapes.alloc_gpus)
 
     def must_visit(self, head: Sequence[Pend], tier: int, account: str, pool: NodePool, acct: Accounting, mode: Mode) -> bool:
         # only the candidates are looked at, so the conditions are over them, not the queue
@@ -77,12 +99,17 @@ class Fast:
                 min_gpus = p.gpus
         if min_gpus == 0 or not mode.can_preempt or tier == UNALLOCATED or not acct.preemptible:
             return False  # no start on free GPUs, and no victim search can run
-        # free GPUs plus every GPU a search could take: unallocated work, and with reclaim its
-        # own team's preemptible work, in tier 0 every account's
-        bound = pool.free_gpus() + acct.unalloc_gpus
-        if mode.reclaims:
-            bound += acct.alloc_gpus_pre_total if tier == GUARANTEED else acct.alloc_gpus_pre.get(account, 0)
-        return bound >= min_gpus
+        return _search_bound(tier, account, pool, acct, mode) >= min_gpus
+
+
+def _search_bound(tier: int, account: str, pool: NodePool, acct: Accounting, mode: Mode) -> int:
+    """Free GPUs plus every GPU a victim search for a queue of ``account`` in ``tier`` could
+    take: unallocated work, and with reclaim its own team's preemptible work, in tier 0 every
+    account's."""
+    bound = pool.free_gpus() + acct.unalloc_gpus
+    if mode.reclaims:
+        bound += acct.alloc_gpus_pre_total if tier == GUARANTEED else acct.alloc_gpus_pre.get(account, 0)
+    return bound
 
 
 REFERENCE: WalkPolicy = Reference()
