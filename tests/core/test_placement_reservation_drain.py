@@ -113,8 +113,12 @@ def test_a_reservation_takes_the_n_nodes_that_free_up_soonest_ties_by_node_order
     pool = NodePool(tuple(NodeState(f"n{i:02d}", 8) for i in range(len(nodes))))
     ends = NodeEnds(len(nodes))
     for i, (used, end) in enumerate(nodes):
-        pool.free[i] = 8 - used
-        ends.end[i] = end
+        if used:
+            pool.allocate(f"j{i}", ((i, used),))
+        ends.set_end(i, end)
+    for i, (_, end) in enumerate(nodes):  # and again: moving an end keeps the index right
+        ends.set_end(i, 99.0)
+        ends.set_end(i, end)
     # the definition: the n smallest (free at, node), a node with per free being free at -inf
     free_at = sorted((-math.inf if pool.free[i] >= per else ends.end[i], i) for i in range(len(nodes)))[:n]
     got = plan_hold(pool, ends, "g", None, n, per, now, (0, 0, "q"))

@@ -17,8 +17,8 @@ keep every node partly busy forever (``may_hold``).
 
 from __future__ import annotations
 
-import heapq
 import math
+from bisect import bisect_left, insort
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -57,25 +57,43 @@ def allow_for(h: Hold | None, p: Pend, now: float) -> NodeFilter | None:
 
 
 class NodeEnds:
-    """Per node, when its last allocated job is expected to end (-inf: none)."""
+    """Per node, when its last allocated job is expected to end (-inf: none).  Also kept as the
+    nodes with none (``idle``) and the others sorted by (end, node) (``busy``), so that
+    ``plan_hold`` reads the few soonest instead of every node."""
 
     def __init__(self, n_nodes: int) -> None:
         self.end: list[float] = [-math.inf] * n_nodes
+        self.idle: set[int] = set(range(n_nodes))
+        self.busy: list[tuple[float, int]] = []
+
+    def set_end(self, i: int, end: float) -> None:
+        old = self.end[i]
+        if old == end:
+            return
+        if old == -math.inf:
+            self.idle.discard(i)
+        else:
+            del self.busy[bisect_left(self.busy, (old, i))]
+        if end == -math.inf:
+            self.idle.add(i)
+        else:
+            insort(self.busy, (end, i))
+        self.end[i] = end
 
     def started(self, r: Run) -> None:
         if r.allocated:
             for i, _ in r.placement:
                 if r.est_end > self.end[i]:
-                    self.end[i] = r.est_end
+                    self.set_end(i, r.est_end)
 
     def stopped(self, r: Run, pool: NodePool, running: Mapping[str, Run]) -> None:
         """After ``r`` left the pool: recompute its nodes from the jobs still there."""
         if r.allocated:
             for i, _ in r.placement:
-                self.end[i] = max(
+                self.set_end(i, max(
                     (running[j].est_end for j in pool.jobs[i] if running[j].allocated),
                     default=-math.inf,
-                )
+                ))
 
 
 def plan_hold(
@@ -87,17 +105,17 @@ def plan_hold(
     hosts = pool.hosts(per, gpu_type)
     if len(hosts) < n:
         return None
-    free, end = pool.free, ends.end
-    ninf = -math.inf
-    soon: list[int] = []
-    later: list[tuple[float, int]] = []
-    for i in hosts:  # node order: the first n free at -inf are the answer
-        e = end[i]
-        if free[i] >= per or e == ninf:
-            soon.append(i)
-            if len(soon) == n:
-                return Hold(holder, frozenset(soon), now, key)
-        else:
-            later.append((e, i))
-    chosen = heapq.nsmallest(n - len(soon), later)
-    return Hold(holder, frozenset([*soon, *(i for _, i in chosen)]), max(now, chosen[-1][0]), key)
+    ok = pool.host_flags(per, gpu_type)
+    soon_set = {i for i in ends.idle if ok[i]}
+    soon_set.update(i for i in pool.free_at_least(per) if ok[i])
+    soon = sorted(soon_set)
+    if len(soon) >= n:
+        return Hold(holder, frozenset(soon[:n]), now, key)
+    chosen, last = soon, -math.inf
+    for e, i in ends.busy:  # every host not soon is here: its job ends at e
+        if ok[i] and i not in soon_set:
+            chosen.append(i)
+            last = e
+            if len(chosen) == n:
+                break
+    return Hold(holder, frozenset(chosen), max(now, last), key)
