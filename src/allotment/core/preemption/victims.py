@@ -167,15 +167,20 @@ def _freeable_hosts(v: VictimView, p: Pend, per: int, owners: set[str]) -> list[
     pool = v.pool
     free = pool.free
     owned = v.acct.owner_nodes
+    maps = [m for o in owners if (m := owned.get(o))]
     extra: dict[int, int] = {}  # node -> preemptible GPUs of the owners
-    for o in owners:
-        for i, g in owned.get(o, {}).items():
-            extra[i] = extra.get(i, 0) + g
-    # only nodes with ``per`` free or with such GPUs can qualify; node order, as ``pool.hosts``
+    if len(maps) == 1:
+        extra = maps[0]  # read only
+    else:
+        for m in maps:
+            for i, g in m.items():
+                extra[i] = extra.get(i, 0) + g
+    # a node qualifies with ``per`` free, or with such GPUs making up the rest; node order
     ok = pool.host_flags(per, p.spec.gpu_type)
-    near = set(pool.free_at_least(per))
-    near.update(extra)
-    return sorted(i for i in near if ok[i] and (free[i] >= per or free[i] + extra.get(i, 0) >= per))
+    out = [i for i in pool.free_at_least(per) if ok[i]]
+    out.extend(i for i, g in extra.items() if ok[i] and free[i] < per and free[i] + g >= per)
+    out.sort()
+    return out
 
 
 def _pick_nodes(v: VictimView, p: Pend, n: int, per: int, cands: _Classifier, hosts: list[int]) -> list[str]:
