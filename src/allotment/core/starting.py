@@ -15,16 +15,17 @@ from allotment.core.modes import FREE_SUFFIX, GLOBAL_QUEUE
 from allotment.core.pass_inputs import PassInputs, QueueKey
 from allotment.core.placement import NodeFilter
 from allotment.core.preemption.caps import find_cap_victims
+from allotment.core.preemption.retry import FailedSearches, SearchState
 from allotment.core.preemption.slicing import ends_within, frees_room_for, may_slice
 from allotment.core.preemption.victims import find_victims
-from allotment.core.preemption.view import Victim, VictimView
+from allotment.core.preemption.view import FOR_NOW, NoVictims, Victim, VictimView
 from allotment.core.reservation import Hold
 from allotment.core.snapshot import NodeState
 from allotment.core.state import Pend, Run
 from allotment.core.tiers import GUARANTEED, tier
 from allotment.core.walk import WalkPolicy
 
-FailedSearch = tuple[str, Hold | None, bool]  # (job, the reservation it ran under, only unallocated)
+FailedSearch = tuple[Hold | None, bool]  # (the reservation it ran under, only unallocated)
 
 
 class Starting(ClusterState):
@@ -34,9 +35,8 @@ class Starting(ClusterState):
         self.hold: Hold | None = None  # the round's reservation (the last pass's is reported)
         self._launched: dict[str, Pend] = {}  # this pass's starts, to undo one (see _evict_all)
         self._inputs_id = 0  # bumped whenever the pass inputs are recomputed
-        # victim searches that failed on one state (walk.reuses; see core.walk)
-        self._failed: set[FailedSearch] = set()
-        self._failed_at: tuple[int, int, int] = (-1, -1, -1)
+        # victim searches that failed, and on what (walk.reuses; see core.preemption.retry)
+        self._failed = FailedSearches()
         self._queue_names: dict[str, tuple[bool, str]] = {}
         self._view_val: VictimView | None = None  # the victim view of state _view_at
         self._view_at = (-1, -1)
@@ -97,18 +97,19 @@ class Starting(ClusterState):
             return False
         if only_unallocated and not self.acct.unalloc_gpus:
             return False
-        at = (self.version, self._inputs_id, self.queued_version)
-        tag = (p.jid, None if allow is None else self.hold, only_unallocated)
-        if self.walk.reuses and at == self._failed_at and tag in self._failed:
-            return False  # the same search already failed on this very state
+        at = SearchState(self._inputs_id, self.growth, self.donor_growth, self.version, self.queued_version)
+        tag: FailedSearch = (None if allow is None else self.hold, only_unallocated)
+        if self.walk.reuses and self._failed.known(p, tag, at):
+            return False  # the same search already failed, and nothing since could change that
         view = self._view(pi)
         found = find_victims(view, p, p.n, p.per, pi.owed, pi.measure, allow=allow, only_unallocated=only_unallocated)
-        if found is not None and not self._slice_ok(p, qk, pi, found):  # search again without slicing
+        if not isinstance(found, NoVictims) and not self._slice_ok(p, qk, pi, found):  # search again without slicing
             found = find_victims(view, p, p.n, p.per, pi.owed, pi.measure, allow=allow, slice_ok=False)
-        if found is None:
-            if at != self._failed_at:
-                self._failed, self._failed_at = set(), at
-            self._failed.add(tag)
+            if isinstance(found, NoVictims):
+                found = FOR_NOW  # the slicing rule read the queues: this holds on this very state only
+        if isinstance(found, NoVictims):
+            if self.walk.reuses:
+                self._failed.remember(p, tag, at, found)
             return False
         self._evict_all(found, p, pi, starts, preemptions)
         pl = self.pool.find(p.spec, p.n, p.per, allow)

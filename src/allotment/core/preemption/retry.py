@@ -3,7 +3,7 @@ searches (``core.walk``; the reference searches every time).
 
 A failure is reused for the same pending job (the very ``Pend``: a requeued job is a new one),
 the same search (``tag``) and the same pass inputs, either on the very same state
-(``ClusterState.version``) or, when the failure is ``lasting`` (``preemption.view.NoVictims``),
+(``ClusterState.version`` and ``queued_version``) or, when the failure is ``lasting`` (``preemption.view.NoVictims``),
 while nothing that could make it succeed has happened since (``ClusterState.growth``, and
 ``donor_growth`` if it looked at other accounts' work).  Starts
 of protected work by accounts without preemptible work change the version but not the growth:
@@ -28,6 +28,7 @@ class SearchState:
     growth: int  # ClusterState.growth
     donor_growth: int  # ClusterState.donor_growth
     version: int  # ClusterState.version
+    queued: int  # ClusterState.queued_version (the slicing rule reads the queues)
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,7 +50,7 @@ class FailedSearches:
         f = self._by.get((p.jid, tag))
         if f is None or f.job is not p or f.at.inputs != at.inputs:
             return False
-        if f.at.version == at.version:
+        if f.at.version == at.version and f.at.queued == at.queued:
             return True
         why, was = f.why, f.at
         return why.lasting and was.growth == at.growth and (not why.donors or was.donor_growth == at.donor_growth)
