@@ -7,7 +7,7 @@ import datetime as dt
 from allotment.compile.model import Boost, Policy
 from allotment.core.context import build_context
 from allotment.core.jobs import JobSpec
-from allotment.core.priority import Scorer, active_boosts, boost_of, propagate
+from allotment.core.priority import Scorer, active_boosts, boost_of, dependants, propagate
 from allotment.core.state import Pend
 from tests.core.builders import make_config
 
@@ -96,3 +96,19 @@ def test_the_memoised_score_is_the_recomputed_one_bit_for_bit_as_running_and_fre
             memo, ref = Scorer(*args, memo=True), Scorer(*args)  # type: ignore[arg-type]
             assert [memo.total(p) for p in jobs] == [ref.total(p) for p in jobs] == [ref.parts(p).total for p in jobs]
             assert all(p.static is not None and p.static.t == t for p in jobs)  # the memo was used
+
+
+def test_the_memoised_inherited_score_is_the_recomputed_one_bit_for_bit() -> None:
+    ctx = _ctx(boosts=(Boost("job:d3", 0.25, T0 + dt.timedelta(days=400), "test", "lead"),))
+    pre = [_pend(f"p{i}", declared=i % 2, gpus=1 + i, work=600.0 * (i + 1)) for i in range(3)]
+    deps = [JobSpec(id=f"d{i}", submit=0.0, account="a", gpus=1, work=900.0, user=f"u{i % 2}", priority=i % 3,
+                    deadline=4000.0 + 300 * i if i % 2 else None, depends_on=(f"p{i % 3}",)) for i in range(7)]
+    waiting = dependants([p.spec for p in pre] + deps)
+    users: dict[tuple[str, str], int] = {}
+    for t in (100.0, 100.0, 2000.0):
+        for step in range(3):
+            users[("a", "u1")] = 4 * step
+            args = (ctx, t, 1.0, 4 - step, users, active_boosts(ctx, t), waiting)  # type: ignore[arg-type]
+            memo, ref = Scorer(*args, memo=True), Scorer(*args)  # type: ignore[arg-type]
+            assert [memo.total(p) for p in pre] == [ref.total(p) for p in pre]
+            assert [memo._inherited(p) for p in pre] == [ref._inherited(p) for p in pre] != [0.0] * 3

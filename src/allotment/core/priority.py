@@ -36,7 +36,7 @@ from dataclasses import dataclass
 
 from allotment.core.context import Context
 from allotment.core.jobs import JobSpec
-from allotment.core.state import Pend, StaticScore
+from allotment.core.state import InheritedParts, Pend, StaticScore
 
 INHERIT = 0.9  # a prerequisite scores at least this fraction of its best same-team dependant's score
 
@@ -169,24 +169,49 @@ class Scorer:
         return s
 
     def _inherited(self, p: Pend) -> float:
-        """``INHERIT`` x the best score of a same-team job waiting for ``p`` (0 if none)."""
+        """``INHERIT`` x the best score of a same-team job waiting for ``p`` (0 if none): each
+        dependant's declared + deadline + fairness + fit + boost, added in that order."""
         got = self.deps.get(p.jid) if self.deps else None
         if not got:
             return 0.0
-        w, t = self.w, self.t
-        ahead = max(0.0, p.spec.work - p.done_work)  # the dependant cannot start before p ends
+        m = p.inherit
+        if m is None or m.t != self.t or m.weights is not self.w or not self.memo:
+            m = self._inherited_parts(p, got)
+        w_fair, users = self.w.fairness, self.user_gpus
         fit = self.w_fit if p.gpus <= self.max_free else 0.0
         best = -float("inf")
+        for account, user, head, boost in m.parts:
+            score = head + w_fair * (1.0 / (1.0 + users.get((account, user), 0) / 8.0)) + fit + boost
+            best = max(best, score)
+        return INHERIT * best
+
+    def _inherited_parts(self, p: Pend, got: tuple[JobSpec, ...]) -> InheritedParts:
+        """What of ``_inherited`` only the epoch changes (``InheritedParts``)."""
+        w, t = self.w, self.t
+        ahead = max(0.0, p.spec.work - p.done_work)  # the dependant cannot start before p ends
+        parts: list[tuple[str, str, float, float]] = []
+        plain: dict[tuple[str, str], int] = {}  # (account, user) -> index of its boost-free part
         for d in got:
             urgency = 0.0
             if d.deadline is not None:
                 slack = d.deadline - t - ahead - d.work
                 urgency = 1.0 if slack <= 0 else 1.0 / (1.0 + slack / 3600.0)
-            fairness = 1.0 / (1.0 + self.user_gpus.get((d.account, d.user), 0) / 8.0)
+            head = w.declared * d.priority + w.deadline * urgency
             boost = boost_of(self.boosts, d.id, d.user, d.account) if self.boosts else 0.0
-            score = w.declared * d.priority + w.deadline * urgency + w.fairness * fairness + fit + boost
-            best = max(best, score)
-        return INHERIT * best
+            if boost != 0.0 or not self.memo:
+                parts.append((d.account, d.user, head, boost))
+                continue
+            k = (d.account, d.user)
+            i = plain.get(k)
+            if i is None:
+                plain[k] = len(parts)
+                parts.append((d.account, d.user, head, 0.0))
+            elif head > parts[i][2]:
+                parts[i] = (d.account, d.user, head, 0.0)
+        m = InheritedParts(t, w, tuple(parts))
+        if self.memo:
+            p.inherit = m
+        return m
 
     def _signals(self, p: Pend) -> tuple[float, float, float, float, float, float]:
         w, t = self.w, self.t

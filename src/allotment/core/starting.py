@@ -25,7 +25,8 @@ from allotment.core.state import Pend, Run
 from allotment.core.tiers import GUARANTEED, tier
 from allotment.core.walk import WalkPolicy
 
-FailedSearch = tuple[Hold | None, bool]  # (the reservation it ran under, only unallocated)
+# (job, the reservation it ran under) or, for unallocated work only, (GPUs, n, per, type, reservation)
+FailedSearch = tuple[str, Hold | None] | tuple[int, int, int, str | None, Hold | None]
 
 
 class Starting(ClusterState):
@@ -97,9 +98,12 @@ class Starting(ClusterState):
             return False
         if only_unallocated and not self.acct.unalloc_gpus:
             return False
-        at = SearchState(self._inputs_id, self.growth, self.donor_growth, self.version, self.queued_version)
-        tag: FailedSearch = (None if allow is None else self.hold, only_unallocated)
-        if self.walk.reuses and self._failed.known(p, tag, at):
+        at = SearchState(self._inputs_id, self.growth, self.donor_growth, self.version, self.queued_version, pi.now, qk)
+        held = None if allow is None else self.hold
+        # a search for unallocated work only reads the job's shape (core.preemption.victims)
+        key: FailedSearch = (p.gpus, p.n, p.per, p.spec.gpu_type, held) if only_unallocated else (p.jid, held)
+        job = None if only_unallocated else p
+        if self.walk.reuses and self._failed.known(key, job, at):
             return False  # the same search already failed, and nothing since could change that
         view = self._view(pi)
         found = find_victims(view, p, p.n, p.per, pi.owed, pi.measure, allow=allow, only_unallocated=only_unallocated)
@@ -109,7 +113,7 @@ class Starting(ClusterState):
                 found = FOR_NOW  # the slicing rule read the queues: this holds on this very state only
         if isinstance(found, NoVictims):
             if self.walk.reuses:
-                self._failed.remember(p, tag, at, found)
+                self._failed.remember(key, job, at, found)
             return False
         self._evict_all(found, p, pi, starts, preemptions)
         pl = self.pool.find(p.spec, p.n, p.per, allow)

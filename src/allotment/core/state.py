@@ -21,6 +21,19 @@ class StaticScore:
     boost: float
 
 
+@dataclass(frozen=True, slots=True)
+class InheritedParts:
+    """The part of each waiting dependant's score that only the epoch changes
+    (``core.priority.Scorer._inherited``): per dependant (account, user, declared + deadline,
+    boost), in dependant order; dependants of one user without a boost are kept as the one with
+    the highest declared + deadline (the rest of the sum is the same for them, and float addition
+    is monotone, so that one's sum is their maximum).  Valid for epoch ``t`` and ``weights``."""
+
+    t: float
+    weights: object
+    parts: tuple[tuple[str, str, float, float], ...]
+
+
 class Run:
     """A running job.  ``gpus``, ``account``, ``resumable`` and ``ckpt`` copy the spec's fields:
     the hot loops read them millions of times, and on this (compiled) class that is cheap."""
@@ -83,6 +96,7 @@ class Pend:
         "eligible",
         "evicted_by",
         "gpus",
+        "inherit",
         "jid",
         "key",
         "mr",
@@ -121,3 +135,4 @@ class Pend:
         self.per = 0
         self.mr = 0.0
         self.static: StaticScore | None = None  # the score memo (core.priority.Scorer)
+        self.inherit: InheritedParts | None = None  # ... and its dependants'

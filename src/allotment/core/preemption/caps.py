@@ -24,7 +24,11 @@ def find_cap_victims(v: VictimView, p: Pend, n: int, per: int, allow: NodeFilter
         for jid in v.acct.alloc.get(p.account, {})
         if (r := running[jid]).declared < p.declared and not (v.keep_nonresumable and not r.resumable)
     )
-    hosts = [i for i in v.pool.hosts(per, p.spec.gpu_type) if allow is None or allow(i)]
+    if not own or sum(running[j].gpus for _, j in own) < over:
+        return None  # nothing to take, or not enough even taking all of it
+    hosts = v.pool.hosts(per, p.spec.gpu_type)
+    if allow is not None:
+        hosts = [i for i in hosts if allow(i)]
     free = list(v.pool.free)
 
     def placeable() -> bool:
