@@ -182,7 +182,8 @@ class Scorer:
         best = -float("inf")
         for account, user, head, boost in m.parts:
             score = head + w_fair * (1.0 / (1.0 + users.get((account, user), 0) / 8.0)) + fit + boost
-            best = max(best, score)
+            if score > best:  # max(best, score), without the call
+                best = score
         return INHERIT * best
 
     def _inherited_parts(self, p: Pend, got: tuple[JobSpec, ...]) -> InheritedParts:
@@ -190,7 +191,7 @@ class Scorer:
         w, t = self.w, self.t
         ahead = max(0.0, p.spec.work - p.done_work)  # the dependant cannot start before p ends
         parts: list[tuple[str, str, float, float]] = []
-        plain: dict[tuple[str, str], int] = {}  # (account, user) -> index of its boost-free part
+        same: dict[tuple[str, str, float], int] = {}  # (account, user, boost) -> index of its part
         for d in got:
             urgency = 0.0
             if d.deadline is not None:
@@ -198,16 +199,16 @@ class Scorer:
                 urgency = 1.0 if slack <= 0 else 1.0 / (1.0 + slack / 3600.0)
             head = w.declared * d.priority + w.deadline * urgency
             boost = boost_of(self.boosts, d.id, d.user, d.account) if self.boosts else 0.0
-            if boost != 0.0 or not self.memo:
+            if not self.memo:
                 parts.append((d.account, d.user, head, boost))
                 continue
-            k = (d.account, d.user)
-            i = plain.get(k)
+            k = (d.account, d.user, boost)
+            i = same.get(k)
             if i is None:
-                plain[k] = len(parts)
-                parts.append((d.account, d.user, head, 0.0))
+                same[k] = len(parts)
+                parts.append((d.account, d.user, head, boost))
             elif head > parts[i][2]:
-                parts[i] = (d.account, d.user, head, 0.0)
+                parts[i] = (d.account, d.user, head, boost)
         m = InheritedParts(t, w, tuple(parts))
         if self.memo:
             p.inherit = m

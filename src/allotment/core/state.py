@@ -25,9 +25,10 @@ class StaticScore:
 class InheritedParts:
     """The part of each waiting dependant's score that only the epoch changes
     (``core.priority.Scorer._inherited``): per dependant (account, user, declared + deadline,
-    boost), in dependant order; dependants of one user without a boost are kept as the one with
-    the highest declared + deadline (the rest of the sum is the same for them, and float addition
-    is monotone, so that one's sum is their maximum).  Valid for epoch ``t`` and ``weights``."""
+    boost), in dependant order; dependants of one user with the same boost are kept as the one
+    with the highest declared + deadline (the rest of the sum is the same for them, and float
+    addition is monotone, so that one's sum is their maximum).  Valid for epoch ``t`` and
+    ``weights``."""
 
     t: float
     weights: object
