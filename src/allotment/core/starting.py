@@ -81,10 +81,9 @@ class Starting(ClusterState):
         for q in self.queues.nonempty():
             if self._account_of(q)[0] or self.queue_key(q, pi) >= qk:
                 continue
-            for key in self.queues.keys[q]:
-                per = self.pending[key[2]].per
-                if per > 0 and (best == 0 or per < best):
-                    best = per
+            per = self.queues.min_per(q)
+            if per > 0 and (best == 0 or per < best):
+                best = per
         return best
 
     def _slice_ok(self, p: Pend, qk: QueueKey, pi: PassInputs, victims: list[Victim]) -> bool:
