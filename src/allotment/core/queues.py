@@ -2,10 +2,11 @@
 ``budgets`` one queue per account for allocated work and one for its unallocated work; the
 baselines use a single global queue.
 
-A round only looks at a queue's head (``head``), so the fast walk (``core.walk``) tests its
-necessary conditions on those candidates; before it even picks them, it tests the same
-conditions on counts over the whole queue (``shapes``), which cost nothing to read: a condition
-false for every job is false for the candidates.
+A round offers a queue's candidates (``core.scheduler``), and the fast walk (``core.walk``)
+tests its necessary conditions on those candidates; before it even picks them, it tests the same
+conditions on counts over the whole queue (``shapes``: a handful of values each), which cost
+nothing to read: a condition false for every job is false for the candidates.  The slicing rule
+asks the fewest GPUs per node any job of a queue needs (``min_per``) from the same counts.
 """
 
 from __future__ import annotations
@@ -70,6 +71,11 @@ class QueueSet:
             raise KeyError(p.jid)
         lst.pop(i)
         self.shapes[p.queue].count(p, -1)
+
+    def min_per(self, q: str) -> int:
+        """The fewest GPUs per node any job of ``q`` that can be placed needs (0: none)."""
+        sh = self.shapes.get(q)
+        return min(sh.per) if sh is not None and sh.per else 0
 
     def nonempty(self) -> Iterator[str]:
         return (q for q, lst in self.keys.items() if lst)
