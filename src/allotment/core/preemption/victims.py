@@ -191,8 +191,8 @@ def _freeable_hosts(v: VictimView, p: Pend, per: int, owners: set[str], more: Ma
         extra = maps[0]  # read only
     else:
         summed: dict[int, int] = {}
-        for m in maps:
-            for i, g in m.items():
+        for got in maps:
+            for i, g in got.items():
                 summed[i] = summed.get(i, 0) + g
         extra = summed
     # a node qualifies with ``per`` free, or with such GPUs making up the rest; node order
