@@ -58,8 +58,7 @@ def test_a_job_too_large_for_any_node_shape_never_fits() -> None:
     assert NodePool(NODES).shape(_job("huge", 32, ppn=8)) == (0, 0)
 
 
-def test_a_blocked_gang_holds_the_nodes_that_free_up_first_and_only_jobs_that_end_or_yield_in_time_backfill() -> None:
-    # "long" is protected for its whole run (past the reservation's start): it may not backfill
+def test_a_blocked_gang_holds_the_nodes_that_free_up_first_and_only_short_jobs_backfill() -> None:
     running = (
         RunningJob(_job("soon", 8, work=1000), 0.0, (("n000", 8),), True, 600.0),
         RunningJob(_job("late", 8, work=90000), 0.0, (("n001", 8),), True, 600.0 + 1e6),
@@ -67,7 +66,7 @@ def test_a_blocked_gang_holds_the_nodes_that_free_up_first_and_only_jobs_that_en
     )
     pending = (
         PendingJob(_job("gang", 16, ppn=8, mr=7200, account="b", prio=1), 0.0, 0.0),
-        PendingJob(_job("long", 4, work=20000, mr=20000, account="b"), 1.0, 1.0),
+        PendingJob(_job("long", 4, work=20000, account="b"), 1.0, 1.0),
         PendingJob(_job("short", 4, work=500, account="b"), 2.0, 2.0),
     )
     d = decide(Snapshot(NODES, running, pending), _ctx(), 100.0)  # type: ignore[arg-type]

@@ -39,7 +39,6 @@ def build_scheduler(snapshot: Snapshot, ctx: Context, now: float, *, walk: WalkP
             declared=declared[r.spec.id],
             evicted_by=r.evicted_by,
             eligible=r.eligible,
-            yields=r.yields_to_reservation,
         )
     for p in sorted(snapshot.pending, key=lambda p: p.spec.id):
         sched.add_pending(

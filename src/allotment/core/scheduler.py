@@ -192,7 +192,7 @@ class Scheduler(Starting):
             if p.n == 0:
                 continue
             h = self.hold
-            allow = allow_for(h, p, now, self.may_yield(p))
+            allow = allow_for(h, p, now)
             if p.mr > 0 and not self.acct.fits_caps(p.account, p.gpus):
                 if self._cap_preempt(p, qk, pi, allow, starts, preemptions):
                     return True
@@ -212,10 +212,10 @@ class Scheduler(Starting):
                     return True
                 continue
             first_blocked = False
+            if self._preempt_for(p, qk, pi, allow, starts, preemptions):
+                return True
             holds = may_hold(p, self.pool.max_gpus, self.mode.ranks_queues and qk[0] == GUARANTEED,
                              pi.t - p.eligible)  # waited: read at the epoch, like every time-varying input
-            if self._preempt_for(p, qk, pi, allow, starts, preemptions, reserve=holds):
-                return True
             takes_hold = holds and (h is None or h.holder == p.jid or h.queue_key > qk)
             if takes_hold and self._hold_for(p, qk, pi, starts):
                 return True

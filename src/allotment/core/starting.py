@@ -19,15 +19,14 @@ from allotment.core.preemption.retry import FailedSearches, SearchState
 from allotment.core.preemption.slicing import ends_within, frees_room_for, may_slice
 from allotment.core.preemption.victims import find_victims
 from allotment.core.preemption.view import FOR_NOW, NoVictims, Victim, VictimView
-from allotment.core.reservation import Hold, yields
+from allotment.core.reservation import Hold
 from allotment.core.snapshot import NodeState
 from allotment.core.state import Pend, Run
 from allotment.core.tiers import GUARANTEED, tier
 from allotment.core.walk import WalkPolicy
 
-# (job, the reservation it ran under, may it take yielding jobs) or, for unallocated work only,
-# (GPUs, n, per, type, the reservation)
-FailedSearch = tuple[str, Hold | None, bool] | tuple[int, int, int, str | None, Hold | None]
+# (job, the reservation it ran under) or, for unallocated work only, (GPUs, n, per, type, reservation)
+FailedSearch = tuple[str, Hold | None] | tuple[int, int, int, str | None, Hold | None]
 
 
 class Starting(ClusterState):
@@ -58,12 +57,6 @@ class Starting(ClusterState):
         free, account = self._account_of(q)
         tr = tier(free, self.acct.alloc_gpus.get(account, 0), pi.owed.get(account, 0.0))
         return (tr, pi.rank_index.get(account, len(pi.rank_index)), q)
-
-    def may_yield(self, p: Pend) -> bool:
-        """May ``p`` start on a reserved node as a job that yields to it after its protection?
-        Only where a reservation may evict it then: in a mode that reclaims, and not a job kept
-        to completion (``non_resumable: run_to_completion``)."""
-        return self.mode.reclaims and not (self.policy.non_resumable == "run_to_completion" and not p.spec.resumable)
 
     def _view(self, pi: PassInputs) -> VictimView:
         """What a victim search reads.  The fast walk keeps one per (state version, inputs),
@@ -97,9 +90,9 @@ class Starting(ClusterState):
                          lambda: frees_room_for(self._better_waiting_per(qk, pi), victims, self.running, self.pool.free))
 
     def _preempt_for(self, p: Pend, qk: QueueKey, pi: PassInputs, allow: NodeFilter | None, starts: list[Start],
-                     preemptions: list[Preemption], *, only_unallocated: bool = False, reserve: bool = False) -> bool:
-        """Start ``p`` on the GPUs of victims (every class, or only unallocated work; ``reserve``:
-        it may hold a reservation, so jobs that yield to one are victims too); True if it started."""
+                     preemptions: list[Preemption], *, only_unallocated: bool = False) -> bool:
+        """Start ``p`` on the GPUs of victims (every class, or only unallocated work); True if
+        it started."""
         if not self.mode.can_preempt or not self.acct.preemptible:
             return False
         if only_unallocated and not self.acct.unalloc_gpus:
@@ -107,15 +100,14 @@ class Starting(ClusterState):
         at = SearchState(self._inputs_id, self.growth, self.donor_growth, self.version, self.queued_version, pi.now, qk)
         held = None if allow is None else self.hold
         # a search for unallocated work only reads the job's shape (core.preemption.victims)
-        key: FailedSearch = (p.gpus, p.n, p.per, p.spec.gpu_type, held) if only_unallocated else (p.jid, held, reserve)
+        key: FailedSearch = (p.gpus, p.n, p.per, p.spec.gpu_type, held) if only_unallocated else (p.jid, held)
         job = None if only_unallocated else p
         if self.walk.reuses and self._failed.known(key, job, at):
             return False  # the same search already failed, and nothing since could change that
         view = self._view(pi)
-        found = find_victims(view, p, p.n, p.per, pi.owed, pi.measure, allow=allow, only_unallocated=only_unallocated,
-                             reserve=reserve)
+        found = find_victims(view, p, p.n, p.per, pi.owed, pi.measure, allow=allow, only_unallocated=only_unallocated)
         if not isinstance(found, NoVictims) and not self._slice_ok(p, qk, pi, found):  # search again without slicing
-            found = find_victims(view, p, p.n, p.per, pi.owed, pi.measure, allow=allow, slice_ok=False, reserve=reserve)
+            found = find_victims(view, p, p.n, p.per, pi.owed, pi.measure, allow=allow, slice_ok=False)
             if isinstance(found, NoVictims):
                 found = FOR_NOW  # the slicing rule read the queues: this holds on this very state only
         if isinstance(found, NoVictims):
@@ -165,8 +157,6 @@ class Starting(ClusterState):
                                  why + self.mode.queue_note(qk[0], qk[1]))
         r = Run(p.spec, pi.now, pl, terms.allocated, terms.protected_until, p.done_work, p.declared, p.evicted_by)
         r.eligible = p.eligible
-        r.yields = terms.allocated and yields(self.hold, p, pi.now, pl, self.may_yield(p))
         self._start(r, pi.now)
         self._launched[p.jid] = p
-        why = terms.reason + ("; yields to the reservation after its minimum runtime" if r.yields else "")
-        return Start(p.jid, tuple((self.pool.names[i], g) for i, g in pl), terms.allocated, why, r.yields)
+        return Start(p.jid, tuple((self.pool.names[i], g) for i, g in pl), terms.allocated, terms.reason)
