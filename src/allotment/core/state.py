@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from allotment.compile.model import PriorityWeights
 from allotment.core.jobs import JobSpec
 
 
@@ -16,7 +17,7 @@ class StaticScore:
     order, and the boost; valid for epoch ``t`` and the weights object ``weights``."""
 
     t: float
-    weights: object
+    weights: PriorityWeights
     head: float
     boost: float
 
@@ -31,7 +32,7 @@ class InheritedParts:
     ``weights``."""
 
     t: float
-    weights: object
+    weights: PriorityWeights
     parts: tuple[tuple[str, str, float, float], ...]
 
 
