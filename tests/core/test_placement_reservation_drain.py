@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import math
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from allotment.compile.model import Policy
 from allotment.core.context import build_context
 from allotment.core.decide import decide
 from allotment.core.jobs import JobSpec
 from allotment.core.placement import NodePool
+from allotment.core.reservation import NodeEnds, plan_hold
 from allotment.core.snapshot import NodeState, PendingJob, RunningJob, Snapshot
 from tests.core.builders import make_config
 
@@ -96,3 +102,28 @@ def test_the_reconciler_is_told_when_to_look_again() -> None:
     d = decide(Snapshot(NODES, running, waiting), _ctx(), 100.0)  # type: ignore[arg-type]
     assert d.wake_at == 300.0  # ... and before that, the next epoch boundary
     assert decide(Snapshot(NODES, running), _ctx(), 100.0).wake_at is None  # type: ignore[arg-type]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 8), st.sampled_from([-math.inf, 10.0, 20.0, 30.0])), min_size=1, max_size=12),
+       st.integers(1, 5), st.integers(1, 8), st.sampled_from([-math.inf, 0.0, 15.0]))
+def test_a_reservation_takes_the_n_nodes_that_free_up_soonest_ties_by_node_order(
+    nodes: list[tuple[int, float]], n: int, per: int, now: float
+) -> None:
+    pool = NodePool(tuple(NodeState(f"n{i:02d}", 8) for i in range(len(nodes))))
+    ends = NodeEnds(len(nodes))
+    for i, (used, end) in enumerate(nodes):
+        if used:
+            pool.allocate(f"j{i}", ((i, used),))
+        ends.set_end(i, end)
+    for i, (_, end) in enumerate(nodes):  # and again: moving an end keeps the index right
+        ends.set_end(i, 99.0)
+        ends.set_end(i, end)
+    # the definition: the n smallest (free at, node), a node with per free being free at -inf
+    free_at = sorted((-math.inf if pool.free[i] >= per else ends.end[i], i) for i in range(len(nodes)))[:n]
+    got = plan_hold(pool, ends, "g", None, n, per, now, (0, 0, "q"))
+    if len(nodes) < n:
+        assert got is None
+    else:
+        assert got is not None
+        assert (got.nodes, got.at) == (frozenset(i for _, i in free_at), max(now, free_at[-1][0]))

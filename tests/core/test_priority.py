@@ -7,7 +7,7 @@ import datetime as dt
 from allotment.compile.model import Boost, Policy
 from allotment.core.context import build_context
 from allotment.core.jobs import JobSpec
-from allotment.core.priority import Scorer, active_boosts, boost_of, propagate
+from allotment.core.priority import Scorer, active_boosts, boost_of, dependants, propagate
 from allotment.core.state import Pend
 from tests.core.builders import make_config
 
@@ -82,3 +82,33 @@ def test_ties_break_by_eligibility_then_job_id() -> None:
     s = _scorer(t=0.0)
     ranked = s.rank([_pend("b", eligible=0.0), _pend("a", eligible=0.0)])
     assert [p.jid for p in ranked] == ["a", "b"]
+
+
+def test_the_memoised_score_is_the_recomputed_one_bit_for_bit_as_running_and_free_gpus_change() -> None:
+    ctx = _ctx(boosts=(Boost("user:u", 0.37, T0 + dt.timedelta(days=400), "test", "lead"),))
+    jobs = [_pend(f"j{i}", declared=i % 3, eligible=17.3 * i, gpus=1 + i % 5, deadline=5000.0 + 97 * i if i % 2 else None)
+            for i in range(12)]
+    users: dict[tuple[str, str], int] = {}
+    for t in (1000.0, 1000.0, 4600.0):
+        for step in range(4):
+            users[("a", "u")] = 3 * step
+            args = (ctx, t, 1.0 + step / 3, 8 - step, users, active_boosts(ctx, t))  # type: ignore[arg-type]
+            memo, ref = Scorer(*args, memo=True), Scorer(*args)  # type: ignore[arg-type]
+            assert [memo.total(p) for p in jobs] == [ref.total(p) for p in jobs] == [ref.parts(p).total for p in jobs]
+            assert all(p.static is not None and p.static.t == t for p in jobs)  # the memo was used
+
+
+def test_the_memoised_inherited_score_is_the_recomputed_one_bit_for_bit() -> None:
+    ctx = _ctx(boosts=(Boost("job:d3", 0.25, T0 + dt.timedelta(days=400), "test", "lead"),))
+    pre = [_pend(f"p{i}", declared=i % 2, gpus=1 + i, work=600.0 * (i + 1)) for i in range(3)]
+    deps = [JobSpec(id=f"d{i}", submit=0.0, account="a", gpus=1, work=900.0, user=f"u{i % 2}", priority=i % 3,
+                    deadline=4000.0 + 300 * i if i % 2 else None, depends_on=(f"p{i % 3}",)) for i in range(7)]
+    waiting = dependants([p.spec for p in pre] + deps)
+    users: dict[tuple[str, str], int] = {}
+    for t in (100.0, 100.0, 2000.0):
+        for step in range(3):
+            users[("a", "u1")] = 4 * step
+            args = (ctx, t, 1.0, 4 - step, users, active_boosts(ctx, t), waiting)  # type: ignore[arg-type]
+            memo, ref = Scorer(*args, memo=True), Scorer(*args)  # type: ignore[arg-type]
+            assert [memo.total(p) for p in pre] == [ref.total(p) for p in pre]
+            assert [memo._inherited(p) for p in pre] == [ref._inherited(p) for p in pre] != [0.0] * 3

@@ -53,7 +53,7 @@ def test_a_waiting_gang_says_its_reservation_and_expected_start(run_dir: Path, c
             waiting.discard(e.job)
     assert out["team_position"]["of"] == len(waiting)
     assert 1 <= out["team_position"]["position"] <= len(waiting)
-    assert set(out["team_position"]["score"]) == {"total", "declared", "deadline", "age", "fairness", "fit", "boost"}
+    assert set(out["team_position"]["score"]) == {"total", "declared", "deadline", "age", "fairness", "fit", "boost", "inherited"}
     path = [r["name"] for r in out["path"]]
     assert path[-1] == rd.jobs[res.job].account and path[0] in ("olmo", "prior", "science", "safety")
 

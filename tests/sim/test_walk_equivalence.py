@@ -19,7 +19,7 @@ from allotment.compile.model import CompiledConfig
 from allotment.core.context import build_context
 from allotment.core.decide import decide
 from allotment.core.snapshot import NodeState, PendingJob, RunningJob, Snapshot
-from allotment.core.walk import FAST, REFERENCE, WalkPolicy
+from allotment.core.walk import FAST, REFERENCE, Fast, WalkPolicy
 from allotment.sim.runner import WAKE, _Sim
 from allotment.traces.scenarios.workload import Workload
 from tests.sim.strategies import clusters, workloads
@@ -108,3 +108,33 @@ def test_decide_on_a_snapshot_takes_the_simulators_decision(case: tuple[Compiled
     assume(not any(j.depends_on for j in workload.jobs))  # the simulator propagates over the whole trace
     sim, _ = _run(case, mode, FAST, check_decide=True)
     assert sim.mismatches == []
+
+
+class CheckedFast(Fast):
+    """The fast walk that never skips on ``may_visit`` but records where the candidate test
+    (``must_visit``) would visit a queue the whole-queue test ruled out."""
+
+    def __init__(self) -> None:
+        self.ruled_out = False
+        self.wrong = 0
+        self.tested = 0
+
+    def may_visit(self, *args: Any) -> bool:
+        self.ruled_out = not super().may_visit(*args)
+        self.tested += self.ruled_out
+        return True
+
+    def must_visit(self, *args: Any) -> bool:
+        got = super().must_visit(*args)
+        self.wrong += self.ruled_out and got
+        return got
+
+
+@PROPS
+@given(cases(), MODES)
+def test_the_whole_queue_test_never_rules_out_a_queue_the_candidate_test_would_visit(
+    case: tuple[CompiledConfig, Workload], mode: str
+) -> None:
+    walk = CheckedFast()
+    _run(case, mode, walk)
+    assert walk.wrong == 0

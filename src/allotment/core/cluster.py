@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import heapq
 import math
+from collections.abc import Mapping
 
 from allotment.core.accounting import Accounting
 from allotment.core.context import Context
@@ -40,6 +41,16 @@ class ClusterState:
         # bumped by every change of what a victim search or a reservation reads (pool, running
         # jobs, accounting, health): lets the fast walk reuse an answer computed on the same state
         self.version = 0
+        # bumped by every change of the pending queues (a victim search's slicing rule reads them)
+        self.queued_version = 0
+        # per job, the jobs of its team waiting for it (core.priority.dependants; set by the driver)
+        self.dependants: Mapping[str, tuple[JobSpec, ...]] = {}
+        # bumped by every change that can let a victim search find what it could not: a job
+        # stops, a job becomes preemptible, a node's health changes; and, for searches that
+        # looked at other accounts, an account with preemptible allocated work runs more (it may
+        # turn donor).  See preemption.view.NoVictims
+        self.growth = 0
+        self.donor_growth = 0
 
     # -- questions ---------------------------------------------------------------------------
     def min_runtime(self, spec: JobSpec) -> float:
@@ -78,9 +89,7 @@ class ClusterState:
         p.n, p.per = self.pool.shape(spec)
         p.mr = mr
         p.key = self.mode.key(p)
-        self.pending[spec.id] = p
-        self.queues.add(p)
-        self.pending_gpus += spec.gpus
+        self._queue(p)
 
     def add_running(
         self,
@@ -109,6 +118,7 @@ class ClusterState:
     def set_health(self, node: str, healthy: bool, now: float) -> None:
         i = self.pool.index[node]
         self.version += 1
+        self.growth += 1
         self.pool.set_health(i, healthy)
         if healthy:
             self.unhealthy_since.pop(i, None)
@@ -118,12 +128,15 @@ class ClusterState:
     # -- internal mutations ------------------------------------------------------------------
     def _start(self, r: Run, now: float) -> None:
         self.version += 1
+        if r.allocated and self.acct.alloc.get(r.account):
+            self.donor_growth += 1
         self.pool.allocate(r.jid, r.placement, soft=not r.allocated)
         self.running[r.jid] = r
         self.acct.started(r)
         self.ends.started(r)
         self.running_gpus += r.gpus
         if r.protected_until <= now:
+            self.growth += 1
             self.acct.mark_preemptible(r)
         elif r.protected_until < math.inf:
             heapq.heappush(self.protect, (r.protected_until, r.jid))
@@ -131,13 +144,26 @@ class ClusterState:
     def _stop(self, job_id: str) -> Run:
         r = self.running.pop(job_id)
         self.version += 1
+        self.growth += 1
         self.pool.release(job_id, r.placement, soft=not r.allocated)
         self.ends.stopped(r, self.pool, self.running)
         self.acct.stopped(r)
         self.running_gpus -= r.gpus
         return r
 
+    def _queue(self, p: Pend) -> None:
+        self.queued_version += 1
+        self.pending[p.jid] = p
+        self.queues.add(p)
+        self.pending_gpus += p.gpus
+
+    def _requeue_unstarted(self, p: Pend) -> None:
+        """A start of this pass taken back (``_stop`` already freed its GPUs): ``p`` is pending
+        again exactly as it was."""
+        self._queue(p)
+
     def _take_pending(self, job_id: str) -> Pend:
+        self.queued_version += 1
         p = self.pending.pop(job_id)
         self.queues.remove(p)
         self.pending_gpus -= p.gpus
@@ -150,6 +176,7 @@ class ClusterState:
             r = self.running.get(jid)
             if r is not None and r.protected_until <= now:
                 self.version += 1
+                self.growth += 1
                 self.acct.mark_preemptible(r)
 
     def next_protection_end(self) -> float:

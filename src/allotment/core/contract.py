@@ -6,6 +6,9 @@ policy caps it at ``min_runtime_cap_s``.  A clamped minimum runtime of 0 makes t
 *unallocated*: free, never charged, preemptible at once.  Anything above 0 is *allocated*: charged
 to its account and protected from preemption until ``protected_until``.  The simulator, the
 reconciler (``reconcile.active``) and ``allot explain`` all call these functions.
+
+With ``unallocated: false`` (``Policy.unallocated_enabled``) there is no unallocated work: a job
+whose clamped minimum runtime is 0 is rejected at submission (``refusal``), never run as free work.
 """
 
 from __future__ import annotations
@@ -30,3 +33,13 @@ def protected_until(start: float, min_runtime_s: float, remaining_s: float) -> f
     if min_runtime_s <= 0:
         return start
     return start + min(min_runtime_s, max(0.0, remaining_s))
+
+
+UNALLOCATED_OFF_WHY = "minimum runtime 0 (unallocated work) is disabled by the policy (unallocated: false)"
+
+
+def refusal(min_runtime_s: float, policy: Policy) -> str | None:
+    """Why a job with this clamped minimum runtime is rejected at submission, or None."""
+    if min_runtime_s <= 0 and not policy.unallocated_enabled:
+        return UNALLOCATED_OFF_WHY
+    return None

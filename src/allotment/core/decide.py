@@ -14,7 +14,7 @@ from dataclasses import replace
 
 from allotment.core.context import Context
 from allotment.core.decisions import Decisions
-from allotment.core.priority import propagate
+from allotment.core.priority import dependants, propagate
 from allotment.core.scheduler import Scheduler
 from allotment.core.snapshot import Snapshot
 from allotment.core.walk import FAST, WalkPolicy
@@ -25,7 +25,9 @@ def build_scheduler(snapshot: Snapshot, ctx: Context, now: float, *, walk: WalkP
     for node in snapshot.nodes:
         if not node.healthy:
             sched.set_health(node.name, False, now)
-    declared = propagate([r.spec for r in snapshot.running] + [p.spec for p in snapshot.pending])
+    specs = [r.spec for r in snapshot.running] + [p.spec for p in snapshot.pending]
+    declared = propagate(specs)
+    sched.dependants = dependants(specs)
     for r in sorted(snapshot.running, key=lambda r: r.spec.id):
         sched.add_running(
             r.spec,

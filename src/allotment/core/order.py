@@ -17,7 +17,8 @@ if TYPE_CHECKING:
 def pending_order(sched: Scheduler, pi: PassInputs) -> tuple[Ranked, ...]:
     """Every pending job in the order a pass would offer them: tier, Fair Tree rank, score."""
     rank_of = {r.leaf: r for r in pi.ranks}
-    scorer = Scorer(sched.ctx, pi.t, pi.load, sched.pool.max_free(), sched.acct.user_gpus, pi.boosts)
+    scorer = Scorer(sched.ctx, pi.t, pi.load, sched.pool.max_free(), sched.acct.user_gpus, pi.boosts,
+                    sched.dependants)
     mode = sched.mode
     rows = []
     for p in sched.pending.values():

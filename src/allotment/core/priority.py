@@ -4,8 +4,8 @@ implementation: the pass ranks candidates with ``Scorer.total`` and ``allot expl
 
 The score is a weighted sum of signals (weights from ``Policy.priority_weights``), highest first:
 
-* declared: the user's own priority, raised to the highest priority of any job that depends on
-  it (a job others wait for inherits their urgency, see ``propagate``);
+* declared: the user's own priority, raised to the highest priority of any job of its own team
+  that depends on it (a job others wait for inherits their urgency, see ``propagate``);
 * deadline urgency: 0 without a deadline, rising to 1 as the slack before the deadline runs out;
 * age: time since the job became eligible, capped (``age_cap_s``) so age cannot override the rest;
 * fairness among the team's users: a user with fewer GPUs running goes first;
@@ -13,18 +13,32 @@ The score is a weighted sum of signals (weights from ``Policy.priority_weights``
   that cannot start; its weight grows with load (when demand is high, packing matters more);
 * boosts: manual, expiring bumps from ``Policy.boosts`` (``active_boosts``).
 
+A prerequisite scores at least ``INHERIT`` (0.9) x the score of each job of its own team that
+waits for it (``dependants``), scored as it would be if it were pending now -- its declared
+priority, its boost, and its deadline with the prerequisite's remaining work taken from its slack
+-- so a dependant's urgency reaches the work that holds it up, not only its declared priority.
+Another team's jobs never lend urgency: their team's place is the Fair Tree's to decide.
+
 Time-varying signals (age, deadline, boosts) are read at the pass's epoch (``core.epoch``).  Ties
 break by eligibility time, then job id.
+
+Between two epochs only fairness and fit can change (running GPUs, free GPUs), so the rest of a
+job's score is the same for every pass of the epoch: a ``Scorer(memo=True)`` (the fast walk,
+``core.walk``) keeps it on the job (``StaticScore``) and adds the same floats in the same order,
+so the sum is the same to the last bit; ``memo=False`` (the reference) recomputes it.
 """
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from allotment.core.context import Context
 from allotment.core.jobs import JobSpec
-from allotment.core.state import Pend
+from allotment.core.state import InheritedParts, Pend, StaticScore
+
+INHERIT = 0.9  # a prerequisite scores at least this fraction of its best same-team dependant's score
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,10 +50,13 @@ class PriorityScore:
     fairness: float
     fit: float
     boost: float
+    inherited: float = 0.0  # INHERIT x the best dependant's score (0: none waits on it)
 
 
 def propagate(specs: Iterable[JobSpec]) -> dict[str, int]:
-    """Effective declared priority: a job's own, or the highest of any job depending on it."""
+    """Effective declared priority: a job's own, or the highest of any job of the same account
+    depending on it.  Only within the team: another team's priority never orders this team's
+    work (its prerequisite would otherwise slice its own team's jobs for a stranger)."""
     by_id = {s.id: s for s in specs}
     eff = {i: s.priority for i, s in by_id.items()}
     # relax along depends_on edges until stable (dependency chains are short; cycles stop too)
@@ -47,12 +64,34 @@ def propagate(specs: Iterable[JobSpec]) -> dict[str, int]:
         changed = False
         for s in by_id.values():
             for dep in s.depends_on:
-                if dep in eff and eff[dep] < eff[s.id]:
+                if dep in eff and eff[dep] < eff[s.id] and by_id[dep].account == s.account:
                     eff[dep] = eff[s.id]
                     changed = True
         if not changed:
             break
     return eff
+
+
+def dependants(specs: Iterable[JobSpec]) -> dict[str, tuple[JobSpec, ...]]:
+    """Per job, the jobs of its own account that depend on it, directly or through others
+    (sorted by id; jobs nobody of its team waits for are left out)."""
+    by_id = {s.id: s for s in specs}
+    direct: dict[str, list[str]] = {}
+    for s in by_id.values():
+        for dep in s.depends_on:
+            if dep in by_id and by_id[dep].account == s.account:
+                direct.setdefault(dep, []).append(s.id)
+    out: dict[str, tuple[JobSpec, ...]] = {}
+    for root in direct:
+        seen: set[str] = set()
+        todo = list(direct[root])
+        while todo:
+            j = todo.pop()
+            if j not in seen and j != root:
+                seen.add(j)
+                todo.extend(direct.get(j, ()))
+        out[root] = tuple(by_id[j] for j in sorted(seen))
+    return out
 
 
 def active_boosts(ctx: Context, t: float) -> dict[str, float]:
@@ -76,7 +115,7 @@ class Scorer:
     ``max_free`` free GPUs on the best node, ``load`` = demanded / installed GPUs, and each
     (account, user)'s running GPUs in ``user_gpus``."""
 
-    __slots__ = ("age_cap", "age_div", "boosts", "max_free", "t", "user_gpus", "w", "w_fit")
+    __slots__ = ("age_cap", "age_div", "boosts", "deps", "max_free", "memo", "t", "user_gpus", "w", "w_fit")
 
     def __init__(
         self,
@@ -86,6 +125,9 @@ class Scorer:
         max_free: int,
         user_gpus: Mapping[tuple[str, str], int],
         boosts: Mapping[str, float],
+        deps: Mapping[str, tuple[JobSpec, ...]] | None = None,
+        *,
+        memo: bool = False,
     ) -> None:
         self.w = ctx.policy.priority_weights
         self.t = t
@@ -95,17 +137,82 @@ class Scorer:
         self.max_free = max_free
         self.user_gpus = user_gpus
         self.boosts = boosts  # active_boosts(ctx, t), computed once per pass
+        self.deps: Mapping[str, tuple[JobSpec, ...]] = deps or {}  # dependants(...) of every known job
+        # keep each job's time-only part (StaticScore) across passes of the epoch; only for
+        # callers whose ``boosts`` is always ``active_boosts(ctx, t)`` (the scheduler's walk)
+        self.memo = memo
 
     def parts(self, p: Pend) -> PriorityScore:
         """Each weighted signal of ``p`` and their sum."""
         declared, deadline, age, fairness, fit, boost = self._signals(p)
-        total = declared + deadline + age + fairness + fit + boost
-        return PriorityScore(total, declared, deadline, age, fairness, fit, boost)
+        own = declared + deadline + age + fairness + fit + boost
+        inherited = self._inherited(p)
+        return PriorityScore(max(own, inherited), declared, deadline, age, fairness, fit, boost, inherited)
 
     def total(self, p: Pend) -> float:
-        """The same sum as ``parts(p).total``, without building the record (the hot loop)."""
-        declared, deadline, age, fairness, fit, boost = self._signals(p)
-        return declared + deadline + age + fairness + fit + boost
+        """The same sum as ``parts(p).total``, without building the record (the hot loop): the
+        same additions in the same order, the first three and the boost from ``_static``."""
+        s = p.static
+        if s is None or s.t != self.t or s.weights is not self.w or not self.memo:
+            s = self._static(p)
+        fairness = self.w.fairness * (1.0 / (1.0 + self.user_gpus.get((p.account, p.user), 0) / 8.0))
+        fit = self.w_fit if p.gpus <= self.max_free else 0.0
+        own = s.head + fairness + fit + s.boost
+        return max(own, self._inherited(p)) if self.deps and p.jid in self.deps else own
+
+    def _static(self, p: Pend) -> StaticScore:
+        """declared + deadline + age, and the boost: what only the epoch changes."""
+        declared, deadline, age, _, _, boost = self._signals(p)
+        s = StaticScore(self.t, self.w, declared + deadline + age, boost)
+        if self.memo:
+            p.static = s
+        return s
+
+    def _inherited(self, p: Pend) -> float:
+        """``INHERIT`` x the best score of a same-team job waiting for ``p`` (0 if none): each
+        dependant's declared + deadline + fairness + fit + boost, added in that order."""
+        got = self.deps.get(p.jid) if self.deps else None
+        if not got:
+            return 0.0
+        m = p.inherit
+        if m is None or m.t != self.t or m.weights is not self.w or not self.memo:
+            m = self._inherited_parts(p, got)
+        w_fair, users = self.w.fairness, self.user_gpus
+        fit = self.w_fit if p.gpus <= self.max_free else 0.0
+        best = -float("inf")
+        for account, user, head, boost in m.parts:
+            score = head + w_fair * (1.0 / (1.0 + users.get((account, user), 0) / 8.0)) + fit + boost
+            if score > best:  # max(best, score), without the call
+                best = score
+        return INHERIT * best
+
+    def _inherited_parts(self, p: Pend, got: tuple[JobSpec, ...]) -> InheritedParts:
+        """What of ``_inherited`` only the epoch changes (``InheritedParts``)."""
+        w, t = self.w, self.t
+        ahead = max(0.0, p.spec.work - p.done_work)  # the dependant cannot start before p ends
+        parts: list[tuple[str, str, float, float]] = []
+        same: dict[tuple[str, str, float], int] = {}  # (account, user, boost) -> index of its part
+        for d in got:
+            urgency = 0.0
+            if d.deadline is not None:
+                slack = d.deadline - t - ahead - d.work
+                urgency = 1.0 if slack <= 0 else 1.0 / (1.0 + slack / 3600.0)
+            head = w.declared * d.priority + w.deadline * urgency
+            boost = boost_of(self.boosts, d.id, d.user, d.account) if self.boosts else 0.0
+            if not self.memo:
+                parts.append((d.account, d.user, head, boost))
+                continue
+            k = (d.account, d.user, boost)
+            i = same.get(k)
+            if i is None:
+                same[k] = len(parts)
+                parts.append((d.account, d.user, head, boost))
+            elif head > parts[i][2]:
+                parts[i] = (d.account, d.user, head, boost)
+        m = InheritedParts(t, w, tuple(parts))
+        if self.memo:
+            p.inherit = m
+        return m
 
     def _signals(self, p: Pend) -> tuple[float, float, float, float, float, float]:
         w, t = self.w, self.t
@@ -119,6 +226,12 @@ class Scorer:
         fit = self.w_fit if p.gpus <= self.max_free else 0.0
         boost = boost_of(self.boosts, p.jid, p.user, p.account) if self.boosts else 0.0
         return (w.declared * p.declared, w.deadline * urgency, w.age * age, w.fairness * fairness, fit, boost)
+
+    def best(self, cands: Iterable[Pend], k: int) -> list[Pend]:
+        """The ``k`` best of ``cands`` by the whole score, best first (the same order as ``rank``
+        over all of them, cut at ``k``): a boosted or urgent job is offered wherever its
+        declared priority and age put it in its queue."""
+        return heapq.nsmallest(k, cands, key=lambda p: (-self.total(p), p.eligible, p.jid))
 
     def rank(self, cands: list[Pend]) -> list[Pend]:
         """``cands`` best first; ties by eligibility, then job id."""

@@ -10,12 +10,16 @@ A pass, step by step:
    ranks and reclaim measures over the window usage (``core.fairshare``), active boosts;
 4. rounds until a round decides nothing (a fixpoint, so a second pass at the same time and state
    decides nothing).  A round walks the queues best first -- tier (``core.tiers``), then Fair Tree
-   rank -- and each visit offers the queue's first ``queue_depth`` candidates, re-ordered by the
-   within-team score (``core.priority``): the first that fits starts (``core.placement``); the
-   first blocked one may preempt (``core.preemption``) or, if a gang, hold the reservation
-   (``core.reservation``).  A queue that started something is visited again; one where nothing
-   could start is done for the round.  Which queues a round must visit is the walk policy's
-   (``core.walk``): the reference visits all, the fast one skips provably idle ones.
+   rank -- and each visit offers the queue's ``queue_depth`` best candidates by the whole
+   within-team score over the whole queue (``core.priority``): the first that fits starts
+   (``core.placement``); the first blocked one may preempt (``core.preemption``) or, if a gang
+   (or a starving whole-node job of an under-served team), hold the reservation
+   (``core.reservation``); any later blocked allocated one may still take unallocated work.
+   Every start, through preemption too, keeps off reserved nodes it would overrun
+   (``core.reservation.allow_for``); how a start is carried out is ``core.starting``'s.  A queue
+   that started something is visited again; one where nothing could start is done for the
+   round.  Which queues a round must visit is the walk policy's (``core.walk``): the reference
+   visits all, the fast one skips provably idle ones.
 """
 
 from __future__ import annotations
@@ -23,63 +27,38 @@ from __future__ import annotations
 import heapq
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
 
-from allotment.core.cluster import ClusterState
 from allotment.core.context import Context
 from allotment.core.decisions import Decisions, NodeReport, Preemption, Ranked, Reservation, Start
 from allotment.core.drain import drain
 from allotment.core.epoch import epoch_of, next_epoch
 from allotment.core.fairshare import LeafRank, rank_leaves, reclaim_measure
-from allotment.core.modes import FREE_SUFFIX, GLOBAL_QUEUE
-from allotment.core.preemption.caps import find_cap_victims
-from allotment.core.preemption.victims import find_victims
-from allotment.core.preemption.view import Victim, VictimView
+from allotment.core.pass_inputs import PassInputs, QueueKey
 from allotment.core.priority import Scorer, active_boosts
-from allotment.core.reservation import Hold, plan_hold
+from allotment.core.reservation import Hold, allow_for, may_hold, plan_hold
 from allotment.core.snapshot import NodeState
-from allotment.core.state import Pend, Run
-from allotment.core.tiers import tier
+from allotment.core.starting import Starting
+from allotment.core.state import Pend
+from allotment.core.tiers import GUARANTEED
 from allotment.core.walk import FAST, WalkPolicy
 
-QueueKey = tuple[int, int, str]  # (tier, Fair Tree rank, queue name)
-GANG_WHY = "highest-ranked blocked gang ({gpus} GPUs); smaller jobs backfill only if they end first"
+__all__ = ["PassInputs", "QueueKey", "Scheduler"]
+
+GANG_WHY = "highest-ranked blocked {what} ({gpus} GPUs); smaller jobs backfill only if they end first"
+WHOLE_NODE_WHAT = "whole-node job of an under-served team, waiting over 1 h"
 
 
-@dataclass(frozen=True, slots=True)
-class PassInputs:
-    """What step 3 computes; constant for the whole pass."""
-
-    now: float
-    t: float  # the epoch: time-varying inputs are read here
-    owed: Mapping[str, float]
-    ranks: tuple[LeafRank, ...]
-    rank_index: Mapping[str, int]
-    measure: Mapping[str, float]  # reclaim measure per leaf
-    boosts: Mapping[str, float]
-    load: float
-
-
-class Scheduler(ClusterState):
+class Scheduler(Starting):
     def __init__(self, ctx: Context, nodes: tuple[NodeState, ...], *, walk: WalkPolicy = FAST) -> None:
-        super().__init__(ctx, nodes)
-        self.walk = walk
-        self.hold: Hold | None = None  # the last pass's reservation (reported, never reused)
+        super().__init__(ctx, nodes, walk)
         self.ranks: tuple[LeafRank, ...] = ()  # the last pass's Fair Tree ranks (reported)
-        self._launched: dict[str, Pend] = {}  # this pass's starts, to undo one (see _evict_all)
         # answers the fast walk may reuse on identical inputs (walk.reuses; see core.walk)
         self._inputs_key: tuple[float, Mapping[str, float], int] | None = None  # holds the mapping
         self._inputs_val: tuple[dict[str, float], tuple[LeafRank, ...], dict[str, float]] | None = None
-        self._failed: set[str] = set()  # jobs whose victim search failed at _failed_at
-        self._failed_at: tuple[int, int] = (-1, -1)
         self._holds: dict[tuple[str | None, int, int], Hold | None] = {}
         self._holds_at = -1
-        self._inputs_id = 0
-        self._queue_names: dict[str, tuple[bool, str]] = {}
         self._qkeys: dict[tuple[str, int], QueueKey] = {}  # queue keys by (queue, its account's GPUs) ...
         self._qkeys_at = -1  # ... for these inputs (_inputs_id)
-        self._view_val: VictimView | None = None  # the victim view of state _view_at
-        self._view_at = (-1, -1)
 
     def run_pass(self, now: float, usage: Mapping[str, float]) -> Decisions:
         starts: list[Start] = []
@@ -95,7 +74,8 @@ class Scheduler(ClusterState):
         reports: tuple[NodeReport, ...] = ()
         if self.unhealthy_since:
             reports = drain(self.pool, self.running, self.acct.preemptible, self.unhealthy_since,
-                            self.policy.human_drain_threshold_s, evict)
+                            self.policy.human_drain_threshold_s, evict,
+                            self.policy.non_resumable == "run_to_completion")
         # 3. the pass's inputs
         pi = self.inputs(now, usage)
         self.ranks = pi.ranks
@@ -109,8 +89,10 @@ class Scheduler(ClusterState):
         res: tuple[Reservation, ...] = ()
         if self.hold is not None:
             h = self.hold
+            holder = self.pending[h.holder]
+            what = "gang" if holder.n > 1 else WHOLE_NODE_WHAT
             res = (Reservation(h.holder, tuple(self.pool.names[i] for i in sorted(h.nodes)), h.at,
-                               GANG_WHY.format(gpus=self.pending[h.holder].gpus)),)
+                               GANG_WHY.format(what=what, gpus=holder.gpus)),)
         return Decisions(tuple(starts), tuple(preemptions), res, reports)
 
     def inputs(self, now: float, usage: Mapping[str, float]) -> PassInputs:
@@ -150,22 +132,6 @@ class Scheduler(ClusterState):
         return nxt if nxt < math.inf else None
 
     # -- step 4 ------------------------------------------------------------------------------
-    def _account_of(self, q: str) -> tuple[bool, str]:
-        """(is it an unallocated-work queue, its account) of a queue name."""
-        got = self._queue_names.get(q)
-        if got is None:
-            free = q.endswith(FREE_SUFFIX)
-            got = self._queue_names[q] = (free, q[: -len(FREE_SUFFIX)] if free else q)
-        return got
-
-    def queue_key(self, q: str, pi: PassInputs) -> QueueKey:
-        """(tier, Fair Tree rank, name): the order in which a round visits queues."""
-        if q == GLOBAL_QUEUE:
-            return (0, 0, q)
-        free, account = self._account_of(q)
-        tr = tier(free, self.acct.alloc_gpus.get(account, 0), pi.owed.get(account, 0.0))
-        return (tr, pi.rank_index.get(account, len(pi.rank_index)), q)
-
     def _round_key(self, q: str, pi: PassInputs) -> QueueKey:
         """``queue_key``, which the fast walk reuses while the pass inputs (what each account is
         owed, the ranks) are the same and the queue's account runs the same allocated GPUs."""
@@ -191,104 +157,73 @@ class Scheduler(ClusterState):
             if not self.queues.keys[q]:
                 continue
             account = self._account_of(q)[1]
-            head = [self.pending[j] for j in self.queues.head(q, self.mode.depth, tried)]
-            if not self.walk.must_visit(head, qk[0], account, self.pool, self.acct, self.mode):
+            if not self.walk.may_visit(self.queues.shapes[q], qk[0], account, self.pool, self.acct, self.mode):
                 continue
-            if self._visit(self._candidates(head, pi), qk, pi, tried, starts, preemptions):
+            cands = self._candidates(q, pi, tried)
+            if not self.walk.must_visit(cands, qk[0], account, self.pool, self.acct, self.mode):
+                continue
+            if self._visit(cands, qk, pi, tried, starts, preemptions):
                 decided = True
                 if self.queues.keys[q]:
                     heapq.heappush(heap, (self._round_key(q, pi), q))
         return decided
 
-    def _candidates(self, cands: list[Pend], pi: PassInputs) -> list[Pend]:
-        """The queue's candidates ``cands`` (its head, in key order) in the order they are offered."""
-        if self.mode.scores and len(cands) > 1:
-            scorer = Scorer(self.ctx, pi.t, pi.load, self.pool.max_free(), self.acct.user_gpus, pi.boosts)
-            cands = scorer.rank(cands)
-        return cands
+    def _candidates(self, q: str, pi: PassInputs, tried: set[str]) -> list[Pend]:
+        """The ``queue_depth`` candidates a visit offers, in the order it offers them: the best
+        by the whole within-team score over the whole queue when the mode scores (so a boost or
+        a deadline moves a job from anywhere in it), else the queue's first in its own order."""
+        if not self.mode.scores:
+            return [self.pending[j] for j in self.queues.head(q, self.mode.depth, tried)]
+        every = [self.pending[j] for j in self.queues.head(q, len(self.queues.keys[q]), tried)]
+        if len(every) < 2:
+            return every
+        scorer = Scorer(self.ctx, pi.t, pi.load, self.pool.max_free(), self.acct.user_gpus, pi.boosts, self.dependants,
+                        memo=self.walk.reuses)
+        return scorer.best(every, self.mode.depth)
 
     def _visit(self, cands: list[Pend], qk: QueueKey, pi: PassInputs, tried: set[str],
                starts: list[Start], preemptions: list[Preemption]) -> bool:
-        """Offer a queue's candidates (``cands``: its first ``queue_depth`` untried jobs, in the
-        order ``_candidates`` offers them); True if one started."""
+        """Offer a queue's candidates (``cands``, in the order ``_candidates`` offers them);
+        True if one started."""
         now = pi.now
         first_blocked = True
         for p in cands:
             tried.add(p.jid)
             if p.n == 0:
                 continue
+            h = self.hold
+            allow = allow_for(h, p, now)
             if p.mr > 0 and not self.acct.fits_caps(p.account, p.gpus):
-                if self._cap_preempt(p, qk, pi, starts, preemptions):
+                if self._cap_preempt(p, qk, pi, allow, starts, preemptions):
                     return True
                 continue
-            h = self.hold
-            allow = None
-            if h is not None and h.holder != p.jid and p.mr > 0 and now + max(0.0, p.spec.work - p.done_work) > h.at:
-                allow = h.admits
             pl = self.pool.find(p.spec, p.n, p.per, allow) if p.per <= self.pool.max_free() else None
             if pl is not None:
                 starts.append(self._launch(p, pl, pi, "fits free GPUs", qk))
                 if h is not None and h.holder == p.jid:
                     self.hold = None
                 return True
-            if not first_blocked or p.mr <= 0 or self.mode.beyond_limit(
+            if p.mr <= 0 or self.mode.beyond_limit(
                 p, self.acct.alloc_gpus.get(p.account, 0), self.ctx.entitlement_gpus.get(p.account, 0.0)
             ):
                 continue
+            if not first_blocked:  # any allocated job may still take unallocated work
+                if self._preempt_for(p, qk, pi, allow, starts, preemptions, only_unallocated=True):
+                    return True
+                continue
             first_blocked = False
-            if self._preempt_for(p, qk, pi, starts, preemptions):
+            if self._preempt_for(p, qk, pi, allow, starts, preemptions):
                 return True
-            takes_hold = p.n > 1 and (h is None or h.holder == p.jid or h.queue_key > qk)
+            holds = may_hold(p, self.pool.max_gpus, self.mode.ranks_queues and qk[0] == GUARANTEED,
+                             pi.t - p.eligible)  # waited: read at the epoch, like every time-varying input
+            takes_hold = holds and (h is None or h.holder == p.jid or h.queue_key > qk)
             if takes_hold and self._hold_for(p, qk, pi, starts):
                 return True
         return False
 
-    def _view(self, pi: PassInputs) -> VictimView:
-        """What a victim search reads.  The fast walk keeps one per (state version, inputs),
-        with a memo of the answers that depend on nothing else (``VictimView.memo``)."""
-        at = (self.version, self._inputs_id)
-        if self.walk.reuses and self._view_at == at and self._view_val is not None:
-            return self._view_val
-        v = VictimView(self.pool, self.running, self.acct, self.policy.non_resumable == "run_to_completion",
-                       self.policy.reclaim_hysteresis, self.mode.reclaims, pi.t, {} if self.walk.reuses else None)
-        self._view_val, self._view_at = v, at
-        return v
-
-    def _preempt_for(self, p: Pend, qk: QueueKey, pi: PassInputs, starts: list[Start], preemptions: list[Preemption]) -> bool:
-        if not self.mode.can_preempt or not self.acct.preemptible:
-            return False
-        at = (self.version, self._inputs_id)
-        if self.walk.reuses and at == self._failed_at and p.jid in self._failed:
-            return False  # the same search already failed on this very state
-        found = find_victims(self._view(pi), p, p.n, p.per, pi.owed, pi.measure)
-        if found is None:
-            if at != self._failed_at:
-                self._failed, self._failed_at = set(), at
-            self._failed.add(p.jid)
-            return False
-        self._evict_all(found, p, pi, starts, preemptions)
-        pl = self.pool.find(p.spec, p.n, p.per)
-        if pl is None:  # cannot happen: victims were chosen to free exactly this
-            raise AssertionError(f"preemption for {p.jid} did not free enough GPUs")
-        starts.append(self._launch(p, pl, pi, f"preempted {len(found)} job(s)", qk))
-        return True
-
-    def _cap_preempt(self, p: Pend, qk: QueueKey, pi: PassInputs, starts: list[Start], preemptions: list[Preemption]) -> bool:
-        """Over a max_gpus cap: only the team's own lower-priority work can make room."""
-        if not (self.mode.reclaims and p.declared > 0 and self.acct.alloc_gpus_pre.get(p.account, 0)):
-            return False
-        found = find_cap_victims(self._view(pi), p, p.n, p.per)
-        if found is None:
-            return False
-        self._evict_all(found, p, pi, starts, preemptions)
-        pl = self.pool.find(p.spec, p.n, p.per)
-        if pl is None or not self.acct.fits_caps(p.account, p.gpus):  # cannot happen
-            raise AssertionError(f"cap preemption for {p.jid} did not make room")
-        starts.append(self._launch(p, pl, pi, f"preempted {len(found)} job(s) of its own team", qk))
-        return True
-
     def _hold_for(self, p: Pend, qk: QueueKey, pi: PassInputs, starts: list[Start]) -> bool:
-        """Give the blocked gang ``p`` the reservation; True if it can in fact start now."""
+        """Give the blocked gang (or starving whole-node job) ``p`` the reservation; True if it
+        can in fact start now."""
         new = self._plan_hold(p, qk, pi.now)
         if new is None:
             return False
@@ -313,33 +248,6 @@ class Scheduler(ClusterState):
             self._holds[k] = plan_hold(self.pool, self.ends, "", p.spec.gpu_type, p.n, p.per, -math.inf, qk)
         h = self._holds[k]
         return None if h is None else Hold(p.jid, h.nodes, max(now, h.at), qk)
-
-    def _evict_all(self, victims: list[Victim], p: Pend, pi: PassInputs, starts: list[Start], out: list[Preemption]) -> None:
-        """Evict ``victims``.  A victim started earlier in this same pass (unallocated work, which
-        is preemptible at once) is not evicted but un-started: it goes back to the queue exactly
-        as it was, and its start is taken out of this pass's decisions, so the decisions stay the
-        net change a driver applies."""
-        for v in victims:
-            undo = self._launched.pop(v.job_id, None)
-            if undo is None:
-                out.append(self._evict(v.job_id, pi.now, p.jid, v.rule, v.reason))
-                continue
-            self._stop(v.job_id)
-            self.pending[undo.jid] = undo
-            self.queues.add(undo)
-            self.pending_gpus += undo.gpus
-            starts[:] = [s for s in starts if s.job_id != v.job_id]
-
-    def _launch(self, p: Pend, pl: tuple[tuple[int, int], ...], pi: PassInputs, why: str, qk: QueueKey) -> Start:
-        self._take_pending(p.jid)
-        alloc = self.acct.alloc_gpus.get(p.account, 0)
-        terms = self.mode.launch(p, pi.now, alloc, self.ctx.entitlement_gpus.get(p.account, 0.0),
-                                 why + self.mode.queue_note(qk[0], qk[1]))
-        r = Run(p.spec, pi.now, pl, terms.allocated, terms.protected_until, p.done_work, p.declared, p.evicted_by)
-        r.eligible = p.eligible
-        self._start(r, pi.now)
-        self._launched[p.jid] = p
-        return Start(p.jid, tuple((self.pool.names[i], g) for i, g in pl), terms.allocated, terms.reason)
 
     # -- reporting ---------------------------------------------------------------------------
     def order(self, now: float, usage: Mapping[str, float]) -> tuple[Ranked, ...]:

@@ -4,7 +4,36 @@ whole run; ``decide`` builds a fresh one from a snapshot).  Not data for other l
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+from allotment.compile.model import PriorityWeights
 from allotment.core.jobs import JobSpec
+
+
+@dataclass(frozen=True, slots=True)
+class StaticScore:
+    """The part of a pending job's within-team score that only the epoch changes
+    (``core.priority.Scorer``): ``head`` = declared + deadline + age, weighted, summed in that
+    order, and the boost; valid for epoch ``t`` and the weights object ``weights``."""
+
+    t: float
+    weights: PriorityWeights
+    head: float
+    boost: float
+
+
+@dataclass(frozen=True, slots=True)
+class InheritedParts:
+    """The part of each waiting dependant's score that only the epoch changes
+    (``core.priority.Scorer._inherited``): per dependant (account, user, declared + deadline,
+    boost), in dependant order; dependants of one user with the same boost are kept as the one
+    with the highest declared + deadline (the rest of the sum is the same for them, and float
+    addition is monotone, so that one's sum is their maximum).  Valid for epoch ``t`` and
+    ``weights``."""
+
+    t: float
+    weights: PriorityWeights
+    parts: tuple[tuple[str, str, float, float], ...]
 
 
 class Run:
@@ -69,6 +98,7 @@ class Pend:
         "eligible",
         "evicted_by",
         "gpus",
+        "inherit",
         "jid",
         "key",
         "mr",
@@ -77,6 +107,7 @@ class Pend:
         "queue",
         "queued_since",
         "spec",
+        "static",
         "user",
     )
 
@@ -105,3 +136,5 @@ class Pend:
         self.n = 0
         self.per = 0
         self.mr = 0.0
+        self.static: StaticScore | None = None  # the score memo (core.priority.Scorer)
+        self.inherit: InheritedParts | None = None  # ... and its dependants'

@@ -4,15 +4,19 @@ speed-ups sit, with a plain reference.
 ``REFERENCE`` visits every non-empty queue every round.  ``FAST`` skips a queue only when a
 cheap *necessary* condition for any decision there is false, so skipping it cannot change what
 the pass decides (a visit that decides nothing has no effect: it changes no state, and the only
-thing it could set up, a reservation, needs an allocated gang among the candidates).  A visit
-only looks at the queue's candidates (its first ``queue_depth`` jobs not yet tried this round),
-and can decide something only if one of them
+thing it could set up, a reservation, needs an allocated gang or whole-node job among the
+candidates).  A visit only looks at the queue's candidates (its ``queue_depth`` best jobs by the
+whole within-team score over the whole queue, not yet tried this round: ``Scheduler._candidates``,
+the very list the visit then offers), and can decide something only if one of them
 
 * needs no more GPUs per node than the best node has free (a start on free GPUs), or
-* is an allocated gang (it may take or move the reservation), or
+* is an allocated gang, or an allocated whole-node job of a tier-0 queue in a mode that ranks
+  queues (it may take or move the reservation, ``core.reservation.may_hold``; how long it waited
+  is left out, which only makes the condition weaker), or
 * is allocated work, preemption is possible, some job is preemptible, and the free GPUs plus
-  every GPU a victim search could take for this queue (unallocated work; with reclaim, its own
-  team's preemptible work, and in tier 0 every account's) reach its GPUs.
+  every GPU a victim search could take for this queue (unallocated work, which any allocated
+  candidate may take; with reclaim, its own team's preemptible work, and in tier 0 every
+  account's) reach its GPUs.
 
 The fast walk also *reuses* answers computed on the very same inputs (``reuses``): the Fair Tree
 ranks and reclaim measures for the same epoch and the same (immutable) usage mapping; a queue's
@@ -33,6 +37,7 @@ from typing import Protocol
 from allotment.core.accounting import Accounting
 from allotment.core.modes import Mode
 from allotment.core.placement import NodePool
+from allotment.core.queues import Shapes
 from allotment.core.state import Pend
 from allotment.core.tiers import GUARANTEED, UNALLOCATED
 
@@ -41,15 +46,23 @@ class WalkPolicy(Protocol):
     name: str
     reuses: bool  # may answers computed on identical inputs be reused?
 
+    def may_visit(self, shapes: Shapes, tier: int, account: str, pool: NodePool, acct: Accounting, mode: Mode) -> bool:
+        """``must_visit``'s conditions over every job of the queue (``shapes``), tested before
+        its candidates are picked: False only if ``must_visit`` would be False for any of them."""
+        ...
+
     def must_visit(self, head: Sequence[Pend], tier: int, account: str, pool: NodePool, acct: Accounting, mode: Mode) -> bool:
-        """Must a round visit the queue whose candidates (its first ``queue_depth`` jobs not
-        yet tried this round, in key order) are ``head``?"""
+        """Must a round visit the queue whose candidates (the jobs its visit would offer, in
+        that order) are ``head``?"""
         ...
 
 
 class Reference:
     name = "reference"
     reuses = False
+
+    def may_visit(self, shapes: Shapes, tier: int, account: str, pool: NodePool, acct: Accounting, mode: Mode) -> bool:
+        return True
 
     def must_visit(self, head: Sequence[Pend], tier: int, account: str, pool: NodePool, acct: Accounting, mode: Mode) -> bool:
         return True
@@ -59,25 +72,44 @@ class Fast:
     name = "fast"
     reuses = True
 
+    def may_visit(self, shapes: Shapes, tier: int, account: str, pool: NodePool, acct: Accounting, mode: Mode) -> bool:
+        # each test is must_visit's, with a minimum or "any" over the whole queue in place of
+        # one over the candidates, which are some of its jobs
+        if not shapes.per:
+            return False  # nothing in it can ever be placed
+        if min(shapes.per) <= pool.max_free() or shapes.gangs:
+            return True
+        if tier == GUARANTEED and mode.ranks_queues and shapes.alloc_per and max(shapes.alloc_per) >= pool.max_gpus:
+            return True  # a whole-node job may hold the reservation
+        if not shapes.alloc_gpus or not mode.can_preempt or tier == UNALLOCATED or not acct.preemptible:
+            return False
+        return _search_bound(tier, account, pool, acct, mode) >= min(shapes.alloc_gpus)
+
     def must_visit(self, head: Sequence[Pend], tier: int, account: str, pool: NodePool, acct: Accounting, mode: Mode) -> bool:
         # only the candidates are looked at, so the conditions are over them, not the queue
         max_free = pool.max_free()
+        whole = pool.max_gpus if tier == GUARANTEED and mode.ranks_queues else pool.max_gpus + 1
         min_gpus = 0  # the fewest GPUs of a candidate that may search for victims
         for p in head:
             if p.n == 0:
                 continue  # never placed
-            if p.per <= max_free or (p.n > 1 and p.mr > 0):
+            if p.per <= max_free or (p.mr > 0 and (p.n > 1 or p.per >= whole)):
                 return True  # may start on free GPUs, or take or move the reservation
             if p.mr > 0 and (min_gpus == 0 or p.gpus < min_gpus):
                 min_gpus = p.gpus
         if min_gpus == 0 or not mode.can_preempt or tier == UNALLOCATED or not acct.preemptible:
             return False  # no start on free GPUs, and no victim search can run
-        # free GPUs plus every GPU a search could take: unallocated work, and with reclaim its
-        # own team's preemptible work, in tier 0 every account's
-        bound = pool.free_gpus() + acct.unalloc_gpus
-        if mode.reclaims:
-            bound += acct.alloc_gpus_pre_total if tier == GUARANTEED else acct.alloc_gpus_pre.get(account, 0)
-        return bound >= min_gpus
+        return _search_bound(tier, account, pool, acct, mode) >= min_gpus
+
+
+def _search_bound(tier: int, account: str, pool: NodePool, acct: Accounting, mode: Mode) -> int:
+    """Free GPUs plus every GPU a victim search for a queue of ``account`` in ``tier`` could
+    take: unallocated work, and with reclaim its own team's preemptible work, in tier 0 every
+    account's."""
+    bound = pool.free_gpus() + acct.unalloc_gpus
+    if mode.reclaims:
+        bound += acct.alloc_gpus_pre_total if tier == GUARANTEED else acct.alloc_gpus_pre.get(account, 0)
+    return bound
 
 
 REFERENCE: WalkPolicy = Reference()

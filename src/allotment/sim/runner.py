@@ -29,9 +29,10 @@ from mypy_extensions import mypyc_attr
 
 from allotment.compile.model import CompiledConfig
 from allotment.core.context import MODES, build_context
+from allotment.core.contract import refusal
 from allotment.core.epoch import epoch_of
 from allotment.core.jobs import JobSpec
-from allotment.core.priority import propagate
+from allotment.core.priority import dependants, propagate
 from allotment.core.scheduler import Scheduler
 from allotment.core.snapshot import NodeState
 from allotment.core.usage import UsageLedger, WindowView
@@ -192,6 +193,8 @@ class _Sim:
         Passes happen at multiples of ``reconcile_interval_s`` (the real reconciler's period;
         0 means right at each event), so events inside one tick share one pass."""
         jobs = self.jobs
+        # who waits for whom within a team, as the core knows the jobs (core.priority.INHERIT)
+        self.sched.dependants = dependants([self.latency.as_known(s) for s in jobs])
         nxt = 0
         heap = self.heap
         # latency profile: passes only at multiples of its cycle (default: the reconcile tick)
@@ -234,6 +237,10 @@ class _Sim:
         self.log.submit(now, spec, self.sched.min_runtime(spec), held=held)
         if not fits or dep_rejected:
             self._reject(spec.id, now, "can never fit" if not fits else "a job it depends on was rejected")
+            return False
+        refused = refusal(self.sched.min_runtime(spec), self.ctx.policy)
+        if refused is not None:
+            self._reject(spec.id, now, refused)
             return False
         if held:
             self.held.add(spec.id)  # submitted, waiting for its dependencies

@@ -2,9 +2,11 @@
 
 It may take GPUs from running jobs past their protection, in this order of preference:
 
-0. ``unallocated``: free work (minimum runtime 0) is preemptible at once by any allocated job;
-1. ``within-team``: the same account's jobs of strictly lower declared priority (a team slices
-   its own time; strict order means two jobs can never evict each other);
+0. ``unallocated``: free work (minimum runtime 0) is preemptible at once by any allocated job,
+   whatever its place in its queue (``only_unallocated``: the search a non-first candidate gets);
+1. ``within-team``: the same account's jobs of strictly lower declared priority, whatever the
+   sign (priority 0 slices -5; a team slices its own time; strict order means two jobs can never
+   evict each other), unless the pass forbids it (``slice_ok``, ``core.preemption.slicing``);
 2. ``reclaim``: another account's jobs, only when the requester's account runs less than it is
    owed, the victim's runs more, the victim's reclaim measure (``core.fairshare``) is higher by
    the hysteresis margin, and the move strictly lowers the summed distance of the accounts
@@ -14,7 +16,8 @@ It may take GPUs from running jobs past their protection, in this order of prefe
 
 Within a class the least lost work goes first (progress since the last checkpoint x GPUs); among
 reclaim victims the most over-served account goes first.  Nodes are chosen to need the cheapest
-victims; a gang needs ``n`` such nodes.
+victims; a gang needs ``n`` such nodes.  Only nodes ``allow`` admits are considered: a job that
+would still run when the reservation starts may not take a reserved node (``core.reservation``).
 """
 
 from __future__ import annotations
@@ -24,7 +27,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from allotment.core.fairshare import served_more
-from allotment.core.preemption.view import Victim, VictimView, lost_work
+from allotment.core.placement import NodeFilter
+from allotment.core.preemption.view import FOR_NOW, NoVictims, Victim, VictimView, lost_work
 from allotment.core.state import Pend
 
 CLASS_UNALLOC, CLASS_WITHIN, CLASS_RECLAIM = 0, 1, 2
@@ -46,30 +50,43 @@ class _Donor:
 
 
 def find_victims(
-    v: VictimView, p: Pend, n: int, per: int, owed: Mapping[str, float], measure: Mapping[str, float]
-) -> list[Victim] | None:
-    """The victims whose eviction lets ``p`` start as ``n`` x ``per`` GPUs, or None."""
+    v: VictimView, p: Pend, n: int, per: int, owed: Mapping[str, float], measure: Mapping[str, float],
+    *, allow: NodeFilter | None = None, slice_ok: bool = True, only_unallocated: bool = False,
+) -> list[Victim] | NoVictims:
+    """The victims whose eviction lets ``p`` start as ``n`` x ``per`` GPUs on nodes ``allow``
+    admits, or why there are none (``NoVictims``: each ``lasting`` return below only gets truer
+    as free GPUs shrink)."""
     acct, req = v.acct, p.account
-    reclaim_ok = v.reclaims and acct.alloc_gpus.get(req, 0) < owed.get(req, 0.0)
-    own = v.reclaims and p.declared > 0 and acct.alloc_gpus_pre.get(req, 0) > 0
+    reclaim_ok = v.reclaims and not only_unallocated and acct.alloc_gpus.get(req, 0) < owed.get(req, 0.0)
+    own = v.reclaims and slice_ok and not only_unallocated and acct.alloc_gpus_pre.get(req, 0) > 0
     # cheap bound first: could every GPU we might take, plus the free ones, be enough?
     bound = v.pool.free_gpus() + acct.unalloc_gpus + (acct.alloc_gpus_pre.get(req, 0) if own else 0)
     donors: dict[str, _Donor] = {}
+    lasting = NoVictims(True, reclaim_ok)  # reclaim_ok: the answer read the donors
     if reclaim_ok:
+        # the donors are other accounts: the same bound with all their preemptible GPUs first
+        if bound + acct.alloc_gpus_pre_total - acct.alloc_gpus_pre.get(req, 0) < p.gpus:
+            return lasting
         donors = _donors(v, req, owed, measure)
         bound += sum(acct.alloc_gpus_pre.get(a, 0) for a in donors)
     if bound < p.gpus:
-        return None
+        return lasting
     if not donors and not own and n == 1 and v.pool.soft_hole() < per:
-        return None  # only unallocated work could yield, and no node has room even then
+        return lasting  # only unallocated work could yield, and no node has room even then
     owners = {"", *donors, *((req,) if own else ())}
     hosts = _freeable_hosts(v, p, per, owners)
+    if allow is not None:
+        hosts = [i for i in hosts if allow(i)]
     if len(hosts) < n:
-        return None  # fewer than n nodes could hold it even if every takeable job there went
+        return lasting  # fewer than n nodes could hold it even if every takeable job there went
+    if sum(1 for i in hosts if v.pool.free[i] >= per) >= n:
+        return FOR_NOW  # free nodes would be the best options: only a reservation kept them out
     cands = _Classifier(v, p, own, donors, measure.get(req, math.inf))
     picked = _pick_nodes(v, p, n, per, cands, hosts)
-    if not picked or not _lowers_distance(v, req, p.gpus, picked, owed):
-        return None
+    if not picked:
+        return lasting  # fewer than n nodes can be freed with the jobs it may take
+    if not _lowers_distance(v, req, p.gpus, picked, owed):
+        return FOR_NOW
     out = []
     for j in picked:
         c = cands.get(j)
@@ -150,24 +167,27 @@ def _freeable_hosts(v: VictimView, p: Pend, per: int, owners: set[str]) -> list[
     pool = v.pool
     free = pool.free
     owned = v.acct.owner_nodes
+    maps = [m for o in owners if (m := owned.get(o))]
     extra: dict[int, int] = {}  # node -> preemptible GPUs of the owners
-    for o in owners:
-        for i, g in owned.get(o, {}).items():
-            extra[i] = extra.get(i, 0) + g
-    # only nodes with ``per`` free or with such GPUs can qualify; node order, as ``pool.hosts``
+    if len(maps) == 1:
+        extra = maps[0]  # read only
+    else:
+        for m in maps:
+            for i, g in m.items():
+                extra[i] = extra.get(i, 0) + g
+    # a node qualifies with ``per`` free, or with such GPUs making up the rest; node order
     ok = pool.host_flags(per, p.spec.gpu_type)
-    near = set(pool.free_at_least(per))
-    near.update(extra)
-    return sorted(i for i in near if ok[i] and (free[i] >= per or free[i] + extra.get(i, 0) >= per))
+    out = [i for i in pool.free_at_least(per) if ok[i]]
+    out.extend(i for i, g in extra.items() if ok[i] and free[i] < per and free[i] + g >= per)
+    out.sort()
+    return out
 
 
 def _pick_nodes(v: VictimView, p: Pend, n: int, per: int, cands: _Classifier, hosts: list[int]) -> list[str]:
     """The victims on the ``n`` nodes that need the cheapest ones (worst class, then lost work,
-    then node order); empty when no ``n`` nodes can be freed, or when free nodes would do."""
+    then node order); empty when no ``n`` nodes can be freed."""
     pool = v.pool
     options: list[tuple[tuple[int, float, int], list[str]]] = []
-    if sum(1 for i in hosts if pool.free[i] >= per) >= n:
-        return []  # free nodes would be the best options: only a reservation kept them out
     for i in hosts:
         free = pool.free[i]
         if free >= per:

@@ -34,6 +34,24 @@ class Victim:
     reason: str
 
 
+@dataclass(frozen=True, slots=True)
+class NoVictims:
+    """A victim search that found nothing.  ``lasting``: the reason (too few GPUs or nodes could
+    be freed, even counting every takeable job) holds until something grows what is takeable or
+    free -- a job stops, a job becomes preemptible, a node's health changes
+    (``ClusterState.growth``), or, if the search looked at other accounts' work (``donors``),
+    an account with preemptible allocated work runs more and may turn donor
+    (``ClusterState.donor_growth``); other starts only shrink it.  Otherwise (the free nodes
+    would do but a reservation kept the job off them, or the move would not lower the distance
+    from what is owed) it holds only on the very same state."""
+
+    lasting: bool
+    donors: bool = False
+
+
+FOR_NOW = NoVictims(False)
+
+
 def lost_work(r: Run, t: float) -> float:
     """Seconds of progress a preemption at ``t`` would throw away."""
     ran = max(0.0, t - r.start)

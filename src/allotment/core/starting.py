@@ -1,0 +1,162 @@
+"""How a job the pass chose starts: on GPUs it found (``_launch``) or through preemption
+(``_preempt_for``, ``_cap_preempt``), and how an eviction of work started earlier in the same pass
+is undone (``_evict_all``).  The scheduler (``core.scheduler``) decides *which* job to offer; this
+part only carries a start out, under the rules that bind every start: the reservation's node
+filter (``core.reservation.allow_for``, passed in as ``allow``) and the slicing rule
+(``core.preemption.slicing``).
+"""
+
+from __future__ import annotations
+
+from allotment.core.cluster import ClusterState
+from allotment.core.context import Context
+from allotment.core.decisions import Preemption, Start
+from allotment.core.modes import FREE_SUFFIX, GLOBAL_QUEUE
+from allotment.core.pass_inputs import PassInputs, QueueKey
+from allotment.core.placement import NodeFilter
+from allotment.core.preemption.caps import find_cap_victims
+from allotment.core.preemption.retry import FailedSearches, SearchState
+from allotment.core.preemption.slicing import ends_within, frees_room_for, may_slice
+from allotment.core.preemption.victims import find_victims
+from allotment.core.preemption.view import FOR_NOW, NoVictims, Victim, VictimView
+from allotment.core.reservation import Hold
+from allotment.core.snapshot import NodeState
+from allotment.core.state import Pend, Run
+from allotment.core.tiers import GUARANTEED, tier
+from allotment.core.walk import WalkPolicy
+
+# (job, the reservation it ran under) or, for unallocated work only, (GPUs, n, per, type, reservation)
+FailedSearch = tuple[str, Hold | None] | tuple[int, int, int, str | None, Hold | None]
+
+
+class Starting(ClusterState):
+    def __init__(self, ctx: Context, nodes: tuple[NodeState, ...], walk: WalkPolicy) -> None:
+        super().__init__(ctx, nodes)
+        self.walk = walk
+        self.hold: Hold | None = None  # the round's reservation (the last pass's is reported)
+        self._launched: dict[str, Pend] = {}  # this pass's starts, to undo one (see _evict_all)
+        self._inputs_id = 0  # bumped whenever the pass inputs are recomputed
+        # victim searches that failed, and on what (walk.reuses; see core.preemption.retry)
+        self._failed = FailedSearches()
+        self._queue_names: dict[str, tuple[bool, str]] = {}
+        self._view_val: VictimView | None = None  # the victim view of state _view_at
+        self._view_at = (-1, -1)
+
+    def _account_of(self, q: str) -> tuple[bool, str]:
+        """(is it an unallocated-work queue, its account) of a queue name."""
+        got = self._queue_names.get(q)
+        if got is None:
+            free = q.endswith(FREE_SUFFIX)
+            got = self._queue_names[q] = (free, q[: -len(FREE_SUFFIX)] if free else q)
+        return got
+
+    def queue_key(self, q: str, pi: PassInputs) -> QueueKey:
+        """(tier, Fair Tree rank, name): the order in which a round visits queues."""
+        if q == GLOBAL_QUEUE:
+            return (0, 0, q)
+        free, account = self._account_of(q)
+        tr = tier(free, self.acct.alloc_gpus.get(account, 0), pi.owed.get(account, 0.0))
+        return (tr, pi.rank_index.get(account, len(pi.rank_index)), q)
+
+    def _view(self, pi: PassInputs) -> VictimView:
+        """What a victim search reads.  The fast walk keeps one per (state version, inputs),
+        with a memo of the answers that depend on nothing else (``VictimView.memo``)."""
+        at = (self.version, self._inputs_id)
+        if self.walk.reuses and self._view_at == at and self._view_val is not None:
+            return self._view_val
+        v = VictimView(self.pool, self.running, self.acct, self.policy.non_resumable == "run_to_completion",
+                       self.policy.reclaim_hysteresis, self.mode.reclaims, pi.t, {} if self.walk.reuses else None)
+        self._view_val, self._view_at = v, at
+        return v
+
+    def _better_waiting_per(self, qk: QueueKey, pi: PassInputs) -> int:
+        """The fewest GPUs per node any allocated job waiting in a queue ranked before ``qk``
+        needs (0: none waits), for ``may_slice``."""
+        best = 0
+        for q in self.queues.nonempty():
+            if self._account_of(q)[0] or self.queue_key(q, pi) >= qk:
+                continue
+            per = self.queues.min_per(q)
+            if per > 0 and (best == 0 or per < best):
+                best = per
+        return best
+
+    def _slice_ok(self, p: Pend, qk: QueueKey, pi: PassInputs, victims: list[Victim]) -> bool:
+        """``may_slice`` for ``victims`` found for ``p`` of a queue at ``qk``."""
+        if qk[0] == GUARANTEED or not any(v.rule == "within-team" for v in victims):
+            return True
+        end = pi.now + max(0.0, p.spec.work - p.done_work)
+        return may_slice(qk[0], ends_within(end, victims, self.running),
+                         lambda: frees_room_for(self._better_waiting_per(qk, pi), victims, self.running, self.pool.free))
+
+    def _preempt_for(self, p: Pend, qk: QueueKey, pi: PassInputs, allow: NodeFilter | None, starts: list[Start],
+                     preemptions: list[Preemption], *, only_unallocated: bool = False) -> bool:
+        """Start ``p`` on the GPUs of victims (every class, or only unallocated work); True if
+        it started."""
+        if not self.mode.can_preempt or not self.acct.preemptible:
+            return False
+        if only_unallocated and not self.acct.unalloc_gpus:
+            return False
+        at = SearchState(self._inputs_id, self.growth, self.donor_growth, self.version, self.queued_version, pi.now, qk)
+        held = None if allow is None else self.hold
+        # a search for unallocated work only reads the job's shape (core.preemption.victims)
+        key: FailedSearch = (p.gpus, p.n, p.per, p.spec.gpu_type, held) if only_unallocated else (p.jid, held)
+        job = None if only_unallocated else p
+        if self.walk.reuses and self._failed.known(key, job, at):
+            return False  # the same search already failed, and nothing since could change that
+        view = self._view(pi)
+        found = find_victims(view, p, p.n, p.per, pi.owed, pi.measure, allow=allow, only_unallocated=only_unallocated)
+        if not isinstance(found, NoVictims) and not self._slice_ok(p, qk, pi, found):  # search again without slicing
+            found = find_victims(view, p, p.n, p.per, pi.owed, pi.measure, allow=allow, slice_ok=False)
+            if isinstance(found, NoVictims):
+                found = FOR_NOW  # the slicing rule read the queues: this holds on this very state only
+        if isinstance(found, NoVictims):
+            if self.walk.reuses:
+                self._failed.remember(key, job, at, found)
+            return False
+        self._evict_all(found, p, pi, starts, preemptions)
+        pl = self.pool.find(p.spec, p.n, p.per, allow)
+        if pl is None:  # cannot happen: victims were chosen to free exactly this
+            raise AssertionError(f"preemption for {p.jid} did not free enough GPUs")
+        starts.append(self._launch(p, pl, pi, f"preempted {len(found)} job(s)", qk))
+        return True
+
+    def _cap_preempt(self, p: Pend, qk: QueueKey, pi: PassInputs, allow: NodeFilter | None, starts: list[Start],
+                     preemptions: list[Preemption]) -> bool:
+        """Over a max_gpus cap: only the team's own lower-priority work can make room."""
+        if not (self.mode.reclaims and self.acct.alloc_gpus_pre.get(p.account, 0)):
+            return False
+        found = find_cap_victims(self._view(pi), p, p.n, p.per, allow)
+        if found is None or not self._slice_ok(p, qk, pi, found):
+            return False
+        self._evict_all(found, p, pi, starts, preemptions)
+        pl = self.pool.find(p.spec, p.n, p.per, allow)
+        if pl is None or not self.acct.fits_caps(p.account, p.gpus):  # cannot happen
+            raise AssertionError(f"cap preemption for {p.jid} did not make room")
+        starts.append(self._launch(p, pl, pi, f"preempted {len(found)} job(s) of its own team", qk))
+        return True
+
+    def _evict_all(self, victims: list[Victim], p: Pend, pi: PassInputs, starts: list[Start], out: list[Preemption]) -> None:
+        """Evict ``victims``.  A victim started earlier in this same pass (unallocated work, which
+        is preemptible at once) is not evicted but un-started: it goes back to the queue exactly
+        as it was, and its start is taken out of this pass's decisions, so the decisions stay the
+        net change a driver applies."""
+        for v in victims:
+            undo = self._launched.pop(v.job_id, None)
+            if undo is None:
+                out.append(self._evict(v.job_id, pi.now, p.jid, v.rule, v.reason))
+                continue
+            self._stop(v.job_id)
+            self._requeue_unstarted(undo)
+            starts[:] = [s for s in starts if s.job_id != v.job_id]
+
+    def _launch(self, p: Pend, pl: tuple[tuple[int, int], ...], pi: PassInputs, why: str, qk: QueueKey) -> Start:
+        self._take_pending(p.jid)
+        alloc = self.acct.alloc_gpus.get(p.account, 0)
+        terms = self.mode.launch(p, pi.now, alloc, self.ctx.entitlement_gpus.get(p.account, 0.0),
+                                 why + self.mode.queue_note(qk[0], qk[1]))
+        r = Run(p.spec, pi.now, pl, terms.allocated, terms.protected_until, p.done_work, p.declared, p.evicted_by)
+        r.eligible = p.eligible
+        self._start(r, pi.now)
+        self._launched[p.jid] = p
+        return Start(p.jid, tuple((self.pool.names[i], g) for i, g in pl), terms.allocated, terms.reason)
