@@ -9,6 +9,7 @@ from dataclasses import replace
 
 from allotment.backends.policy import qos_tiers
 from allotment.backends.protocol import JobObs, NodeObs, Observation
+from allotment.compile.model import Policy
 from allotment.reconcile.active import EpochUsage, plan_cluster, snapshot
 from allotment.reconcile.pinned_order import PINNED_FLOOR, PRIORITY_TOP, START_FLOOR
 from tests.backends.configs import tree_config
@@ -190,3 +191,22 @@ def test_usage_is_read_once_per_fair_share_epoch() -> None:
     assert u.at(900.0, 300, lambda: read(900.0)) == {"teama1": 900.0}
     assert u.at(901.0, 0, lambda: read(901.0)) == {"teama1": 901.0}  # no period: every tick
     assert reads == [600.0, 900.0, 901.0]
+
+
+def test_a_zero_minimum_runtime_job_is_cancelled_when_the_policy_has_no_unallocated_work() -> None:
+    """``unallocated: false`` holds on a live cluster as in the simulator: the core refuses the
+    job (core.contract.refusal, decided in decide()), never starts or ranks it, and active mode
+    cancels it; with unallocated work on, the same job simply runs free."""
+    free = pending("1", "teama1", 1, min_runtime_s=0)
+    obs = observe(free)
+    off = tree_config(policy=Policy(unallocated_enabled=False))
+    plan = plan_cluster(obs, off, "gpulab", {}, {})
+    assert [r.job_id for r in plan.decisions.refusals] == ["1"]
+    assert "unallocated" in plan.decisions.refusals[0].reason
+    assert plan.decisions.starts == () and all(r.job_id != "1" for r in plan.decisions.order)
+    cancels = [a for a in plan.actions if a.kind == "cancel"]
+    assert [(a.target, a.rule) for a in cancels] == [("1", "refused")]
+
+    on = plan_cluster(obs, CONFIG, "gpulab", {}, {})
+    assert on.decisions.refusals == () and [s.job_id for s in on.decisions.starts] == ["1"]
+    assert not on.decisions.starts[0].allocated

@@ -110,22 +110,27 @@ def test_decide_on_a_snapshot_takes_the_simulators_decision(case: tuple[Compiled
     assert sim.mismatches == []
 
 
-class CheckedFast(Fast):
+class CheckedFast:
     """The fast walk that never skips on ``may_visit`` but records where the candidate test
-    (``must_visit``) would visit a queue the whole-queue test ruled out."""
+    (``must_visit``) would visit a queue the whole-queue test ruled out.  It wraps ``Fast``
+    rather than inheriting from it: under the mypyc build ``Fast`` is a compiled class, which
+    an interpreted class cannot subclass; ``WalkPolicy`` is a Protocol, so a wrapper serves."""
 
     def __init__(self) -> None:
+        self.inner = Fast()
+        self.name = self.inner.name
+        self.reuses = self.inner.reuses
         self.ruled_out = False
         self.wrong = 0
         self.tested = 0
 
     def may_visit(self, *args: Any) -> bool:
-        self.ruled_out = not super().may_visit(*args)
+        self.ruled_out = not self.inner.may_visit(*args)
         self.tested += self.ruled_out
         return True
 
     def must_visit(self, *args: Any) -> bool:
-        got = super().must_visit(*args)
+        got = self.inner.must_visit(*args)
         self.wrong += self.ruled_out and got
         return got
 

@@ -13,7 +13,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from allotment.core.context import Context
-from allotment.core.decisions import Decisions
+from allotment.core.contract import refusal
+from allotment.core.decisions import Decisions, Refusal
 from allotment.core.priority import dependants, propagate
 from allotment.core.scheduler import Scheduler
 from allotment.core.snapshot import Snapshot
@@ -41,6 +42,8 @@ def build_scheduler(snapshot: Snapshot, ctx: Context, now: float, *, walk: WalkP
             eligible=r.eligible,
         )
     for p in sorted(snapshot.pending, key=lambda p: p.spec.id):
+        if refusal(sched.min_runtime(p.spec), ctx.policy) is not None:
+            continue  # rejected at submission (refusals), never queued: as in the simulator
         sched.add_pending(
             p.spec,
             p.eligible,
@@ -57,4 +60,20 @@ def decide(snapshot: Snapshot, ctx: Context, now: float, *, walk: WalkPolicy = F
     ``snapshot.usage`` should be the window usage at the pass's epoch (``core.epoch``)."""
     sched = build_scheduler(snapshot, ctx, now, walk=walk)
     d = sched.run_pass(now, snapshot.usage)
-    return replace(d, order=sched.order(now, snapshot.usage), wake_at=sched.wake_at(now))
+    return replace(
+        d,
+        order=sched.order(now, snapshot.usage),
+        wake_at=sched.wake_at(now),
+        refusals=refusals(snapshot, sched, ctx),
+    )
+
+
+def refusals(snapshot: Snapshot, sched: Scheduler, ctx: Context) -> tuple[Refusal, ...]:
+    """The pending jobs the policy rejects at submission, in id order (the rule is
+    ``core.contract.refusal``; the simulator applies it on arrival, a reconciler cancels)."""
+    out = []
+    for p in sorted(snapshot.pending, key=lambda p: p.spec.id):
+        why = refusal(sched.min_runtime(p.spec), ctx.policy)
+        if why is not None:
+            out.append(Refusal(p.spec.id, why))
+    return tuple(out)

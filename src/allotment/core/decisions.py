@@ -28,6 +28,15 @@ class Preemption:
 
 
 @dataclass(frozen=True, slots=True)
+class Refusal:
+    """A pending job the policy rejects at submission (``core.contract.refusal``): the
+    simulator never queues it; a live cluster that accepted it is told to cancel it."""
+
+    job_id: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
 class Reservation:
     job_id: str
     nodes: tuple[str, ...]
@@ -67,3 +76,4 @@ class Decisions:
     # the latest time a driver should run the next pass even if nothing happens (a protection
     # ends, an epoch boundary while work waits): Scheduler.wake_at; filled in by decide()
     wake_at: float | None = None
+    refusals: tuple[Refusal, ...] = ()

@@ -237,7 +237,14 @@ def plan_cluster(
         else:
             actions.append(ClusterAction("requeue", job.id, p.rule, p.reason, expect=key))
 
-    # 3. starts, then the pending order -> priorities (only those that break the order)
+    # 3. jobs the policy rejects at submission (core.contract.refusal) -> cancel, as the
+    #    simulator rejects them on arrival
+    for r in decisions.refusals:
+        job = by_id.get(r.job_id)
+        if job is not None and job.state == "pending":
+            actions.append(ClusterAction("cancel", job.id, "refused", r.reason))
+
+    # 4. starts, then the pending order -> priorities (only those that break the order)
     actions.extend(priority_actions(decisions, obs, ordered))
     actions.sort(key=ClusterAction.sort_key)
     return ClusterPlan(tuple(actions), decisions, tuple(skipped))
