@@ -25,6 +25,7 @@ def write_repo(
     extra_leaf: str | None = None,
     min_runtime_cap: str = "8h",
     default_min_runtime: str = "2h",
+    fairshare_period: str | None = None,
 ) -> None:
     files: dict[str, str] = {
         "inventory/gpu_types.yaml": "gpu_types:\n  gpu:\n    billing_weight: 1.0\n",
@@ -35,6 +36,7 @@ def write_repo(
         "policies/scheduler.yaml": (
             f"drift: {drift}\nprune: {'true' if prune else 'false'}\n"
             f"min_runtime_cap: {min_runtime_cap}\ndefault_min_runtime: {default_min_runtime}\n"
+            + (f"fairshare_period: {fairshare_period}\n" if fairshare_period else "")
         ),
         "budgets/org/budget.yaml": _node({"proga": shares["proga"], "teamb": shares["teamb"]}),
         "budgets/org/proga/budget.yaml": _node(
