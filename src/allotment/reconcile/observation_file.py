@@ -10,29 +10,19 @@ field by field: ``asdict``'s deep copy took 1.4 s of a 10,000-job tick's 2.4 s, 
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
 from allotment.backends.protocol import JobObs, NodeObs, Observation
-from allotment.reconcile.state_errors import StateDirError, StateFileError
+from allotment.reconcile.state_errors import StateDirError, StateFileError, write_atomic
 
 OBSERVATION_FILE = "observation.json"
 
 
 def save_observation(state_dir: Path, obs: Observation) -> None:
-    path = state_dir / OBSERVATION_FILE
-    tmp = path.with_name(f".{OBSERVATION_FILE}.tmp")
-    try:
-        text = json.dumps(_plain(obs), separators=(",", ":"))  # fields in declaration order
-        with tmp.open("w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        tmp.replace(path)
-    except OSError as exc:
-        raise StateDirError(f"cannot write {path}: {exc.strerror or exc}") from exc
+    # fields in declaration order
+    write_atomic(state_dir / OBSERVATION_FILE, json.dumps(_plain(obs), separators=(",", ":")))
 
 
 def _plain(obs: Observation) -> dict[str, Any]:

@@ -54,6 +54,20 @@ def check_writable(state_dir: Path) -> None:
         ) from exc
 
 
+def write_atomic(path: Path, text: str) -> None:
+    """Replace ``path`` with ``text`` atomically (temp file beside it, fsync, rename), so a
+    reader never sees half a file; StateDirError in one line when the dir refuses."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    try:
+        with tmp.open("w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        tmp.replace(path)
+    except OSError as exc:
+        raise StateDirError(f"cannot write {path}: {exc.strerror or exc}") from exc
+
+
 def state_error(
     exc: OSError | sqlite3.DatabaseError, state_dir: Path
 ) -> StateDirError | StateFileError:

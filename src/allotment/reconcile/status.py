@@ -20,14 +20,13 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from allotment.reconcile.state_errors import StateDirError, StateFileError
+from allotment.reconcile.state_errors import StateDirError, StateFileError, write_atomic
 
 STATUS_FILE = "status.json"
 STALE_TICKS = 3  # a last tick older than this many intervals means the reconciler is not running
@@ -234,17 +233,7 @@ def status_json(status: Status, now: float | None = None) -> dict[str, Any]:
 
 def save_status(state_dir: Path, status: Status) -> None:
     """Write atomically (temp file, fsync, rename); StateDirError when the dir refuses."""
-    path = state_dir / STATUS_FILE
-    tmp = path.with_name(f".{STATUS_FILE}.tmp")
-    try:
-        text = json.dumps(status_json(status), sort_keys=True, indent=2) + "\n"
-        with tmp.open("w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        tmp.replace(path)
-    except OSError as exc:
-        raise StateDirError(f"cannot write {path}: {exc.strerror or exc}") from exc
+    write_atomic(state_dir / STATUS_FILE, json.dumps(status_json(status), sort_keys=True, indent=2) + "\n")
 
 
 def render_text(status: Status, now: float) -> str:
