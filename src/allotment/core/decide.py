@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from allotment.core.context import Context
-from allotment.core.contract import refusal
+from allotment.core.contract import min_runtime, refusal
 from allotment.core.decisions import Decisions, Refusal
 from allotment.core.priority import dependants, propagate
 from allotment.core.scheduler import Scheduler
@@ -21,7 +21,11 @@ from allotment.core.snapshot import Snapshot
 from allotment.core.walk import FAST, WalkPolicy
 
 
-def build_scheduler(snapshot: Snapshot, ctx: Context, now: float, *, walk: WalkPolicy = FAST) -> Scheduler:
+def build_scheduler(
+    snapshot: Snapshot, ctx: Context, now: float, refused: frozenset[str], *, walk: WalkPolicy = FAST
+) -> Scheduler:
+    """The scheduler holding the snapshot's state; the ``refused`` pending jobs are left out,
+    as the simulator never queues a job it rejects at submission."""
     sched = Scheduler(ctx, snapshot.nodes, walk=walk)
     for node in snapshot.nodes:
         if not node.healthy:
@@ -42,8 +46,8 @@ def build_scheduler(snapshot: Snapshot, ctx: Context, now: float, *, walk: WalkP
             eligible=r.eligible,
         )
     for p in sorted(snapshot.pending, key=lambda p: p.spec.id):
-        if refusal(sched.min_runtime(p.spec), ctx.policy) is not None:
-            continue  # rejected at submission (refusals), never queued: as in the simulator
+        if p.spec.id in refused:
+            continue
         sched.add_pending(
             p.spec,
             p.eligible,
@@ -58,22 +62,18 @@ def build_scheduler(snapshot: Snapshot, ctx: Context, now: float, *, walk: WalkP
 def decide(snapshot: Snapshot, ctx: Context, now: float, *, walk: WalkPolicy = FAST) -> Decisions:
     """One scheduling pass over ``snapshot`` at ``now``, with every reason and the pending order.
     ``snapshot.usage`` should be the window usage at the pass's epoch (``core.epoch``)."""
-    sched = build_scheduler(snapshot, ctx, now, walk=walk)
+    refused = refusals(snapshot, ctx)
+    sched = build_scheduler(snapshot, ctx, now, frozenset(r.job_id for r in refused), walk=walk)
     d = sched.run_pass(now, snapshot.usage)
-    return replace(
-        d,
-        order=sched.order(now, snapshot.usage),
-        wake_at=sched.wake_at(now),
-        refusals=refusals(snapshot, sched, ctx),
-    )
+    return replace(d, order=sched.order(now, snapshot.usage), wake_at=sched.wake_at(now), refusals=refused)
 
 
-def refusals(snapshot: Snapshot, sched: Scheduler, ctx: Context) -> tuple[Refusal, ...]:
+def refusals(snapshot: Snapshot, ctx: Context) -> tuple[Refusal, ...]:
     """The pending jobs the policy rejects at submission, in id order (the rule is
     ``core.contract.refusal``; the simulator applies it on arrival, a reconciler cancels)."""
     out = []
     for p in sorted(snapshot.pending, key=lambda p: p.spec.id):
-        why = refusal(sched.min_runtime(p.spec), ctx.policy)
+        why = refusal(min_runtime(p.spec.min_runtime, ctx.policy), ctx.policy)
         if why is not None:
             out.append(Refusal(p.spec.id, why))
     return tuple(out)
