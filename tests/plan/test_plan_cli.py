@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import stat
 import subprocess
 from pathlib import Path
 
@@ -61,6 +63,18 @@ def test_share_change_comment_matches_golden(small_repo: GitRepo, regen_golden: 
     assert "Ref. GPU-h/week" in certain and "Delivered" not in certain  # one unit per table
     approvals = md.split("#### Approvals", 1)[1].split("<details>", 1)[0]
     assert "ml-lead" in approvals and "vera" not in approvals  # the author is never offered
+
+
+def test_plan_file_is_readable_by_the_ci_job_that_posts_it(small_repo: GitRepo) -> None:
+    """The comment is posted by another step, often another user: the file keeps the umask."""
+    vision_pr(small_repo)
+    old = os.umask(0o022)
+    try:
+        code, _ = plan(small_repo, "--base", "main", "--head", "pr")
+    finally:
+        os.umask(old)
+    assert code == 0
+    assert stat.S_IMODE((small_repo.path.parent / "plan.markdown").stat().st_mode) == 0o644
 
 
 def test_json_output_follows_its_schema_and_matches_markdown_facts(small_repo: GitRepo) -> None:

@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from allotment.atomic_file import write_text
 from allotment.backends.actions import (
     DRAIN_PREFIX,
     Action,
@@ -354,9 +355,7 @@ class SimulatedBackend:
 
     # ----------------------------------------------------------------------- persistence --
     def save(self, path: Path) -> None:
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(_dump(self.state), sort_keys=True, indent=1), encoding="utf-8")
-        tmp.replace(path)
+        write_text(path, json.dumps(_dump(self.state), sort_keys=True, indent=1), durable=True)
 
     @classmethod
     def load(

@@ -10,10 +10,10 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
+from allotment.atomic_file import write_text
 from allotment.cli.common import add_at_argument, add_repo_argument, at_date
 from allotment.errors import ConfigError, UsageError
 from allotment.plan.build import PlanRequest, make_plan
@@ -120,15 +120,7 @@ def write_output(text: str, out: Path | None) -> None:
     if out is None:
         sys.stdout.write(text)
         return
-    out = out.resolve()
-    fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, out)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_text(out.resolve(), text)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -21,6 +21,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from allotment.atomic_file import write_text
     from allotment.legible.report import render_report
     from allotment.legible.rundir import read_run
 
@@ -28,8 +29,6 @@ def run(args: argparse.Namespace) -> int:
     base = read_run(args.baseline) if args.baseline is not None else None
     html = render_report(new, base)
     args.output.parent.mkdir(parents=True, exist_ok=True)
-    tmp = args.output.with_name(f".{args.output.name}.tmp")
-    tmp.write_text(html, encoding="utf-8")
-    tmp.replace(args.output)
+    write_text(args.output, html)
     print(f"wrote {args.output} ({len(html.encode()) / 1e6:.1f} MB)")
     return 0

@@ -99,6 +99,7 @@ def load_workload(args: argparse.Namespace, config: Any) -> tuple[Any, str, floa
 
 
 def run(args: argparse.Namespace) -> int:
+    from allotment.atomic_file import write_text
     from allotment.sim.events import encode_log
     from allotment.sim.latency import parse_profile
     from allotment.sim.rundir import RunSource, metrics_json, save_run
@@ -123,7 +124,7 @@ def run(args: argparse.Namespace) -> int:
             sys.stdout.write(metrics_json(m))
         else:
             args.json.parent.mkdir(parents=True, exist_ok=True)
-            args.json.write_text(metrics_json(m), encoding="utf-8")
+            write_text(args.json, metrics_json(m))
     if args.events is not None and result.header is not None:
         args.events.parent.mkdir(parents=True, exist_ok=True)
         with AtomicWriter(args.events) as out:

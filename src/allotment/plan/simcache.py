@@ -21,11 +21,12 @@ from __future__ import annotations
 import json
 import os
 import stat
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from allotment.atomic_file import write_text
 
 SUBDIR = "plan"
 
@@ -104,13 +105,7 @@ class SimCache:
             path.parent.mkdir(parents=True, exist_ok=True)
             if path.parent.is_symlink() or path.parent.parent.is_symlink():
                 return
-            fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8") as f:
-                    json.dump({"key": key, "metrics": metrics}, f, sort_keys=True)
-                os.replace(tmp, path)  # replaces a symlink itself, never its target
-            except BaseException:
-                Path(tmp).unlink(missing_ok=True)
-                raise
+            # the rename replaces a symlink itself, never its target
+            write_text(path, json.dumps({"key": key, "metrics": metrics}, sort_keys=True))
         except OSError:
             return

@@ -12,6 +12,7 @@ import os
 import sqlite3
 from pathlib import Path
 
+from allotment.atomic_file import write_text
 from allotment.errors import ReconcileError, UsageError
 
 
@@ -57,13 +58,8 @@ def check_writable(state_dir: Path) -> None:
 def write_atomic(path: Path, text: str) -> None:
     """Replace ``path`` with ``text`` atomically (temp file beside it, fsync, rename), so a
     reader never sees half a file; StateDirError in one line when the dir refuses."""
-    tmp = path.with_name(f".{path.name}.tmp")
     try:
-        with tmp.open("w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        tmp.replace(path)
+        write_text(path, text, durable=True)
     except OSError as exc:
         raise StateDirError(f"cannot write {path}: {exc.strerror or exc}") from exc
 

@@ -11,11 +11,11 @@ import gzip
 import json
 import math
 import os
-import secrets
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import IO, Any
 
+from allotment.atomic_file import open_temp
 from allotment.core.jobs import JobSpec, NodeEvent
 from allotment.traces.format import FORMAT_VERSION, HEADER_FIELDS, TraceItem, item_time, sort_key
 
@@ -92,9 +92,7 @@ class AtomicWriter:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        # a named file opened exclusively, not mkstemp: the result keeps the user's umask
-        self._tmp = self.path.with_name(f".{self.path.name}.{secrets.token_hex(6)}.tmp")
-        self._raw = self._tmp.open("xb")
+        self._tmp, self._raw = open_temp(self.path)  # the user's umask applies (atomic_file)
         self._gz: gzip.GzipFile | None = None
         sink: gzip.GzipFile | IO[bytes] = self._raw
         if self.path.suffix == ".gz":
