@@ -45,6 +45,36 @@ class LatencyProfile:
     launch_delay_s: float = 0.0  # from the pass that starts a job to its real start
     limit_margin_s: float | None = None  # the core sees time limits: work + margin, in minutes
 
+    def key(self) -> dict[str, float | str | None]:
+        """Every field, for a cache key: two profiles that differ in any delay differ here."""
+        return {
+            "name": self.name,
+            "cycle_s": self.cycle_s,
+            "requeue_delay_s": self.requeue_delay_s,
+            "launch_delay_s": self.launch_delay_s,
+            "limit_margin_s": self.limit_margin_s,
+        }
+
+    def spec(self) -> str:
+        """The ``--profile`` text that gives this profile back (``parse_profile``): its name
+        and every delay that differs from the named profile's, ``slurm,requeue=11``."""
+        base = PROFILES.get(self.name, NONE)
+        sets = [
+            f"{key}={getattr(self, field):g}"
+            for key, field in _KEYS.items()
+            if getattr(self, field) != getattr(base, field) and getattr(self, field) is not None
+        ]
+        return ",".join([self.name, *sets])
+
+    def describe(self) -> str:
+        """``slurm (cycle 0 s, requeue 121 s, launch 1 s)``: how a report names the profile."""
+        limit = "" if self.limit_margin_s is None else f", limit +{self.limit_margin_s:g} s"
+        cycle = f"{self.cycle_s:g} s" if self.cycle_s > 0 else "the reconcile interval"
+        return (
+            f"{self.name} (cycle {cycle}, requeue {self.requeue_delay_s:g} s, "
+            f"launch {self.launch_delay_s:g} s{limit})"
+        )
+
     def pass_interval(self, reconcile_interval_s: float) -> float:
         return self.cycle_s if self.cycle_s > 0 else reconcile_interval_s
 
