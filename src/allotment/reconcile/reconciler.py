@@ -86,6 +86,7 @@ class Reconciler:
         self.status.interval_s = options.interval_s
         self.revisions = Revisions(source, options.history_limit)
         self._evicted_by: dict[str, str] = {}  # requeued job -> the job it made room for
+        self._submitted: dict[str, float] = {}  # job -> its submission before any requeue
         self._usage = EpochUsage()  # what the core reads, frozen per fair-share epoch
 
     def close(self) -> None:
@@ -287,6 +288,11 @@ class Reconciler:
         unhealthy = read_health(health_file, None if health_file else c.health_command)
         for node, why in maintenance_now(config, cluster, obs.at).items():
             unhealthy.setdefault(node, why)
+        live = {j.id for j in obs.jobs}
+        self._submitted = {j: t for j, t in self._submitted.items() if j in live}
+        for j in obs.jobs:
+            if not j.restarts:  # Slurm resets submit_time at a requeue: keep the first
+                self._submitted.setdefault(j.id, j.submit)
         cplan = plan_cluster(
             obs,
             config,
@@ -295,6 +301,7 @@ class Reconciler:
             unhealthy,
             ordered=self.options.ordered,
             evicted_by=self._evicted_by,
+            submitted=self._submitted,
         )
         before = len(result.results)
         changed = self._run(cplan.actions, now, sha, result)
@@ -303,7 +310,6 @@ class Reconciler:
             for r in result.results[before:]
             if r.code == "applied" and r.action.kind == "requeue"
         }
-        live = {j.id for j in obs.jobs}
         self._evicted_by = {j: w for j, w in self._evicted_by.items() if j in live}
         for p in cplan.decisions.preemptions:
             if p.job_id in done and p.for_job:
