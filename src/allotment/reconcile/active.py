@@ -11,11 +11,10 @@ Mapping (docs/operators-guide.md has the table):
   priority would release the hold), waiting on a dependency, or still inside their requeue
   delay (``EligibleTime`` = requeue + ``cred_expire`` + 1 s).  A requeued job's age counts from
   its first submission, not from its new eligible time, as in the simulator.  Slurm resets a
-  job's ``submit_time`` to the requeue (seen on the test cluster), so the reconciler remembers
-  each job's submission from before its first requeue (``submitted``); a job first seen already
-  requeued (the reconciler restarted) ages from its requeue (``reconcile.first_submit``).  Without it a requeued job lost
-  its place to a younger one of the same rank that the simulator (and the core's own record)
-  kept behind it (seed 15 at 2 s ticks: f044 started before f038, the batch p90 doubled);
+  job's ``submit_time`` to the requeue, so the reconciler remembers each job's submission from
+  before its first requeue (``submitted``, ``reconcile.first_submit``).  Without it a requeued
+  job lost its place to a younger one of the same rank that the simulator (and the core's own
+  record) kept behind it (seed 15 at 2 s ticks: f044 started before f038, batch p90 doubled);
 * preemptions become requeues pinned to the run's start time (non-resumable jobs follow
   ``Policy.non_resumable``).  In active mode the backend's own preemption is off (the tier QOS
   preempt nothing, see ``backends.policy.qos_tiers``), so every requeue is the core's;
