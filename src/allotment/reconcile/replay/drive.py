@@ -9,6 +9,7 @@ for a real health check.  A second thread sleeps until each submission's time an
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 import threading
@@ -109,6 +110,10 @@ class Replay:
         feeder.join()
         if failed:
             raise failed[0]
+        # which Slurm job each trace job was, to read the audit log (by Slurm id) beside the
+        # event log (by trace id)
+        ids = json.dumps(self.ids, indent=1, sort_keys=True) + "\n"
+        (self.state_dir / "slurm_ids.json").write_text(ids, encoding="utf-8")
         return self.collect(subs)
 
     def _tick_on_grid(self, stop: StopFlag) -> None:
