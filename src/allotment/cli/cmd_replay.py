@@ -67,14 +67,6 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         help="with --from-events: how far the replay's time 0 lay after a fair-share epoch "
         "boundary (its metrics JSON's epoch_phase_s); a replay measures it itself",
     )
-    p.add_argument(
-        "--observe-lag",
-        type=float,
-        default=0.0,
-        metavar="S",
-        help="with --from-events: how long after each tick's grid time the replay read the "
-        "cluster (its metrics JSON's observe_lag_s); a replay measures it itself",
-    )
     p.set_defaults(func=run)
 
 
@@ -103,14 +95,13 @@ def run(args: argparse.Namespace) -> int:
     )
     late = 0
     if args.from_events is not None:
-        events, phase, lag = read_events(args.from_events), args.epoch_phase, args.observe_lag
+        events, phase = read_events(args.from_events), args.epoch_phase
     else:
-        events, phase, late, lag = _replay(args, config, cluster, trace, state, opts, interval)
+        events, phase, late = _replay(args, config, cluster, trace, state, opts, interval)
     if args.events:
         write_events(args.events, events)
     m, ctx, node_gpus = _metrics(args, config, cluster, events, trace)
     m["epoch_phase_s"] = phase
-    m["observe_lag_s"] = lag  # when in each tick the cluster was read (replay/observe_lag.py)
     m["interval_s"] = interval
     m["late_ticks"] = late  # reconciler ticks skipped because the one before overran its slot
     if args.json:
@@ -121,12 +112,10 @@ def run(args: argparse.Namespace) -> int:
         f"replayed {m['jobs']['submitted']} jobs on {cluster} ({args.backend}): occupancy "
         f"{m['occupancy']:.3f}, preemptions {m['preemptions']}, wait p50/p90 debug "
         f"{w['debug']['p50']:.0f}/{w['debug']['p90']:.0f}s, all {w['all']['p50']:.0f}/{w['all']['p90']:.0f}s"
-        f"; epoch phase {phase:g}s; ticks every {interval:g}s, {late} late, read {lag:g}s in"
+        f"; epoch phase {phase:g}s; ticks every {interval:g}s, {late} late"
     )
     if args.compare:
-        return _compare(
-            args, config, cluster, trace, events, node_gpus, ctx.capacity_gpus, phase, lag
-        )
+        return _compare(args, config, cluster, trace, events, node_gpus, ctx.capacity_gpus, phase)
     return 0
 
 
@@ -230,7 +219,7 @@ def _replay(
         )
         events = replay.run()
         phase = epoch_phase(replay.t0, config.policy_for(cluster).fairshare_period_s)
-        return events, phase, replay.late_ticks, replay.observe_lag_s
+        return events, phase, replay.late_ticks
     finally:
         reconciler.close()
 
@@ -244,7 +233,6 @@ def _compare(
     node_gpus: dict[str, int],
     capacity: int,
     phase: float,
-    lag: float,
 ) -> int:
     from allotment.reconcile.replay.compare import compare, render
     from allotment.reconcile.replay.events import write_events
@@ -254,7 +242,7 @@ def _compare(
 
     profile = parse_profile(args.compare)
     work = Workload.of(trace.jobs, trace.node_events)
-    sim = simulated_events(config, cluster, work, profile, epoch_phase_s=phase, observe_lag_s=lag)
+    sim = simulated_events(config, cluster, work, profile, epoch_phase_s=phase)
     if args.events:
         write_events(args.events.with_name(args.events.stem + ".sim.jsonl"), sim)
     rows = compare(events, sim, capacity=capacity, node_gpus=node_gpus)

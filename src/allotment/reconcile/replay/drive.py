@@ -26,7 +26,6 @@ from allotment.reconcile.loop import StopFlag
 from allotment.reconcile.reconciler import Reconciler
 from allotment.reconcile.replay.collect import SACCT_FIELDS, events_from_runs, parse_sacct
 from allotment.reconcile.replay.events import Event
-from allotment.reconcile.replay.observe_lag import TimedObserve, observe_lag
 from allotment.reconcile.replay.submit import Submission, submission
 
 log = logging.getLogger(__name__)
@@ -69,7 +68,6 @@ class Replay:
     submitted: dict[str, float] = field(default_factory=dict)  # trace id -> wall time of sbatch
     rejected: list[Event] = field(default_factory=list)
     late_ticks: int = 0  # ticks skipped because the one before overran its slot
-    observe_lag_s: float = 0.0  # median offset of the cluster reads from the grid (observe_lag)
 
     def run(self) -> list[Event]:
         jobs_dir = self.state_dir / "jobs"
@@ -106,13 +104,10 @@ class Replay:
         # the reconciler keeps the main thread (its ledger's SQLite connection lives here);
         # submissions run in their own thread so a slow tick never delays one
         self.t0 = aligned_origin(self.clock(), self.interval_s)
-        timed = TimedObserve(self.reconciler.backend, self.clock)
-        self.reconciler.backend = timed
         feeder = threading.Thread(target=feed, daemon=True)
         feeder.start()
         self._tick_on_grid(stop)
         feeder.join()
-        self.observe_lag_s = observe_lag(timed.times, self.t0, self.interval_s)
         if failed:
             raise failed[0]
         # which Slurm job each trace job was, to read the audit log (by Slurm id) beside the

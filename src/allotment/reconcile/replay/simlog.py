@@ -25,24 +25,18 @@ def simulated_events(
     latency: LatencyProfile,
     *,
     epoch_phase_s: float = 0.0,
-    observe_lag_s: float = 0.0,
 ) -> list[Event]:
     """``epoch_phase_s``: the replay's time 0 lay that long after a fair-share epoch boundary
     on the cluster (``drive.epoch_phase``).  The simulator's epochs sit at multiples of the
     period in its own time, so the workload runs that much later and the log is moved back:
     both cores then freeze usage and ages at the same trace times.  It must be a multiple of
-    the pass interval (the replay's origin is), so the passes stay where the ticks are.
-
-    ``observe_lag_s``: the replay's ticks read the cluster that long after each multiple of the
-    interval (``observe_lag``), so the simulator's passes stand for those reads: the workload
-    runs that much earlier in the simulation's time, and the log is moved back."""
-    shift = epoch_phase_s - observe_lag_s
+    the pass interval (the replay's origin is), so the passes stay where the ticks are."""
     shifted = Workload.of(
-        [_later(j, shift) for j in workload.jobs],
-        [replace(e, time=e.time + shift) for e in workload.node_events],
+        [_later(j, epoch_phase_s) for j in workload.jobs],
+        [replace(e, time=e.time + epoch_phase_s) for e in workload.node_events],
     )
     result = simulate(config, shifted, cluster=cluster, latency=latency)
-    back = [replace(e, t=round(e.t - shift, 3)) for e in result.events]
+    back = [replace(e, t=round(e.t - epoch_phase_s, 3)) for e in result.events]
     return _events(back, workload)
 
 
