@@ -20,7 +20,7 @@ ARRIVALS_S = 300  # jobs arrive over the first 5 minutes
 POLICY = """lookback: 1h
 min_runtime_cap: 10m
 default_min_runtime: 2m
-reconcile_interval: 5s
+reconcile_interval: 2s
 unallocated: true
 """
 

@@ -245,3 +245,15 @@ def test_set_priority_pins_releases_and_unpins_in_one_scontrol_update() -> None:
     ]
     plain = ClusterAction("set_priority", "7", "order", "", value=3)
     assert cluster_command(plain) == ["scontrol", "update", "JobId=7", "Priority=3"]
+
+
+def test_a_cancel_writes_its_rule_and_reason_on_the_job_before_scancel() -> None:
+    from allotment.backends.slurm.commands import CANCEL_MARK, cluster_commands
+
+    refused = ClusterAction("cancel", "9", "refused", "minimum runtime 0 is disabled")
+    assert cluster_commands(refused) == [
+        ["scontrol", "update", "JobId=9", f"AdminComment={CANCEL_MARK} (refused): minimum runtime 0 is disabled"],
+        ["scancel", "9"],
+    ]
+    plain = ClusterAction("requeue", "9", "reclaim", "")
+    assert cluster_commands(plain) == [cluster_command(plain)]

@@ -144,3 +144,58 @@ def test_the_seed_count_is_the_base_revisions_policy_knob_and_a_pr_cannot_shrink
                          cache=SimCache(None), workers=1)
     imp = given(base, head)
     assert isinstance(imp, Impact) and imp.seeds == (7,)  # --seeds wins over the knob
+
+
+def _profile_plan(repo: GitRepo, cache: Path, *profile: str) -> tuple[int, dict[str, object]]:
+    out = repo.path.parent / "plan-profile.json"
+    out.unlink(missing_ok=True)
+    code = main(["plan", "--repo", str(repo.path), "--base", "main", "--head", "pr",
+                 "--days", "0.5", "--seeds", "1", "--at", "2026-01-02", "--format", "json",
+                 "--cache-dir", str(cache), "--out", str(out), *profile])
+    return code, json.loads(out.read_text()) if out.exists() else {}
+
+
+def test_plan_simulates_both_sides_with_the_backends_latency_profile_and_caches_per_profile(
+    small_repo: GitRepo, tmp_path: Path
+) -> None:
+    """``allot plan --profile slurm``: both sides run with Slurm's delays (a requeued job waits
+    121 s, a start lands 1 s after the pass), the comment says so, and a run cached under one
+    profile is never served for another."""
+    small_repo.switch("pr", create=True)
+    small_repo.set_share(ML, "vision", 70)
+    small_repo.commit("vision +", author="vera@acme.example")
+    cache = tmp_path / "cache"
+    code, ideal = _profile_plan(small_repo, cache)
+    assert code == 0
+    code, slurm = _profile_plan(small_repo, cache, "--profile", "slurm")
+    assert code == 0
+    imp_ideal, imp_slurm = ideal["impact"], slurm["impact"]
+    assert isinstance(imp_ideal, dict) and isinstance(imp_slurm, dict)
+    assert (imp_ideal["latency_profile"], imp_slurm["latency_profile"]) == ("none", "slurm")
+    assert imp_slurm["workload_key"] != imp_ideal["workload_key"]
+    assert imp_slurm["cached_runs"] == 0  # the runs cached under "none" were not reused
+    waits = [{t["team"]: t["p90_wait_before_s"] for t in i["teams"]} for i in (imp_ideal, imp_slurm)]
+    assert waits[0] != waits[1]  # the delays reach the prediction
+    code, again = _profile_plan(small_repo, cache, "--profile", "slurm")
+    assert code == 0 and isinstance(again["impact"], dict)
+    assert again["impact"]["cached_runs"] == 2  # same profile: both sides from the cache
+    code, other = _profile_plan(small_repo, cache, "--profile", "slurm, requeue=11")
+    assert code == 0 and isinstance(other["impact"], dict)
+    assert other["impact"]["cached_runs"] == 0  # one delay differs: another run
+    assert other["impact"]["latency_profile"] == "slurm,requeue=11"  # what --profile reruns it
+    out = small_repo.path.parent / "plan-profile.md"
+    assert main(["plan", "--repo", str(small_repo.path), "--base", "main", "--head", "pr",
+                 "--days", "0.5", "--seeds", "1", "--at", "2026-01-02", "--cache-dir", str(cache),
+                 "--out", str(out), "--profile", "slurm,requeue=11"]) == 0
+    md = out.read_text()
+    assert "with the backend latency profile `slurm,requeue=11`" in md
+    rerun = md.split("Rerun: `", 1)[1].split("`", 1)[0]
+    assert rerun.endswith("--seeds 1 --profile slurm,requeue=11")
+
+
+def test_plan_with_an_unknown_profile_is_a_usage_error_before_any_work(
+    small_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, doc = _profile_plan(small_repo, tmp_path / "cache", "--profile", "pbs")
+    assert code == 2 and doc == {}
+    assert "--profile pbs: unknown profile 'pbs'" in capsys.readouterr().err

@@ -101,6 +101,22 @@ def test_a_requeued_job_keeps_its_age_from_submission() -> None:
     assert ages == {"1": back.submit, "2": T0 - 20}
 
 
+def test_a_requeued_job_ages_from_its_first_submission_which_slurm_forgot() -> None:
+    """Slurm resets ``submit_time`` at a requeue; with the submission the reconciler saw
+    before, the requeued job keeps its place ahead of a younger job of the same rank, as the
+    simulator keeps it."""
+    jobs = [running(str(100 + i), "teamb", f"n{i}") for i in range(1, 4)]
+    back = pending("1", "teama1", 8, eligible=T0 - 5, restarts=1, submit=T0 - 16)  # requeued
+    young = pending("2", "teama1", 8, submit=T0 - 40)  # submitted after "1" first was
+    obs = observe(*jobs, back, young, used={f"n{i}": 8 for i in range(1, 4)})
+    forgot = plan_cluster(obs, CONFIG, "gpulab", {}, {})
+    assert [s.job_id for s in forgot.decisions.starts] == ["2"]  # what Slurm's clock alone gives
+    kept = plan_cluster(obs, CONFIG, "gpulab", {}, {}, submitted={"1": T0 - 100})
+    assert [s.job_id for s in kept.decisions.starts] == ["1"]
+    snap = snapshot(obs, CONFIG, "gpulab", {}, {}, submitted={"1": T0 - 100, "2": T0 - 40})
+    assert {p.spec.id: p.eligible for p in snap.pending} == {"1": T0 - 100, "2": T0 - 40}
+
+
 def test_held_and_dependent_jobs_are_not_in_the_pass() -> None:
     held = pending("1", "teama1", 1, prio=0)
     dep = pending("2", "teama1", 1, reason="Dependency")

@@ -63,3 +63,11 @@ def test_with_time_limits_the_core_plans_with_the_limit_but_jobs_end_after_their
     # the run ended after its true work (45 s, 45 GPU-seconds charged), not its 120 s limit
     end = next(e for e in r.events if e.event == "end")
     assert end.t == pytest.approx(45.0) and end.charged_gpu_hours == pytest.approx(45.0 / 3600.0)
+
+
+@pytest.mark.parametrize("text", ["none", "slurm", "slurm-test", "slurm,requeue=11", "slurm,launch=2.5,cycle=1"])
+def test_a_profiles_spec_parses_back_to_the_same_profile(text: str) -> None:
+    """``allot plan`` prints ``spec()`` in its rerun command: it must give the very same delays."""
+    p = parse_profile(text)
+    assert parse_profile(p.spec()) == p
+    assert p.spec() == ("slurm,cycle=1,launch=2.5" if text.startswith("slurm,launch") else text)

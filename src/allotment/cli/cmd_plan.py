@@ -47,6 +47,14 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     )
     p.add_argument("--no-simulate", action="store_true", help="skip the projected impact")
     p.add_argument(
+        "--profile",
+        default="none",
+        metavar="NAME[,KEY=S...]",
+        help="the backend's latency profile both sides are simulated with (sim/latency.py): none, "
+        "slurm, slurm-test; adjust with cycle=, requeue=, launch=, limit= seconds, as for "
+        "allot simulate (default: none)",
+    )
+    p.add_argument(
         "--cache-dir",
         type=Path,
         help="simulation cache (default: $XDG_CACHE_HOME/allotment; none when CI=true)",
@@ -139,6 +147,9 @@ def run(args: argparse.Namespace) -> int:
     impact = None
     if not args.no_simulate:
         from allotment.plan.impact_setup import impact_function
+        from allotment.sim.latency import parse_profile
+
+        latency = parse_profile(args.profile)  # a bad profile is a usage error before any work
 
         impact = impact_function(
             repo=args.repo,
@@ -149,6 +160,7 @@ def run(args: argparse.Namespace) -> int:
             cache_dir=args.cache_dir,
             cluster=args.cluster,
             env=os.environ,
+            latency=latency,
         )
     try:
         plan = make_plan(req, impact)

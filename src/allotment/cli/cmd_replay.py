@@ -41,7 +41,11 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     )
     p.add_argument("--events", type=Path, metavar="OUT", help="write the event log (JSONL) here")
     p.add_argument("--json", type=Path, metavar="OUT", help="write the metrics JSON here")
-    p.add_argument("--interval", default="5s", help="reconciler tick (default 5s)")
+    p.add_argument(
+        "--interval",
+        help="reconciler tick (default: the policy's reconcile_interval, which --compare's "
+        "profile passes at too)",
+    )
     p.add_argument("--max-wall", default="1h", help="cancel what is left after this (default 1h)")
     p.add_argument(
         "--compare",
@@ -82,19 +86,24 @@ def run(args: argparse.Namespace) -> int:
     trace = read_trace(args.trace)
     pol = config.policy_for(cluster)
     state = args.state.resolve()
+    interval = _interval(args, pol.reconcile_interval_s)
     opts = Options(
         cluster=cluster,
         tiers_s=tiers(trace.jobs, pol.default_min_runtime_s, args.speedup),
         health_file=str(state / "health.txt"),
+        interval_s=interval,
     )
+    late = 0
     if args.from_events is not None:
         events, phase = read_events(args.from_events), args.epoch_phase
     else:
-        events, phase = _replay(args, config, cluster, trace, state, opts)
+        events, phase, late = _replay(args, config, cluster, trace, state, opts, interval)
     if args.events:
         write_events(args.events, events)
     m, ctx, node_gpus = _metrics(args, config, cluster, events, trace)
     m["epoch_phase_s"] = phase
+    m["interval_s"] = interval
+    m["late_ticks"] = late  # reconciler ticks skipped because the one before overran its slot
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(m, indent=2, sort_keys=True) + "\n", encoding="utf-8")
@@ -103,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
         f"replayed {m['jobs']['submitted']} jobs on {cluster} ({args.backend}): occupancy "
         f"{m['occupancy']:.3f}, preemptions {m['preemptions']}, wait p50/p90 debug "
         f"{w['debug']['p50']:.0f}/{w['debug']['p90']:.0f}s, all {w['all']['p50']:.0f}/{w['all']['p90']:.0f}s"
-        f"; epoch phase {phase:g}s"
+        f"; epoch phase {phase:g}s; ticks every {interval:g}s, {late} late"
     )
     if args.compare:
         return _compare(args, config, cluster, trace, events, node_gpus, ctx.capacity_gpus, phase)
@@ -125,6 +134,27 @@ def _check(args: argparse.Namespace) -> None:
         from allotment.sim.latency import parse_profile
 
         parse_profile(args.compare)  # a bad profile fails now, not after the replay
+
+
+def _interval(args: argparse.Namespace, policy_interval_s: float) -> float:
+    """The replay's tick; with --compare the profile's passes must fall on the same grid, or
+    the comparison measures the mismatch instead of the cluster."""
+    try:
+        interval = float(policy_interval_s if args.interval is None else parse_duration(args.interval))
+    except ValueError as exc:
+        raise UsageError(f"--interval: {exc}") from None
+    if not interval > 0:
+        raise UsageError(f"--interval must be positive, got {args.interval}")
+    if args.compare:
+        from allotment.sim.latency import parse_profile
+
+        cycle = parse_profile(args.compare).pass_interval(float(policy_interval_s))
+        if cycle != interval:
+            raise UsageError(
+                f"--interval {interval:g}s but --compare {args.compare} passes every {cycle:g}s: "
+                "the simulation must pass where the reconciler ticks"
+            )
+    return interval
 
 
 def _metrics(args: argparse.Namespace, config: Any, cluster: str, events: Any, trace: Any) -> Any:
@@ -158,7 +188,13 @@ def _metrics(args: argparse.Namespace, config: Any, cluster: str, events: Any, t
 
 
 def _replay(
-    args: argparse.Namespace, config: Any, cluster: str, trace: Any, state: Path, opts: Any
+    args: argparse.Namespace,
+    config: Any,
+    cluster: str,
+    trace: Any,
+    state: Path,
+    opts: Any,
+    interval_s: float,
 ) -> Any:
     from allotment.backends.slurm.backend import SlurmBackend
     from allotment.reconcile.reconciler import Reconciler
@@ -178,11 +214,12 @@ def _replay(
             state,
             backend.runner,
             reconciler,
-            interval_s=parse_duration(args.interval),
+            interval_s=interval_s,
             max_wall_s=parse_duration(args.max_wall),
         )
         events = replay.run()
-        return events, epoch_phase(replay.t0, config.policy_for(cluster).fairshare_period_s)
+        phase = epoch_phase(replay.t0, config.policy_for(cluster).fairshare_period_s)
+        return events, phase, replay.late_ticks
     finally:
         reconciler.close()
 

@@ -36,6 +36,7 @@ from allotment.plan.impact_stats import summarize
 from allotment.plan.impact_units import Grouping, Setup, Task, Unit, by_seed, for_side
 from allotment.plan.model import Impact
 from allotment.plan.simcache import SimCache
+from allotment.sim.latency import NONE, LatencyProfile
 
 __all__ = ["ImpactRunner", "Run", "code_sha256", "for_side"]
 
@@ -87,6 +88,7 @@ class ImpactRunner:
         workers: int = WORKERS,
         note: str = "",
         grouping: Grouping = by_seed,
+        latency: LatencyProfile = NONE,
     ) -> None:
         self.trace = trace
         self.scenario = scenario or DEFAULT_SCENARIO
@@ -97,6 +99,7 @@ class ImpactRunner:
         self.workers = workers
         self.note = note
         self.grouping = grouping  # impact_units.one_per_run is the plain reference
+        self.latency = latency  # the backend's delays, both sides alike (sim/latency.py)
 
     def __call__(self, base: CompiledConfig, head: CompiledConfig) -> Impact:
         cluster = self.cluster or base.largest_cluster()
@@ -115,6 +118,7 @@ class ImpactRunner:
             label = f"scenario {self.scenario} on {cluster}"
         common = {**recipe, "at": base.at.isoformat(), "cluster": cluster, "days": days}
         common["code"] = code_sha256()
+        common["latency"] = self.latency.key()  # a metric under another profile is another run
         tasks = []
         for seed in seeds:
             for side, cfg in (("base", base), ("head", head)):
@@ -122,11 +126,13 @@ class ImpactRunner:
                 if side == "head":
                     fields["renames"] = [list(p) for p in renames]
                 tasks.append(Task(side, seed, _key(fields)))
-        setup = Setup(base, head, renames, cluster, days, self.scenario, self.trace)
+        setup = Setup(
+            base, head, renames, cluster, days, self.scenario, self.trace, self.latency
+        )
         runs = self._run(setup, tasks)
         return summarize(
             base, head, runs, workload=label, workload_key=_key(common), days=days,
-            seeds=seeds, cluster=cluster, note=self.note,
+            seeds=seeds, cluster=cluster, note=self.note, latency_profile=self.latency.spec(),
         )
 
     def _run(self, setup: Setup, tasks: list[Task]) -> list[Run]:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from allotment.plan.impact import ImpactRunner
 from allotment.plan.simcache import SimCache, choose_cache
+from allotment.sim.latency import NONE, LatencyProfile
 
 
 def impact_function(
@@ -20,6 +21,7 @@ def impact_function(
     cache_dir: Path | None,
     env: Mapping[str, str],
     cluster: str | None = None,
+    latency: LatencyProfile = NONE,
 ) -> ImpactRunner:
     choice = choose_cache(cache_dir, _repo_root(repo), env)
     return ImpactRunner(
@@ -30,6 +32,7 @@ def impact_function(
         seeds=seeds,
         cache=SimCache(choice.folder),
         note=choice.note,
+        latency=latency,
     )
 
 

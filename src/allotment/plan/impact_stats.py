@@ -103,6 +103,7 @@ def summarize(
     seeds: tuple[int, ...],
     cluster: str,
     note: str = "",
+    latency_profile: str = "none",
 ) -> Impact:
     threshold = head.policy.flag_delivered_drop
     renames = dict(diff_configs(base, head).renamed)
@@ -149,4 +150,5 @@ def summarize(
         cached_runs=sum(1 for r in runs if r.cached),
         total_runs=len(runs),
         note=note,
+        latency_profile=latency_profile,
     )

@@ -28,6 +28,7 @@ from typing import Any
 
 from allotment.compile.model import CompiledConfig
 from allotment.core.jobs import JobSpec
+from allotment.sim.latency import NONE, LatencyProfile
 from allotment.traces.scenarios import Workload, get_scenario
 
 
@@ -42,6 +43,7 @@ class Setup:
     days: float
     scenario: str
     trace: Path | None
+    latency: LatencyProfile = NONE  # the backend's delays (sim/latency.py), both sides alike
 
     def config(self, side: str) -> CompiledConfig:
         return self.head if side == "head" else self.base
@@ -129,7 +131,13 @@ def run_unit(u: Unit) -> tuple[dict[str, Any], ...]:
         cfg = s.config(t.side)
         side_w = for_side(w, cfg, dict(s.renames) if t.side == "head" else {})
         result = simulate(
-            cfg, side_w, cluster=s.cluster, days=s.days, seed=u.seed, policy="budgets"
+            cfg,
+            side_w,
+            cluster=s.cluster,
+            days=s.days,
+            seed=u.seed,
+            policy="budgets",
+            latency=s.latency,
         )
         metrics = dict(result.metrics)
         metrics.pop("sim_seconds", None)  # wall time: the one output that differs between runs

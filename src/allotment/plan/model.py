@@ -64,6 +64,7 @@ class Impact:
     cached_runs: int  # of total_runs (one per side and seed)
     total_runs: int
     note: str = ""  # e.g. why the cache was not used
+    latency_profile: str = "none"  # allot plan --profile: the backend's delays (sim/latency.py)
 
 
 @dataclass(frozen=True, slots=True)

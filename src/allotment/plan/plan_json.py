@@ -123,6 +123,7 @@ def _impact(imp: Impact | SkippedImpact | None) -> dict[str, Any] | None:
     return {
         "workload": imp.workload,
         "workload_key": imp.workload_key,
+        "latency_profile": imp.latency_profile,
         "cluster": imp.cluster,
         "days": imp.days,
         "seeds": list(imp.seeds),

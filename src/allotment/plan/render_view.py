@@ -188,12 +188,19 @@ def estimate_note(imp: Impact) -> str:
     return Markup(
         f"Simulated: cluster **{e(imp.cluster)}** only, {e(imp.workload.split(' on ')[0])}, {runs} "
         f"(seeds {seeds_text(imp.seeds)}; a short horizon per seed, `--days` runs longer), "
-        f"the same workloads under both configs{cached}. "
+        f"the same workloads under both configs{cached}{_profile_text(imp)}. "
         f"Delivered = {e(imp.cluster)} GPU-hours per week the team would get, mean over the "
         f"seeds; Δ is the mean paired change and its 90% interval (t over {len(imp.seeds)} "
         f"seeds). ⚠️ = the whole interval is a drop of more than {imp.flag_threshold:.0%} (so it excludes zero)."
         f"{note}"
     )
+
+
+def _profile_text(imp: Impact) -> str:
+    """Which backend delays the simulation added (``allot plan --profile``), when any."""
+    if imp.latency_profile == "none":
+        return ""
+    return f", with the backend latency profile `{md_escape(imp.latency_profile)}` (sim/latency.py)"
 
 
 def rerun_command(plan: Plan, imp: Impact) -> str:
@@ -204,6 +211,7 @@ def rerun_command(plan: Plan, imp: Impact) -> str:
     return (
         f"allot plan --base {base}{head} --at {plan.at.isoformat()} {src} --cluster {imp.cluster} "
         f"--days {imp.days:g} --seeds {seeds_text(imp.seeds)}"
+        + (f" --profile {imp.latency_profile}" if imp.latency_profile != "none" else "")
     )
 
 

@@ -10,7 +10,11 @@ Mapping (docs/operators-guide.md has the table):
 * pending jobs Slurm could not start now are left out of the pass: held (priority 0; setting a
   priority would release the hold), waiting on a dependency, or still inside their requeue
   delay (``EligibleTime`` = requeue + ``cred_expire`` + 1 s).  A requeued job's age counts from
-  its submission, not from its new eligible time, as in the simulator;
+  its first submission, not from its new eligible time, as in the simulator.  Slurm resets a
+  job's ``submit_time`` to the requeue, so the reconciler remembers each job's submission from
+  before its first requeue (``submitted``, ``reconcile.first_submit``).  Without it a requeued
+  job lost its place to a younger one of the same rank that the simulator (and the core's own
+  record) kept behind it (seed 15 at 2 s ticks: f044 started before f038, batch p90 doubled);
 * preemptions become requeues pinned to the run's start time (non-resumable jobs follow
   ``Policy.non_resumable``).  In active mode the backend's own preemption is off (the tier QOS
   preempt nothing, see ``backends.policy.qos_tiers``), so every requeue is the core's;
@@ -41,7 +45,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from allotment.backends.actions import DRAIN_PREFIX, ClusterAction, start_key
 from allotment.backends.protocol import JobObs, Observation
@@ -125,6 +129,7 @@ def snapshot(
     usage: Mapping[str, float],
     unhealthy: Mapping[str, str],
     evicted_by: Mapping[str, str] | None = None,
+    submitted: Mapping[str, float] | None = None,
 ) -> Snapshot:
     """Jobs of accounts outside the budget tree (Slurm's ``root``, other tenants) are not the
     core's to schedule: their GPUs are taken off their nodes' capacity instead."""
@@ -134,9 +139,12 @@ def snapshot(
     cap, default = pol.min_runtime_cap_s, pol.default_min_runtime_s
     foreign: dict[str, int] = {}
     ev = evicted_by or {}
+    first = submitted or {}
     running, pending = [], []
     at = obs.at
     for j in obs.jobs:
+        if j.restarts and j.id in first:
+            j = replace(j, submit=first[j.id])  # Slurm reset it at the requeue
         if j.state == "running":
             if j.start is None or not j.nodes or j.gpus <= 0:
                 continue
@@ -199,12 +207,13 @@ def plan_cluster(
     *,
     ordered: int = 64,
     evicted_by: Mapping[str, str] | None = None,
+    submitted: Mapping[str, float] | None = None,
 ) -> ClusterPlan:
     """Drains and resumes from health, requeues from the core's preemptions, priorities from
     its pending order; sorted in the documented total order."""
     pol = config.policy_for(cluster)
     ctx = build_context(config, cluster, epoch=EPOCH)
-    snap = snapshot(obs, config, cluster, usage, unhealthy, evicted_by)
+    snap = snapshot(obs, config, cluster, usage, unhealthy, evicted_by, submitted)
     decisions = decide(snap, ctx, obs.at)
     actions: list[ClusterAction] = []
     skipped: list[str] = []

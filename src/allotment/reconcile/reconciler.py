@@ -37,6 +37,7 @@ from allotment.reconcile.active import EpochUsage, maintenance_now, plan_cluster
 from allotment.reconcile.audit import AuditLog, audit_lines, intent_lines
 from allotment.reconcile.charging import finished_runs, observed_runs
 from allotment.reconcile.conditions import TickOutcome, set_conditions
+from allotment.reconcile.first_submit import FirstSubmissions
 from allotment.reconcile.health import read_health
 from allotment.reconcile.ledger import Ledger
 from allotment.reconcile.observation_file import save_observation
@@ -86,6 +87,7 @@ class Reconciler:
         self.status.interval_s = options.interval_s
         self.revisions = Revisions(source, options.history_limit)
         self._evicted_by: dict[str, str] = {}  # requeued job -> the job it made room for
+        self._submitted = FirstSubmissions()  # Slurm resets submit_time at a requeue
         self._usage = EpochUsage()  # what the core reads, frozen per fair-share epoch
 
     def close(self) -> None:
@@ -287,6 +289,7 @@ class Reconciler:
         unhealthy = read_health(health_file, None if health_file else c.health_command)
         for node, why in maintenance_now(config, cluster, obs.at).items():
             unhealthy.setdefault(node, why)
+        live = {j.id for j in obs.jobs}
         cplan = plan_cluster(
             obs,
             config,
@@ -295,6 +298,7 @@ class Reconciler:
             unhealthy,
             ordered=self.options.ordered,
             evicted_by=self._evicted_by,
+            submitted=self._submitted.update(obs),
         )
         before = len(result.results)
         changed = self._run(cplan.actions, now, sha, result)
@@ -303,7 +307,6 @@ class Reconciler:
             for r in result.results[before:]
             if r.code == "applied" and r.action.kind == "requeue"
         }
-        live = {j.id for j in obs.jobs}
         self._evicted_by = {j: w for j, w in self._evicted_by.items() if j in live}
         for p in cplan.decisions.preemptions:
             if p.job_id in done and p.for_job:

@@ -126,14 +126,14 @@ class SlurmBackend:
     def _one_cluster(self, a: ClusterAction, obs: Observation, dry_run: bool) -> ActionResult:
         if cluster_done(a, obs):
             return ActionResult(a, "unchanged")
-        argv = cmd.cluster_command(a)
+        argvs = cmd.cluster_commands(a)
         if dry_run:
-            return ActionResult(a, "dry_run", " ".join(argv))
+            return ActionResult(a, "dry_run", " && ".join(" ".join(argv) for argv in argvs))
 
         def recheck() -> list[list[str]] | None:
-            return None if cluster_done(a, self.observe()) else [argv]
+            return None if cluster_done(a, self.observe()) else argvs
 
-        return self._with_retries(a, [argv], recheck, "applied")
+        return self._with_retries(a, argvs, recheck, "applied")
 
     def _with_retries(
         self,

@@ -148,6 +148,20 @@ def user_from_action(a: PolicyAction) -> UserSpec:
     )
 
 
+CANCEL_MARK = "allotment: cancelled"
+
+
+def cluster_commands(a: ClusterAction) -> list[list[str]]:
+    """The command lines of one action, in order.  A cancel first writes why into the job's
+    ``AdminComment`` (``sacct -o AdminComment`` keeps it after the job is gone), so the user
+    who asks why their job went finds the rule and the reason on the job itself, not only in
+    the reconciler's audit log."""
+    if a.kind == "cancel":
+        why = f"{CANCEL_MARK} ({a.rule}): {a.reason}"[:200]
+        return [["scontrol", "update", f"JobId={a.target}", f"AdminComment={why}"], cluster_command(a)]
+    return [cluster_command(a)]
+
+
 def cluster_command(a: ClusterAction) -> list[str]:
     if a.kind == "requeue":
         return ["scontrol", "requeue", a.target]

@@ -1,6 +1,6 @@
 """Run a replay: submit at trace times, apply node health events, reconcile alongside, collect.
 
-The reconciler runs its ordinary loop (``reconcile.loop.run_loop``), in active mode,
+The reconciler ticks in active mode on the grid of the reconcile interval (``_tick_on_grid``),
 on a health file the replay writes (``<state>/health.txt``): a trace's ``unhealthy`` node event
 adds the node there, ``healthy`` removes it, and the reconciler drains and resumes as it would
 for a real health check.  A second thread sleeps until each submission's time and runs
@@ -9,6 +9,7 @@ for a real health check.  A second thread sleeps until each submission's time an
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 import threading
@@ -21,7 +22,7 @@ from allotment.backends.slurm.runner import Runner
 from allotment.compile.model import CompiledConfig
 from allotment.core.jobs import JobSpec, NodeEvent
 from allotment.errors import BackendError
-from allotment.reconcile.loop import StopFlag, run_loop
+from allotment.reconcile.loop import StopFlag
 from allotment.reconcile.reconciler import Reconciler
 from allotment.reconcile.replay.collect import SACCT_FIELDS, events_from_runs, parse_sacct
 from allotment.reconcile.replay.events import Event
@@ -66,6 +67,7 @@ class Replay:
     ids: dict[str, str] = field(default_factory=dict)  # trace id -> Slurm job id
     submitted: dict[str, float] = field(default_factory=dict)  # trace id -> wall time of sbatch
     rejected: list[Event] = field(default_factory=list)
+    late_ticks: int = 0  # ticks skipped because the one before overran its slot
 
     def run(self) -> list[Event]:
         jobs_dir = self.state_dir / "jobs"
@@ -104,12 +106,33 @@ class Replay:
         self.t0 = aligned_origin(self.clock(), self.interval_s)
         feeder = threading.Thread(target=feed, daemon=True)
         feeder.start()
-        time.sleep(max(0.0, self.t0 + TICK_LAG_S - self.clock()))
-        run_loop(self.reconciler, interval_s=self.interval_s, once=False, stop=stop)
+        self._tick_on_grid(stop)
         feeder.join()
         if failed:
             raise failed[0]
+        # which Slurm job each trace job was, to read the audit log (by Slurm id) beside the
+        # event log (by trace id)
+        ids = json.dumps(self.ids, indent=1, sort_keys=True) + "\n"
+        (self.state_dir / "slurm_ids.json").write_text(ids, encoding="utf-8")
         return self.collect(subs)
+
+    def _tick_on_grid(self, stop: StopFlag) -> None:
+        """Tick at ``t0 + k * interval + TICK_LAG_S``, where the simulator passes.  A plain
+        loop (``reconcile.loop.run_loop``: the next tick an interval after this one began)
+        drifts off the grid for good after one slow tick; here a tick that overran its slot
+        skips to the next one (counted in ``late_ticks``: each is a pass the simulator made
+        and the cluster did not)."""
+        step = self.interval_s if self.interval_s > 0 else 1.0
+        k = 0
+        stop.wait(self.t0 + TICK_LAG_S - self.clock())
+        while not stop.stopped:
+            self.reconciler.tick()
+            due = math.ceil((self.clock() - self.t0 - TICK_LAG_S) / step)
+            if due > k + 1:
+                self.late_ticks += due - k - 1
+                log.warning("replay: tick %d overran its slot; next at slot %d", k, due)
+            k = max(k + 1, due)
+            stop.wait(self.t0 + k * step + TICK_LAG_S - self.clock())
 
     def _submit_all(self, subs: list[Submission], health: Path) -> None:
         timeline: list[tuple[float, int, Submission | NodeEvent]] = [(s.at, 1, s) for s in subs]

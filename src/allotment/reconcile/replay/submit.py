@@ -4,7 +4,9 @@ Why a script and not ``sleep``: a replayed job must behave like a checkpointing 
 under requeue.  The script counts its work in whole seconds into ``<dir>/<id>.ckpt`` and, when
 Slurm starts it again after a requeue, goes on from the count there (a job that is not
 resumable starts from zero).  So a preempted job loses at most one second of work, as the
-simulator's continuously checkpointing resumable jobs lose none.
+simulator's continuously checkpointing resumable jobs lose none.  Its seconds are kept on the
+wall clock (second k of a run ends at the run's start + k), so a run lasts its work, as in the
+simulator, whatever the load.
 
 Shape: ``gpus_per_node`` set -> ``-N gpus/per --gres=gpu:per``; otherwise one node when the job
 fits on one, else whole nodes (the core's rule for a job without a per-node shape).  QOS: 0 s
@@ -63,8 +65,13 @@ def script(job: JobSpec, work_s: int, ckpt_dir: Path) -> str:
         "#!/bin/sh\n"
         f"# allotment replay of trace job {job.id}: {work_s} s of work, resumable from {ckpt}\n"
         f'{resume}done=$(cat "{ckpt}" 2>/dev/null || echo 0)\n'
-        f'while [ "$done" -lt {work_s} ]; do sleep 1; done=$((done + 1)); '
-        f'echo "$done" > "{ckpt}"; done\n'
+        # each second ends at this run's start + k, not after a sleep 1 plus the loop's forks:
+        # those added 0.1-0.5 s per minute of work, more under load (docs/fidelity.md)
+        "t0=$(date +%s.%N); k=0\n"
+        f'while [ "$done" -lt {work_s} ]; do k=$((k + 1)); '
+        """sleep "$(awk -v t0="$t0" -v k="$k" -v now="$(date +%s.%N)" """
+        """'BEGIN { d = t0 + k - now; printf "%.3f", (d > 0 ? d : 0) }')"; """
+        f'done=$((done + 1)); echo "$done" > "{ckpt}"; done\n'
     )
 
 
