@@ -86,6 +86,7 @@ class Reconciler:
         self.status.interval_s = options.interval_s
         self.revisions = Revisions(source, options.history_limit)
         self._evicted_by: dict[str, str] = {}  # requeued job -> the job it made room for
+        self._yields: set[str] = set()  # jobs started as debug backfill that yields to a reservation
         self._usage = EpochUsage()  # what the core reads, frozen per fair-share epoch
 
     def close(self) -> None:
@@ -295,6 +296,7 @@ class Reconciler:
             unhealthy,
             ordered=self.options.ordered,
             evicted_by=self._evicted_by,
+            yields=self._yields,
         )
         before = len(result.results)
         changed = self._run(cplan.actions, now, sha, result)
@@ -305,6 +307,9 @@ class Reconciler:
         }
         live = {j.id for j in obs.jobs}
         self._evicted_by = {j: w for j, w in self._evicted_by.items() if j in live}
+        # a flag holds for the run the core started; a job seen pending again has lost it
+        on = {j.id for j in obs.jobs if j.state == "running"}
+        self._yields = {j for j in self._yields if j in on} | {s.job_id for s in cplan.decisions.starts if s.yields}
         for p in cplan.decisions.preemptions:
             if p.job_id in done and p.for_job:
                 self._evicted_by[p.job_id] = p.for_job
