@@ -65,10 +65,11 @@ def test_within_team_slicing_needs_strictly_higher_priority() -> None:
 
 
 def test_a_blocked_gang_gets_a_reservation_and_short_jobs_backfill() -> None:
+    # "long" is protected past the reservation's start (not a debug job that could yield)
     running = (RunningJob(_job("r1", "a", 4, mr=7200, work=7200), 0.0, (("n000", 4),), True, 7200.0),)
     pending = (
         PendingJob(_job("gang", "b", 16, ppn=8, mr=7200, prio=1), 0.0, 0.0),
-        PendingJob(_job("long", "b", 4, work=20000), 1.0, 1.0),
+        PendingJob(_job("long", "b", 4, work=20000, mr=20000), 1.0, 1.0),
         PendingJob(_job("short", "b", 4, work=600), 2.0, 2.0),
     )
     d = decide(Snapshot(NODES, running, pending), _ctx(), 10.0)  # type: ignore[arg-type]

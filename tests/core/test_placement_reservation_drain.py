@@ -66,7 +66,7 @@ def test_a_blocked_gang_holds_the_nodes_that_free_up_first_and_only_short_jobs_b
     )
     pending = (
         PendingJob(_job("gang", 16, ppn=8, mr=7200, account="b", prio=1), 0.0, 0.0),
-        PendingJob(_job("long", 4, work=20000, account="b"), 1.0, 1.0),
+        PendingJob(_job("long", 4, work=20000, mr=20000, account="b"), 1.0, 1.0),  # protected past it
         PendingJob(_job("short", 4, work=500, account="b"), 2.0, 2.0),
     )
     d = decide(Snapshot(NODES, running, pending), _ctx(), 100.0)  # type: ignore[arg-type]

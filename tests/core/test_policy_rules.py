@@ -45,6 +45,23 @@ def test_a_start_through_preemption_does_not_take_a_reserved_node() -> None:
     assert _starts(res, "g")[0] <= 4100.0  # not ~38,000 s behind h
 
 
+def test_a_debug_job_backfills_a_reserved_node_if_its_protection_ends_in_time_and_yields_to_the_gang() -> None:
+    # n000 frees at 1,000 s, n001 at 5,000 s: b's gang g holds both from 5,000 s.  At 4,000 s a's
+    # debug job d (600 s protection, 1,500 s of work) would overrun the reservation, but its
+    # protection ends by then: it starts at once on n000 and yields to g at 5,000 s.  A longer
+    # protection (batch job q, 1,800 s) may not use the reserved node: it waits for the gang.
+    jobs = [
+        _job("a0", "a", 8, 0.0, 1000.0, mr=1000.0), _job("a1", "a", 8, 0.0, 5000.0, mr=5000.0),
+        _job("g", "b", 16, 10.0, HOUR, mr=HOUR), _job("d", "a", 8, 4000.0, 1500.0, mr=600.0),
+        _job("q", "a", 8, 4000.0, 1500.0, mr=1800.0),
+    ]
+    res = _run(jobs)
+    assert _starts(res, "g") == [5000.0]  # not delayed
+    assert _starts(res, "d")[0] <= 4010.0  # a debug job starts in seconds
+    assert [(e.t, e.rule) for e in res.events if e.event == "preempt" and e.job == "d"] == [(5000.0, "reservation")]
+    assert _starts(res, "q")[0] >= 5000.0 + HOUR  # after the gang
+
+
 def test_an_over_served_teams_priority_never_takes_gpus_ahead_of_a_better_ranked_team() -> None:
     # b used both nodes first, so it cannot reclaim from a before ~4,200 s (hysteresis); a runs
     # both nodes from 2,000 s (over-served).  a's priority-1000 job h may not slice a's own work

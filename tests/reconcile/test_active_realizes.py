@@ -226,3 +226,11 @@ def test_a_zero_minimum_runtime_job_is_cancelled_when_the_policy_has_no_unalloca
     on = plan_cluster(obs, CONFIG, "gpulab", {}, {})
     assert on.decisions.refusals == () and [s.job_id for s in on.decisions.starts] == ["1"]
     assert not on.decisions.starts[0].allocated
+
+
+def test_a_debug_job_the_core_started_as_yielding_backfill_keeps_yielding_on_later_ticks() -> None:
+    # the core's flag (Start.yields) is not in Slurm: the reconciler hands it back, and a
+    # snapshot marks that running job, so every later decide() may evict it for the reservation
+    obs = observe(running("7", "teamb", "n1", gpus=4), running("8", "teamb", "n2", gpus=4), used={"n1": 4, "n2": 4})
+    snap = snapshot(obs, CONFIG, "gpulab", {}, {}, yields={"7"})
+    assert {r.spec.id: r.yields_to_reservation for r in snap.running} == {"7": True, "8": False}

@@ -58,7 +58,7 @@ class RecordingSim(_Sim):
         nodes = tuple(NodeState(n, pool.total[i], pool.healthy[i], pool.gpu_type[i]) for i, n in enumerate(pool.names))
         running = tuple(
             RunningJob(r.spec, r.start, tuple((pool.names[i], g) for i, g in r.placement), r.allocated,
-                       r.protected_until, r.done_before, r.evicted_by, r.eligible)
+                       r.protected_until, r.done_before, r.evicted_by, r.eligible, r.yields)
             for r in s.running.values()
         )
         pending = tuple(PendingJob(p.spec, p.eligible, p.queued_since, p.done_work, p.evicted_by) for p in s.pending.values())

@@ -30,6 +30,9 @@ class Accounting:
         # owner ("" for unallocated work) -> node -> its preemptible GPUs there, to bound a
         # search per node (a search for a few owners visits only their nodes)
         self.owner_nodes: dict[str, dict[int, int]] = {}
+        # node -> preemptible GPUs of jobs that yield to a reservation (``Run.yields``)
+        self.yield_nodes: dict[int, int] = {}
+        self.yield_gpus = 0
 
     def ceiling(self, account: str) -> int | None:
         """The tightest max_gpus on ``account``'s path (None: uncapped)."""
@@ -71,6 +74,8 @@ class Accounting:
                 del self.alloc[r.account][r.jid]
                 self.alloc_gpus_pre[r.account] -= r.gpus
                 self.alloc_gpus_pre_total -= r.gpus
+                if r.yields:
+                    self._add_yield(r, -1)
             else:
                 del self.unalloc[r.jid]
                 self.unalloc_gpus -= r.gpus
@@ -87,6 +92,17 @@ class Accounting:
             self.alloc.setdefault(r.account, {})[r.jid] = None
             self.alloc_gpus_pre[r.account] = self.alloc_gpus_pre.get(r.account, 0) + r.gpus
             self.alloc_gpus_pre_total += r.gpus
+            if r.yields:
+                self._add_yield(r, 1)
         else:
             self.unalloc[r.jid] = None
             self.unalloc_gpus += r.gpus
+
+    def _add_yield(self, r: Run, sign: int) -> None:
+        self.yield_gpus += sign * r.gpus
+        for i, g in r.placement:
+            got = self.yield_nodes.get(i, 0) + sign * g
+            if got:
+                self.yield_nodes[i] = got
+            else:
+                del self.yield_nodes[i]

@@ -103,12 +103,14 @@ class ClusterState:
         declared: int | None = None,
         evicted_by: str | None = None,
         eligible: float | None = None,
+        yields: bool = False,
     ) -> None:
         pl = tuple((self.pool.index[n], g) for n, g in placement)
         r = Run(spec, start, pl, allocated, protected_until, done_before,
                 spec.priority if declared is None else declared, evicted_by)
         if eligible is not None:
             r.eligible = eligible
+        r.yields = yields and allocated
         self._start(r, start)
 
     def finish(self, job_id: str) -> Run:

@@ -44,6 +44,7 @@ def build_scheduler(
             declared=declared[r.spec.id],
             evicted_by=r.evicted_by,
             eligible=r.eligible,
+            yields=r.yields_to_reservation,
         )
     for p in sorted(snapshot.pending, key=lambda p: p.spec.id):
         if p.spec.id in refused:

@@ -16,13 +16,16 @@ class Start:
     placement: tuple[tuple[str, int], ...]  # (node, gpus)
     allocated: bool  # charged (False: runs as unallocated, preemptible at once)
     reason: str
+    # a backfill on a reserved node that yields to reservations after its protection: a driver
+    # must remember it and report it back (``RunningJob.yields_to_reservation``)
+    yields: bool = False
 
 
 @dataclass(frozen=True, slots=True)
 class Preemption:
     job_id: str
     for_job: str | None  # the job that needed the GPUs (None for drains)
-    rule: str  # "unallocated" | "within-team" | "reclaim" | "drain"
+    rule: str  # "unallocated" | "reservation" | "within-team" | "reclaim" | "drain"
     lost_work: float  # seconds of progress lost (since the last checkpoint)
     reason: str
 

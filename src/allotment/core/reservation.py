@@ -47,19 +47,35 @@ class Hold:
         return node not in self.nodes
 
 
-def allow_for(h: Hold | None, p: Pend, now: float) -> NodeFilter | None:
+def allow_for(h: Hold | None, p: Pend, now: float, may_yield: bool = False) -> NodeFilter | None:
     """The nodes ``p`` may start on while ``h`` stands (None: any).  Its holder, unallocated work
     (it yields at once) and a job expected to end before the reservation starts may use every
-    node; any other job only the unreserved ones."""
-    if h is None or h.holder == p.jid or p.mr <= 0 or now + max(0.0, p.spec.work - p.done_work) <= h.at:
+    node; any other job only the unreserved ones.  ``may_yield`` (``Starting.may_yield``: a
+    debug job, in a mode where a reservation may evict it): a job whose *protection* ends by
+    the reservation's start may use them too, and then yields to it (``yields``).  The scheduler
+    grants that filter only to a start on free GPUs or in place of unallocated work -- never one
+    that evicts allocated work, which would be lost twice."""
+    if h is None or h.holder == p.jid or p.mr <= 0:
+        return None
+    left = max(0.0, p.spec.work - p.done_work)
+    if now + (min(p.mr, left) if may_yield else left) <= h.at:
         return None
     return h.admits
 
 
+def yields(h: Hold | None, p: Pend, now: float, placement: tuple[tuple[int, int], ...], may_yield: bool) -> bool:
+    """Does ``p``, starting now on ``placement``, yield to reservations once its protection ends?
+    Yes when it may yield, lands on a node ``h`` reserves and would still run when the
+    reservation starts."""
+    if not may_yield or h is None or h.holder == p.jid or p.mr <= 0 or now + max(0.0, p.spec.work - p.done_work) <= h.at:
+        return False
+    return any(i in h.nodes for i, _ in placement)
+
+
 class NodeEnds:
-    """Per node, when its last allocated job is expected to end (-inf: none).  Also kept as the
-    nodes with none (``idle``) and the others sorted by (end, node) (``busy``), so that
-    ``plan_hold`` reads the few soonest instead of every node."""
+    """Per node, when a reservation may have it: the latest ``Run.frees_at`` of its allocated
+    jobs (-inf: none).  Also kept as the nodes with none (``idle``) and the others sorted by
+    (time, node) (``busy``), so that ``plan_hold`` reads the few soonest instead of every node."""
 
     def __init__(self, n_nodes: int) -> None:
         self.end: list[float] = [-math.inf] * n_nodes
@@ -82,16 +98,17 @@ class NodeEnds:
 
     def started(self, r: Run) -> None:
         if r.allocated:
+            at = r.frees_at()
             for i, _ in r.placement:
-                if r.est_end > self.end[i]:
-                    self.set_end(i, r.est_end)
+                if at > self.end[i]:
+                    self.set_end(i, at)
 
     def stopped(self, r: Run, pool: NodePool, running: Mapping[str, Run]) -> None:
         """After ``r`` left the pool: recompute its nodes from the jobs still there."""
         if r.allocated:
             for i, _ in r.placement:
                 self.set_end(i, max(
-                    (running[j].est_end for j in pool.jobs[i] if running[j].allocated),
+                    (running[j].frees_at() for j in pool.jobs[i] if running[j].allocated),
                     default=-math.inf,
                 ))
 

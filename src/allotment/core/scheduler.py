@@ -34,6 +34,7 @@ from allotment.core.drain import drain
 from allotment.core.epoch import epoch_of, next_epoch
 from allotment.core.fairshare import LeafRank, rank_leaves, reclaim_measure
 from allotment.core.pass_inputs import PassInputs, QueueKey
+from allotment.core.placement import NodeFilter
 from allotment.core.priority import Scorer, active_boosts
 from allotment.core.reservation import Hold, allow_for, may_hold, plan_hold
 from allotment.core.snapshot import NodeState
@@ -192,12 +193,13 @@ class Scheduler(Starting):
             if p.n == 0:
                 continue
             h = self.hold
-            allow = allow_for(h, p, now)
+            allow: NodeFilter | None = allow_for(h, p, now)  # evicting allocated work: only if it ends in time
+            soft: NodeFilter | None = None if allow is None else allow_for(h, p, now, self.may_yield(p))  # free GPUs, unallocated work
             if p.mr > 0 and not self.acct.fits_caps(p.account, p.gpus):
                 if self._cap_preempt(p, qk, pi, allow, starts, preemptions):
                     return True
                 continue
-            pl = self.pool.find(p.spec, p.n, p.per, allow) if p.per <= self.pool.max_free() else None
+            pl = self.pool.find(p.spec, p.n, p.per, soft) if p.per <= self.pool.max_free() else None
             if pl is not None:
                 starts.append(self._launch(p, pl, pi, "fits free GPUs", qk))
                 if h is not None and h.holder == p.jid:
@@ -208,14 +210,16 @@ class Scheduler(Starting):
             ):
                 continue
             if not first_blocked:  # any allocated job may still take unallocated work
-                if self._preempt_for(p, qk, pi, allow, starts, preemptions, only_unallocated=True):
+                if self._preempt_for(p, qk, pi, soft, starts, preemptions, only_unallocated=True):
                     return True
                 continue
             first_blocked = False
-            if self._preempt_for(p, qk, pi, allow, starts, preemptions):
-                return True
             holds = may_hold(p, self.pool.max_gpus, self.mode.ranks_queues and qk[0] == GUARANTEED,
                              pi.t - p.eligible)  # waited: read at the epoch, like every time-varying input
+            if self._preempt_for(p, qk, pi, allow, starts, preemptions, reserve=holds):
+                return True
+            if allow is not None and soft is None and self._preempt_for(p, qk, pi, soft, starts, preemptions, only_unallocated=True):
+                return True  # a debug job that yields may replace unallocated work on a reserved node
             takes_hold = holds and (h is None or h.holder == p.jid or h.queue_key > qk)
             if takes_hold and self._hold_for(p, qk, pi, starts):
                 return True

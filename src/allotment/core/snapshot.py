@@ -45,6 +45,7 @@ class RunningJob:
     done_before: float = 0.0  # seconds of work already done before this start (resumed jobs)
     evicted_by: str | None = None  # the job that last evicted it, for the anti-thrash rule
     eligible: float | None = None  # when it first became schedulable (None: its submit time)
+    yields_to_reservation: bool = False  # a backfill that yields to a reservation (core.reservation)
 
 
 @dataclass(frozen=True, slots=True)

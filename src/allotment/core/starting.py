@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from allotment.core.cluster import ClusterState
 from allotment.core.context import Context
+from allotment.core.debug import is_debug
 from allotment.core.decisions import Preemption, Start
 from allotment.core.modes import FREE_SUFFIX, GLOBAL_QUEUE
 from allotment.core.pass_inputs import PassInputs, QueueKey
@@ -19,14 +20,15 @@ from allotment.core.preemption.retry import FailedSearches, SearchState
 from allotment.core.preemption.slicing import ends_within, frees_room_for, may_slice
 from allotment.core.preemption.victims import find_victims
 from allotment.core.preemption.view import FOR_NOW, NoVictims, Victim, VictimView
-from allotment.core.reservation import Hold
+from allotment.core.reservation import Hold, yields
 from allotment.core.snapshot import NodeState
 from allotment.core.state import Pend, Run
 from allotment.core.tiers import GUARANTEED, tier
 from allotment.core.walk import WalkPolicy
 
-# (job, the reservation it ran under) or, for unallocated work only, (GPUs, n, per, type, reservation)
-FailedSearch = tuple[str, Hold | None] | tuple[int, int, int, str | None, Hold | None]
+# (job, the reservation it ran under, may it take yielding jobs) or, for unallocated work only,
+# (GPUs, n, per, type, the reservation)
+FailedSearch = tuple[str, Hold | None, bool] | tuple[int, int, int, str | None, Hold | None]
 
 
 class Starting(ClusterState):
@@ -57,6 +59,15 @@ class Starting(ClusterState):
         free, account = self._account_of(q)
         tr = tier(free, self.acct.alloc_gpus.get(account, 0), pi.owed.get(account, 0.0))
         return (tr, pi.rank_index.get(account, len(pi.rank_index)), q)
+
+    def may_yield(self, p: Pend) -> bool:
+        """May ``p`` start on a reserved node as a job that yields to it after its protection?
+        Only a debug job on one node (``core.debug``; debug work must start in seconds, and it is
+        protected for minutes, not hours), and only where a reservation may evict it then: in a
+        mode that reclaims, and not a job kept to completion (``non_resumable: run_to_completion``)."""
+        threshold = self.policy.debug_threshold_s
+        return (self.mode.reclaims and p.n == 1 and is_debug(p.mr, p.gpus, threshold, self.pool.max_gpus)
+                and not (self.policy.non_resumable == "run_to_completion" and not p.spec.resumable))
 
     def _view(self, pi: PassInputs) -> VictimView:
         """What a victim search reads.  The fast walk keeps one per (state version, inputs),
@@ -90,9 +101,9 @@ class Starting(ClusterState):
                          lambda: frees_room_for(self._better_waiting_per(qk, pi), victims, self.running, self.pool.free))
 
     def _preempt_for(self, p: Pend, qk: QueueKey, pi: PassInputs, allow: NodeFilter | None, starts: list[Start],
-                     preemptions: list[Preemption], *, only_unallocated: bool = False) -> bool:
-        """Start ``p`` on the GPUs of victims (every class, or only unallocated work); True if
-        it started."""
+                     preemptions: list[Preemption], *, only_unallocated: bool = False, reserve: bool = False) -> bool:
+        """Start ``p`` on the GPUs of victims (every class, or only unallocated work; ``reserve``:
+        it may hold a reservation, so jobs that yield to one are victims too); True if it started."""
         if not self.mode.can_preempt or not self.acct.preemptible:
             return False
         if only_unallocated and not self.acct.unalloc_gpus:
@@ -100,14 +111,15 @@ class Starting(ClusterState):
         at = SearchState(self._inputs_id, self.growth, self.donor_growth, self.version, self.queued_version, pi.now, qk)
         held = None if allow is None else self.hold
         # a search for unallocated work only reads the job's shape (core.preemption.victims)
-        key: FailedSearch = (p.gpus, p.n, p.per, p.spec.gpu_type, held) if only_unallocated else (p.jid, held)
+        key: FailedSearch = (p.gpus, p.n, p.per, p.spec.gpu_type, held) if only_unallocated else (p.jid, held, reserve)
         job = None if only_unallocated else p
         if self.walk.reuses and self._failed.known(key, job, at):
             return False  # the same search already failed, and nothing since could change that
         view = self._view(pi)
-        found = find_victims(view, p, p.n, p.per, pi.owed, pi.measure, allow=allow, only_unallocated=only_unallocated)
+        found = find_victims(view, p, p.n, p.per, pi.owed, pi.measure, allow=allow, only_unallocated=only_unallocated,
+                             reserve=reserve)
         if not isinstance(found, NoVictims) and not self._slice_ok(p, qk, pi, found):  # search again without slicing
-            found = find_victims(view, p, p.n, p.per, pi.owed, pi.measure, allow=allow, slice_ok=False)
+            found = find_victims(view, p, p.n, p.per, pi.owed, pi.measure, allow=allow, slice_ok=False, reserve=reserve)
             if isinstance(found, NoVictims):
                 found = FOR_NOW  # the slicing rule read the queues: this holds on this very state only
         if isinstance(found, NoVictims):
@@ -157,6 +169,8 @@ class Starting(ClusterState):
                                  why + self.mode.queue_note(qk[0], qk[1]))
         r = Run(p.spec, pi.now, pl, terms.allocated, terms.protected_until, p.done_work, p.declared, p.evicted_by)
         r.eligible = p.eligible
+        r.yields = terms.allocated and yields(self.hold, p, pi.now, pl, self.may_yield(p))
         self._start(r, pi.now)
         self._launched[p.jid] = p
-        return Start(p.jid, tuple((self.pool.names[i], g) for i, g in pl), terms.allocated, terms.reason)
+        why = terms.reason + ("; yields to the reservation after its minimum runtime" if r.yields else "")
+        return Start(p.jid, tuple((self.pool.names[i], g) for i, g in pl), terms.allocated, why, r.yields)

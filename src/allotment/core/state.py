@@ -56,6 +56,7 @@ class Run:
         "resumable",
         "spec",
         "start",
+        "yields",
     )
 
     def __init__(
@@ -84,6 +85,14 @@ class Run:
         self.account: str = spec.account
         self.resumable: bool = spec.resumable
         self.ckpt: float | None = spec.checkpoint_interval
+        # started on a reserved node it would overrun, admitted because its protection ends
+        # before the reservation starts: it yields to a reservation from then on (core.reservation)
+        self.yields = False
+
+    def frees_at(self) -> float:
+        """When a reservation may have this job's GPUs: its protection's end if it yields,
+        else its expected end."""
+        return self.protected_until if self.yields else self.est_end
 
 
 class Pend:

@@ -44,7 +44,7 @@ minimum runtime is never touched, whatever the core said.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Set
 from dataclasses import dataclass, field, replace
 
 from allotment.backends.actions import DRAIN_PREFIX, ClusterAction, start_key
@@ -130,9 +130,12 @@ def snapshot(
     unhealthy: Mapping[str, str],
     evicted_by: Mapping[str, str] | None = None,
     submitted: Mapping[str, float] | None = None,
+    yields: Set[str] = frozenset(),
 ) -> Snapshot:
     """Jobs of accounts outside the budget tree (Slurm's ``root``, other tenants) are not the
-    core's to schedule: their GPUs are taken off their nodes' capacity instead."""
+    core's to schedule: their GPUs are taken off their nodes' capacity instead.  ``yields``: the
+    running jobs the core started as debug backfill that yields to a reservation
+    (``Start.yields``, kept by the reconciler like ``evicted_by``)."""
     types = node_types(config, cluster)
     leaves = {n.name for n in config.nodes if n.leaf and n.active and cluster in n.clusters}
     pol = config.policy_for(cluster)
@@ -157,7 +160,8 @@ def snapshot(
             mr = float(max(0, min(declared, cap)))
             spec = _spec(j)
             who = ev.get(j.id)
-            running.append(RunningJob(spec, j.start, placement, mr > 0, j.start + mr, 0.0, who))
+            running.append(RunningJob(spec, j.start, placement, mr > 0, j.start + mr, 0.0, who,
+                                      yields_to_reservation=j.id in yields))
         elif j.account in leaves and startable(j, at):
             age_from = j.submit if j.restarts else (j.eligible or j.submit)
             pending.append(PendingJob(_spec(j), age_from, j.submit, 0.0, ev.get(j.id)))
@@ -208,12 +212,13 @@ def plan_cluster(
     ordered: int = 64,
     evicted_by: Mapping[str, str] | None = None,
     submitted: Mapping[str, float] | None = None,
+    yields: Set[str] = frozenset(),
 ) -> ClusterPlan:
     """Drains and resumes from health, requeues from the core's preemptions, priorities from
     its pending order; sorted in the documented total order."""
     pol = config.policy_for(cluster)
     ctx = build_context(config, cluster, epoch=EPOCH)
-    snap = snapshot(obs, config, cluster, usage, unhealthy, evicted_by, submitted)
+    snap = snapshot(obs, config, cluster, usage, unhealthy, evicted_by, submitted, yields)
     decisions = decide(snap, ctx, obs.at)
     actions: list[ClusterAction] = []
     skipped: list[str] = []

@@ -88,6 +88,7 @@ class Reconciler:
         self.revisions = Revisions(source, options.history_limit)
         self._evicted_by: dict[str, str] = {}  # requeued job -> the job it made room for
         self._submitted = FirstSubmissions()  # Slurm resets submit_time at a requeue
+        self._yields: set[str] = set()  # jobs started as debug backfill that yields to a reservation
         self._usage = EpochUsage()  # what the core reads, frozen per fair-share epoch
 
     def close(self) -> None:
@@ -299,6 +300,7 @@ class Reconciler:
             ordered=self.options.ordered,
             evicted_by=self._evicted_by,
             submitted=self._submitted.update(obs),
+            yields=self._yields,
         )
         before = len(result.results)
         changed = self._run(cplan.actions, now, sha, result)
@@ -308,6 +310,9 @@ class Reconciler:
             if r.code == "applied" and r.action.kind == "requeue"
         }
         self._evicted_by = {j: w for j, w in self._evicted_by.items() if j in live}
+        # a flag holds for the run the core started; a job seen pending again has lost it
+        on = {j.id for j in obs.jobs if j.state == "running"}
+        self._yields = {j for j in self._yields if j in on} | {s.job_id for s in cplan.decisions.starts if s.yields}
         for p in cplan.decisions.preemptions:
             if p.job_id in done and p.for_job:
                 self._evicted_by[p.job_id] = p.for_job

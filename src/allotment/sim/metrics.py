@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from allotment.core.debug import is_debug as core_is_debug
 from allotment.sim.events import Event, RunHeader
 from allotment.sim.signals import HourlySignal
 from allotment.sim.summary import LARGE_GPUS, percentile, summarize
@@ -22,7 +23,7 @@ __all__ = ["LARGE_GPUS", "Recorder", "is_debug", "percentile"]
 def is_debug(min_runtime: float, gpus: int, header: RunHeader) -> bool:
     """A debug job, by the policy: a minimum runtime above 0 and at most ``debug_threshold``,
     and no more GPUs than one node holds (not the trace's ``kind`` label)."""
-    return 0.0 < min_runtime <= header.debug_threshold_s and gpus <= header.debug_max_gpus
+    return core_is_debug(min_runtime, gpus, header.debug_threshold_s, header.debug_max_gpus)
 
 
 @dataclass(slots=True)

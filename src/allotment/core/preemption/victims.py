@@ -4,6 +4,10 @@ It may take GPUs from running jobs past their protection, in this order of prefe
 
 0. ``unallocated``: free work (minimum runtime 0) is preemptible at once by any allocated job,
    whatever its place in its queue (``only_unallocated``: the search a non-first candidate gets);
+   ``reservation``: a job that started on a reserved node it would overrun, admitted because its
+   protection ended before the reservation's start (``Run.yields``, ``core.reservation``), past
+   that protection, by a job that may hold a reservation (``reserve``: a gang or a starving
+   whole-node job), whatever its account -- the terms it was admitted on;
 1. ``within-team``: the same account's jobs of strictly lower declared priority, whatever the
    sign (priority 0 slices -5; a team slices its own time; strict order means two jobs can never
    evict each other), unless the pass forbids it (``slice_ok``, ``core.preemption.slicing``);
@@ -31,7 +35,8 @@ from allotment.core.placement import NodeFilter
 from allotment.core.preemption.view import FOR_NOW, NoVictims, Victim, VictimView, lost_work
 from allotment.core.state import Pend
 
-CLASS_UNALLOC, CLASS_WITHIN, CLASS_RECLAIM = 0, 1, 2
+CLASS_UNALLOC, CLASS_YIELD, CLASS_WITHIN, CLASS_RECLAIM = 0, 1, 2, 3
+YIELD_WHY = "started on a reserved node past the reservation's start; yields to it after its minimum runtime"
 WITHIN_WHY = "lower within-team priority"
 UNALLOC_WHY = "unallocated work yields to allocated work at once"
 
@@ -51,7 +56,7 @@ class _Donor:
 
 def find_victims(
     v: VictimView, p: Pend, n: int, per: int, owed: Mapping[str, float], measure: Mapping[str, float],
-    *, allow: NodeFilter | None = None, slice_ok: bool = True, only_unallocated: bool = False,
+    *, allow: NodeFilter | None = None, slice_ok: bool = True, only_unallocated: bool = False, reserve: bool = False,
 ) -> list[Victim] | NoVictims:
     """The victims whose eviction lets ``p`` start as ``n`` x ``per`` GPUs on nodes ``allow``
     admits, or why there are none (``NoVictims``: each ``lasting`` return below only gets truer
@@ -60,7 +65,9 @@ def find_victims(
     reclaim_ok = v.reclaims and not only_unallocated and acct.alloc_gpus.get(req, 0) < owed.get(req, 0.0)
     own = v.reclaims and slice_ok and not only_unallocated and acct.alloc_gpus_pre.get(req, 0) > 0
     # cheap bound first: could every GPU we might take, plus the free ones, be enough?
+    reserve = reserve and not only_unallocated and acct.yield_gpus > 0
     bound = v.pool.free_gpus() + acct.unalloc_gpus + (acct.alloc_gpus_pre.get(req, 0) if own else 0)
+    bound += acct.yield_gpus if reserve else 0
     donors: dict[str, _Donor] = {}
     lasting = NoVictims(True, reclaim_ok)  # reclaim_ok: the answer read the donors
     if reclaim_ok:
@@ -71,21 +78,21 @@ def find_victims(
         bound += sum(acct.alloc_gpus_pre.get(a, 0) for a in donors)
     if bound < p.gpus:
         return lasting
-    if not donors and not own and n == 1 and v.pool.soft_hole() < per:
+    if not donors and not own and not reserve and n == 1 and v.pool.soft_hole() < per:
         return lasting  # only unallocated work could yield, and no node has room even then
     owners = {"", *donors, *((req,) if own else ())}
-    hosts = _freeable_hosts(v, p, per, owners)
+    hosts = _freeable_hosts(v, p, per, owners, acct.yield_nodes if reserve else {})
     if allow is not None:
         hosts = [i for i in hosts if allow(i)]
     if len(hosts) < n:
         return lasting  # fewer than n nodes could hold it even if every takeable job there went
     if sum(1 for i in hosts if v.pool.free[i] >= per) >= n:
         return FOR_NOW  # free nodes would be the best options: only a reservation kept them out
-    cands = _Classifier(v, p, own, donors, measure.get(req, math.inf))
+    cands = _Classifier(v, p, own, donors, measure.get(req, math.inf), reserve)
     picked = _pick_nodes(v, p, n, per, cands, hosts)
     if not picked:
         return lasting  # fewer than n nodes can be freed with the jobs it may take
-    if not _lowers_distance(v, req, p.gpus, picked, owed):
+    if not _lowers_distance(v, req, p.gpus, [j for j in picked if not _yielding(cands, j)], owed):
         return FOR_NOW
     out = []
     for j in picked:
@@ -93,6 +100,11 @@ def find_victims(
         assert c is not None
         out.append(Victim(j, c.rule, c.reason.format(job=p.jid)))
     return out
+
+
+def _yielding(cands: _Classifier, jid: str) -> bool:
+    c = cands.get(jid)
+    return c is not None and c.rule == "reservation"
 
 
 def _donors(v: VictimView, req: str, owed: Mapping[str, float], measure: Mapping[str, float]) -> dict[str, _Donor]:
@@ -128,8 +140,9 @@ class _Classifier:
     """The class key, rule and reason of each job ``p`` may take (None: it may not), computed
     the first time a node's jobs are looked at."""
 
-    def __init__(self, v: VictimView, p: Pend, own: bool, donors: Mapping[str, _Donor], m_req: float) -> None:
-        self.v, self.p, self.own, self.donors, self.m_req = v, p, own, donors, m_req
+    def __init__(self, v: VictimView, p: Pend, own: bool, donors: Mapping[str, _Donor], m_req: float,
+                 reserve: bool) -> None:
+        self.v, self.p, self.own, self.donors, self.m_req, self.reserve = v, p, own, donors, m_req, reserve
         self.seen: dict[str, _Cand | None] = {}
 
     def get(self, jid: str) -> _Cand | None:
@@ -148,6 +161,8 @@ class _Classifier:
         lost = lost_work(r, v.t) * r.gpus
         if not r.allocated:
             return _Cand((CLASS_UNALLOC, 0.0, lost, jid), "unallocated", UNALLOC_WHY)
+        if self.reserve and r.yields:
+            return _Cand((CLASS_YIELD, 0.0, lost, jid), "reservation", YIELD_WHY)
         if r.account == p.account:
             if self.own and r.declared < p.declared:
                 return _Cand((CLASS_WITHIN, 0.0, lost, jid), "within-team", WITHIN_WHY + " than {job}")
@@ -161,20 +176,25 @@ class _Classifier:
         return _Cand((CLASS_RECLAIM, -d.over, lost, jid), "reclaim", why)
 
 
-def _freeable_hosts(v: VictimView, p: Pend, per: int, owners: set[str]) -> list[int]:
+def _freeable_hosts(v: VictimView, p: Pend, per: int, owners: set[str], more: Mapping[int, int]) -> list[int]:
     """Nodes where the free GPUs plus every preemptible GPU of the owners ``p`` may take from
-    ("" = unallocated work) reach ``per``: an upper bound, so no other node can be chosen."""
+    ("" = unallocated work) and ``more`` (yielding jobs' GPUs per node) reach ``per``: an upper
+    bound, so no other node can be chosen."""
     pool = v.pool
     free = pool.free
     owned = v.acct.owner_nodes
-    maps = [m for o in owners if (m := owned.get(o))]
-    extra: dict[int, int] = {}  # node -> preemptible GPUs of the owners
+    maps: list[Mapping[int, int]] = [m for o in owners if (m := owned.get(o))]
+    if more:
+        maps.append(more)
+    extra: Mapping[int, int] = {}  # node -> preemptible GPUs of the owners
     if len(maps) == 1:
         extra = maps[0]  # read only
     else:
-        for m in maps:
-            for i, g in m.items():
-                extra[i] = extra.get(i, 0) + g
+        summed: dict[int, int] = {}
+        for got in maps:
+            for i, g in got.items():
+                summed[i] = summed.get(i, 0) + g
+        extra = summed
     # a node qualifies with ``per`` free, or with such GPUs making up the rest; node order
     ok = pool.host_flags(per, p.spec.gpu_type)
     out = [i for i in pool.free_at_least(per) if ok[i]]

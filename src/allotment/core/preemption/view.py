@@ -30,7 +30,7 @@ class VictimView:
 @dataclass(frozen=True, slots=True)
 class Victim:
     job_id: str
-    rule: str  # "unallocated" | "within-team" | "reclaim"
+    rule: str  # "unallocated" | "reservation" | "within-team" | "reclaim"
     reason: str
 
 
