@@ -143,15 +143,16 @@ class Scorer:
         self.memo = memo
 
     def parts(self, p: Pend) -> PriorityScore:
-        """Each weighted signal of ``p`` and their sum."""
+        """Each weighted signal of ``p``; its ``total`` is ``total(p)``, the one definition of
+        the score (so explain cannot show a sum the pass did not rank by)."""
         declared, deadline, age, fairness, fit, boost = self._signals(p)
-        own = declared + deadline + age + fairness + fit + boost
-        inherited = self._inherited(p)
-        return PriorityScore(max(own, inherited), declared, deadline, age, fairness, fit, boost, inherited)
+        return PriorityScore(self.total(p), declared, deadline, age, fairness, fit, boost, self._inherited(p))
 
     def total(self, p: Pend) -> float:
-        """The same sum as ``parts(p).total``, without building the record (the hot loop): the
-        same additions in the same order, the first three and the boost from ``_static``."""
+        """The score: declared + deadline + age + fairness + fit + boost, added in that order
+        (the first three and the boost from ``_static``), raised to ``_inherited`` for a job
+        that others of its team wait for (only then: a job nobody waits for keeps its own
+        score, negative or not)."""
         s = p.static
         if s is None or s.t != self.t or s.weights is not self.w or not self.memo:
             s = self._static(p)
