@@ -28,6 +28,7 @@ import heapq
 import math
 from collections.abc import Mapping
 
+from allotment.core.candidates import CandidateOrders
 from allotment.core.context import Context
 from allotment.core.decisions import Decisions, NodeReport, Preemption, Ranked, Reservation, Start
 from allotment.core.drain import drain
@@ -59,6 +60,7 @@ class Scheduler(Starting):
         self._holds_at = -1
         self._qkeys: dict[tuple[str, int], QueueKey] = {}  # queue keys by (queue, its account's GPUs) ...
         self._qkeys_at = -1  # ... for these inputs (_inputs_id)
+        self._orders = CandidateOrders()  # each queue's score order (core.candidates)
 
     def run_pass(self, now: float, usage: Mapping[str, float]) -> Decisions:
         starts: list[Start] = []
@@ -174,12 +176,19 @@ class Scheduler(Starting):
         a deadline moves a job from anywhere in it), else the queue's first in its own order."""
         if not self.mode.scores:
             return [self.pending[j] for j in self.queues.head(q, self.mode.depth, tried)]
+        if self.walk.reuses:  # the queue's order, kept while nothing it reads changed (core.candidates)
+            return self._orders.best(q, lambda: [self.pending[k[2]] for k in self.queues.keys[q]],
+                                     lambda: self._scorer(pi), pi.t, pi.load, self.dependants, self.pool.max_free(),
+                                     self.acct.user_version.get(self._account_of(q)[1], 0),
+                                     self.queues.version[q], tried, self.mode.depth)
         every = [self.pending[j] for j in self.queues.head(q, len(self.queues.keys[q]), tried)]
         if len(every) < 2:
             return every
-        scorer = Scorer(self.ctx, pi.t, pi.load, self.pool.max_free(), self.acct.user_gpus, pi.boosts, self.dependants,
-                        memo=self.walk.reuses)
-        return scorer.best(every, self.mode.depth)
+        return self._scorer(pi).best(every, self.mode.depth)
+
+    def _scorer(self, pi: PassInputs) -> Scorer:
+        return Scorer(self.ctx, pi.t, pi.load, self.pool.max_free(), self.acct.user_gpus, pi.boosts, self.dependants,
+                      memo=self.walk.reuses)
 
     def _visit(self, cands: list[Pend], qk: QueueKey, pi: PassInputs, tried: set[str],
                starts: list[Start], preemptions: list[Preemption]) -> bool:
