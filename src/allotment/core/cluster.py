@@ -45,12 +45,18 @@ class ClusterState:
         self.queued_version = 0
         # per job, the jobs of its team waiting for it (core.priority.dependants; set by the driver)
         self.dependants: Mapping[str, tuple[JobSpec, ...]] = {}
-        # bumped by every change that can let a victim search find what it could not: a job
-        # stops, a job becomes preemptible, a node's health changes; and, for searches that
-        # looked at other accounts, an account with preemptible allocated work runs more (it may
-        # turn donor).  See preemption.view.NoVictims
+        # bumped by every change that can let a victim search find what it could not
+        # (preemption.view.NoVictims): ``growth`` for any search -- a job stops (unless it was
+        # unallocated work a search could take: its GPUs turn free, the sum stays), unallocated
+        # work's protection ends, a node's health changes; ``alloc_growth`` for searches that may
+        # take allocated work -- an allocated job's protection ends; ``donor_growth`` for searches
+        # that looked at other accounts -- an account with preemptible allocated work runs more
+        # (it may turn donor).  A start never counts: it turns free GPUs into GPUs of the new job,
+        # which no search can take more of than it could take of them free.
         self.growth = 0
+        self.alloc_growth = 0
         self.donor_growth = 0
+        self._keep_nonresumable = ctx.policy.non_resumable == "run_to_completion"
 
     # -- questions ---------------------------------------------------------------------------
     def min_runtime(self, spec: JobSpec) -> float:
@@ -135,8 +141,7 @@ class ClusterState:
         self.acct.started(r)
         self.ends.started(r)
         self.running_gpus += r.gpus
-        if r.protected_until <= now:
-            self.growth += 1
+        if r.protected_until <= now:  # preemptible at once: not growth (see __init__)
             self.acct.mark_preemptible(r)
         elif r.protected_until < math.inf:
             heapq.heappush(self.protect, (r.protected_until, r.jid))
@@ -144,7 +149,8 @@ class ClusterState:
     def _stop(self, job_id: str) -> Run:
         r = self.running.pop(job_id)
         self.version += 1
-        self.growth += 1
+        if r.allocated or job_id not in self.acct.preemptible or (self._keep_nonresumable and not r.resumable):
+            self.growth += 1  # not unallocated work a search could take (see __init__)
         self.pool.release(job_id, r.placement, soft=not r.allocated)
         self.ends.stopped(r, self.pool, self.running)
         self.acct.stopped(r)
@@ -176,7 +182,10 @@ class ClusterState:
             r = self.running.get(jid)
             if r is not None and r.protected_until <= now:
                 self.version += 1
-                self.growth += 1
+                if r.allocated:
+                    self.alloc_growth += 1
+                else:
+                    self.growth += 1
                 self.acct.mark_preemptible(r)
 
     def next_protection_end(self) -> float:

@@ -7,10 +7,12 @@ job of that shape -- the same search (reservation, kind) and the same pass input
 very same state (``ClusterState.version`` and ``queued_version``, at the same time, for the same
 queue key: what the slicing rule reads) or, when the failure is ``lasting``
 (``preemption.view.NoVictims``: the first search failed, before any slicing check), while nothing
-that could make it succeed has happened since (``ClusterState.growth``, and ``donor_growth`` if it
-looked at other accounts' work).  Starts of protected work by accounts without preemptible work
-change the version but not the growth: in a busy pass most rounds differ from the last only by
-such starts, and every blocked candidate would otherwise search again after each one.
+that could make it succeed has happened since (``ClusterState.growth``; ``alloc_growth`` if it may
+take allocated work; ``donor_growth`` if it looked at other accounts' work).  Starts change the
+version but never the growth, nor does the end of unallocated work a search could take (its GPUs
+turn free), nor, for a search for unallocated work only, the end of an allocated job's
+protection: in a busy pass most rounds differ from the last only by such changes, and every
+blocked candidate would otherwise search again after each one.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ class SearchState:
 
     inputs: int  # the scheduler's pass-inputs id (epoch, usage, capacity)
     growth: int  # ClusterState.growth
+    alloc_growth: int  # ClusterState.alloc_growth
     donor_growth: int  # ClusterState.donor_growth
     version: int  # ClusterState.version
     queued: int  # ClusterState.queued_version (the slicing rule reads the queues ...)
@@ -58,7 +61,8 @@ class FailedSearches:
         why, was = f.why, f.at
         if was.version == at.version and was.queued == at.queued and was.now == at.now and was.queue == at.queue:
             return True
-        return why.lasting and was.growth == at.growth and (not why.donors or was.donor_growth == at.donor_growth)
+        return (why.lasting and was.growth == at.growth and (not why.alloc or was.alloc_growth == at.alloc_growth)
+                and (not why.donors or was.donor_growth == at.donor_growth))
 
     def remember(self, key: Hashable, job: Pend | None, at: SearchState, why: NoVictims) -> None:
         if at.inputs != self._inputs:

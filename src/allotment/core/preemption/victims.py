@@ -62,7 +62,7 @@ def find_victims(
     # cheap bound first: could every GPU we might take, plus the free ones, be enough?
     bound = v.pool.free_gpus() + acct.unalloc_gpus + (acct.alloc_gpus_pre.get(req, 0) if own else 0)
     donors: dict[str, _Donor] = {}
-    lasting = NoVictims(True, reclaim_ok)  # reclaim_ok: the answer read the donors
+    lasting = NoVictims(True, reclaim_ok, v.reclaims and not only_unallocated)  # read the donors; allocated work
     if reclaim_ok:
         # the donors are other accounts: the same bound with all their preemptible GPUs first
         if bound + acct.alloc_gpus_pre_total - acct.alloc_gpus_pre.get(req, 0) < p.gpus:

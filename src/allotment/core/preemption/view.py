@@ -38,15 +38,18 @@ class Victim:
 class NoVictims:
     """A victim search that found nothing.  ``lasting``: the reason (too few GPUs or nodes could
     be freed, even counting every takeable job) holds until something grows what is takeable or
-    free -- a job stops, a job becomes preemptible, a node's health changes
-    (``ClusterState.growth``), or, if the search looked at other accounts' work (``donors``),
-    an account with preemptible allocated work runs more and may turn donor
-    (``ClusterState.donor_growth``); other starts only shrink it.  Otherwise (the free nodes
-    would do but a reservation kept the job off them, or the move would not lower the distance
-    from what is owed) it holds only on the very same state."""
+    free -- a job stops (other than takeable unallocated work, whose GPUs just turn free), a
+    node's health changes, unallocated work becomes preemptible (``ClusterState.growth``); if
+    the search may take allocated work (``alloc``: it is not one for unallocated work only, and
+    the mode reclaims), an allocated job becomes preemptible (``ClusterState.alloc_growth``);
+    if it looked at other accounts' work (``donors``), an account with preemptible allocated
+    work runs more and may turn donor (``ClusterState.donor_growth``).  Starts only shrink it.
+    Otherwise (the free nodes would do but a reservation kept the job off them, or the move
+    would not lower the distance from what is owed) it holds only on the very same state."""
 
     lasting: bool
     donors: bool = False
+    alloc: bool = True
 
 
 FOR_NOW = NoVictims(False)
