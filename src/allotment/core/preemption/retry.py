@@ -18,31 +18,40 @@ blocked candidate would otherwise search again after each one.
 from __future__ import annotations
 
 from collections.abc import Hashable
-from dataclasses import dataclass
 
 from allotment.core.preemption.view import NoVictims
 from allotment.core.state import Pend
 
 
-@dataclass(frozen=True, slots=True)
 class SearchState:
-    """What a failed search's answer is tied to."""
+    """What a failed search's answer is tied to.  Read-only by convention, and a plain slotted
+    class rather than a frozen dataclass: one is made per victim search, and under mypyc a
+    frozen dataclass's ``__init__`` still runs as interpreted Python (it was 8% of a compiled
+    run); a plain class gets a native one."""
 
-    inputs: int  # the scheduler's pass-inputs id (epoch, usage, capacity)
-    growth: int  # ClusterState.growth
-    alloc_growth: int  # ClusterState.alloc_growth
-    donor_growth: int  # ClusterState.donor_growth
-    version: int  # ClusterState.version
-    queued: int  # ClusterState.queued_version (the slicing rule reads the queues ...)
-    now: float  # ... the time (a start's end against its victims'; slicing.ends_within) ...
-    queue: tuple[int, int, str]  # ... and the key the round visits the queue under
+    __slots__ = ("alloc_growth", "donor_growth", "growth", "inputs", "now", "queue", "queued", "version")
+
+    def __init__(self, inputs: int, growth: int, alloc_growth: int, donor_growth: int, version: int, queued: int,
+                 now: float, queue: tuple[int, int, str]) -> None:
+        self.inputs = inputs  # the scheduler's pass-inputs id (epoch, usage, capacity)
+        self.growth = growth  # ClusterState.growth
+        self.alloc_growth = alloc_growth  # ClusterState.alloc_growth
+        self.donor_growth = donor_growth  # ClusterState.donor_growth
+        self.version = version  # ClusterState.version
+        self.queued = queued  # ClusterState.queued_version (the slicing rule reads the queues ...)
+        self.now = now  # ... the time (a start's end against its victims'; slicing.ends_within) ...
+        self.queue = queue  # ... and the key the round visits the queue under
 
 
-@dataclass(frozen=True, slots=True)
 class _Failed:
-    job: Pend | None  # None: the answer holds for any job with the same key
-    at: SearchState
-    why: NoVictims
+    """A remembered failure (a plain class for the reason ``SearchState`` is one)."""
+
+    __slots__ = ("at", "job", "why")
+
+    def __init__(self, job: Pend | None, at: SearchState, why: NoVictims) -> None:
+        self.job = job  # None: the answer holds for any job with the same key
+        self.at = at
+        self.why = why
 
 
 class FailedSearches:

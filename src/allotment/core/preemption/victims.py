@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from allotment.core.fairshare import served_more
 from allotment.core.placement import NodeFilter
 from allotment.core.preemption.view import FOR_NOW, NoVictims, Victim, VictimView, lost_work
+from allotment.core.preemption.view import lasting as lasting_failure
 from allotment.core.state import Pend
 
 CLASS_UNALLOC, CLASS_WITHIN, CLASS_RECLAIM = 0, 1, 2
@@ -36,11 +37,17 @@ WITHIN_WHY = "lower within-team priority"
 UNALLOC_WHY = "unallocated work yields to allocated work at once"
 
 
-@dataclass(frozen=True, slots=True)
 class _Cand:
-    key: tuple[int, float, float, str]  # (class, -GPUs over entitlement, lost GPU-seconds, id)
-    rule: str
-    reason: str
+    """A job a search may take.  A plain slotted class, not a frozen dataclass: one is made per
+    job a search classifies, and under mypyc a frozen dataclass's ``__init__`` runs as
+    interpreted Python (``preemption.retry.SearchState``)."""
+
+    __slots__ = ("key", "reason", "rule")
+
+    def __init__(self, key: tuple[int, float, float, str], rule: str, reason: str) -> None:
+        self.key = key  # (class, -GPUs over entitlement, lost GPU-seconds, id)
+        self.rule = rule
+        self.reason = reason
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,7 +69,7 @@ def find_victims(
     # cheap bound first: could every GPU we might take, plus the free ones, be enough?
     bound = v.pool.free_gpus() + acct.unalloc_gpus + (acct.alloc_gpus_pre.get(req, 0) if own else 0)
     donors: dict[str, _Donor] = {}
-    lasting = NoVictims(True, reclaim_ok, v.reclaims and not only_unallocated)  # read the donors; allocated work
+    lasting = lasting_failure(reclaim_ok, v.reclaims and not only_unallocated)  # read the donors; allocated work
     if reclaim_ok:
         # the donors are other accounts: the same bound with all their preemptible GPUs first
         if bound + acct.alloc_gpus_pre_total - acct.alloc_gpus_pre.get(req, 0) < p.gpus:

@@ -53,6 +53,13 @@ class NoVictims:
 
 
 FOR_NOW = NoVictims(False)
+# every lasting answer, made once: a search returns one of these rather than building its own
+_LASTING = {(d, a): NoVictims(True, d, a) for d in (False, True) for a in (False, True)}
+
+
+def lasting(donors: bool, alloc: bool) -> NoVictims:
+    """The lasting ``NoVictims`` with these fields (shared instances; they are immutable)."""
+    return _LASTING[(donors, alloc)]
 
 
 def lost_work(r: Run, t: float) -> float:
