@@ -25,8 +25,11 @@ from allotment.core.state import Pend, Run
 from allotment.core.tiers import GUARANTEED, tier
 from allotment.core.walk import WalkPolicy
 
-# (job, the reservation it ran under) or, for unallocated work only, (GPUs, n, per, type, reservation)
-FailedSearch = tuple[str, Hold | None] | tuple[int, int, int, str | None, Hold | None]
+# (job, the reserved nodes it had to keep off) or, for unallocated work only, (GPUs, n, per, type,
+# reserved nodes): a search reads the reservation only through ``allow``, i.e. its nodes; keyed by
+# the node set, not the ``Hold`` (whose dataclass hash and equality are interpreted Python, and
+# which every round makes anew)
+FailedSearch = tuple[str, frozenset[int] | None] | tuple[int, int, int, str | None, frozenset[int] | None]
 
 
 class Starting(ClusterState):
@@ -98,7 +101,7 @@ class Starting(ClusterState):
         if only_unallocated and not self.acct.unalloc_gpus:
             return False
         at = SearchState(self._inputs_id, self.growth, self.alloc_growth, self.donor_growth, self.version, self.queued_version, pi.now, qk)
-        held = None if allow is None else self.hold
+        held = None if allow is None or self.hold is None else self.hold.nodes
         # a search for unallocated work only reads the job's shape (core.preemption.victims)
         key: FailedSearch = (p.gpus, p.n, p.per, p.spec.gpu_type, held) if only_unallocated else (p.jid, held)
         job = None if only_unallocated else p
