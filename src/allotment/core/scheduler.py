@@ -151,11 +151,12 @@ class Scheduler(Starting):
         """One walk over the queues; True if it decided anything."""
         self.hold = None
         tried: set[str] = set()
-        heap = [(self._round_key(q, pi), q) for q in self.queues.nonempty()]
+        heap = [self._round_key(q, pi) for q in self.queues.nonempty()]  # a key ends in its queue
         heapq.heapify(heap)
         decided = False
         while heap:
-            qk, q = heapq.heappop(heap)
+            qk = heapq.heappop(heap)
+            q = qk[2]
             if not self.queues.keys[q]:
                 continue
             account = self._account_of(q)[1]
@@ -167,7 +168,7 @@ class Scheduler(Starting):
             if self._visit(cands, qk, pi, tried, starts, preemptions):
                 decided = True
                 if self.queues.keys[q]:
-                    heapq.heappush(heap, (self._round_key(q, pi), q))
+                    heapq.heappush(heap, self._round_key(q, pi))
         return decided
 
     def _candidates(self, q: str, pi: PassInputs, tried: set[str]) -> list[Pend]:

@@ -175,17 +175,17 @@ def _freeable_hosts(v: VictimView, p: Pend, per: int, owners: set[str]) -> list[
     free = pool.free
     owned = v.acct.owner_nodes
     maps = [m for o in owners if (m := owned.get(o))]
-    extra: dict[int, int] = {}  # node -> preemptible GPUs of the owners
-    if len(maps) == 1:
-        extra = maps[0]  # read only
-    else:
+    ok = pool.host_flags(per, p.spec.gpu_type)  # healthy nodes that can hold ``per``, by node
+    if len(maps) > 1:  # free plus every owner's preemptible GPUs, per node (a list: no hashing)
+        room = list(free)
         for m in maps:
             for i, g in m.items():
-                extra[i] = extra.get(i, 0) + g
-    # a node qualifies with ``per`` free, or with such GPUs making up the rest; node order
-    ok = pool.host_flags(per, p.spec.gpu_type)
+                room[i] += g
+        return [i for i in range(len(room)) if ok[i] and room[i] >= per]
+    # a node qualifies with ``per`` free, or with the one owner's GPUs making up the rest
     out = [i for i in pool.free_at_least(per) if ok[i]]
-    out.extend(i for i, g in extra.items() if ok[i] and free[i] < per and free[i] + g >= per)
+    for m in maps:
+        out.extend(i for i, g in m.items() if ok[i] and free[i] < per and free[i] + g >= per)
     out.sort()
     return out
 
