@@ -31,25 +31,15 @@ from allotment.core.priority import Scorer
 from allotment.core.state import Pend
 
 
-class _Key:
-    """One job's score key ``(-total, eligible, id)`` and what of the pass it read: its user's
-    running GPUs and its fit term (the fit weight when it fits the best node, else 0)."""
-
-    __slots__ = ("fit", "job", "key", "user_gpus")
-
-    def __init__(self, job: Pend, key: tuple[float, float, str], user_gpus: int, fit: float) -> None:
-        self.job, self.key, self.user_gpus, self.fit = job, key, user_gpus, fit
-
-
 class _Order:
-    """One queue's jobs best first, what that order was computed from, and each job's key."""
+    """One queue's jobs best first, and what that order was computed from."""
 
-    __slots__ = ("deps", "fit", "hi", "jobs", "keys", "lo", "load", "queued", "t", "users")
+    __slots__ = ("deps", "fit", "hi", "jobs", "lo", "load", "queued", "t", "users")
 
     def __init__(self, t: float, load: float, deps: Mapping[str, tuple[JobSpec, ...]], fit: int, users: int,
-                 queued: int, jobs: list[Pend], lo: int, hi: int, keys: dict[str, _Key]) -> None:
+                 queued: int, jobs: list[Pend], lo: int, hi: int) -> None:
         self.t, self.load, self.deps, self.fit, self.users, self.queued = t, load, deps, fit, users, queued
-        self.jobs, self.lo, self.hi, self.keys = jobs, lo, hi, keys
+        self.jobs, self.lo, self.hi = jobs, lo, hi
 
 
 def fit_key(max_free: int, lo: int, hi: int) -> int:
@@ -79,7 +69,12 @@ class CandidateOrders:
         o = self._by.get(q)
         if (o is None or o.queued != queued or o.users != users or o.t != t or o.deps is not deps
                 or o.fit != fit_key(max_free, o.lo, o.hi) or o.load != fit_weight_key(load, o.fit, o.lo)):
-            o = self._by[q] = _rebuild(o, jobs(), scorer(), t, load, deps, users, queued)
+            every = jobs()
+            lo = min((p.gpus for p in every), default=0)
+            hi = max((p.gpus for p in every), default=0)
+            fit = fit_key(max_free, lo, hi)
+            o = self._by[q] = _Order(t, fit_weight_key(load, fit, lo), deps, fit, users, queued,
+                                     scorer().rank(every), lo, hi)
         out: list[Pend] = []
         for p in o.jobs:
             if p.jid not in tried:
@@ -87,38 +82,3 @@ class CandidateOrders:
                 if len(out) >= depth:
                     break
         return out
-
-
-def _rebuild(old: _Order | None, every: list[Pend], sc: Scorer, t: float, load: float,
-             deps: Mapping[str, tuple[JobSpec, ...]], users: int, queued: int) -> _Order:
-    """The order of ``every`` by ``sc``: ``Scorer.rank``'s keys, sorted.  A job's key from the
-    old order is kept when it is the same job, at the same epoch, with the same dependants map,
-    and what else its ``Scorer.total`` reads is the same: its user's running GPUs and its fit
-    term (a job others wait for also reads theirs, so it is always scored again).  Most
-    rebuilds follow one start, which changes one user's GPUs."""
-    was = old.keys if old is not None and old.t == t and old.deps is deps else {}
-    ug, w_fit, max_free = sc.user_gpus, sc.w_fit, sc.max_free
-    keys: dict[str, _Key] = {}
-    ranked: list[tuple[tuple[float, float, str], Pend]] = []
-    lo = hi = -1
-    for p in every:
-        g = p.gpus
-        if lo < 0 or g < lo:
-            lo = g
-        if g > hi:
-            hi = g
-        mine = ug.get((p.account, p.user), 0)
-        fit = w_fit if g <= max_free else 0.0  # the very term Scorer.total adds
-        k = was.get(p.jid)
-        if k is None or k.job is not p or k.user_gpus != mine or k.fit != fit or p.jid in deps:
-            k = _Key(p, (-sc.total(p), p.eligible, p.jid), mine, fit)
-        keys[p.jid] = k
-        ranked.append((k.key, p))
-    ranked.sort(key=_first)  # keys end in the job id: never equal
-    lo, hi = max(lo, 0), max(hi, 0)
-    fk = fit_key(max_free, lo, hi)
-    return _Order(t, fit_weight_key(load, fk, lo), deps, fk, users, queued, [p for _, p in ranked], lo, hi, keys)
-
-
-def _first(e: tuple[tuple[float, float, str], Pend]) -> tuple[float, float, str]:
-    return e[0]
