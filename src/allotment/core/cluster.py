@@ -49,12 +49,14 @@ class ClusterState:
         # (preemption.view.NoVictims): ``growth`` for any search -- a job stops (unless it was
         # unallocated work a search could take: its GPUs turn free, the sum stays), unallocated
         # work's protection ends, a node's health changes; ``alloc_growth`` for searches that may
-        # take allocated work -- an allocated job's protection ends; ``donor_growth`` for searches
+        # take allocated work -- an allocated job's protection ends (``own_growth``: per account,
+        # for searches that may take only their own team's); ``donor_growth`` for searches
         # that looked at other accounts -- an account with preemptible allocated work runs more
         # (it may turn donor).  A start never counts: it turns free GPUs into GPUs of the new job,
         # which no search can take more of than it could take of them free.
         self.growth = 0
         self.alloc_growth = 0
+        self.own_growth: dict[str, int] = {}
         self.donor_growth = 0
         self._keep_nonresumable = ctx.policy.non_resumable == "run_to_completion"
 
@@ -184,6 +186,7 @@ class ClusterState:
                 self.version += 1
                 if r.allocated:
                     self.alloc_growth += 1
+                    self.own_growth[r.account] = self.own_growth.get(r.account, 0) + 1
                 else:
                     self.growth += 1
                 self.acct.mark_preemptible(r)

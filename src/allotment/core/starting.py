@@ -100,7 +100,7 @@ class Starting(ClusterState):
             return False
         if only_unallocated and not self.acct.unalloc_gpus:
             return False
-        at = SearchState(self._inputs_id, self.growth, self.alloc_growth, self.donor_growth, self.version, self.queued_version, pi.now, qk)
+        at = SearchState(self._inputs_id, self.growth, self.alloc_growth, self.own_growth.get(p.account, 0), self.donor_growth, self.version, self.queued_version, pi.now, qk)
         held = None if allow is None or self.hold is None else self.hold.nodes
         # a search for unallocated work only reads the job's shape (core.preemption.victims)
         key: FailedSearch = (p.gpus, p.n, p.per, p.spec.gpu_type, held) if only_unallocated else (p.jid, held)

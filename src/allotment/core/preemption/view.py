@@ -41,9 +41,12 @@ class NoVictims:
     free -- a job stops (other than takeable unallocated work, whose GPUs just turn free), a
     node's health changes, unallocated work becomes preemptible (``ClusterState.growth``); if
     the search may take allocated work (``alloc``: it is not one for unallocated work only, and
-    the mode reclaims), an allocated job becomes preemptible (``ClusterState.alloc_growth``);
-    if it looked at other accounts' work (``donors``), an account with preemptible allocated
-    work runs more and may turn donor (``ClusterState.donor_growth``).  Starts only shrink it.
+    the mode reclaims), an allocated job becomes preemptible -- any account's if it looked at
+    other accounts' work (``donors``: ``ClusterState.alloc_growth``), else one of its own team's
+    (``ClusterState.own_growth``: without donors a search takes no other team's work, and only a
+    stop, which is growth, can make its team run below what it is owed and so look at donors);
+    with ``donors``, also an account with preemptible allocated work running more, which may
+    turn donor (``ClusterState.donor_growth``).  Starts only shrink it.
     Otherwise (the free nodes would do but a reservation kept the job off them, or the move
     would not lower the distance from what is owed) it holds only on the very same state."""
 
