@@ -58,7 +58,7 @@ class Scheduler(Starting):
         self._inputs_val: tuple[dict[str, float], tuple[LeafRank, ...], dict[str, float]] | None = None
         self._holds: dict[tuple[str | None, int, int], Hold | None] = {}
         self._holds_at = -1
-        self._qkeys: dict[tuple[str, int], QueueKey] = {}  # queue keys by (queue, its account's GPUs) ...
+        self._qkeys: dict[str, tuple[int, QueueKey]] = {}  # per queue, its account's GPUs and key ...
         self._qkeys_at = -1  # ... for these inputs (_inputs_id)
         self._orders = CandidateOrders()  # each queue's score order (core.candidates)
 
@@ -141,11 +141,11 @@ class Scheduler(Starting):
             return self.queue_key(q, pi)
         if self._qkeys_at != self._inputs_id:
             self._qkeys, self._qkeys_at = {}, self._inputs_id
-        k = (q, self.acct.alloc_gpus.get(self._account_of(q)[1], 0))
-        got = self._qkeys.get(k)
-        if got is None:
-            got = self._qkeys[k] = self.queue_key(q, pi)
-        return got
+        alloc = self.acct.alloc_gpus.get(self._account_of(q)[1], 0)
+        got = self._qkeys.get(q)
+        if got is None or got[0] != alloc:
+            got = self._qkeys[q] = (alloc, self.queue_key(q, pi))
+        return got[1]
 
     def _round(self, pi: PassInputs, starts: list[Start], preemptions: list[Preemption]) -> bool:
         """One walk over the queues; True if it decided anything."""
