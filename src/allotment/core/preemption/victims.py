@@ -103,12 +103,25 @@ def find_victims(
 
 
 def _donors(v: VictimView, req: str, owed: Mapping[str, float], measure: Mapping[str, float]) -> dict[str, _Donor]:
-    """Accounts that may give up work to ``req``: over what they are owed, served more."""
+    """Accounts that may give up work to ``req``: over what they are owed, served more (the
+    same for every search of ``req`` on one state: kept in the view's memo when it has one;
+    callers only read it)."""
+    memo = v.memo
+    by: dict[str, dict[str, _Donor]] | None = None
+    if memo is not None:
+        by = memo.get("donors")
+        if by is None:
+            by = memo["donors"] = {}
+        known = by.get(req)
+        if known is not None:
+            return known
     out: dict[str, _Donor] = {}
     m_req = measure.get(req, math.inf)
     for a, d in _over_owed(v, owed, measure):
         if a != req and served_more(d.measure, m_req, v.hysteresis):
             out[a] = d
+    if by is not None:
+        by[req] = out
     return out
 
 
