@@ -100,6 +100,10 @@ class Starting(ClusterState):
             return False
         if only_unallocated and not self.acct.unalloc_gpus:
             return False
+        # every GPU any search could free, plus the free ones, is too few: find_victims's first
+        # bound says no on any state like this one, so neither search nor memo is needed
+        if self.pool.free_gpus() + self.acct.unalloc_gpus + (0 if only_unallocated else self.acct.alloc_gpus_pre_total) < p.gpus:
+            return False
         at = SearchState(self._inputs_id, self.growth, self.alloc_growth, self.own_growth.get(p.account, 0), self.donor_growth, self.version, self.queued_version, pi.now, qk)
         held = None if allow is None or self.hold is None else self.hold.nodes
         # a search for unallocated work only reads the job's shape (core.preemption.victims)
