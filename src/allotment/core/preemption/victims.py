@@ -189,16 +189,19 @@ def _freeable_hosts(v: VictimView, p: Pend, per: int, owners: set[str]) -> list[
     owned = v.acct.owner_nodes
     maps = [m for o in owners if (m := owned.get(o))]
     ok = pool.host_flags(per, p.spec.gpu_type)  # healthy nodes that can hold ``per``, by node
-    if len(maps) > 1:  # free plus every owner's preemptible GPUs, per node (a list: no hashing)
-        room = list(free)
-        for m in maps:
-            for i, g in m.items():
-                room[i] += g
-        return [i for i in range(len(room)) if ok[i] and room[i] >= per]
-    # a node qualifies with ``per`` free, or with the one owner's GPUs making up the rest
+    # a node qualifies with ``per`` free, or with the owners' GPUs there making up the rest
     out = [i for i in pool.free_at_least(per) if ok[i]]
+    if not maps:
+        return sorted(out)
+    room = list(free)  # free plus every owner's preemptible GPUs, per node (a list: no hashing)
     for m in maps:
-        out.extend(i for i, g in m.items() if ok[i] and free[i] < per and free[i] + g >= per)
+        for i, g in m.items():
+            room[i] += g
+    for m in maps:
+        for i in m:
+            if free[i] < per <= room[i] and ok[i]:
+                out.append(i)
+                room[i] = -1  # counted once, though in several owners' maps
     out.sort()
     return out
 
