@@ -23,7 +23,9 @@ ranks and reclaim measures for the same epoch and the same (immutable) usage map
 key for the same pass inputs and the same allocated GPUs of its account; and, on the same state
 version (``ClusterState.version``, bumped by every change of what they read), a failed victim
 search or a reservation plan for the same job and the accounts running over what they are owed
-(``VictimView.memo``).  The reference recomputes everything every time.
+(``VictimView.memo``); a failed search, later, while nothing could make it succeed
+(``core.preemption.retry``); and a queue's candidate order while nothing it reads changed
+(``core.candidates``).  The reference recomputes everything every time.
 
 ``tests/sim/test_walk_equivalence.py`` checks over generated workloads that both produce the same
 decisions and metrics; ``allot simulate --no-skip`` runs the reference.
