@@ -58,6 +58,9 @@ class ClusterState:
         self.alloc_growth = 0
         self.own_growth: dict[str, int] = {}
         self.donor_growth = 0
+        # bumped by every stop and health change: what frees GPUs for a cap search, which takes
+        # only its own team's work and so also gains from unallocated work ending (core.starting)
+        self.released = 0
         self._keep_nonresumable = ctx.policy.non_resumable == "run_to_completion"
 
     # -- questions ---------------------------------------------------------------------------
@@ -127,6 +130,7 @@ class ClusterState:
         i = self.pool.index[node]
         self.version += 1
         self.growth += 1
+        self.released += 1
         self.pool.set_health(i, healthy)
         if healthy:
             self.unhealthy_since.pop(i, None)
@@ -151,6 +155,7 @@ class ClusterState:
     def _stop(self, job_id: str) -> Run:
         r = self.running.pop(job_id)
         self.version += 1
+        self.released += 1
         if r.allocated or job_id not in self.acct.preemptible or (self._keep_nonresumable and not r.resumable):
             self.growth += 1  # not unallocated work a search could take (see __init__)
         self.pool.release(job_id, r.placement, soft=not r.allocated)
