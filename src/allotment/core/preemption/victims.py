@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 from allotment.core.fairshare import served_more
 from allotment.core.placement import NodeFilter
@@ -50,10 +49,14 @@ class _Cand:
         self.reason = reason
 
 
-@dataclass(frozen=True, slots=True)
 class _Donor:
-    over: float  # GPUs it runs above what it is owed
-    measure: float  # its reclaim measure
+    """An account that may give up work (a plain slotted class, like ``_Cand``)."""
+
+    __slots__ = ("measure", "over")
+
+    def __init__(self, over: float, measure: float) -> None:
+        self.over = over  # GPUs it runs above what it is owed
+        self.measure = measure  # its reclaim measure
 
 
 def find_victims(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from allotment.core.accounting import Accounting
@@ -13,18 +13,25 @@ from allotment.core.placement import NodePool
 from allotment.core.state import Run
 
 
-@dataclass(frozen=True, slots=True)
 class VictimView:
-    pool: NodePool
-    running: Mapping[str, Run]
-    acct: Accounting
-    keep_nonresumable: bool  # non_resumable == "run_to_completion": such jobs are never victims
-    hysteresis: float  # relative margin of the reclaim measure (Policy.reclaim_hysteresis)
-    reclaims: bool  # the mode allows reclaim and within-team slicing
-    t: float  # the pass's epoch: lost work that orders victims is evaluated here
-    # answers that depend only on the state and the pass inputs, kept while both stay the same
-    # (the fast walk makes one view per state version and inputs); None: recompute every time
-    memo: dict[str, Any] | None = field(default=None, compare=False)
+    """Read-only by convention; a plain slotted class, not a frozen dataclass, because the fast
+    walk makes one per state version and under mypyc a frozen dataclass's ``__init__`` runs as
+    interpreted Python (``preemption.retry.SearchState``)."""
+
+    __slots__ = ("acct", "hysteresis", "keep_nonresumable", "memo", "pool", "reclaims", "running", "t")
+
+    def __init__(self, pool: NodePool, running: Mapping[str, Run], acct: Accounting, keep_nonresumable: bool,
+                 hysteresis: float, reclaims: bool, t: float, memo: dict[str, Any] | None = None) -> None:
+        self.pool = pool
+        self.running = running
+        self.acct = acct
+        self.keep_nonresumable = keep_nonresumable  # non_resumable == "run_to_completion": never victims
+        self.hysteresis = hysteresis  # relative margin of the reclaim measure (Policy.reclaim_hysteresis)
+        self.reclaims = reclaims  # the mode allows reclaim and within-team slicing
+        self.t = t  # the pass's epoch: lost work that orders victims is evaluated here
+        # answers that depend only on the state and the pass inputs, kept while both stay the
+        # same (the fast walk makes one view per state version and inputs); None: recompute
+        self.memo = memo
 
 
 @dataclass(frozen=True, slots=True)
