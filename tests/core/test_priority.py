@@ -78,6 +78,23 @@ def test_a_prerequisite_inherits_the_priority_of_the_jobs_that_wait_for_it() -> 
     assert propagate([base, mid, top]) == {"base": 7, "mid": 7, "top": 7}
 
 
+def test_a_negative_score_without_dependants_is_what_explain_shows_and_what_the_pass_ranks_by() -> None:
+    s = _scorer(t=0.0, max_free=0)  # nothing fits: no fit bonus to lift the score
+    low = _pend("low", declared=-5)
+    assert s.total(low) < 0
+    assert s.parts(low).total == s.total(low)
+    assert s.parts(low).inherited == 0.0  # nobody waits for it: nothing raises it to 0
+
+
+def test_a_prerequisite_scores_the_better_of_its_own_and_its_inherited_score_in_parts_and_total() -> None:
+    ctx = _ctx()
+    pre = _pend("pre", declared=-5)
+    dep = JobSpec(id="dep", submit=0.0, account="a", gpus=1, work=1.0, priority=2, depends_on=("pre",))
+    s = Scorer(ctx, 0.0, 1.0, 0, {}, {}, dependants([pre.spec, dep]))  # type: ignore[arg-type]
+    got = s.parts(pre)
+    assert got.total == s.total(pre) == got.inherited > got.declared + got.deadline + got.age + got.fairness
+
+
 def test_ties_break_by_eligibility_then_job_id() -> None:
     s = _scorer(t=0.0)
     ranked = s.rank([_pend("b", eligible=0.0), _pend("a", eligible=0.0)])

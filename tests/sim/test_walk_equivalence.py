@@ -110,11 +110,11 @@ def test_decide_on_a_snapshot_takes_the_simulators_decision(case: tuple[Compiled
     assert sim.mismatches == []
 
 
-class CheckedFast:
+class CheckedFast(WalkPolicy):
     """The fast walk that never skips on ``may_visit`` but records where the candidate test
     (``must_visit``) would visit a queue the whole-queue test ruled out.  It wraps ``Fast``
     rather than inheriting from it: under the mypyc build ``Fast`` is a compiled class, which
-    an interpreted class cannot subclass; ``WalkPolicy`` is a Protocol, so a wrapper serves."""
+    an interpreted class cannot subclass; ``WalkPolicy`` allows interpreted subclasses."""
 
     def __init__(self) -> None:
         self.inner = Fast()

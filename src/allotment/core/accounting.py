@@ -15,6 +15,7 @@ class Accounting:
         self.alloc_gpus: dict[str, int] = dict.fromkeys(ctx.leaves, 0)  # charged GPUs running
         self.tree_gpus: dict[str, int] = dict.fromkeys(ctx.tree, 0)  # charged GPUs per tree node
         self.user_gpus: dict[tuple[str, str], int] = {}
+        self.user_version: dict[str, int] = {}  # per account, bumped when its users' GPUs change (core.candidates)
         self.paths = ctx.paths
         caps = {n: t.max_gpus for n, t in ctx.tree.items() if t.max_gpus is not None}
         self.cap_path: dict[str, tuple[tuple[str, int], ...]] = {
@@ -55,6 +56,7 @@ class Accounting:
                 self.tree_gpus[n] += r.gpus
         k = (r.account, r.spec.user)
         self.user_gpus[k] = self.user_gpus.get(k, 0) + r.gpus
+        self.user_version[r.account] = self.user_version.get(r.account, 0) + 1
 
     def stopped(self, r: Run) -> None:
         if r.allocated:
@@ -63,6 +65,7 @@ class Accounting:
             for n in self.paths.get(r.account, ()):
                 self.tree_gpus[n] -= r.gpus
         self.user_gpus[(r.account, r.spec.user)] -= r.gpus
+        self.user_version[r.account] = self.user_version.get(r.account, 0) + 1
         if self.preemptible.pop(r.jid, 0) is None:
             owner = r.account if r.allocated else ""
             mine = self.owner_nodes[owner]

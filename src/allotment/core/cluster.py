@@ -45,12 +45,23 @@ class ClusterState:
         self.queued_version = 0
         # per job, the jobs of its team waiting for it (core.priority.dependants; set by the driver)
         self.dependants: Mapping[str, tuple[JobSpec, ...]] = {}
-        # bumped by every change that can let a victim search find what it could not: a job
-        # stops, a job becomes preemptible, a node's health changes; and, for searches that
-        # looked at other accounts, an account with preemptible allocated work runs more (it may
-        # turn donor).  See preemption.view.NoVictims
+        # bumped by every change that can let a victim search find what it could not
+        # (preemption.view.NoVictims): ``growth`` for any search -- a job stops (unless it was
+        # unallocated work a search could take: its GPUs turn free, the sum stays), unallocated
+        # work's protection ends, a node's health changes; ``alloc_growth`` for searches that may
+        # take allocated work -- an allocated job's protection ends (``own_growth``: per account,
+        # for searches that may take only their own team's); ``donor_growth`` for searches
+        # that looked at other accounts -- an account with preemptible allocated work runs more
+        # (it may turn donor).  A start never counts: it turns free GPUs into GPUs of the new job,
+        # which no search can take more of than it could take of them free.
         self.growth = 0
+        self.alloc_growth = 0
+        self.own_growth: dict[str, int] = {}
         self.donor_growth = 0
+        # bumped by every stop and health change: what frees GPUs for a cap search, which takes
+        # only its own team's work and so also gains from unallocated work ending (core.starting)
+        self.released = 0
+        self._keep_nonresumable = ctx.policy.non_resumable == "run_to_completion"
 
     # -- questions ---------------------------------------------------------------------------
     def min_runtime(self, spec: JobSpec) -> float:
@@ -121,6 +132,7 @@ class ClusterState:
         i = self.pool.index[node]
         self.version += 1
         self.growth += 1
+        self.released += 1
         self.pool.set_health(i, healthy)
         if healthy:
             self.unhealthy_since.pop(i, None)
@@ -137,8 +149,7 @@ class ClusterState:
         self.acct.started(r)
         self.ends.started(r)
         self.running_gpus += r.gpus
-        if r.protected_until <= now:
-            self.growth += 1
+        if r.protected_until <= now:  # preemptible at once: not growth (see __init__)
             self.acct.mark_preemptible(r)
         elif r.protected_until < math.inf:
             heapq.heappush(self.protect, (r.protected_until, r.jid))
@@ -146,7 +157,9 @@ class ClusterState:
     def _stop(self, job_id: str) -> Run:
         r = self.running.pop(job_id)
         self.version += 1
-        self.growth += 1
+        self.released += 1
+        if r.allocated or job_id not in self.acct.preemptible or (self._keep_nonresumable and not r.resumable):
+            self.growth += 1  # not unallocated work a search could take (see __init__)
         self.pool.release(job_id, r.placement, soft=not r.allocated)
         self.ends.stopped(r, self.pool, self.running)
         self.acct.stopped(r)
@@ -178,7 +191,11 @@ class ClusterState:
             r = self.running.get(jid)
             if r is not None and r.protected_until <= now:
                 self.version += 1
-                self.growth += 1
+                if r.allocated:
+                    self.alloc_growth += 1
+                    self.own_growth[r.account] = self.own_growth.get(r.account, 0) + 1
+                else:
+                    self.growth += 1
                 self.acct.mark_preemptible(r)
 
     def next_protection_end(self) -> float:

@@ -143,15 +143,16 @@ class Scorer:
         self.memo = memo
 
     def parts(self, p: Pend) -> PriorityScore:
-        """Each weighted signal of ``p`` and their sum."""
+        """Each weighted signal of ``p``; its ``total`` is ``total(p)``, the one definition of
+        the score (so explain cannot show a sum the pass did not rank by)."""
         declared, deadline, age, fairness, fit, boost = self._signals(p)
-        own = declared + deadline + age + fairness + fit + boost
-        inherited = self._inherited(p)
-        return PriorityScore(max(own, inherited), declared, deadline, age, fairness, fit, boost, inherited)
+        return PriorityScore(self.total(p), declared, deadline, age, fairness, fit, boost, self._inherited(p))
 
     def total(self, p: Pend) -> float:
-        """The same sum as ``parts(p).total``, without building the record (the hot loop): the
-        same additions in the same order, the first three and the boost from ``_static``."""
+        """The score: declared + deadline + age + fairness + fit + boost, added in that order
+        (the first three and the boost from ``_static``), raised to ``_inherited`` for a job
+        that others of its team wait for (only then: a job nobody waits for keeps its own
+        score, negative or not)."""
         s = p.static
         if s is None or s.t != self.t or s.weights is not self.w or not self.memo:
             s = self._static(p)
@@ -227,14 +228,21 @@ class Scorer:
         boost = boost_of(self.boosts, p.jid, p.user, p.account) if self.boosts else 0.0
         return (w.declared * p.declared, w.deadline * urgency, w.age * age, w.fairness * fairness, fit, boost)
 
+    def key(self, p: Pend) -> tuple[float, float, str]:
+        """The order of the pass: best score first, ties by eligibility, then job id (so no two
+        jobs' keys are equal)."""
+        return (-self.total(p), p.eligible, p.jid)
+
     def best(self, cands: Iterable[Pend], k: int) -> list[Pend]:
-        """The ``k`` best of ``cands`` by the whole score, best first (the same order as ``rank``
-        over all of them, cut at ``k``): a boosted or urgent job is offered wherever its
-        declared priority and age put it in its queue."""
-        return heapq.nsmallest(k, cands, key=lambda p: (-self.total(p), p.eligible, p.jid))
+        """The ``k`` best of ``cands`` by ``key``, best first (the same order as ``rank`` over
+        all of them, cut at ``k``): a boosted or urgent job is offered wherever its declared
+        priority and age put it in its queue."""
+        return heapq.nsmallest(k, cands, key=self.key)
 
     def rank(self, cands: list[Pend]) -> list[Pend]:
-        """``cands`` best first; ties by eligibility, then job id."""
+        """``cands`` in ``key`` order: the keys sorted as plain tuples (no key function called
+        per comparison pass), each job found again by its id."""
         if len(cands) < 2:
             return cands
-        return sorted(cands, key=lambda p: (-self.total(p), p.eligible, p.jid))
+        by_id = {p.jid: p for p in cands}
+        return [by_id[k[2]] for k in sorted([self.key(p) for p in cands])]

@@ -54,9 +54,11 @@ class QueueSet:
     def __init__(self) -> None:
         self.keys: dict[str, list[Key]] = {}
         self.shapes: dict[str, Shapes] = {}
+        self.version: dict[str, int] = {}  # per queue, bumped by every change of its jobs (core.candidates)
 
     def add(self, p: Pend) -> None:
         q = p.queue
+        self.version[q] = self.version.get(q, 0) + 1
         lst = self.keys.setdefault(q, [])
         lst.insert(bisect_left(lst, p.key), p.key)
         sh = self.shapes.get(q)
@@ -71,6 +73,7 @@ class QueueSet:
             raise KeyError(p.jid)
         lst.pop(i)
         self.shapes[p.queue].count(p, -1)
+        self.version[p.queue] += 1
 
     def min_per(self, q: str) -> int:
         """The fewest GPUs per node any job of ``q`` that can be placed needs (0: none)."""

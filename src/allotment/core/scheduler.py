@@ -28,6 +28,7 @@ import heapq
 import math
 from collections.abc import Mapping
 
+from allotment.core.candidates import CandidateOrders
 from allotment.core.context import Context
 from allotment.core.decisions import Decisions, NodeReport, Preemption, Ranked, Reservation, Start
 from allotment.core.drain import drain
@@ -58,8 +59,9 @@ class Scheduler(Starting):
         self._inputs_val: tuple[dict[str, float], tuple[LeafRank, ...], dict[str, float]] | None = None
         self._holds: dict[tuple[str | None, int, int], Hold | None] = {}
         self._holds_at = -1
-        self._qkeys: dict[tuple[str, int], QueueKey] = {}  # queue keys by (queue, its account's GPUs) ...
+        self._qkeys: dict[str, tuple[int, QueueKey]] = {}  # per queue, its account's GPUs and key ...
         self._qkeys_at = -1  # ... for these inputs (_inputs_id)
+        self._orders = CandidateOrders()  # each queue's score order (core.candidates)
 
     def run_pass(self, now: float, usage: Mapping[str, float]) -> Decisions:
         starts: list[Start] = []
@@ -140,21 +142,22 @@ class Scheduler(Starting):
             return self.queue_key(q, pi)
         if self._qkeys_at != self._inputs_id:
             self._qkeys, self._qkeys_at = {}, self._inputs_id
-        k = (q, self.acct.alloc_gpus.get(self._account_of(q)[1], 0))
-        got = self._qkeys.get(k)
-        if got is None:
-            got = self._qkeys[k] = self.queue_key(q, pi)
-        return got
+        alloc = self.acct.alloc_gpus.get(self._account_of(q)[1], 0)
+        got = self._qkeys.get(q)
+        if got is None or got[0] != alloc:
+            got = self._qkeys[q] = (alloc, self.queue_key(q, pi))
+        return got[1]
 
     def _round(self, pi: PassInputs, starts: list[Start], preemptions: list[Preemption]) -> bool:
         """One walk over the queues; True if it decided anything."""
         self.hold = None
         tried: set[str] = set()
-        heap = [(self._round_key(q, pi), q) for q in self.queues.nonempty()]
+        heap = [self._round_key(q, pi) for q in self.queues.nonempty()]  # a key ends in its queue
         heapq.heapify(heap)
         decided = False
         while heap:
-            qk, q = heapq.heappop(heap)
+            qk = heapq.heappop(heap)
+            q = qk[2]
             if not self.queues.keys[q]:
                 continue
             account = self._account_of(q)[1]
@@ -166,7 +169,7 @@ class Scheduler(Starting):
             if self._visit(cands, qk, pi, tried, starts, preemptions):
                 decided = True
                 if self.queues.keys[q]:
-                    heapq.heappush(heap, (self._round_key(q, pi), q))
+                    heapq.heappush(heap, self._round_key(q, pi))
         return decided
 
     def _candidates(self, q: str, pi: PassInputs, tried: set[str]) -> list[Pend]:
@@ -175,12 +178,19 @@ class Scheduler(Starting):
         a deadline moves a job from anywhere in it), else the queue's first in its own order."""
         if not self.mode.scores:
             return [self.pending[j] for j in self.queues.head(q, self.mode.depth, tried)]
+        if self.walk.reuses:  # the queue's order, kept while nothing it reads changed (core.candidates)
+            return self._orders.best(q, lambda: [self.pending[k[2]] for k in self.queues.keys[q]],
+                                     lambda: self._scorer(pi), pi.t, pi.load, self.dependants, self.pool.max_free(),
+                                     self.acct.user_version.get(self._account_of(q)[1], 0),
+                                     self.queues.version[q], tried, self.mode.depth)
         every = [self.pending[j] for j in self.queues.head(q, len(self.queues.keys[q]), tried)]
         if len(every) < 2:
             return every
-        scorer = Scorer(self.ctx, pi.t, pi.load, self.pool.max_free(), self.acct.user_gpus, pi.boosts, self.dependants,
-                        memo=self.walk.reuses)
-        return scorer.best(every, self.mode.depth)
+        return self._scorer(pi).best(every, self.mode.depth)
+
+    def _scorer(self, pi: PassInputs) -> Scorer:
+        return Scorer(self.ctx, pi.t, pi.load, self.pool.max_free(), self.acct.user_gpus, pi.boosts, self.dependants,
+                      memo=self.walk.reuses)
 
     def _visit(self, cands: list[Pend], qk: QueueKey, pi: PassInputs, tried: set[str],
                starts: list[Start], preemptions: list[Preemption]) -> bool:

@@ -26,9 +26,11 @@ from allotment.core.state import Pend, Run
 from allotment.core.tiers import GUARANTEED, tier
 from allotment.core.walk import WalkPolicy
 
-# (job, the reservation it ran under, may it take yielding jobs) or, for unallocated work only,
-# (GPUs, n, per, type, the reservation)
-FailedSearch = tuple[str, Hold | None, bool] | tuple[int, int, int, str | None, Hold | None]
+# (job, the reserved nodes it had to keep off, may it take yielding jobs) or, for unallocated work
+# only, (GPUs, n, per, type, reserved nodes): a search reads the reservation only through
+# ``allow``, i.e. its nodes; keyed by the node set, not the ``Hold`` (whose dataclass hash and
+# equality are interpreted Python, and which every round makes anew)
+FailedSearch = tuple[str, frozenset[int] | None, bool] | tuple[int, int, int, str | None, frozenset[int] | None]
 
 
 class Starting(ClusterState):
@@ -43,6 +45,9 @@ class Starting(ClusterState):
         self._queue_names: dict[str, tuple[bool, str]] = {}
         self._view_val: VictimView | None = None  # the victim view of state _view_at
         self._view_at = (-1, -1)
+        # cap searches that failed: (job, reserved nodes) -> (job, inputs id, released, own_growth)
+        self._cap_failed: dict[tuple[str, frozenset[int] | None], tuple[Pend, int, int, int]] = {}
+        self._cap_failed_at = -1
 
     def _account_of(self, q: str) -> tuple[bool, str]:
         """(is it an unallocated-work queue, its account) of a queue name."""
@@ -108,8 +113,12 @@ class Starting(ClusterState):
             return False
         if only_unallocated and not self.acct.unalloc_gpus:
             return False
-        at = SearchState(self._inputs_id, self.growth, self.donor_growth, self.version, self.queued_version, pi.now, qk)
-        held = None if allow is None else self.hold
+        # every GPU any search could free, plus the free ones, is too few: find_victims's first
+        # bound says no on any state like this one, so neither search nor memo is needed
+        if self.pool.free_gpus() + self.acct.unalloc_gpus + (0 if only_unallocated else self.acct.alloc_gpus_pre_total) < p.gpus:
+            return False
+        at = SearchState(self._inputs_id, self.growth, self.alloc_growth, self.own_growth.get(p.account, 0), self.donor_growth, self.version, self.queued_version, pi.now, qk)
+        held = None if allow is None or self.hold is None else self.hold.nodes
         # a search for unallocated work only reads the job's shape (core.preemption.victims)
         key: FailedSearch = (p.gpus, p.n, p.per, p.spec.gpu_type, held) if only_unallocated else (p.jid, held, reserve)
         job = None if only_unallocated else p
@@ -135,11 +144,29 @@ class Starting(ClusterState):
 
     def _cap_preempt(self, p: Pend, qk: QueueKey, pi: PassInputs, allow: NodeFilter | None, starts: list[Start],
                      preemptions: list[Preemption]) -> bool:
-        """Over a max_gpus cap: only the team's own lower-priority work can make room."""
+        """Over a max_gpus cap: only the team's own lower-priority work can make room.  The fast
+        walk reuses a failed cap search (``find_cap_victims`` found none: even taking all of
+        that work leaves the cap or the nodes short) while nothing could make it succeed: no
+        job stopped and no node's health changed (``released``), none of the team's own jobs
+        became preemptible (``own_growth``), same pass inputs; starts only fill the cap and the
+        nodes further (one of the team's own that is preemptible at once adds as much to the
+        cap as it could give back)."""
         if not (self.mode.reclaims and self.acct.alloc_gpus_pre.get(p.account, 0)):
             return False
+        key = (p.jid, None if allow is None or self.hold is None else self.hold.nodes)
+        mark = (self._inputs_id, self.released, self.own_growth.get(p.account, 0))
+        if self.walk.reuses:
+            if self._cap_failed_at != self._inputs_id:
+                self._cap_failed, self._cap_failed_at = {}, self._inputs_id
+            was = self._cap_failed.get(key)
+            if was is not None and was[0] is p and (was[1], was[2], was[3]) == mark:
+                return False
         found = find_cap_victims(self._view(pi), p, p.n, p.per, allow)
-        if found is None or not self._slice_ok(p, qk, pi, found):
+        if found is None:
+            if self.walk.reuses:
+                self._cap_failed[key] = (p, mark[0], mark[1], mark[2])
+            return False
+        if not self._slice_ok(p, qk, pi, found):  # read the queues and the time: not kept
             return False
         self._evict_all(found, p, pi, starts, preemptions)
         pl = self.pool.find(p.spec, p.n, p.per, allow)

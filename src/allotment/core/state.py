@@ -4,36 +4,35 @@ whole run; ``decide`` builds a fresh one from a snapshot).  Not data for other l
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from allotment.compile.model import PriorityWeights
 from allotment.core.jobs import JobSpec
 
 
-@dataclass(frozen=True, slots=True)
 class StaticScore:
     """The part of a pending job's within-team score that only the epoch changes
     (``core.priority.Scorer``): ``head`` = declared + deadline + age, weighted, summed in that
-    order, and the boost; valid for epoch ``t`` and the weights object ``weights``."""
+    order, and the boost; valid for epoch ``t`` and the weights object ``weights``.  Read-only
+    by convention: a plain slotted class, since one is made per job and epoch and under mypyc a
+    frozen dataclass's ``__init__`` runs as interpreted Python."""
 
-    t: float
-    weights: PriorityWeights
-    head: float
-    boost: float
+    __slots__ = ("boost", "head", "t", "weights")
+
+    def __init__(self, t: float, weights: PriorityWeights, head: float, boost: float) -> None:
+        self.t, self.weights, self.head, self.boost = t, weights, head, boost
 
 
-@dataclass(frozen=True, slots=True)
 class InheritedParts:
     """The part of each waiting dependant's score that only the epoch changes
     (``core.priority.Scorer._inherited``): per dependant (account, user, declared + deadline,
     boost), in dependant order; dependants of one user with the same boost are kept as the one
     with the highest declared + deadline (the rest of the sum is the same for them, and float
     addition is monotone, so that one's sum is their maximum).  Valid for epoch ``t`` and
-    ``weights``."""
+    ``weights``.  A plain slotted class, like ``StaticScore``."""
 
-    t: float
-    weights: PriorityWeights
-    parts: tuple[tuple[str, str, float, float], ...]
+    __slots__ = ("parts", "t", "weights")
+
+    def __init__(self, t: float, weights: PriorityWeights, parts: tuple[tuple[str, str, float, float], ...]) -> None:
+        self.t, self.weights, self.parts = t, weights, parts
 
 
 class Run:

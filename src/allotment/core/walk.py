@@ -23,7 +23,9 @@ ranks and reclaim measures for the same epoch and the same (immutable) usage map
 key for the same pass inputs and the same allocated GPUs of its account; and, on the same state
 version (``ClusterState.version``, bumped by every change of what they read), a failed victim
 search or a reservation plan for the same job and the accounts running over what they are owed
-(``VictimView.memo``).  The reference recomputes everything every time.
+(``VictimView.memo``); a failed search, later, while nothing could make it succeed
+(``core.preemption.retry``); and a queue's candidate order while nothing it reads changed
+(``core.candidates``).  The reference recomputes everything every time.
 
 ``tests/sim/test_walk_equivalence.py`` checks over generated workloads that both produce the same
 decisions and metrics; ``allot simulate --no-skip`` runs the reference.
@@ -32,7 +34,8 @@ decisions and metrics; ``allot simulate --no-skip`` runs the reference.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
+
+from mypy_extensions import mypyc_attr
 
 from allotment.core.accounting import Accounting
 from allotment.core.modes import Mode
@@ -42,22 +45,27 @@ from allotment.core.state import Pend
 from allotment.core.tiers import GUARANTEED, UNALLOCATED
 
 
-class WalkPolicy(Protocol):
-    name: str
-    reuses: bool  # may answers computed on identical inputs be reused?
+@mypyc_attr(allow_interpreted_subclasses=True)
+class WalkPolicy:
+    """The interface.  A base class rather than a Protocol: the pass asks it twice per queue per
+    round, and under mypyc a call through a Protocol is a generic Python method call (6% of a
+    compiled run), through a class a native one.  Tests may subclass it in Python."""
+
+    name = ""
+    reuses = False  # may answers computed on identical inputs be reused?
 
     def may_visit(self, shapes: Shapes, tier: int, account: str, pool: NodePool, acct: Accounting, mode: Mode) -> bool:
         """``must_visit``'s conditions over every job of the queue (``shapes``), tested before
         its candidates are picked: False only if ``must_visit`` would be False for any of them."""
-        ...
+        raise NotImplementedError
 
     def must_visit(self, head: Sequence[Pend], tier: int, account: str, pool: NodePool, acct: Accounting, mode: Mode) -> bool:
         """Must a round visit the queue whose candidates (the jobs its visit would offer, in
         that order) are ``head``?"""
-        ...
+        raise NotImplementedError
 
 
-class Reference:
+class Reference(WalkPolicy):
     name = "reference"
     reuses = False
 
@@ -68,7 +76,7 @@ class Reference:
         return True
 
 
-class Fast:
+class Fast(WalkPolicy):
     name = "fast"
     reuses = True
 
@@ -77,13 +85,13 @@ class Fast:
         # one over the candidates, which are some of its jobs
         if not shapes.per:
             return False  # nothing in it can ever be placed
-        if min(shapes.per) <= pool.max_free() or shapes.gangs:
+        if _least(shapes.per) <= pool.max_free() or shapes.gangs:
             return True
-        if tier == GUARANTEED and mode.ranks_queues and shapes.alloc_per and max(shapes.alloc_per) >= pool.max_gpus:
+        if tier == GUARANTEED and mode.ranks_queues and shapes.alloc_per and -_least(shapes.alloc_per, -1) >= pool.max_gpus:
             return True  # a whole-node job may hold the reservation
         if not shapes.alloc_gpus or not mode.can_preempt or tier == UNALLOCATED or not acct.preemptible:
             return False
-        return _search_bound(tier, account, pool, acct, mode) >= min(shapes.alloc_gpus)
+        return _search_bound(tier, account, pool, acct, mode) >= _least(shapes.alloc_gpus)
 
     def must_visit(self, head: Sequence[Pend], tier: int, account: str, pool: NodePool, acct: Accounting, mode: Mode) -> bool:
         # only the candidates are looked at, so the conditions are over them, not the queue
@@ -100,6 +108,18 @@ class Fast:
         if min_gpus == 0 or not mode.can_preempt or tier == UNALLOCATED or not acct.preemptible:
             return False  # no start on free GPUs, and no victim search can run
         return _search_bound(tier, account, pool, acct, mode) >= min_gpus
+
+
+def _least(counts: dict[int, int], sign: int = 1) -> int:
+    """The least of ``sign`` x the keys of a non-empty dict (a plain loop: under mypyc the
+    builtins ``min``/``max`` over a dict are generic calls)."""
+    best = 0
+    first = True
+    for k in counts:
+        v = sign * k
+        if first or v < best:
+            best, first = v, False
+    return best
 
 
 def _search_bound(tier: int, account: str, pool: NodePool, acct: Accounting, mode: Mode) -> int:

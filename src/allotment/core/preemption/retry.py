@@ -7,39 +7,53 @@ job of that shape -- the same search (reservation, kind) and the same pass input
 very same state (``ClusterState.version`` and ``queued_version``, at the same time, for the same
 queue key: what the slicing rule reads) or, when the failure is ``lasting``
 (``preemption.view.NoVictims``: the first search failed, before any slicing check), while nothing
-that could make it succeed has happened since (``ClusterState.growth``, and ``donor_growth`` if it
-looked at other accounts' work).  Starts of protected work by accounts without preemptible work
-change the version but not the growth: in a busy pass most rounds differ from the last only by
-such starts, and every blocked candidate would otherwise search again after each one.
+that could make it succeed has happened since (``ClusterState.growth``; if it looked at other
+accounts' work, ``alloc_growth`` and ``donor_growth``; else, if it may take its own team's
+allocated work, that team's ``own_growth``).  Starts change the
+version but never the growth, nor does the end of unallocated work a search could take (its GPUs
+turn free), nor, for a search for unallocated work only, the end of an allocated job's
+protection: in a busy pass most rounds differ from the last only by such changes, and every
+blocked candidate would otherwise search again after each one.
 """
 
 from __future__ import annotations
 
 from collections.abc import Hashable
-from dataclasses import dataclass
 
 from allotment.core.preemption.view import NoVictims
 from allotment.core.state import Pend
 
 
-@dataclass(frozen=True, slots=True)
 class SearchState:
-    """What a failed search's answer is tied to."""
+    """What a failed search's answer is tied to.  Read-only by convention, and a plain slotted
+    class rather than a frozen dataclass: one is made per victim search, and under mypyc a
+    frozen dataclass's ``__init__`` still runs as interpreted Python (it was 8% of a compiled
+    run); a plain class gets a native one."""
 
-    inputs: int  # the scheduler's pass-inputs id (epoch, usage, capacity)
-    growth: int  # ClusterState.growth
-    donor_growth: int  # ClusterState.donor_growth
-    version: int  # ClusterState.version
-    queued: int  # ClusterState.queued_version (the slicing rule reads the queues ...)
-    now: float  # ... the time (a start's end against its victims'; slicing.ends_within) ...
-    queue: tuple[int, int, str]  # ... and the key the round visits the queue under
+    __slots__ = ("alloc_growth", "donor_growth", "growth", "inputs", "now", "own_growth", "queue", "queued", "version")
+
+    def __init__(self, inputs: int, growth: int, alloc_growth: int, own_growth: int, donor_growth: int, version: int,
+                 queued: int, now: float, queue: tuple[int, int, str]) -> None:
+        self.inputs = inputs  # the scheduler's pass-inputs id (epoch, usage, capacity)
+        self.growth = growth  # ClusterState.growth
+        self.alloc_growth = alloc_growth  # ClusterState.alloc_growth
+        self.own_growth = own_growth  # ClusterState.own_growth of the searching job's account
+        self.donor_growth = donor_growth  # ClusterState.donor_growth
+        self.version = version  # ClusterState.version
+        self.queued = queued  # ClusterState.queued_version (the slicing rule reads the queues ...)
+        self.now = now  # ... the time (a start's end against its victims'; slicing.ends_within) ...
+        self.queue = queue  # ... and the key the round visits the queue under
 
 
-@dataclass(frozen=True, slots=True)
 class _Failed:
-    job: Pend | None  # None: the answer holds for any job with the same key
-    at: SearchState
-    why: NoVictims
+    """A remembered failure (a plain class for the reason ``SearchState`` is one)."""
+
+    __slots__ = ("at", "job", "why")
+
+    def __init__(self, job: Pend | None, at: SearchState, why: NoVictims) -> None:
+        self.job = job  # None: the answer holds for any job with the same key
+        self.at = at
+        self.why = why
 
 
 class FailedSearches:
@@ -58,7 +72,11 @@ class FailedSearches:
         why, was = f.why, f.at
         if was.version == at.version and was.queued == at.queued and was.now == at.now and was.queue == at.queue:
             return True
-        return why.lasting and was.growth == at.growth and (not why.donors or was.donor_growth == at.donor_growth)
+        if not why.lasting or was.growth != at.growth:
+            return False
+        if why.donors:  # it read other accounts' allocated work
+            return was.alloc_growth == at.alloc_growth and was.donor_growth == at.donor_growth
+        return not why.alloc or was.own_growth == at.own_growth  # ... else at most its own team's
 
     def remember(self, key: Hashable, job: Pend | None, at: SearchState, why: NoVictims) -> None:
         if at.inputs != self._inputs:

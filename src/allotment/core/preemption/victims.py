@@ -28,11 +28,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 from allotment.core.fairshare import served_more
 from allotment.core.placement import NodeFilter
 from allotment.core.preemption.view import FOR_NOW, NoVictims, Victim, VictimView, lost_work
+from allotment.core.preemption.view import lasting as lasting_failure
 from allotment.core.state import Pend
 
 CLASS_UNALLOC, CLASS_YIELD, CLASS_WITHIN, CLASS_RECLAIM = 0, 1, 2, 3
@@ -41,17 +41,27 @@ WITHIN_WHY = "lower within-team priority"
 UNALLOC_WHY = "unallocated work yields to allocated work at once"
 
 
-@dataclass(frozen=True, slots=True)
 class _Cand:
-    key: tuple[int, float, float, str]  # (class, -GPUs over entitlement, lost GPU-seconds, id)
-    rule: str
-    reason: str
+    """A job a search may take.  A plain slotted class, not a frozen dataclass: one is made per
+    job a search classifies, and under mypyc a frozen dataclass's ``__init__`` runs as
+    interpreted Python (``preemption.retry.SearchState``)."""
+
+    __slots__ = ("key", "reason", "rule")
+
+    def __init__(self, key: tuple[int, float, float, str], rule: str, reason: str) -> None:
+        self.key = key  # (class, -GPUs over entitlement, lost GPU-seconds, id)
+        self.rule = rule
+        self.reason = reason
 
 
-@dataclass(frozen=True, slots=True)
 class _Donor:
-    over: float  # GPUs it runs above what it is owed
-    measure: float  # its reclaim measure
+    """An account that may give up work (a plain slotted class, like ``_Cand``)."""
+
+    __slots__ = ("measure", "over")
+
+    def __init__(self, over: float, measure: float) -> None:
+        self.over = over  # GPUs it runs above what it is owed
+        self.measure = measure  # its reclaim measure
 
 
 def find_victims(
@@ -65,11 +75,14 @@ def find_victims(
     reclaim_ok = v.reclaims and not only_unallocated and acct.alloc_gpus.get(req, 0) < owed.get(req, 0.0)
     own = v.reclaims and slice_ok and not only_unallocated and acct.alloc_gpus_pre.get(req, 0) > 0
     # cheap bound first: could every GPU we might take, plus the free ones, be enough?
-    reserve = reserve and not only_unallocated and acct.yield_gpus > 0
+    takes_yields = reserve and not only_unallocated  # any account's jobs that yield to a reservation
+    reserve = takes_yields and acct.yield_gpus > 0
     bound = v.pool.free_gpus() + acct.unalloc_gpus + (acct.alloc_gpus_pre.get(req, 0) if own else 0)
     bound += acct.yield_gpus if reserve else 0
     donors: dict[str, _Donor] = {}
-    lasting = NoVictims(True, reclaim_ok)  # reclaim_ok: the answer read the donors
+    # a failure holds until ... other accounts' work grows takeable if it read donors or may take
+    # yielding jobs (any account's, once their protection ends); its own, if it may take allocated work
+    lasting = lasting_failure(reclaim_ok or takes_yields, v.reclaims and not only_unallocated)
     if reclaim_ok:
         # the donors are other accounts: the same bound with all their preemptible GPUs first
         if bound + acct.alloc_gpus_pre_total - acct.alloc_gpus_pre.get(req, 0) < p.gpus:
@@ -108,12 +121,25 @@ def _yielding(cands: _Classifier, jid: str) -> bool:
 
 
 def _donors(v: VictimView, req: str, owed: Mapping[str, float], measure: Mapping[str, float]) -> dict[str, _Donor]:
-    """Accounts that may give up work to ``req``: over what they are owed, served more."""
+    """Accounts that may give up work to ``req``: over what they are owed, served more (the
+    same for every search of ``req`` on one state: kept in the view's memo when it has one;
+    callers only read it)."""
+    memo = v.memo
+    by: dict[str, dict[str, _Donor]] | None = None
+    if memo is not None:
+        by = memo.get("donors")
+        if by is None:
+            by = memo["donors"] = {}
+        known = by.get(req)
+        if known is not None:
+            return known
     out: dict[str, _Donor] = {}
     m_req = measure.get(req, math.inf)
     for a, d in _over_owed(v, owed, measure):
         if a != req and served_more(d.measure, m_req, v.hysteresis):
             out[a] = d
+    if by is not None:
+        by[req] = out
     return out
 
 
@@ -183,22 +209,23 @@ def _freeable_hosts(v: VictimView, p: Pend, per: int, owners: set[str], more: Ma
     pool = v.pool
     free = pool.free
     owned = v.acct.owner_nodes
-    maps: list[Mapping[int, int]] = [m for o in owners if (m := owned.get(o))]
+    maps: list[Mapping[int, int]] = [got for o in owners if (got := owned.get(o))]
     if more:
-        maps.append(more)
-    extra: Mapping[int, int] = {}  # node -> preemptible GPUs of the owners
-    if len(maps) == 1:
-        extra = maps[0]  # read only
-    else:
-        summed: dict[int, int] = {}
-        for got in maps:
-            for i, g in got.items():
-                summed[i] = summed.get(i, 0) + g
-        extra = summed
-    # a node qualifies with ``per`` free, or with such GPUs making up the rest; node order
-    ok = pool.host_flags(per, p.spec.gpu_type)
+        maps.append(more)  # yielding jobs, whatever their owner (an upper bound: may count twice)
+    ok = pool.host_flags(per, p.spec.gpu_type)  # healthy nodes that can hold ``per``, by node
+    # a node qualifies with ``per`` free, or with such GPUs there making up the rest
     out = [i for i in pool.free_at_least(per) if ok[i]]
-    out.extend(i for i, g in extra.items() if ok[i] and free[i] < per and free[i] + g >= per)
+    if not maps:
+        return sorted(out)
+    room = list(free)  # free plus every owner's preemptible GPUs, per node (a list: no hashing)
+    for m in maps:
+        for i, g in m.items():
+            room[i] += g
+    for m in maps:
+        for i in m:
+            if free[i] < per <= room[i] and ok[i]:
+                out.append(i)
+                room[i] = -1  # counted once, though in several owners' maps
     out.sort()
     return out
 

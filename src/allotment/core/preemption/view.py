@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from allotment.core.accounting import Accounting
@@ -13,18 +13,25 @@ from allotment.core.placement import NodePool
 from allotment.core.state import Run
 
 
-@dataclass(frozen=True, slots=True)
 class VictimView:
-    pool: NodePool
-    running: Mapping[str, Run]
-    acct: Accounting
-    keep_nonresumable: bool  # non_resumable == "run_to_completion": such jobs are never victims
-    hysteresis: float  # relative margin of the reclaim measure (Policy.reclaim_hysteresis)
-    reclaims: bool  # the mode allows reclaim and within-team slicing
-    t: float  # the pass's epoch: lost work that orders victims is evaluated here
-    # answers that depend only on the state and the pass inputs, kept while both stay the same
-    # (the fast walk makes one view per state version and inputs); None: recompute every time
-    memo: dict[str, Any] | None = field(default=None, compare=False)
+    """Read-only by convention; a plain slotted class, not a frozen dataclass, because the fast
+    walk makes one per state version and under mypyc a frozen dataclass's ``__init__`` runs as
+    interpreted Python (``preemption.retry.SearchState``)."""
+
+    __slots__ = ("acct", "hysteresis", "keep_nonresumable", "memo", "pool", "reclaims", "running", "t")
+
+    def __init__(self, pool: NodePool, running: Mapping[str, Run], acct: Accounting, keep_nonresumable: bool,
+                 hysteresis: float, reclaims: bool, t: float, memo: dict[str, Any] | None = None) -> None:
+        self.pool = pool
+        self.running = running
+        self.acct = acct
+        self.keep_nonresumable = keep_nonresumable  # non_resumable == "run_to_completion": never victims
+        self.hysteresis = hysteresis  # relative margin of the reclaim measure (Policy.reclaim_hysteresis)
+        self.reclaims = reclaims  # the mode allows reclaim and within-team slicing
+        self.t = t  # the pass's epoch: lost work that orders victims is evaluated here
+        # answers that depend only on the state and the pass inputs, kept while both stay the
+        # same (the fast walk makes one view per state version and inputs); None: recompute
+        self.memo = memo
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,18 +45,31 @@ class Victim:
 class NoVictims:
     """A victim search that found nothing.  ``lasting``: the reason (too few GPUs or nodes could
     be freed, even counting every takeable job) holds until something grows what is takeable or
-    free -- a job stops, a job becomes preemptible, a node's health changes
-    (``ClusterState.growth``), or, if the search looked at other accounts' work (``donors``),
-    an account with preemptible allocated work runs more and may turn donor
-    (``ClusterState.donor_growth``); other starts only shrink it.  Otherwise (the free nodes
-    would do but a reservation kept the job off them, or the move would not lower the distance
-    from what is owed) it holds only on the very same state."""
+    free -- a job stops (other than takeable unallocated work, whose GPUs just turn free), a
+    node's health changes, unallocated work becomes preemptible (``ClusterState.growth``); if
+    the search may take allocated work (``alloc``: it is not one for unallocated work only, and
+    the mode reclaims), an allocated job becomes preemptible -- any account's if it looked at
+    other accounts' work (``donors``: ``ClusterState.alloc_growth``), else one of its own team's
+    (``ClusterState.own_growth``: without donors a search takes no other team's work, and only a
+    stop, which is growth, can make its team run below what it is owed and so look at donors);
+    with ``donors``, also an account with preemptible allocated work running more, which may
+    turn donor (``ClusterState.donor_growth``).  Starts only shrink it.
+    Otherwise (the free nodes would do but a reservation kept the job off them, or the move
+    would not lower the distance from what is owed) it holds only on the very same state."""
 
     lasting: bool
     donors: bool = False
+    alloc: bool = True
 
 
 FOR_NOW = NoVictims(False)
+# every lasting answer, made once: a search returns one of these rather than building its own
+_LASTING = {(d, a): NoVictims(True, d, a) for d in (False, True) for a in (False, True)}
+
+
+def lasting(donors: bool, alloc: bool) -> NoVictims:
+    """The lasting ``NoVictims`` with these fields (shared instances; they are immutable)."""
+    return _LASTING[(donors, alloc)]
 
 
 def lost_work(r: Run, t: float) -> float:

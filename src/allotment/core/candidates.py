@@ -1,0 +1,84 @@
+"""Each queue's jobs in score order, kept between visits while nothing the order reads changed:
+the fast walk's reuse behind ``Scheduler._candidates`` (``core.walk``; the reference scores the
+whole queue on every visit).
+
+A visit offers the ``queue_depth`` best untried jobs of its queue by the whole within-team score
+(``Scorer.best``).  The score key ``(-total, eligible, id)`` is a total order (ids are unique), so
+those are the first ``queue_depth`` untried jobs of the whole queue sorted once by it: a visit only
+has to leave out the tried ones.  ``Scorer.total`` of a job of queue ``q`` reads, besides the job
+itself (a requeued job is a new ``Pend``, so it changes the queue):
+
+* the epoch ``t`` (age, deadline, boosts) and the dependants map -- the same for a whole pass,
+  and for every pass of one epoch;
+* the load, through the fit weight, only for the jobs that fit (``fit_weight_key``): when none
+  does, the order holds whatever the demand;
+* the running GPUs of the users of ``q``'s account, its own and its dependants' (dependants are
+  of the same account: ``priority.dependants``) -- ``Accounting.user_version[account]``;
+* whether each job's GPUs fit the best node's free GPUs: ``max_free`` clamped to the queue's
+  smallest job minus one and its largest job gives the same answer for every job;
+* the queue's jobs -- ``QueueSet.version[q]``.
+
+The order is reused while all of these are the same, and rebuilt (with the same ``Scorer``) when
+one differs.  ``tests/sim/test_walk_equivalence.py`` checks the fast walk against the reference.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+from allotment.core.jobs import JobSpec
+from allotment.core.priority import Scorer
+from allotment.core.state import Pend
+
+
+class _Order:
+    """One queue's jobs best first, and what that order was computed from."""
+
+    __slots__ = ("deps", "fit", "hi", "jobs", "lo", "load", "queued", "t", "users")
+
+    def __init__(self, t: float, load: float, deps: Mapping[str, tuple[JobSpec, ...]], fit: int, users: int,
+                 queued: int, jobs: list[Pend], lo: int, hi: int) -> None:
+        self.t, self.load, self.deps, self.fit, self.users, self.queued = t, load, deps, fit, users, queued
+        self.jobs, self.lo, self.hi = jobs, lo, hi
+
+
+def fit_key(max_free: int, lo: int, hi: int) -> int:
+    """``max_free`` clamped to ``[lo - 1, hi]``: for every job with ``lo <= gpus <= hi``,
+    ``gpus <= max_free`` has the same answer for both (the only way the score reads it)."""
+    return hi if max_free > hi else lo - 1 if max_free < lo else max_free
+
+
+def fit_weight_key(load: float, fit: int, lo: int) -> float:
+    """What of ``load`` the order reads: the load factor of ``Scorer``'s fit weight, or -1 when
+    no job fits (``fit < lo``), since the weight is then added to no score."""
+    return -1.0 if fit < lo else min(3.0, max(1.0, load))
+
+
+class CandidateOrders:
+    """The kept orders, one per queue."""
+
+    def __init__(self) -> None:
+        self._by: dict[str, _Order] = {}
+
+    def best(self, q: str, jobs: Callable[[], list[Pend]], scorer: Callable[[], Scorer], t: float, load: float,
+             deps: Mapping[str, tuple[JobSpec, ...]], max_free: int, users: int, queued: int,
+             tried: set[str], depth: int) -> list[Pend]:
+        """The first ``depth`` jobs of ``q`` not in ``tried``, best first (``Scorer.best`` over
+        them).  ``jobs`` lists the queue's jobs, ``scorer`` makes the pass's scorer now; both
+        are called only when the order must be rebuilt."""
+        o = self._by.get(q)
+        if (o is None or o.queued != queued or o.users != users or o.t != t or o.deps is not deps
+                or o.fit != fit_key(max_free, o.lo, o.hi) or o.load != fit_weight_key(load, o.fit, o.lo)):
+            every = jobs()
+            lo = min((p.gpus for p in every), default=0)
+            hi = max((p.gpus for p in every), default=0)
+            fit = fit_key(max_free, lo, hi)
+            o = self._by[q] = _Order(t, fit_weight_key(load, fit, lo), deps, fit, users, queued,
+                                     scorer().rank(every), lo, hi)
+        out: list[Pend] = []
+        for p in o.jobs:
+            if p.jid not in tried:
+                out.append(p)
+                if len(out) >= depth:
+                    break
+        return out
