@@ -7,6 +7,7 @@ from dataclasses import replace
 
 from allotment.backends.protocol import JobObs, Observation
 from allotment.reconcile.first_submit import FORGET_S, FirstSubmissions
+from allotment.reconcile.job_memory import JobMemory
 
 JOB = JobObs("7", "root", "teama1", "q", 8, "running", 100.0, 110.0, 20, True, 0)
 
@@ -28,3 +29,18 @@ def test_a_job_first_seen_requeued_is_not_guessed_and_a_gone_job_is_forgotten() 
     assert first.update(at(120.0, replace(JOB, id="8", restarts=1))) == {}
     first.update(at(120.0, JOB))
     assert first.update(at(120.0 + FORGET_S)) == {}
+
+
+def test_the_job_a_requeued_job_was_evicted_for_survives_its_completing_tick() -> None:
+    # the anti-thrash rule reads it on the very tick the requeued job is pending again
+    memory: JobMemory[str] = JobMemory()
+    memory.observe(at(120.0, JOB))
+    memory.remember("7", "9", 120.0)
+    memory.observe(at(122.0))  # COMPLETING: in neither list
+    assert memory.values() == {"7": "9"}
+    memory.observe(at(124.0, replace(JOB, state="pending", start=None, restarts=1)))
+    assert memory.values() == {"7": "9"}
+    memory.observe(at(124.0 + FORGET_S - 1))
+    assert memory.values() == {"7": "9"}
+    memory.observe(at(124.0 + FORGET_S))  # out of sight an hour: gone
+    assert memory.values() == {}

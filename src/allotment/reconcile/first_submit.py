@@ -17,8 +17,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from allotment.backends.protocol import Observation
+from allotment.reconcile.job_memory import FORGET_S  # the same "out of sight this long: gone"
 
-FORGET_S = 3600.0  # out of sight this long: gone
+__all__ = ["FORGET_S", "FirstSubmissions"]
 
 
 class FirstSubmissions:

@@ -39,6 +39,7 @@ from allotment.reconcile.charging import finished_runs, observed_runs
 from allotment.reconcile.conditions import TickOutcome, set_conditions
 from allotment.reconcile.first_submit import FirstSubmissions
 from allotment.reconcile.health import read_health
+from allotment.reconcile.job_memory import JobMemory
 from allotment.reconcile.ledger import Ledger
 from allotment.reconcile.observation_file import save_observation
 from allotment.reconcile.revisions import Choice, Revisions
@@ -86,7 +87,7 @@ class Reconciler:
         self.status.source = source_label
         self.status.interval_s = options.interval_s
         self.revisions = Revisions(source, options.history_limit)
-        self._evicted_by: dict[str, str] = {}  # requeued job -> the job it made room for
+        self._evicted_by: JobMemory[str] = JobMemory()  # requeued job -> the job it made room for
         self._submitted = FirstSubmissions()  # Slurm resets submit_time at a requeue
         self._yields: set[str] = set()  # jobs started as debug backfill that yields to a reservation
         self._usage = EpochUsage()  # what the core reads, frozen per fair-share epoch
@@ -290,7 +291,6 @@ class Reconciler:
         unhealthy = read_health(health_file, None if health_file else c.health_command)
         for node, why in maintenance_now(config, cluster, obs.at).items():
             unhealthy.setdefault(node, why)
-        live = {j.id for j in obs.jobs}
         cplan = plan_cluster(
             obs,
             config,
@@ -298,7 +298,7 @@ class Reconciler:
             usage,
             unhealthy,
             ordered=self.options.ordered,
-            evicted_by=self._evicted_by,
+            evicted_by=self._evicted_by.values(),
             submitted=self._submitted.update(obs),
             yields=self._yields,
         )
@@ -309,11 +309,11 @@ class Reconciler:
             for r in result.results[before:]
             if r.code == "applied" and r.action.kind == "requeue"
         }
-        self._evicted_by = {j: w for j, w in self._evicted_by.items() if j in live}
+        self._evicted_by.observe(obs)  # kept while the job's requeue completes (job_memory)
         # a flag holds for the run the core started; a job seen pending again has lost it
         on = {j.id for j in obs.jobs if j.state == "running"}
         self._yields = {j for j in self._yields if j in on} | {s.job_id for s in cplan.decisions.starts if s.yields}
         for p in cplan.decisions.preemptions:
             if p.job_id in done and p.for_job:
-                self._evicted_by[p.job_id] = p.for_job
+                self._evicted_by.remember(p.job_id, p.for_job, obs.at)
         return changed
