@@ -15,7 +15,7 @@ import pytest
 
 from allotment.backends.actions import ClusterAction
 from allotment.backends.simulated import SimulatedBackend
-from allotment.reconcile.loop import StopFlag, run_loop
+from allotment.reconcile.loop import StopFlag, next_tick, run_loop
 from tests.reconcile.conftest import T0
 
 
@@ -108,3 +108,26 @@ def test_sigterm_finishes_the_tick_and_exits_0(config_repo: Path, tmp_path: Path
         if proc.poll() is None:
             proc.kill()
             proc.wait(10)
+
+
+def test_ticks_keep_their_period_on_a_grid_and_an_overrun_skips_missed_slots() -> None:
+    now = [100.0]
+    starts: list[float] = []
+    cost = iter([0.3, 0.3, 2.5, 0.3, 0.3])  # the third tick overruns two 1 s slots
+
+    class Clocked(StopFlag):
+        def wait(self, seconds: float) -> None:
+            now[0] += max(0.0, seconds) + 0.01  # every wait wakes a little late
+
+    class Ticking:
+        def tick(self) -> object:
+            starts.append(now[0])
+            now[0] += next(cost)
+            return None
+
+    stop = Clocked()
+    run_loop(Ticking(), interval_s=1.0, once=False, stop=stop,  # type: ignore[arg-type]
+             on_tick=lambda r: stop.set() if len(starts) == 5 else None, clock=lambda: now[0])
+    assert [round(t - 100.0, 2) for t in starts] == [0.0, 1.01, 2.01, 5.01, 6.01]
+    assert next_tick(0.0, 0.2, 1.0) == 1.0 and next_tick(0.0, 3.5, 1.0) == 4.0
+    assert next_tick(0.0, 7.0, 0.0) == 7.0
