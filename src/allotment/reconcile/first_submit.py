@@ -6,10 +6,9 @@ job from when it first became schedulable, as the simulator does (``core.cluster
 preempted job goes back with its old ``eligible``), so the reconciler remembers each job's
 submission from before its first requeue and hands it to ``reconcile.active.snapshot``.
 
-A job drops out of ``squeue``'s running and pending jobs for a moment while its requeue
-completes (COMPLETING), so an entry is kept ``FORGET_S`` after the job was last seen, not
-dropped at the first tick it is missing.  A job first seen already requeued (the reconciler
-restarted since) ages from its requeue: the memory is not persisted.
+A job out of sight while its requeue completes (COMPLETING) keeps its entry for ``FORGET_S``
+(``reconcile.job_memory``).  A job first seen already requeued (the reconciler restarted since)
+ages from its requeue: the memory is not persisted.
 """
 
 from __future__ import annotations
@@ -17,20 +16,20 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from allotment.backends.protocol import Observation
-from allotment.reconcile.job_memory import FORGET_S  # the same "out of sight this long: gone"
+from allotment.reconcile.job_memory import FORGET_S, JobMemory
 
 __all__ = ["FORGET_S", "FirstSubmissions"]
 
 
 class FirstSubmissions:
     def __init__(self) -> None:
-        self._first: dict[str, tuple[float, float]] = {}  # job -> (first submit, last seen)
+        self._first: JobMemory[float] = JobMemory()  # job -> first submission
 
     def update(self, obs: Observation) -> Mapping[str, float]:
         """Take in one observation; the first submission of every job known."""
-        self._first = {j: v for j, v in self._first.items() if obs.at - v[1] < FORGET_S}
+        self._first.observe(obs)
+        known = self._first.values()
         for j in obs.jobs:
-            known = self._first.get(j.id)
-            if known is not None or not j.restarts:
-                self._first[j.id] = (j.submit if known is None else known[0], obs.at)
-        return {j: t for j, (t, _) in self._first.items()}
+            if j.id not in known and not j.restarts:
+                self._first.remember(j.id, j.submit, obs.at)
+        return self._first.values()
