@@ -8,9 +8,10 @@ import subprocess
 from pathlib import Path
 
 from allotment.core.jobs import JobSpec
+from allotment.reconcile.loop import StopFlag
 from allotment.reconcile.replay.collect import events_from_runs, parse_sacct
 from allotment.reconcile.replay.compare import compare
-from allotment.reconcile.replay.drive import aligned_origin, epoch_phase
+from allotment.reconcile.replay.drive import TICK_LAG_S, Replay, aligned_origin, epoch_phase
 from allotment.reconcile.replay.events import Event, metrics, read_events, write_events
 from allotment.reconcile.replay.submit import submission, tiers
 
@@ -184,3 +185,28 @@ def test_the_replay_origin_is_the_next_multiple_of_the_tick_and_its_epoch_phase_
     assert aligned_origin(1_000_005.0, 5.0) == 1_000_005.0
     assert epoch_phase(1_000_005.0, 300.0) == 1_000_005.0 % 300 == 105.0
     assert epoch_phase(1_000_005.0, 0.0) == 0.0
+
+
+def test_replay_ticks_on_the_grid_after_its_origin_and_counts_the_slots_an_overrun_skipped() -> None:
+    now = [1000.0]
+    starts: list[float] = []
+    cost = iter([0.3, 4.6, 0.3, 0.3])  # the second tick overruns two 2 s slots
+
+    class Clocked(StopFlag):
+        def wait(self, seconds: float) -> None:
+            now[0] += max(0.0, seconds) + 0.01
+
+    stop = Clocked()
+
+    class Ticking:
+        def tick(self) -> None:
+            starts.append(now[0])
+            now[0] += next(cost)
+            if len(starts) == 4:
+                stop.set()
+
+    r = Replay(None, "c", (), (), 1.0, Path("."), None, Ticking(), interval_s=2.0,  # type: ignore[arg-type]
+               clock=lambda: now[0], t0=1004.0)
+    r._tick_on_grid(stop)
+    assert [round(t - 1004.0 - TICK_LAG_S, 2) for t in starts] == [0.01, 2.01, 8.01, 10.01]
+    assert r.late_ticks == 2

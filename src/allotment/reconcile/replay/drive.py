@@ -22,7 +22,7 @@ from allotment.backends.slurm.runner import Runner
 from allotment.compile.model import CompiledConfig
 from allotment.core.jobs import JobSpec, NodeEvent
 from allotment.errors import BackendError
-from allotment.reconcile.loop import StopFlag
+from allotment.reconcile.loop import StopFlag, next_tick
 from allotment.reconcile.reconciler import Reconciler
 from allotment.reconcile.replay.collect import SACCT_FIELDS, events_from_runs, parse_sacct
 from allotment.reconcile.replay.events import Event
@@ -117,22 +117,22 @@ class Replay:
         return self.collect(subs)
 
     def _tick_on_grid(self, stop: StopFlag) -> None:
-        """Tick at ``t0 + k * interval + TICK_LAG_S``, where the simulator passes.  A plain
-        loop (``reconcile.loop.run_loop``: the next tick an interval after this one began)
-        drifts off the grid for good after one slow tick; here a tick that overran its slot
-        skips to the next one (counted in ``late_ticks``: each is a pass the simulator made
-        and the cluster did not)."""
+        """Tick at ``t0 + k * interval + TICK_LAG_S``, where the simulator passes: the
+        reconciler's own grid (``reconcile.loop.next_tick``, which skips the slots a tick
+        overran), started at the replay's origin.  Each skipped slot is counted in
+        ``late_ticks``: a pass the simulator made and the cluster did not."""
         step = self.interval_s if self.interval_s > 0 else 1.0
-        k = 0
-        stop.wait(self.t0 + TICK_LAG_S - self.clock())
+        deadline = self.t0 + TICK_LAG_S
+        stop.wait(deadline - self.clock())
         while not stop.stopped:
             self.reconciler.tick()
-            due = math.ceil((self.clock() - self.t0 - TICK_LAG_S) / step)
-            if due > k + 1:
-                self.late_ticks += due - k - 1
-                log.warning("replay: tick %d overran its slot; next at slot %d", k, due)
-            k = max(k + 1, due)
-            stop.wait(self.t0 + k * step + TICK_LAG_S - self.clock())
+            nxt = next_tick(deadline, self.clock(), step)
+            missed = round((nxt - deadline) / step) - 1
+            if missed > 0:
+                self.late_ticks += missed
+                log.warning("replay: a tick overran its slot; %d slot(s) skipped", missed)
+            deadline = nxt
+            stop.wait(deadline - self.clock())
 
     def _submit_all(self, subs: list[Submission], health: Path) -> None:
         timeline: list[tuple[float, int, Submission | NodeEvent]] = [(s.at, 1, s) for s in subs]
