@@ -7,8 +7,9 @@ preempted job goes back with its old ``eligible``), so the reconciler remembers 
 submission from before its first requeue and hands it to ``reconcile.active.snapshot``.
 
 A job out of sight while its requeue completes (COMPLETING) keeps its entry for ``FORGET_S``
-(``reconcile.job_memory``).  A job first seen already requeued (the reconciler restarted since)
-ages from its requeue: the memory is not persisted.
+(``reconcile.job_memory``), and the memory is saved in the state dir, so a restart does not
+lose it.  A job first seen already requeued (the reconciler was down when it was requeued, or
+its state dir is new) ages from its requeue: the only submission there is to know.
 """
 
 from __future__ import annotations
@@ -22,14 +23,14 @@ __all__ = ["FORGET_S", "FirstSubmissions"]
 
 
 class FirstSubmissions:
-    def __init__(self) -> None:
-        self._first: JobMemory[float] = JobMemory()  # job -> first submission
+    def __init__(self, memory: JobMemory[float] | None = None) -> None:
+        self.memory: JobMemory[float] = memory or JobMemory()  # job -> first submission
 
     def update(self, obs: Observation) -> Mapping[str, float]:
         """Take in one observation; the first submission of every job known."""
-        self._first.observe(obs)
-        known = self._first.values()
+        self.memory.observe(obs)
+        known = self.memory.values()
         for j in obs.jobs:
             if j.id not in known and not j.restarts:
-                self._first.remember(j.id, j.submit, obs.at)
-        return self._first.values()
+                self.memory.remember(j.id, j.submit, obs.at)
+        return self.memory.values()

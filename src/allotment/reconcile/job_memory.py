@@ -7,8 +7,9 @@ The simulator keeps them on the job itself; the reconciler keeps them here, per 
 
 A job drops out of ``squeue``'s running and pending lists for a moment while its requeue
 completes (COMPLETING), exactly when these facts matter most, so an entry is kept ``FORGET_S``
-after the job was last seen, not dropped at the first tick it is missing.  Nothing is persisted:
-a restarted reconciler starts with an empty memory (the core then treats such jobs as fresh).
+after the job was last seen, not dropped at the first tick it is missing.  The entries, with
+when each job was last seen, are saved in the state dir (``reconcile.memory_file``), so a
+restarted reconciler decides as one that never stopped.
 """
 
 from __future__ import annotations
@@ -26,8 +27,8 @@ V = TypeVar("V")
 class JobMemory(Generic[V]):
     """One value per job id, forgotten ``FORGET_S`` after the job was last observed."""
 
-    def __init__(self) -> None:
-        self._by: dict[str, tuple[V, float]] = {}  # job -> (value, last seen)
+    def __init__(self, entries: Mapping[str, tuple[V, float]] | None = None) -> None:
+        self._by: dict[str, tuple[V, float]] = dict(entries or {})  # job -> (value, last seen)
 
     def observe(self, obs: Observation) -> None:
         """Take in one observation: every job in it was seen now; long-gone ones are forgotten."""
@@ -43,3 +44,7 @@ class JobMemory(Generic[V]):
 
     def values(self) -> Mapping[str, V]:
         return {j: v for j, (v, _) in self._by.items()}
+
+    def entries(self) -> Mapping[str, tuple[V, float]]:
+        """Every entry with when its job was last seen: what ``memory_file`` saves."""
+        return dict(self._by)

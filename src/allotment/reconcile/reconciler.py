@@ -33,14 +33,13 @@ from allotment.backends.policy import desired_policy
 from allotment.backends.protocol import Backend
 from allotment.compile.model import CompiledConfig
 from allotment.errors import BackendError, UsageError
-from allotment.reconcile.active import EpochUsage, maintenance_now, plan_cluster
+from allotment.reconcile.active import maintenance_now, plan_cluster
 from allotment.reconcile.audit import AuditLog, audit_lines, intent_lines
 from allotment.reconcile.charging import finished_runs, observed_runs
 from allotment.reconcile.conditions import TickOutcome, set_conditions
-from allotment.reconcile.first_submit import FirstSubmissions
 from allotment.reconcile.health import read_health
-from allotment.reconcile.job_memory import JobMemory
 from allotment.reconcile.ledger import Ledger
+from allotment.reconcile.memory_file import read_memory, save_memory
 from allotment.reconcile.observation_file import save_observation
 from allotment.reconcile.revisions import Choice, Revisions
 from allotment.reconcile.skew import on_backend_clock
@@ -87,10 +86,10 @@ class Reconciler:
         self.status.source = source_label
         self.status.interval_s = options.interval_s
         self.revisions = Revisions(source, options.history_limit)
-        self._evicted_by: JobMemory[str] = JobMemory()  # requeued job -> the job it made room for
-        self._submitted = FirstSubmissions()  # Slurm resets submit_time at a requeue
-        self._yields: set[str] = set()  # jobs started as debug backfill that yields to a reservation
-        self._usage = EpochUsage()  # what the core reads, frozen per fair-share epoch
+        # what the core reads that the cluster does not keep: the job a requeued job made room
+        # for, first submissions (Slurm resets submit_time at a requeue), debug backfill that
+        # yields to a reservation, the usage frozen per fair-share epoch (memory_file)
+        self.memory = read_memory(state_dir)
 
     def close(self) -> None:
         self.ledger.close()
@@ -283,7 +282,8 @@ class Reconciler:
         runs += finished_runs(self.backend.history(since), config, cluster)
         self.ledger.record(runs)
         st.last_backend_time = obs.at
-        usage = self._usage.at(
+        mem = self.memory
+        usage = mem.usage.at(
             obs.at, policy.fairshare_period_s, lambda: self.ledger.usage(obs.at, policy.lookback_s)
         )
         c = config.clusters[cluster]
@@ -298,9 +298,9 @@ class Reconciler:
             usage,
             unhealthy,
             ordered=self.options.ordered,
-            evicted_by=self._evicted_by.values(),
-            submitted=self._submitted.update(obs),
-            yields=self._yields,
+            evicted_by=mem.evicted_by.values(),
+            submitted=mem.submitted.update(obs),
+            yields=mem.yields,
         )
         before = len(result.results)
         changed = self._run(cplan.actions, now, sha, result)
@@ -309,11 +309,14 @@ class Reconciler:
             for r in result.results[before:]
             if r.code == "applied" and r.action.kind == "requeue"
         }
-        self._evicted_by.observe(obs)  # kept while the job's requeue completes (job_memory)
+        mem.evicted_by.observe(obs)  # kept while the job's requeue completes (job_memory)
         # a flag holds for the run the core started; a job seen pending again has lost it
         on = {j.id for j in obs.jobs if j.state == "running"}
-        self._yields = {j for j in self._yields if j in on} | {s.job_id for s in cplan.decisions.starts if s.yields}
+        mem.yields = {j for j in mem.yields if j in on} | {
+            s.job_id for s in cplan.decisions.starts if s.yields
+        }
         for p in cplan.decisions.preemptions:
             if p.job_id in done and p.for_job:
-                self._evicted_by.remember(p.job_id, p.for_job, obs.at)
+                mem.evicted_by.remember(p.job_id, p.for_job, obs.at)
+        save_memory(self.state_dir, mem)
         return changed
