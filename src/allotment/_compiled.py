@@ -24,6 +24,8 @@ from types import ModuleType
 
 HOT: tuple[str, ...] = (
     "allotment.core.state",
+    "allotment.core.debug",
+    "allotment.core.contract",
     "allotment.core.placement",
     "allotment.core.usage",
     "allotment.core.fairshare",

@@ -20,7 +20,6 @@ from __future__ import annotations
 import math
 from bisect import bisect_left, insort
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 from allotment.core.placement import NodeFilter, NodePool
 from allotment.core.state import Pend, Run
@@ -34,14 +33,23 @@ def may_hold(p: Pend, node_gpus: int, guaranteed: bool, waited_s: float) -> bool
     return p.n > 1 or (p.n == 1 and p.per >= node_gpus and guaranteed and waited_s >= STARVING_S)
 
 
-@dataclass(frozen=True, slots=True)
 class Hold:
-    """A reservation within one pass: ``holder`` gets ``nodes`` (indices) at ``at``."""
+    """A reservation within one pass: ``holder`` gets ``nodes`` (indices) at ``at``.  Read-only
+    by convention; a plain slotted class rather than a frozen dataclass, because every round
+    makes one and ``allow_for`` reads it per candidate, and under mypyc a frozen dataclass's
+    ``__init__`` runs as interpreted Python (``preemption.retry.SearchState``).  Never hashed
+    or compared: the searches key their memo by ``nodes``."""
 
-    holder: str
-    nodes: frozenset[int]
-    at: float
-    queue_key: tuple[int, int, str]  # the holder's queue's place when it was made
+    __slots__ = ("at", "holder", "nodes", "queue_key")
+
+    def __init__(self, holder: str, nodes: frozenset[int], at: float, queue_key: tuple[int, int, str]) -> None:
+        self.holder = holder
+        self.nodes = nodes
+        self.at = at
+        self.queue_key = queue_key  # the holder's queue's place when it was made
+
+    def __repr__(self) -> str:
+        return f"Hold({self.holder!r}, {sorted(self.nodes)}, {self.at}, {self.queue_key})"
 
     def admits(self, node: int) -> bool:
         return node not in self.nodes

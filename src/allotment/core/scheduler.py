@@ -203,7 +203,7 @@ class Scheduler(Starting):
             if p.n == 0:
                 continue
             h = self.hold
-            allow: NodeFilter | None = allow_for(h, p, now)  # evicting allocated work: only if it ends in time
+            allow: NodeFilter | None = None if h is None else allow_for(h, p, now)  # evicting allocated work: only if it ends in time
             soft: NodeFilter | None = None if allow is None else allow_for(h, p, now, self.may_yield(p))  # free GPUs, unallocated work
             if p.mr > 0 and not self.acct.fits_caps(p.account, p.gpus):
                 if self._cap_preempt(p, qk, pi, allow, starts, preemptions):
