@@ -49,6 +49,7 @@ HOT: tuple[str, ...] = (
     "allotment.core.scheduler",
     "allotment.sim.signals",
     "allotment.sim.metrics",
+    "allotment.sim.eventlog",
     "allotment.sim.runner",
 )
 

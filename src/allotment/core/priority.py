@@ -156,7 +156,7 @@ class Scorer:
         s = p.static
         if s is None or s.t != self.t or s.weights is not self.w or not self.memo:
             s = self._static(p)
-        fairness = self.w.fairness * (1.0 / (1.0 + self.user_gpus.get((p.account, p.user), 0) / 8.0))
+        fairness = self.w.fairness * (1.0 / (1.0 + self.user_gpus.get(p.user_key, 0) / 8.0))
         fit = self.w_fit if p.gpus <= self.max_free else 0.0
         own = s.head + fairness + fit + s.boost
         return max(own, self._inherited(p)) if self.deps and p.jid in self.deps else own
@@ -181,8 +181,8 @@ class Scorer:
         w_fair, users = self.w.fairness, self.user_gpus
         fit = self.w_fit if p.gpus <= self.max_free else 0.0
         best = -float("inf")
-        for account, user, head, boost in m.parts:
-            score = head + w_fair * (1.0 / (1.0 + users.get((account, user), 0) / 8.0)) + fit + boost
+        for who, head, boost in m.parts:
+            score = head + w_fair * (1.0 / (1.0 + users.get(who, 0) / 8.0)) + fit + boost
             if score > best:  # max(best, score), without the call
                 best = score
         return INHERIT * best
@@ -190,8 +190,8 @@ class Scorer:
     def _inherited_parts(self, p: Pend, got: tuple[JobSpec, ...]) -> InheritedParts:
         """What of ``_inherited`` only the epoch changes (``InheritedParts``)."""
         w, t = self.w, self.t
-        ahead = max(0.0, p.spec.work - p.done_work)  # the dependant cannot start before p ends
-        parts: list[tuple[str, str, float, float]] = []
+        ahead = max(0.0, p.work - p.done_work)  # the dependant cannot start before p ends
+        parts: list[tuple[tuple[str, str], float, float]] = []
         same: dict[tuple[str, str, float], int] = {}  # (account, user, boost) -> index of its part
         for d in got:
             urgency = 0.0
@@ -200,16 +200,17 @@ class Scorer:
                 urgency = 1.0 if slack <= 0 else 1.0 / (1.0 + slack / 3600.0)
             head = w.declared * d.priority + w.deadline * urgency
             boost = boost_of(self.boosts, d.id, d.user, d.account) if self.boosts else 0.0
+            who = (d.account, d.user)
             if not self.memo:
-                parts.append((d.account, d.user, head, boost))
+                parts.append((who, head, boost))
                 continue
             k = (d.account, d.user, boost)
             i = same.get(k)
             if i is None:
                 same[k] = len(parts)
-                parts.append((d.account, d.user, head, boost))
-            elif head > parts[i][2]:
-                parts[i] = (d.account, d.user, head, boost)
+                parts.append((who, head, boost))
+            elif head > parts[i][1]:
+                parts[i] = (who, head, boost)
         m = InheritedParts(t, w, tuple(parts))
         if self.memo:
             p.inherit = m
@@ -220,10 +221,10 @@ class Scorer:
         urgency = 0.0
         deadline = p.spec.deadline
         if deadline is not None:
-            slack = deadline - t - (p.spec.work - p.done_work)
+            slack = deadline - t - (p.work - p.done_work)
             urgency = 1.0 if slack <= 0 else 1.0 / (1.0 + slack / 3600.0)
         age = min(max(0.0, t - p.eligible), self.age_cap) / self.age_div
-        fairness = 1.0 / (1.0 + self.user_gpus.get((p.account, p.user), 0) / 8.0)
+        fairness = 1.0 / (1.0 + self.user_gpus.get(p.user_key, 0) / 8.0)
         fit = self.w_fit if p.gpus <= self.max_free else 0.0
         boost = boost_of(self.boosts, p.jid, p.user, p.account) if self.boosts else 0.0
         return (w.declared * p.declared, w.deadline * urgency, w.age * age, w.fairness * fairness, fit, boost)

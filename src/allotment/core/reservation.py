@@ -65,7 +65,7 @@ def allow_for(h: Hold | None, p: Pend, now: float, may_yield: bool = False) -> N
     that evicts allocated work, which would be lost twice."""
     if h is None or h.holder == p.jid or p.mr <= 0:
         return None
-    left = max(0.0, p.spec.work - p.done_work)
+    left = max(0.0, p.work - p.done_work)
     if now + (min(p.mr, left) if may_yield else left) <= h.at:
         return None
     return h.admits
@@ -75,7 +75,7 @@ def yields(h: Hold | None, p: Pend, now: float, placement: tuple[tuple[int, int]
     """Does ``p``, starting now on ``placement``, yield to reservations once its protection ends?
     Yes when it may yield, lands on a node ``h`` reserves and would still run when the
     reservation starts."""
-    if not may_yield or h is None or h.holder == p.jid or p.mr <= 0 or now + max(0.0, p.spec.work - p.done_work) <= h.at:
+    if not may_yield or h is None or h.holder == p.jid or p.mr <= 0 or now + max(0.0, p.work - p.done_work) <= h.at:
         return False
     return any(i in h.nodes for i, _ in placement)
 

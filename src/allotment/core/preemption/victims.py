@@ -216,16 +216,20 @@ def _freeable_hosts(v: VictimView, p: Pend, per: int, owners: set[str], more: Ma
     # a node qualifies with ``per`` free, or with such GPUs there making up the rest
     out = [i for i in pool.free_at_least(per) if ok[i]]
     if not maps:
-        return sorted(out)
-    room = list(free)  # free plus every owner's preemptible GPUs, per node (a list: no hashing)
-    for m in maps:
-        for i, g in m.items():
-            room[i] += g
-    for m in maps:
-        for i in m:
-            if free[i] < per <= room[i] and ok[i]:
-                out.append(i)
-                room[i] = -1  # counted once, though in several owners' maps
+        out.sort()
+        return out
+    # every owner's preemptible GPUs per node they hold some on (one map: that map itself);
+    # each node is then looked at once, however many owners' maps hold it
+    extra = maps[0]
+    if len(maps) > 1:
+        extra = dict(extra)
+        for m in maps[1:]:
+            for i, g in m.items():
+                extra[i] = extra.get(i, 0) + g
+    for i, g in extra.items():
+        f = free[i]
+        if f < per <= f + g and ok[i]:
+            out.append(i)
     out.sort()
     return out
 
