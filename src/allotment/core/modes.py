@@ -42,6 +42,7 @@ class Mode:
     can_preempt = True
     reclaims = False  # cross-team reclaim and within-team slicing
     wakes_on_protection = False  # protections end (a pass must look again then)
+    limits = False  # beyond_limit can be True (else the pass need not look up its arguments)
 
     def __init__(self, queue_depth: int) -> None:
         self.depth = queue_depth
@@ -91,6 +92,7 @@ class Budgets(Mode):
 
 class Priority(Mode):
     name = "priority"
+    limits = True
 
     def __init__(self, queue_depth: int) -> None:
         super().__init__(BASELINE_DEPTH)

@@ -159,7 +159,11 @@ class Scorer:
         fairness = self.w.fairness * (1.0 / (1.0 + self.user_gpus.get(p.user_key, 0) / 8.0))
         fit = self.w_fit if p.gpus <= self.max_free else 0.0
         own = s.head + fairness + fit + s.boost
-        return max(own, self._inherited(p)) if self.deps and p.jid in self.deps else own
+        got = self.deps.get(p.jid) if self.deps else None
+        if got is None:
+            return own
+        inherited = self._inherited_from(p, got)
+        return inherited if inherited > own else own  # max(own, inherited), without the call
 
     def _static(self, p: Pend) -> StaticScore:
         """declared + deadline + age, and the boost: what only the epoch changes."""
@@ -173,6 +177,10 @@ class Scorer:
         """``INHERIT`` x the best score of a same-team job waiting for ``p`` (0 if none): each
         dependant's declared + deadline + fairness + fit + boost, added in that order."""
         got = self.deps.get(p.jid) if self.deps else None
+        return self._inherited_from(p, got) if got else 0.0
+
+    def _inherited_from(self, p: Pend, got: tuple[JobSpec, ...]) -> float:
+        """``_inherited`` of ``p``, whose dependants are ``got``."""
         if not got:
             return 0.0
         m = p.inherit

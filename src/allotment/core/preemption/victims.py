@@ -244,7 +244,8 @@ def _pick_nodes(v: VictimView, p: Pend, n: int, per: int, cands: _Classifier, ho
         if free >= per:
             options.append(((-1, 0.0, i), []))
             continue
-        here = sorted(c.key for j in pool.jobs[i] if (c := cands.get(j)) is not None)
+        here = [c.key for j in pool.jobs[i] if (c := cands.get(j)) is not None]  # a list, not a generator (mypyc)
+        here.sort()
         chosen: list[str] = []
         worst, cost = -1, 0.0
         for key in here:
@@ -257,10 +258,12 @@ def _pick_nodes(v: VictimView, p: Pend, n: int, per: int, cands: _Classifier, ho
             options.append(((worst, cost, i), chosen))
     if len(options) < n:
         return []
-    options.sort(key=lambda o: o[0])
+    options.sort()  # by the key alone: keys end in the node, so no two are equal and no lists are compared
     victims: list[str] = []
     for _, vs in options[:n]:
-        victims.extend(j for j in vs if j not in victims)
+        for j in vs:
+            if j not in victims:
+                victims.append(j)
     return victims
 
 
