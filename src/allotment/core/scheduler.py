@@ -183,10 +183,12 @@ class Scheduler(Starting):
         if not self.mode.scores:
             return [self.pending[j] for j in self.queues.head(q, self.mode.depth, tried)]
         if self.walk.reuses:  # the queue's order, kept while nothing it reads changed (core.candidates)
-            return self._orders.best(q, lambda: [self.pending[k[2]] for k in self.queues.keys[q]],
-                                     lambda: self._scorer(pi), pi.t, pi.load, self.dependants, self.pool.max_free(),
-                                     self.acct.user_version.get(self._account_of(q)[1], 0),
-                                     self.queues.version[q], tried, self.mode.depth)
+            o, mf = self._orders, self.pool.max_free()
+            users, queued = self.acct.user_version.get(self._account_of(q)[1], 0), self.queues.version[q]
+            if not o.kept(q, pi.t, pi.load, self.dependants, mf, users, queued):
+                o.rebuild(q, [self.pending[k[2]] for k in self.queues.keys[q]], self._scorer(pi), pi.t, pi.load,
+                          self.dependants, mf, users, queued)
+            return o.first(q, tried, self.mode.depth)
         every = [self.pending[j] for j in self.queues.head(q, len(self.queues.keys[q]), tried)]
         if len(every) < 2:
             return every
