@@ -4,6 +4,8 @@ whole run; ``decide`` builds a fresh one from a snapshot).  Not data for other l
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from allotment.compile.model import PriorityWeights
 from allotment.core.jobs import JobSpec
 
@@ -29,10 +31,14 @@ class InheritedParts:
     addition is monotone, so that one's sum is their maximum).  Valid for epoch ``t`` and
     ``weights``.  A plain slotted class, like ``StaticScore``."""
 
-    __slots__ = ("parts", "t", "weights")
+    __slots__ = ("boosts", "got", "parts", "t", "timeless", "weights")
 
-    def __init__(self, t: float, weights: PriorityWeights, parts: tuple[tuple[tuple[str, str], float, float], ...]) -> None:
+    def __init__(self, t: float, weights: PriorityWeights, parts: tuple[tuple[tuple[str, str], float, float], ...],
+                 timeless: bool, got: tuple[JobSpec, ...], boosts: Mapping[str, float]) -> None:
         self.t, self.weights, self.parts = t, weights, parts
+        # also valid at any other epoch when no dependant has a deadline (``timeless``), for
+        # the same dependants ``got`` and equal active boosts: nothing else of it reads the time
+        self.timeless, self.got, self.boosts = timeless, got, boosts
 
 
 class Run:
