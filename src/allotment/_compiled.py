@@ -24,6 +24,8 @@ from types import ModuleType
 
 HOT: tuple[str, ...] = (
     "allotment.core.state",
+    "allotment.core.debug",
+    "allotment.core.contract",
     "allotment.core.placement",
     "allotment.core.usage",
     "allotment.core.fairshare",
@@ -47,6 +49,7 @@ HOT: tuple[str, ...] = (
     "allotment.core.scheduler",
     "allotment.sim.signals",
     "allotment.sim.metrics",
+    "allotment.sim.eventlog",
     "allotment.sim.runner",
 )
 

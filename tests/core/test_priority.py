@@ -4,10 +4,20 @@ from __future__ import annotations
 
 import datetime as dt
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from allotment.compile.model import Boost, Policy
 from allotment.core.context import build_context
 from allotment.core.jobs import JobSpec
-from allotment.core.priority import Scorer, active_boosts, boost_of, dependants, propagate
+from allotment.core.priority import (
+    BoostIndex,
+    Scorer,
+    active_boosts,
+    boost_of,
+    dependants,
+    propagate,
+)
 from allotment.core.state import Pend
 from tests.core.builders import make_config
 
@@ -129,3 +139,32 @@ def test_the_memoised_inherited_score_is_the_recomputed_one_bit_for_bit() -> Non
             memo, ref = Scorer(*args, memo=True), Scorer(*args)  # type: ignore[arg-type]
             assert [memo.total(p) for p in pre] == [ref.total(p) for p in pre]
             assert [memo._inherited(p) for p in pre] == [ref._inherited(p) for p in pre] != [0.0] * 3
+
+
+
+def test_deadline_free_dependants_parts_are_kept_across_epochs_until_the_active_boosts_change() -> None:
+    ctx = _ctx(boosts=(Boost("job:d1", 0.5, T0 + dt.timedelta(seconds=3000), "test", "lead"),))
+    pre = [_pend(f"p{i}", gpus=1 + i) for i in range(2)]
+    deps = [JobSpec(id=f"d{i}", submit=0.0, account="a", gpus=1, work=900.0, user=f"u{i % 2}", priority=2 + i,
+                    depends_on=(f"p{i % 2}",)) for i in range(4)]
+    waiting = dependants([p.spec for p in pre] + deps)
+    made_at = []
+    for t in (100.0, 2000.0, 4000.0, 5000.0):  # the boost on d1 (waiting for p1) expires at 3000 s
+        args = (ctx, t, 1.0, 4, {}, active_boosts(ctx, t), waiting)  # type: ignore[arg-type]
+        memo, ref = Scorer(*args, memo=True), Scorer(*args)  # type: ignore[arg-type]
+        assert [memo._inherited(p) for p in pre] == [ref._inherited(p) for p in pre]
+        made_at.append(pre[1].inherit.t if pre[1].inherit else None)
+    assert made_at == [100.0, 100.0, 4000.0, 4000.0]  # reused while the boosts were equal, not after
+
+_names = st.sampled_from(["j", "u", "a", "x:y", "j:", ""])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(st.builds(lambda k, n: f"{k}:{n}", st.sampled_from(["job", "user", "account", "team"]), _names),
+                       st.floats(-5, 5)), _names, _names, _names)
+def test_the_boost_index_matches_exactly_the_job_user_and_account_targets(
+    boosts: dict[str, float], job: str, user: str, account: str
+) -> None:
+    want = boosts.get("job:" + job, 0.0) + boosts.get("user:" + user, 0.0) + boosts.get("account:" + account, 0.0)
+    assert boost_of(BoostIndex(boosts), job, user, account) == want
+    assert boost_of(boosts, job, user, account) == want

@@ -60,21 +60,36 @@ class CandidateOrders:
     def __init__(self) -> None:
         self._by: dict[str, _Order] = {}
 
+    def kept(self, q: str, t: float, load: float, deps: Mapping[str, tuple[JobSpec, ...]], max_free: int,
+             users: int, queued: int) -> bool:
+        """Does the kept order of ``q`` still hold for these inputs (else ``rebuild`` first)?"""
+        o = self._by.get(q)
+        return not (o is None or o.queued != queued or o.users != users or o.t != t or o.deps is not deps
+                    or o.fit != fit_key(max_free, o.lo, o.hi) or o.load != fit_weight_key(load, o.fit, o.lo))
+
+    def rebuild(self, q: str, every: list[Pend], scorer: Scorer, t: float, load: float,
+                deps: Mapping[str, tuple[JobSpec, ...]], max_free: int, users: int, queued: int) -> None:
+        """Order ``every`` job of ``q`` by ``scorer`` (the pass's) and keep it with its inputs."""
+        lo = min((p.gpus for p in every), default=0)
+        hi = max((p.gpus for p in every), default=0)
+        fit = fit_key(max_free, lo, hi)
+        self._by[q] = _Order(t, fit_weight_key(load, fit, lo), deps, fit, users, queued, scorer.rank(every), lo, hi)
+
     def best(self, q: str, jobs: Callable[[], list[Pend]], scorer: Callable[[], Scorer], t: float, load: float,
              deps: Mapping[str, tuple[JobSpec, ...]], max_free: int, users: int, queued: int,
              tried: set[str], depth: int) -> list[Pend]:
         """The first ``depth`` jobs of ``q`` not in ``tried``, best first (``Scorer.best`` over
-        them).  ``jobs`` lists the queue's jobs, ``scorer`` makes the pass's scorer now; both
-        are called only when the order must be rebuilt."""
-        o = self._by.get(q)
-        if (o is None or o.queued != queued or o.users != users or o.t != t or o.deps is not deps
-                or o.fit != fit_key(max_free, o.lo, o.hi) or o.load != fit_weight_key(load, o.fit, o.lo)):
-            every = jobs()
-            lo = min((p.gpus for p in every), default=0)
-            hi = max((p.gpus for p in every), default=0)
-            fit = fit_key(max_free, lo, hi)
-            o = self._by[q] = _Order(t, fit_weight_key(load, fit, lo), deps, fit, users, queued,
-                                     scorer().rank(every), lo, hi)
+        them): ``kept``, ``rebuild`` if not, ``first``.  ``jobs`` lists the queue's jobs,
+        ``scorer`` makes the pass's scorer now; both are called only when the order must be
+        rebuilt.  (The scheduler calls the three itself: no closures per visit.)"""
+        if not self.kept(q, t, load, deps, max_free, users, queued):
+            self.rebuild(q, jobs(), scorer(), t, load, deps, max_free, users, queued)
+        return self.first(q, tried, depth)
+
+    def first(self, q: str, tried: set[str], depth: int) -> list[Pend]:
+        """The first ``depth`` jobs of ``q``'s kept order not in ``tried``, best first -- once
+        ``kept`` says it holds."""
+        o = self._by[q]
         out: list[Pend] = []
         for p in o.jobs:
             if p.jid not in tried:

@@ -14,7 +14,6 @@ compares it with.  The pass (``core.scheduler``) asks its mode; it never tests a
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 from allotment.core.contract import is_allocated, protected_until
 from allotment.core.state import Pend
@@ -24,11 +23,16 @@ FREE_SUFFIX = "#unallocated"  # queue of an account's unallocated work
 BASELINE_DEPTH = 128  # candidates one visit of the single baseline queue examines
 
 
-@dataclass(frozen=True, slots=True)
 class LaunchTerms:
-    allocated: bool
-    protected_until: float
-    reason: str
+    """How a start runs (read-only by convention; a plain slotted class, not a frozen
+    dataclass, for the reason ``pass_inputs.PassInputs`` is one)."""
+
+    __slots__ = ("allocated", "protected_until", "reason")
+
+    def __init__(self, allocated: bool, protected_until: float, reason: str) -> None:
+        self.allocated = allocated
+        self.protected_until = protected_until
+        self.reason = reason
 
 
 class Mode:
@@ -38,6 +42,7 @@ class Mode:
     can_preempt = True
     reclaims = False  # cross-team reclaim and within-team slicing
     wakes_on_protection = False  # protections end (a pass must look again then)
+    limits = False  # beyond_limit can be True (else the pass need not look up its arguments)
 
     def __init__(self, queue_depth: int) -> None:
         self.depth = queue_depth
@@ -87,6 +92,7 @@ class Budgets(Mode):
 
 class Priority(Mode):
     name = "priority"
+    limits = True
 
     def __init__(self, queue_depth: int) -> None:
         super().__init__(BASELINE_DEPTH)

@@ -4,22 +4,27 @@ by which a round visits queues."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 from allotment.core.fairshare import LeafRank
 
 QueueKey = tuple[int, int, str]  # (tier, Fair Tree rank, queue name)
 
 
-@dataclass(frozen=True, slots=True)
 class PassInputs:
-    """What step 3 computes; constant for the whole pass."""
+    """What step 3 computes; constant for the whole pass.  Read-only by convention; a plain
+    slotted class rather than a frozen dataclass (mypyc runs a frozen dataclass's ``__init__``
+    as interpreted Python, and its fields are read on every visit)."""
 
-    now: float
-    t: float  # the epoch: time-varying inputs are read here
-    owed: Mapping[str, float]
-    ranks: tuple[LeafRank, ...]
-    rank_index: Mapping[str, int]
-    measure: Mapping[str, float]  # reclaim measure per leaf
-    boosts: Mapping[str, float]
-    load: float
+    __slots__ = ("boosts", "load", "measure", "now", "owed", "rank_index", "ranks", "t")
+
+    def __init__(self, now: float, t: float, owed: Mapping[str, float], ranks: tuple[LeafRank, ...],
+                 rank_index: Mapping[str, int], measure: Mapping[str, float], boosts: Mapping[str, float],
+                 load: float) -> None:
+        self.now = now
+        self.t = t  # the epoch: time-varying inputs are read here
+        self.owed = owed
+        self.ranks = ranks
+        self.rank_index = rank_index
+        self.measure = measure  # reclaim measure per leaf
+        self.boosts = boosts
+        self.load = load

@@ -171,15 +171,14 @@ class NodePool:
         """Healthy nodes with at least ``per`` free GPUs, in no particular order."""
         return [i for k in range(max(per, 0), self.max_gpus + 1) for i in self.buckets[k]]
 
-    def _ok_type(self, i: int, spec: JobSpec) -> bool:
-        return spec.gpu_type is None or self.gpu_type[i] == spec.gpu_type
-
     def find(
         self, spec: JobSpec, n: int, per: int, allow: NodeFilter | None = None
     ) -> tuple[tuple[int, int], ...] | None:
         """Best-fit placement of ``n`` x ``per`` GPUs (the last node may take fewer), or None."""
         chosen: list[int] = []
         last = spec.gpus - per * (n - 1)
+        gpu_type = spec.gpu_type  # read once: JobSpec is interpreted, a generic attribute lookup
+        types = self.gpu_type
         for k in range(per, self.max_gpus + 1):
             b = self.buckets[k]
             if not b:
@@ -192,7 +191,7 @@ class NodePool:
                 else sorted(b)
             )
             for i in cands:
-                if (allow is None or allow(i)) and self._ok_type(i, spec):
+                if (allow is None or allow(i)) and (gpu_type is None or types[i] == gpu_type):
                     chosen.append(i)
                     if len(chosen) == n:
                         break

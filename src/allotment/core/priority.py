@@ -103,11 +103,32 @@ def active_boosts(ctx: Context, t: float) -> dict[str, float]:
     return out
 
 
-def boost_of(boosts: Mapping[str, float], job_id: str, user: str, account: str) -> float:
-    """The one boost-matching rule: a job gets its own, its user's and its account's boosts."""
-    if not boosts:
-        return 0.0
-    return boosts.get("job:" + job_id, 0.0) + boosts.get("user:" + user, 0.0) + boosts.get("account:" + account, 0.0)
+class BoostIndex:
+    """Active boosts by the name after their target's kind: ``job:ID`` under ``jobs[ID]``, and
+    so on (other kinds match nothing).  Made once per ``Scorer``, so that matching a job
+    builds no ``job:ID`` strings (each new string is hashed again: 4% of a compiled 10-day run)."""
+
+    __slots__ = ("accounts", "jobs", "users")
+
+    def __init__(self, boosts: Mapping[str, float]) -> None:
+        self.jobs: dict[str, float] = {}
+        self.users: dict[str, float] = {}
+        self.accounts: dict[str, float] = {}
+        for target, amount in boosts.items():
+            kind, _, name = target.partition(":")  # "job:" + id == target exactly then
+            if kind == "job":
+                self.jobs[name] = amount
+            elif kind == "user":
+                self.users[name] = amount
+            elif kind == "account":
+                self.accounts[name] = amount
+
+
+def boost_of(boosts: Mapping[str, float] | BoostIndex, job_id: str, user: str, account: str) -> float:
+    """The one boost-matching rule: a job gets its own, its user's and its account's boosts
+    (``boosts`` as ``active_boosts`` gives them, or indexed once by ``BoostIndex``)."""
+    idx = boosts if isinstance(boosts, BoostIndex) else BoostIndex(boosts)
+    return idx.jobs.get(job_id, 0.0) + idx.users.get(user, 0.0) + idx.accounts.get(account, 0.0)
 
 
 class Scorer:
@@ -115,7 +136,8 @@ class Scorer:
     ``max_free`` free GPUs on the best node, ``load`` = demanded / installed GPUs, and each
     (account, user)'s running GPUs in ``user_gpus``."""
 
-    __slots__ = ("age_cap", "age_div", "boosts", "deps", "max_free", "memo", "t", "user_gpus", "w", "w_fit")
+    __slots__ = ("age_cap", "age_div", "boost_index", "boosts", "deps", "max_free", "memo", "t", "user_gpus", "w",
+                 "w_fit")
 
     def __init__(
         self,
@@ -137,6 +159,7 @@ class Scorer:
         self.max_free = max_free
         self.user_gpus = user_gpus
         self.boosts = boosts  # active_boosts(ctx, t), computed once per pass
+        self.boost_index: BoostIndex | None = None  # made when first needed (most scorers need none)
         self.deps: Mapping[str, tuple[JobSpec, ...]] = deps or {}  # dependants(...) of every known job
         # keep each job's time-only part (StaticScore) across passes of the epoch; only for
         # callers whose ``boosts`` is always ``active_boosts(ctx, t)`` (the scheduler's walk)
@@ -156,10 +179,14 @@ class Scorer:
         s = p.static
         if s is None or s.t != self.t or s.weights is not self.w or not self.memo:
             s = self._static(p)
-        fairness = self.w.fairness * (1.0 / (1.0 + self.user_gpus.get((p.account, p.user), 0) / 8.0))
+        fairness = self.w.fairness * (1.0 / (1.0 + self.user_gpus.get(p.user_key, 0) / 8.0))
         fit = self.w_fit if p.gpus <= self.max_free else 0.0
         own = s.head + fairness + fit + s.boost
-        return max(own, self._inherited(p)) if self.deps and p.jid in self.deps else own
+        got = self.deps.get(p.jid) if self.deps else None
+        if got is None:
+            return own
+        inherited = self._inherited_from(p, got)
+        return inherited if inherited > own else own  # max(own, inherited), without the call
 
     def _static(self, p: Pend) -> StaticScore:
         """declared + deadline + age, and the boost: what only the epoch changes."""
@@ -173,16 +200,22 @@ class Scorer:
         """``INHERIT`` x the best score of a same-team job waiting for ``p`` (0 if none): each
         dependant's declared + deadline + fairness + fit + boost, added in that order."""
         got = self.deps.get(p.jid) if self.deps else None
+        return self._inherited_from(p, got) if got else 0.0
+
+    def _inherited_from(self, p: Pend, got: tuple[JobSpec, ...]) -> float:
+        """``_inherited`` of ``p``, whose dependants are ``got``."""
         if not got:
             return 0.0
         m = p.inherit
-        if m is None or m.t != self.t or m.weights is not self.w or not self.memo:
+        if m is None or m.weights is not self.w or not self.memo or not (
+            m.t == self.t or (m.timeless and m.got is got and (m.boosts is self.boosts or m.boosts == self.boosts))
+        ):
             m = self._inherited_parts(p, got)
         w_fair, users = self.w.fairness, self.user_gpus
         fit = self.w_fit if p.gpus <= self.max_free else 0.0
         best = -float("inf")
-        for account, user, head, boost in m.parts:
-            score = head + w_fair * (1.0 / (1.0 + users.get((account, user), 0) / 8.0)) + fit + boost
+        for who, head, boost in m.parts:
+            score = head + w_fair * (1.0 / (1.0 + users.get(who, 0) / 8.0)) + fit + boost
             if score > best:  # max(best, score), without the call
                 best = score
         return INHERIT * best
@@ -190,42 +223,50 @@ class Scorer:
     def _inherited_parts(self, p: Pend, got: tuple[JobSpec, ...]) -> InheritedParts:
         """What of ``_inherited`` only the epoch changes (``InheritedParts``)."""
         w, t = self.w, self.t
-        ahead = max(0.0, p.spec.work - p.done_work)  # the dependant cannot start before p ends
-        parts: list[tuple[str, str, float, float]] = []
+        ahead = max(0.0, p.work - p.done_work)  # the dependant cannot start before p ends
+        parts: list[tuple[tuple[str, str], float, float]] = []
         same: dict[tuple[str, str, float], int] = {}  # (account, user, boost) -> index of its part
+        timeless = True  # no dependant has a deadline: then only the boosts depend on the epoch
         for d in got:
             urgency = 0.0
             if d.deadline is not None:
+                timeless = False
                 slack = d.deadline - t - ahead - d.work
                 urgency = 1.0 if slack <= 0 else 1.0 / (1.0 + slack / 3600.0)
             head = w.declared * d.priority + w.deadline * urgency
-            boost = boost_of(self.boosts, d.id, d.user, d.account) if self.boosts else 0.0
+            boost = boost_of(self._boosts(), d.id, d.user, d.account) if self.boosts else 0.0
+            who = (d.account, d.user)
             if not self.memo:
-                parts.append((d.account, d.user, head, boost))
+                parts.append((who, head, boost))
                 continue
             k = (d.account, d.user, boost)
             i = same.get(k)
             if i is None:
                 same[k] = len(parts)
-                parts.append((d.account, d.user, head, boost))
-            elif head > parts[i][2]:
-                parts[i] = (d.account, d.user, head, boost)
-        m = InheritedParts(t, w, tuple(parts))
+                parts.append((who, head, boost))
+            elif head > parts[i][1]:
+                parts[i] = (who, head, boost)
+        m = InheritedParts(t, w, tuple(parts), timeless, got, self.boosts)
         if self.memo:
             p.inherit = m
         return m
+
+    def _boosts(self) -> BoostIndex:
+        if self.boost_index is None:
+            self.boost_index = BoostIndex(self.boosts)
+        return self.boost_index
 
     def _signals(self, p: Pend) -> tuple[float, float, float, float, float, float]:
         w, t = self.w, self.t
         urgency = 0.0
         deadline = p.spec.deadline
         if deadline is not None:
-            slack = deadline - t - (p.spec.work - p.done_work)
+            slack = deadline - t - (p.work - p.done_work)
             urgency = 1.0 if slack <= 0 else 1.0 / (1.0 + slack / 3600.0)
         age = min(max(0.0, t - p.eligible), self.age_cap) / self.age_div
-        fairness = 1.0 / (1.0 + self.user_gpus.get((p.account, p.user), 0) / 8.0)
+        fairness = 1.0 / (1.0 + self.user_gpus.get(p.user_key, 0) / 8.0)
         fit = self.w_fit if p.gpus <= self.max_free else 0.0
-        boost = boost_of(self.boosts, p.jid, p.user, p.account) if self.boosts else 0.0
+        boost = boost_of(self._boosts(), p.jid, p.user, p.account) if self.boosts else 0.0
         return (w.declared * p.declared, w.deadline * urgency, w.age * age, w.fairness * fairness, fit, boost)
 
     def key(self, p: Pend) -> tuple[float, float, str]:

@@ -20,7 +20,6 @@ from __future__ import annotations
 import math
 from bisect import bisect_left, insort
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 from allotment.core.placement import NodeFilter, NodePool
 from allotment.core.state import Pend, Run
@@ -34,14 +33,23 @@ def may_hold(p: Pend, node_gpus: int, guaranteed: bool, waited_s: float) -> bool
     return p.n > 1 or (p.n == 1 and p.per >= node_gpus and guaranteed and waited_s >= STARVING_S)
 
 
-@dataclass(frozen=True, slots=True)
 class Hold:
-    """A reservation within one pass: ``holder`` gets ``nodes`` (indices) at ``at``."""
+    """A reservation within one pass: ``holder`` gets ``nodes`` (indices) at ``at``.  Read-only
+    by convention; a plain slotted class rather than a frozen dataclass, because every round
+    makes one and ``allow_for`` reads it per candidate, and under mypyc a frozen dataclass's
+    ``__init__`` runs as interpreted Python (``preemption.retry.SearchState``).  Never hashed
+    or compared: the searches key their memo by ``nodes``."""
 
-    holder: str
-    nodes: frozenset[int]
-    at: float
-    queue_key: tuple[int, int, str]  # the holder's queue's place when it was made
+    __slots__ = ("at", "holder", "nodes", "queue_key")
+
+    def __init__(self, holder: str, nodes: frozenset[int], at: float, queue_key: tuple[int, int, str]) -> None:
+        self.holder = holder
+        self.nodes = nodes
+        self.at = at
+        self.queue_key = queue_key  # the holder's queue's place when it was made
+
+    def __repr__(self) -> str:
+        return f"Hold({self.holder!r}, {sorted(self.nodes)}, {self.at}, {self.queue_key})"
 
     def admits(self, node: int) -> bool:
         return node not in self.nodes
@@ -57,7 +65,7 @@ def allow_for(h: Hold | None, p: Pend, now: float, may_yield: bool = False) -> N
     that evicts allocated work, which would be lost twice."""
     if h is None or h.holder == p.jid or p.mr <= 0:
         return None
-    left = max(0.0, p.spec.work - p.done_work)
+    left = max(0.0, p.work - p.done_work)
     if now + (min(p.mr, left) if may_yield else left) <= h.at:
         return None
     return h.admits
@@ -67,7 +75,7 @@ def yields(h: Hold | None, p: Pend, now: float, placement: tuple[tuple[int, int]
     """Does ``p``, starting now on ``placement``, yield to reservations once its protection ends?
     Yes when it may yield, lands on a node ``h`` reserves and would still run when the
     reservation starts."""
-    if not may_yield or h is None or h.holder == p.jid or p.mr <= 0 or now + max(0.0, p.spec.work - p.done_work) <= h.at:
+    if not may_yield or h is None or h.holder == p.jid or p.mr <= 0 or now + max(0.0, p.work - p.done_work) <= h.at:
         return False
     return any(i in h.nodes for i, _ in placement)
 

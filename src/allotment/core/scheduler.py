@@ -24,8 +24,8 @@ A pass, step by step:
 
 from __future__ import annotations
 
-import heapq
 import math
+from bisect import insort
 from collections.abc import Mapping
 
 from allotment.core.candidates import CandidateOrders
@@ -152,11 +152,15 @@ class Scheduler(Starting):
         """One walk over the queues; True if it decided anything."""
         self.hold = None
         tried: set[str] = set()
-        heap = [self._round_key(q, pi) for q in self.queues.nonempty()]  # a key ends in its queue
-        heapq.heapify(heap)
+        # the queues still to visit, best key first: order[i:] (keys end in their queue, so no
+        # two are equal); a sorted list rather than a heap, whose tuple comparisons per pop
+        # cost more under mypyc than one sort and an insort per start
+        order = sorted([self._round_key(q, pi) for q in self.queues.nonempty()])
+        i = 0
         decided = False
-        while heap:
-            qk = heapq.heappop(heap)
+        while i < len(order):
+            qk = order[i]
+            i += 1
             q = qk[2]
             if not self.queues.keys[q]:
                 continue
@@ -169,7 +173,7 @@ class Scheduler(Starting):
             if self._visit(cands, qk, pi, tried, starts, preemptions):
                 decided = True
                 if self.queues.keys[q]:
-                    heapq.heappush(heap, self._round_key(q, pi))
+                    insort(order, self._round_key(q, pi), lo=i)
         return decided
 
     def _candidates(self, q: str, pi: PassInputs, tried: set[str]) -> list[Pend]:
@@ -179,10 +183,12 @@ class Scheduler(Starting):
         if not self.mode.scores:
             return [self.pending[j] for j in self.queues.head(q, self.mode.depth, tried)]
         if self.walk.reuses:  # the queue's order, kept while nothing it reads changed (core.candidates)
-            return self._orders.best(q, lambda: [self.pending[k[2]] for k in self.queues.keys[q]],
-                                     lambda: self._scorer(pi), pi.t, pi.load, self.dependants, self.pool.max_free(),
-                                     self.acct.user_version.get(self._account_of(q)[1], 0),
-                                     self.queues.version[q], tried, self.mode.depth)
+            o, mf = self._orders, self.pool.max_free()
+            users, queued = self.acct.user_version.get(self._account_of(q)[1], 0), self.queues.version[q]
+            if not o.kept(q, pi.t, pi.load, self.dependants, mf, users, queued):
+                o.rebuild(q, [self.pending[k[2]] for k in self.queues.keys[q]], self._scorer(pi), pi.t, pi.load,
+                          self.dependants, mf, users, queued)
+            return o.first(q, tried, self.mode.depth)
         every = [self.pending[j] for j in self.queues.head(q, len(self.queues.keys[q]), tried)]
         if len(every) < 2:
             return every
@@ -203,7 +209,7 @@ class Scheduler(Starting):
             if p.n == 0:
                 continue
             h = self.hold
-            allow: NodeFilter | None = allow_for(h, p, now)  # evicting allocated work: only if it ends in time
+            allow: NodeFilter | None = None if h is None else allow_for(h, p, now)  # evicting allocated work: only if it ends in time
             soft: NodeFilter | None = None if allow is None else allow_for(h, p, now, self.may_yield(p))  # free GPUs, unallocated work
             if p.mr > 0 and not self.acct.fits_caps(p.account, p.gpus):
                 if self._cap_preempt(p, qk, pi, allow, starts, preemptions):
@@ -215,9 +221,9 @@ class Scheduler(Starting):
                 if h is not None and h.holder == p.jid:
                     self.hold = None
                 return True
-            if p.mr <= 0 or self.mode.beyond_limit(
+            if p.mr <= 0 or (self.mode.limits and self.mode.beyond_limit(
                 p, self.acct.alloc_gpus.get(p.account, 0), self.ctx.entitlement_gpus.get(p.account, 0.0)
-            ):
+            )):
                 continue
             if not first_blocked:  # any allocated job may still take unallocated work
                 if self._preempt_for(p, qk, pi, soft, starts, preemptions, only_unallocated=True):

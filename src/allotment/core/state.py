@@ -4,6 +4,8 @@ whole run; ``decide`` builds a fresh one from a snapshot).  Not data for other l
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from allotment.compile.model import PriorityWeights
 from allotment.core.jobs import JobSpec
 
@@ -23,16 +25,20 @@ class StaticScore:
 
 class InheritedParts:
     """The part of each waiting dependant's score that only the epoch changes
-    (``core.priority.Scorer._inherited``): per dependant (account, user, declared + deadline,
-    boost), in dependant order; dependants of one user with the same boost are kept as the one
+    (``core.priority.Scorer._inherited``): per dependant ((account, user), declared + deadline,
+    boost), in dependant order (the pair made once: it keys ``Accounting.user_gpus``); dependants of one user with the same boost are kept as the one
     with the highest declared + deadline (the rest of the sum is the same for them, and float
     addition is monotone, so that one's sum is their maximum).  Valid for epoch ``t`` and
     ``weights``.  A plain slotted class, like ``StaticScore``."""
 
-    __slots__ = ("parts", "t", "weights")
+    __slots__ = ("boosts", "got", "parts", "t", "timeless", "weights")
 
-    def __init__(self, t: float, weights: PriorityWeights, parts: tuple[tuple[str, str, float, float], ...]) -> None:
+    def __init__(self, t: float, weights: PriorityWeights, parts: tuple[tuple[tuple[str, str], float, float], ...],
+                 timeless: bool, got: tuple[JobSpec, ...], boosts: Mapping[str, float]) -> None:
         self.t, self.weights, self.parts = t, weights, parts
+        # also valid at any other epoch when no dependant has a deadline (``timeless``), for
+        # the same dependants ``got`` and equal active boosts: nothing else of it reads the time
+        self.timeless, self.got, self.boosts = timeless, got, boosts
 
 
 class Run:
@@ -95,7 +101,9 @@ class Run:
 
 
 class Pend:
-    """A pending job.  ``gpus``, ``account``, ``user`` and ``jid`` copy the spec's fields; ``n``,
+    """A pending job.  ``gpus``, ``account``, ``user``, ``jid`` and ``work`` copy the spec's fields
+    (``JobSpec`` is an interpreted class: reading it from compiled code is a generic attribute
+    lookup), ``user_key`` is (account, user), the key of ``Accounting.user_gpus``; ``n``,
     ``per`` (its shape on the pool) and ``mr`` (its clamped minimum runtime) are filled in by
     the scheduler when it queues the job."""
 
@@ -117,6 +125,8 @@ class Pend:
         "spec",
         "static",
         "user",
+        "user_key",
+        "work",
     )
 
     def __init__(
@@ -140,7 +150,9 @@ class Pend:
         self.gpus: int = spec.gpus
         self.account: str = spec.account
         self.user: str = spec.user
+        self.user_key: tuple[str, str] = (spec.account, spec.user)
         self.jid: str = spec.id
+        self.work: float = spec.work
         self.n = 0
         self.per = 0
         self.mr = 0.0

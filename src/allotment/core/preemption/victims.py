@@ -216,16 +216,20 @@ def _freeable_hosts(v: VictimView, p: Pend, per: int, owners: set[str], more: Ma
     # a node qualifies with ``per`` free, or with such GPUs there making up the rest
     out = [i for i in pool.free_at_least(per) if ok[i]]
     if not maps:
-        return sorted(out)
-    room = list(free)  # free plus every owner's preemptible GPUs, per node (a list: no hashing)
-    for m in maps:
-        for i, g in m.items():
-            room[i] += g
-    for m in maps:
-        for i in m:
-            if free[i] < per <= room[i] and ok[i]:
-                out.append(i)
-                room[i] = -1  # counted once, though in several owners' maps
+        out.sort()
+        return out
+    # every owner's preemptible GPUs per node they hold some on (one map: that map itself);
+    # each node is then looked at once, however many owners' maps hold it
+    extra = maps[0]
+    if len(maps) > 1:
+        extra = dict(extra)
+        for m in maps[1:]:
+            for i, g in m.items():
+                extra[i] = extra.get(i, 0) + g
+    for i, g in extra.items():
+        f = free[i]
+        if f < per <= f + g and ok[i]:
+            out.append(i)
     out.sort()
     return out
 
@@ -240,7 +244,8 @@ def _pick_nodes(v: VictimView, p: Pend, n: int, per: int, cands: _Classifier, ho
         if free >= per:
             options.append(((-1, 0.0, i), []))
             continue
-        here = sorted(c.key for j in pool.jobs[i] if (c := cands.get(j)) is not None)
+        here = [c.key for j in pool.jobs[i] if (c := cands.get(j)) is not None]  # a list, not a generator (mypyc)
+        here.sort()
         chosen: list[str] = []
         worst, cost = -1, 0.0
         for key in here:
@@ -253,10 +258,12 @@ def _pick_nodes(v: VictimView, p: Pend, n: int, per: int, cands: _Classifier, ho
             options.append(((worst, cost, i), chosen))
     if len(options) < n:
         return []
-    options.sort(key=lambda o: o[0])
+    options.sort()  # by the key alone: keys end in the node, so no two are equal and no lists are compared
     victims: list[str] = []
     for _, vs in options[:n]:
-        victims.extend(j for j in vs if j not in victims)
+        for j in vs:
+            if j not in victims:
+                victims.append(j)
     return victims
 
 

@@ -64,12 +64,18 @@ class NoVictims:
 
 FOR_NOW = NoVictims(False)
 # every lasting answer, made once: a search returns one of these rather than building its own
-_LASTING = {(d, a): NoVictims(True, d, a) for d in (False, True) for a in (False, True)}
+_LASTING_DA = NoVictims(True, True, True)
+_LASTING_D = NoVictims(True, True, False)
+_LASTING_A = NoVictims(True, False, True)
+_LASTING = NoVictims(True, False, False)
 
 
 def lasting(donors: bool, alloc: bool) -> NoVictims:
-    """The lasting ``NoVictims`` with these fields (shared instances; they are immutable)."""
-    return _LASTING[(donors, alloc)]
+    """The lasting ``NoVictims`` with these fields (shared instances; they are immutable;
+    chosen by branches, not a dict keyed by a tuple of the two flags: this runs per search)."""
+    if donors:
+        return _LASTING_DA if alloc else _LASTING_D
+    return _LASTING_A if alloc else _LASTING
 
 
 def lost_work(r: Run, t: float) -> float:

@@ -1,0 +1,73 @@
+"""The hot path's bounds, rewritten for speed, against their plain definitions: the nodes a
+victim search may free (``preemption.victims._freeable_hosts``) and the ``max_gpus`` cap checks
+(``Accounting.cap_excess``, ``fits_caps``)."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from allotment.core.context import build_context
+from allotment.core.decide import build_scheduler
+from allotment.core.jobs import JobSpec
+from allotment.core.preemption.victims import _freeable_hosts
+from allotment.core.preemption.view import VictimView
+from allotment.core.scheduler import Scheduler
+from allotment.core.snapshot import NodeState, RunningJob, Snapshot
+from allotment.core.state import Pend
+from tests.core.builders import make_config
+
+N_NODES = 6
+ACCOUNTS = ("a", "b", "c")
+CTX = build_context(make_config({"a": 1, "b": 1, "c": 1}, nodes=N_NODES, max_gpus={"a": 12, "org": 40}), "c1")
+NODES = tuple(NodeState(f"n{i}", 8, healthy=i != 5) for i in range(N_NODES))
+
+# a running job: (account, GPUs on one node, node, allocated, protection ended)
+jobs = st.lists(st.tuples(st.sampled_from(ACCOUNTS), st.integers(1, 4), st.integers(0, N_NODES - 2), st.booleans(),
+                          st.booleans()), max_size=14)
+
+
+def _scheduler(running: list[tuple[str, int, int, bool, bool]]) -> Scheduler:
+    """A scheduler running ``running`` (jobs that would overfill a node left out), at t = 1000."""
+    used = [0] * N_NODES
+    out = []
+    for k, (account, gpus, node, allocated, ended) in enumerate(running):
+        if used[node] + gpus > 8:
+            continue
+        used[node] += gpus
+        spec = JobSpec(id=f"j{k:02d}", submit=0.0, account=account, gpus=gpus, work=36000.0,
+                       min_runtime=600.0 if allocated else 0.0, user="u")
+        out.append(RunningJob(spec, 0.0, ((f"n{node}", gpus),), allocated, 100.0 if ended or not allocated else 9e9))
+    sched = build_scheduler(Snapshot(NODES, tuple(out)), CTX, 0.0, frozenset())
+    sched._expire_protections(1000.0)
+    return sched
+
+
+@settings(max_examples=200, deadline=None)
+@given(jobs, st.integers(1, 8), st.sets(st.sampled_from(ACCOUNTS)), st.booleans())
+def test_freeable_hosts_are_the_nodes_where_free_plus_the_owners_preemptible_gpus_reach_per(
+    running: list[tuple[str, int, int, bool, bool]], per: int, accounts: set[str], with_more: bool
+) -> None:
+    sched = _scheduler(running)
+    view = VictimView(sched.pool, sched.running, sched.acct, False, 0.1, True, 0.0)
+    owners = {"", *accounts}
+    more = {0: 3, 2: 1} if with_more else {}
+    p = Pend(JobSpec(id="p", submit=0.0, account="a", gpus=per, work=1.0, user="u"), 0.0, 0.0, 0.0, 0, None, "a")
+    got = _freeable_hosts(view, p, per, owners, more)
+    ok = sched.pool.host_flags(per, None)
+    owned = sched.acct.owner_nodes
+    want = [i for i in range(N_NODES) if ok[i] and sched.pool.free[i]
+            + sum(owned.get(o, {}).get(i, 0) for o in owners) + more.get(i, 0) >= per]
+    assert got == want
+
+
+@settings(max_examples=200, deadline=None)
+@given(jobs, st.sampled_from(ACCOUNTS), st.integers(0, 40))
+def test_cap_checks_are_the_largest_excess_over_the_caps_on_the_path(
+    running: list[tuple[str, int, int, bool, bool]], account: str, gpus: int
+) -> None:
+    acct = _scheduler(running).acct
+    caps = acct.cap_path.get(account, ())
+    want = max((acct.tree_gpus[n] + gpus - cap for n, cap in caps), default=0)
+    assert acct.cap_excess(account, gpus) == want
+    assert acct.fits_caps(account, gpus) == (want <= 0)
