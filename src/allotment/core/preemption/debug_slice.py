@@ -18,9 +18,9 @@ first, and only when no other victim class would do (its class comes after ``rec
 * Ends later (shortest remaining work first) is the anti-thrash.  A requeued victim has at least
   the work it had left when it was evicted (a resumable one keeps at most what it ran), so its
   end from any later moment is later than its evictor's: it can never take its evictor's place
-  by this rule, and the rules above never let work of one priority evict its own team's
-  work of the same priority.  So no two jobs evict each other, and nothing evicted by this rule
-  is replaced by a job that would hold the GPUs longer.
+  by this rule, ``within-team`` never lets work take the place of its own team's work of the
+  same priority, and no other team's rule reaches inside a team.  So no two jobs evict each
+  other, and nothing evicted by this rule is replaced by a job that would hold the GPUs longer.
 * Protected work is never taken, nor a job kept to completion (``non_resumable:
   run_to_completion``): the victim filters every class shares.
 """
