@@ -100,3 +100,15 @@ def test_baselines_never_slice_for_debug_jobs() -> None:
     for mode in ("priority", "fifo"):
         res = simulate(config, Workload.of(jobs, ()), policy=mode)
         assert not [e for e in res.events if e.event == "preempt"]
+
+
+def test_a_job_evicted_by_a_debug_job_may_be_taken_again_by_a_shorter_one() -> None:
+    # d1 (30 min, resumable: it keeps its progress) loses its place to d2 at 400 s and runs again
+    # from 1,000 s; d3 (10 min) arrives at 1,400 s, when d1 is past its protection again and
+    # would end after it: d3 takes its place too (shortest work first; see the design note)
+    jobs = [_job("d1", "a", 8, 0.0, 1800.0, mr=300.0),
+            _job("d2", "a", 8, 400.0, 600.0, mr=300.0),
+            _job("d3", "a", 8, 1400.0, 600.0, mr=300.0)]
+    res = _run(jobs, max_gpus={"a": 8})
+    assert _preempts(res) == [("d1", "d2", "debug-slice"), ("d1", "d3", "debug-slice")]
+    assert _starts(res, "d3") == [1400.0]
