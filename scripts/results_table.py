@@ -31,6 +31,8 @@ COLUMNS: tuple[tuple[str, Any, str, Any], ...] = (
     ("large p90 h", lambda m: m["wait"]["large"]["p90"] / 3600, "{:.1f}", max),
     ("all pending p90 s", lambda m: m["pending"]["all"]["p90"], "{:.0f}", max),
     ("preemptions", lambda m: m["preemptions"], "{:,.0f}", max),
+    ("debug-slice", lambda m: m["preemptions_by_rule"].get("debug-slice", 0), "{:,.0f}", max),
+    ("lost GPU-h", lambda m: m["lost_gpu_hours"], "{:,.0f}", max),
 )
 
 

@@ -42,6 +42,7 @@ HOT: tuple[str, ...] = (
     "allotment.core.preemption.caps",
     "allotment.core.preemption.victims",
     "allotment.core.preemption.slicing",
+    "allotment.core.preemption.debug_slice",
     "allotment.core.preemption.retry",
     "allotment.core.cluster",
     "allotment.core.pass_inputs",

@@ -122,10 +122,10 @@ def test_a_boosted_job_is_offered_first_wherever_its_declared_priority_puts_it_i
 
 def test_another_teams_priority_does_not_propagate_to_a_prerequisite() -> None:
     # b's priority-1000 job depends on a's job pre: pre keeps a's priority 0, so it may not
-    # slice a's own priority-0 work
+    # slice a's own priority-0 work (pre is protected 30 min: not a debug job, which could)
     jobs = [
         _job("a_low", "a", 8, 0.0, 10 * HOUR),
-        _job("pre", "a", 8, 10.0, HOUR), _job("dep", "b", 8, 10.0, HOUR, prio=1000, depends_on=("pre",)),
+        _job("pre", "a", 8, 10.0, HOUR, mr=1800.0), _job("dep", "b", 8, 10.0, HOUR, prio=1000, depends_on=("pre",)),
     ]
     res = _run(jobs, nodes=1)
     assert _preempted(res, "a_low") == []

@@ -75,6 +75,19 @@ def workloads(draw: st.DrawFn, config: CompiledConfig) -> Workload:
                 deadline=draw(st.sampled_from([None, None, float(draw(st.integers(600, 8 * 3600)))])),
             )
         )
+    # sometimes a burst of debug jobs of one team and one declared priority, beside that team's
+    # longer work of the same priority (debug slicing, core.preemption.debug_slice)
+    if draw(st.booleans()):
+        prio = draw(st.integers(0, 2))
+        at = draw(st.integers(0, 3 * 3600))
+        jobs.append(JobSpec(id="long", submit=float(at), account=teams[0], gpus=draw(st.integers(1, gpn)),
+                            work=float(draw(st.integers(3600, 6 * 3600))), user="u1", min_runtime=300.0,
+                            priority=prio, kind="batch"))
+        for k in range(draw(st.integers(1, 5))):
+            jobs.append(JobSpec(id=f"d{k:03d}", submit=float(at + draw(st.integers(0, 3600))), account=teams[0],
+                                gpus=draw(st.integers(1, gpn)), work=float(draw(st.integers(120, 1800))),
+                                user=draw(st.sampled_from(["u1", "u2"])), min_runtime=300.0,
+                                resumable=draw(st.booleans()), priority=prio, kind="debug"))
     # dependencies only on earlier ids, so they cannot form a cycle
     if len(jobs) > 2 and draw(st.booleans()):
         j = jobs[-1]

@@ -94,13 +94,13 @@ def test_golden_fifo_makes_debug_jobs_wait_far_longer_than_budgets() -> None:
 
 @pytest.mark.xfail(
     strict=True,
-    reason="issue 10: budgets debug p90 is 344 s here, priority 9 s (the product claims budgets >= 10x better)",
+    reason="issue 10: budgets debug p90 is 104 s here, priority 9 s (the product claims budgets >= 10x better)",
 )
 def test_golden_budgets_beats_priority_on_debug_p90_by_ten_times() -> None:
     assert 10 * _golden("budgets")["wait"]["debug"]["p90"] <= _golden("priority")["wait"]["debug"]["p90"]
 
 
-@pytest.mark.xfail(strict=True, reason="issue 10: budgets debug p90 is 344 s on this golden (target <= 60 s)")
+@pytest.mark.xfail(strict=True, reason="issue 10: budgets debug p90 is 104 s on this golden (target <= 60 s)")
 def test_golden_budgets_debug_p90_is_at_most_a_minute() -> None:
     assert _golden("budgets")["wait"]["debug"]["p90"] <= 60.0
 

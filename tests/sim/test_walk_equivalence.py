@@ -110,6 +110,28 @@ def test_decide_on_a_snapshot_takes_the_simulators_decision(case: tuple[Compiled
     assert sim.mismatches == []
 
 
+def test_both_walks_and_decide_agree_where_debug_jobs_slice_their_own_team() -> None:
+    # a's ceiling is 8 GPUs: a stream of debug jobs of a's priority takes the place of a's long
+    # work and of one another (core.preemption.debug_slice), which the generated cases reach
+    # only sometimes; this one always does
+    from allotment.core.jobs import JobSpec
+    from tests.core.builders import make_config
+
+    config = make_config({"a": 1, "b": 1}, nodes=2, max_gpus={"a": 8})
+    jobs = [JobSpec(id=f"long{i}", submit=0.0, account="a", gpus=4, work=6 * 3600.0, user="u", min_runtime=600.0)
+            for i in range(2)]
+    jobs += [JobSpec(id="b", submit=0.0, account="b", gpus=8, work=6 * 3600.0, user="u", min_runtime=600.0)]
+    jobs += [JobSpec(id=f"d{i:02d}", submit=700.0 + 250.0 * i, account="a", gpus=1 + i % 4, work=300.0 + 97.0 * i,
+                     user="u", min_runtime=300.0, resumable=i % 2 == 0, kind="debug") for i in range(16)]
+    case = (config, Workload.of(jobs, ()))
+    fast, m_fast = _run(case, "budgets", FAST, check_decide=True)
+    ref, m_ref = _run(case, "budgets", REFERENCE)
+    assert fast.decided == ref.decided and m_fast == m_ref
+    assert fast.mismatches == []
+    rules = [p.rule for _, _, pre in fast.decided for p in pre]
+    assert "debug-slice" in rules
+
+
 class CheckedFast(WalkPolicy):
     """The fast walk that never skips on ``may_visit`` but records where the candidate test
     (``must_visit``) would visit a queue the whole-queue test ruled out.  It wraps ``Fast``

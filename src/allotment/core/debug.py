@@ -1,7 +1,8 @@
 """What a debug job is, by the policy (docs/metrics.md): a minimum runtime above 0 and at most
 ``debug_threshold``, and no more GPUs than one node holds -- never the trace's ``kind`` label.
 One definition for the core (debug jobs may backfill reserved nodes and yield,
-``core.reservation``) and for the metrics (``sim.metrics``)."""
+``core.reservation``; they may take the place of their own team's work of the same priority,
+``core.preemption.debug_slice``) and for the metrics (``sim.metrics``)."""
 
 from __future__ import annotations
 

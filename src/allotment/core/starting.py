@@ -17,7 +17,7 @@ from allotment.core.pass_inputs import PassInputs, QueueKey
 from allotment.core.placement import NodeFilter
 from allotment.core.preemption.caps import find_cap_victims
 from allotment.core.preemption.retry import FailedSearches, SearchState
-from allotment.core.preemption.slicing import ends_within, frees_room_for, may_slice
+from allotment.core.preemption.slicing import OWN_TEAM, ends_within, frees_room_for, may_slice
 from allotment.core.preemption.victims import find_victims
 from allotment.core.preemption.view import FOR_NOW, NoVictims, Victim, VictimView
 from allotment.core.reservation import Hold, yields
@@ -74,6 +74,14 @@ class Starting(ClusterState):
         return (self.mode.reclaims and p.n == 1 and is_debug(p.mr, p.gpus, threshold, self.pool.max_gpus)
                 and not (self.policy.non_resumable == "run_to_completion" and not p.spec.resumable))
 
+    def debug_end(self, p: Pend, now: float) -> float | None:
+        """When ``p`` would end if it started ``now``, if it is a debug job (``core.debug``) that
+        may take the place of its own team's work of the same priority
+        (``core.preemption.debug_slice``); None for any other job, and in modes that do not slice."""
+        if not (self.mode.reclaims and is_debug(p.mr, p.gpus, self.policy.debug_threshold_s, self.pool.max_gpus)):
+            return None
+        return now + max(0.0, p.spec.work - p.done_work)
+
     def _view(self, pi: PassInputs) -> VictimView:
         """What a victim search reads.  The fast walk keeps one per (state version, inputs),
         with a memo of the answers that depend on nothing else (``VictimView.memo``)."""
@@ -99,7 +107,7 @@ class Starting(ClusterState):
 
     def _slice_ok(self, p: Pend, qk: QueueKey, pi: PassInputs, victims: list[Victim]) -> bool:
         """``may_slice`` for ``victims`` found for ``p`` of a queue at ``qk``."""
-        if qk[0] == GUARANTEED or not any(v.rule == "within-team" for v in victims):
+        if qk[0] == GUARANTEED or not any(v.rule in OWN_TEAM for v in victims):
             return True
         end = pi.now + max(0.0, p.spec.work - p.done_work)
         return may_slice(qk[0], ends_within(end, victims, self.running),
@@ -126,7 +134,7 @@ class Starting(ClusterState):
             return False  # the same search already failed, and nothing since could change that
         view = self._view(pi)
         found = find_victims(view, p, p.n, p.per, pi.owed, pi.measure, allow=allow, only_unallocated=only_unallocated,
-                             reserve=reserve)
+                             reserve=reserve, debug_end=self.debug_end(p, pi.now))
         if not isinstance(found, NoVictims) and not self._slice_ok(p, qk, pi, found):  # search again without slicing
             found = find_victims(view, p, p.n, p.per, pi.owed, pi.measure, allow=allow, slice_ok=False, reserve=reserve)
             if isinstance(found, NoVictims):
@@ -161,7 +169,7 @@ class Starting(ClusterState):
             was = self._cap_failed.get(key)
             if was is not None and was[0] is p and (was[1], was[2], was[3]) == mark:
                 return False
-        found = find_cap_victims(self._view(pi), p, p.n, p.per, allow)
+        found = find_cap_victims(self._view(pi), p, p.n, p.per, allow, self.debug_end(p, pi.now))
         if found is None:
             if self.walk.reuses:
                 self._cap_failed[key] = (p, mark[0], mark[1], mark[2])

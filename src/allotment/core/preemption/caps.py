@@ -3,28 +3,34 @@
 A job held back only because its account (or a group above it) is at its cap may take the GPUs of
 its own team's jobs of strictly lower declared priority that are past their protection, least
 lost work first, until every cap on its path has room and ``n`` nodes have ``per`` GPUs free.
-Strictly lower priority keeps it free of cycles, as for ``within-team``.  Only nodes ``allow``
-admits may take the job (a reservation it would overrun, ``core.reservation``).
+Strictly lower priority keeps it free of cycles, as for ``within-team``.  A debug job may also
+take its team's work of the same priority that would end after it (``debug_end``: when it would
+end, None for any other job; ``core.preemption.debug_slice``), after all of the lower-priority
+work.  Only nodes ``allow`` admits may take the job (a reservation it would overrun,
+``core.reservation``).
 """
 
 from __future__ import annotations
 
 from allotment.core.placement import NodeFilter
+from allotment.core.preemption import debug_slice
 from allotment.core.preemption.view import Victim, VictimView, lost_work
-from allotment.core.state import Pend
+from allotment.core.state import Pend, Run
 
 CAP_WHY = "lower within-team priority than {job}; makes room under the team's max_gpus"
+DEBUG_WHY = debug_slice.WHY + "; makes room under the team's max_gpus"
 
 
-def find_cap_victims(v: VictimView, p: Pend, n: int, per: int, allow: NodeFilter | None = None) -> list[Victim] | None:
+def find_cap_victims(v: VictimView, p: Pend, n: int, per: int, allow: NodeFilter | None = None,
+                     debug_end: float | None = None) -> list[Victim] | None:
     over = v.acct.cap_excess(p.account, p.gpus)
     running = v.running
     own = sorted(
-        (lost_work(r, v.t) * r.gpus, jid)
+        (cls, lost_work(r, v.t) * r.gpus, jid)
         for jid in v.acct.alloc.get(p.account, {})
-        if (r := running[jid]).declared < p.declared and not (v.keep_nonresumable and not r.resumable)
+        if (cls := _class(r := running[jid], p, debug_end)) >= 0 and not (v.keep_nonresumable and not r.resumable)
     )
-    if not own or sum(running[j].gpus for _, j in own) < over:
+    if not own or sum(running[j].gpus for _, _, j in own) < over:
         return None  # nothing to take, or not enough even taking all of it
     hosts = v.pool.hosts(per, p.spec.gpu_type)
     if allow is not None:
@@ -34,16 +40,24 @@ def find_cap_victims(v: VictimView, p: Pend, n: int, per: int, allow: NodeFilter
     def placeable() -> bool:
         return sum(1 for i in hosts if free[i] >= per) >= n
 
-    chosen: list[str] = []
+    chosen: list[tuple[int, str]] = []
     freed = 0
-    for _, jid in own:
+    for cls, _, jid in own:
         if freed >= over and placeable():
             break
-        chosen.append(jid)
+        chosen.append((cls, jid))
         r = running[jid]
         freed += r.gpus
         for i, g in r.placement:
             free[i] += g
     if not chosen or freed < over or not placeable():
         return None
-    return [Victim(j, "within-team", CAP_WHY.format(job=p.jid)) for j in chosen]
+    return [Victim(j, "within-team", CAP_WHY.format(job=p.jid)) if cls == 0
+            else Victim(j, debug_slice.RULE, DEBUG_WHY.format(job=p.jid)) for cls, j in chosen]
+
+
+def _class(r: Run, p: Pend, debug_end: float | None) -> int:
+    """0: lower priority (``within-team``), 1: ``debug-slice``, -1: ``p`` may not take ``r``."""
+    if r.declared < p.declared:
+        return 0
+    return 1 if debug_end is not None and debug_slice.may_take(debug_end, p.declared, r) else -1

@@ -22,9 +22,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
+from allotment.core.preemption import debug_slice
 from allotment.core.preemption.view import Victim
 from allotment.core.state import Run
 from allotment.core.tiers import BORROWING
+
+OWN_TEAM = ("within-team", debug_slice.RULE)  # the victim rules that slice the requester's own team
 
 
 def may_slice(tier: int, ends_within_victims: bool, better_ranked_job_fits_there: Callable[[], bool]) -> bool:
@@ -34,14 +37,14 @@ def may_slice(tier: int, ends_within_victims: bool, better_ranked_job_fits_there
 
 
 def ends_within(end: float, victims: Sequence[Victim], running: Mapping[str, Run]) -> bool:
-    """Is ``end`` (the starting job's expected end) no later than every within-team victim's?"""
-    return all(end <= running[v.job_id].est_end for v in victims if v.rule == "within-team")
+    """Is ``end`` (the starting job's expected end) no later than every own-team victim's?"""
+    return all(end <= running[v.job_id].est_end for v in victims if v.rule in OWN_TEAM)
 
 
 def frees_room_for(need_per: int, victims: Sequence[Victim], running: Mapping[str, Run], free: Sequence[int]) -> bool:
     """Would a job needing ``need_per`` GPUs on one node (0: none waits) fit on a node of the
-    within-team ``victims`` once they end?"""
-    own = [v.job_id for v in victims if v.rule == "within-team"]
+    own-team ``victims`` once they end?"""
+    own = [v.job_id for v in victims if v.rule in OWN_TEAM]
     if need_per <= 0 or not own:
         return False
     room: dict[int, int] = {}

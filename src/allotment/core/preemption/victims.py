@@ -17,6 +17,9 @@ It may take GPUs from running jobs past their protection, in this order of prefe
    involved from what they are owed.  That last rule is a potential function: every reclaim lowers
    it, so reclaims cannot cycle.  Anti-thrash: a job may not evict the job that evicted it
    (``evicted_by``) unless the margin is doubled.
+3. ``debug-slice``: for a debug job only (``debug_end``: when it would end; None for any other
+   job), the same account's jobs of the *same* declared priority that would end after it
+   (``core.preemption.debug_slice``), when nothing above would do.
 
 Within a class the least lost work goes first (progress since the last checkpoint x GPUs); among
 reclaim victims the most over-served account goes first.  Nodes are chosen to need the cheapest
@@ -31,11 +34,12 @@ from collections.abc import Mapping
 
 from allotment.core.fairshare import served_more
 from allotment.core.placement import NodeFilter
+from allotment.core.preemption import debug_slice
 from allotment.core.preemption.view import FOR_NOW, NoVictims, Victim, VictimView, lost_work
 from allotment.core.preemption.view import lasting as lasting_failure
 from allotment.core.state import Pend
 
-CLASS_UNALLOC, CLASS_YIELD, CLASS_WITHIN, CLASS_RECLAIM = 0, 1, 2, 3
+CLASS_UNALLOC, CLASS_YIELD, CLASS_WITHIN, CLASS_RECLAIM, CLASS_DEBUG = 0, 1, 2, 3, 4
 YIELD_WHY = "started on a reserved node past the reservation's start; yields to it after its minimum runtime"
 WITHIN_WHY = "lower within-team priority"
 UNALLOC_WHY = "unallocated work yields to allocated work at once"
@@ -67,6 +71,7 @@ class _Donor:
 def find_victims(
     v: VictimView, p: Pend, n: int, per: int, owed: Mapping[str, float], measure: Mapping[str, float],
     *, allow: NodeFilter | None = None, slice_ok: bool = True, only_unallocated: bool = False, reserve: bool = False,
+    debug_end: float | None = None,
 ) -> list[Victim] | NoVictims:
     """The victims whose eviction lets ``p`` start as ``n`` x ``per`` GPUs on nodes ``allow``
     admits, or why there are none (``NoVictims``: each ``lasting`` return below only gets truer
@@ -101,7 +106,7 @@ def find_victims(
         return lasting  # fewer than n nodes could hold it even if every takeable job there went
     if sum(1 for i in hosts if v.pool.free[i] >= per) >= n:
         return FOR_NOW  # free nodes would be the best options: only a reservation kept them out
-    cands = _Classifier(v, p, own, donors, measure.get(req, math.inf), reserve)
+    cands = _Classifier(v, p, own, donors, measure.get(req, math.inf), reserve, debug_end if own else None)
     picked = _pick_nodes(v, p, n, per, cands, hosts)
     if not picked:
         return lasting  # fewer than n nodes can be freed with the jobs it may take
@@ -167,8 +172,9 @@ class _Classifier:
     the first time a node's jobs are looked at."""
 
     def __init__(self, v: VictimView, p: Pend, own: bool, donors: Mapping[str, _Donor], m_req: float,
-                 reserve: bool) -> None:
+                 reserve: bool, debug_end: float | None) -> None:
         self.v, self.p, self.own, self.donors, self.m_req, self.reserve = v, p, own, donors, m_req, reserve
+        self.debug_end = debug_end  # when p, a debug job that may slice its own team, would end
         self.seen: dict[str, _Cand | None] = {}
 
     def get(self, jid: str) -> _Cand | None:
@@ -192,6 +198,8 @@ class _Classifier:
         if r.account == p.account:
             if self.own and r.declared < p.declared:
                 return _Cand((CLASS_WITHIN, 0.0, lost, jid), "within-team", WITHIN_WHY + " than {job}")
+            if self.debug_end is not None and debug_slice.may_take(self.debug_end, p.declared, r):
+                return _Cand((CLASS_DEBUG, 0.0, lost, jid), debug_slice.RULE, debug_slice.WHY)
             return None
         d = self.donors.get(r.account)
         if d is None:

@@ -37,7 +37,7 @@ class VictimView:
 @dataclass(frozen=True, slots=True)
 class Victim:
     job_id: str
-    rule: str  # "unallocated" | "reservation" | "within-team" | "reclaim"
+    rule: str  # "unallocated" | "reservation" | "within-team" | "reclaim" | "debug-slice"
     reason: str
 
 
