@@ -14,7 +14,7 @@ from allotment.core.accounting import Accounting
 from allotment.core.context import Context
 from allotment.core.contract import min_runtime
 from allotment.core.decisions import Preemption
-from allotment.core.jobs import JobSpec
+from allotment.core.jobs import JobSpec, kept_work
 from allotment.core.modes import mode_for
 from allotment.core.placement import NodePool
 from allotment.core.queues import QueueSet
@@ -216,8 +216,7 @@ class ClusterState:
         pol = self.policy
         kept = 0.0
         if spec.resumable and pol.requeue_resumable:
-            ci = spec.checkpoint_interval
-            kept = ran if ci is None or ci <= 0 else math.floor(ran / ci) * ci
+            kept = kept_work(ran, spec.checkpoint_interval)
             self.add_pending(spec, r.eligible, now, done_work=r.done_before + kept, declared=r.declared, evicted_by=for_job)
         elif pol.non_resumable != "cancel":
             self.add_pending(spec, r.eligible, now, declared=r.declared, evicted_by=for_job)

@@ -31,10 +31,11 @@ from allotment.compile.model import CompiledConfig
 from allotment.core.context import MODES, build_context
 from allotment.core.contract import refusal
 from allotment.core.epoch import epoch_of
-from allotment.core.jobs import JobSpec
+from allotment.core.jobs import JobSpec, kept_work
 from allotment.core.priority import dependants, propagate
 from allotment.core.scheduler import Scheduler
 from allotment.core.snapshot import NodeState
+from allotment.core.state import Pend
 from allotment.core.usage import UsageLedger, WindowView
 from allotment.core.walk import FAST, REFERENCE, WalkPolicy
 from allotment.errors import UsageError
@@ -289,6 +290,18 @@ class _Sim:
         self.wakes.discard(now)
         return True
 
+    def _unkeep_launch(self, p: Pend, ran: float) -> None:
+        """Latency profile: the core keeps the work of a stopped run from the pass that started
+        it, but a backend's job works only from its launch (``launch_delay_s`` later), so it
+        keeps what it checkpointed of ``ran - launch`` (``core.jobs.kept_work``).  Without
+        this the simulated job resumed ahead of the real one by the launch delay, or, with a
+        checkpoint interval, by a whole interval (docs/fidelity.md)."""
+        launch = self.latency.launch_delay_s
+        if launch <= 0 or not (p.spec.resumable and self.ctx.policy.requeue_resumable):
+            return
+        ci = p.spec.checkpoint_interval
+        p.done_work -= kept_work(ran, ci) - kept_work(max(0.0, ran - launch), ci)
+
     def _stopped(self, spec: JobSpec, now: float, *, completed: bool) -> None:
         _, rate, _ = self.starts.pop(spec.id)
         if rate:
@@ -331,8 +344,11 @@ class _Sim:
         weights = self.ctx.billing_weight
         for p in d.preemptions:
             spec = self.by_id[p.job_id]
+            started = self.starts[spec.id][0]
             self._stopped(spec, now, completed=False)
             requeued = p.job_id in sched.pending or p.job_id in sched.running
+            if p.job_id in sched.pending:
+                self._unkeep_launch(sched.pending[p.job_id], now - started)
             self.log.preempt(now, spec, p, requeued=requeued)
             if not requeued:  # cancelled by policy
                 self._release_dependents(p.job_id, now)
