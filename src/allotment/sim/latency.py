@@ -15,7 +15,9 @@ Three delays, each measured or configured on the real thing (docs/fidelity.md):
   reconciler's ``scontrol update``, then Slurm's next scheduling cycle: ``sched_interval=2``
   on the test cluster, and the main scheduler also runs on each priority change and job end).
   The simulator counts it as waiting (the job's start is that much later) and keeps the GPUs
-  held through it, as Slurm allocates them at the start.
+  held through it, as Slurm allocates them at the start.  The job works only from its launch:
+  a preempted resumable job keeps what it checkpointed after it (``sim.runner``), not the
+  launch delay the core counted from its pass.
 
 And one thing the core cannot know on a real cluster: a job's true work.  On Slurm it is told
 the job's time limit (whole minutes) instead, and plans reservations and backfill with it.
