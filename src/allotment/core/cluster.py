@@ -124,6 +124,17 @@ class ClusterState:
         r.yields = yields and allocated
         self._start(r, start)
 
+    def launched(self, job_id: str, at: float) -> None:
+        """The backend ran the job at ``at``, after the pass that placed it (a latency profile's
+        launch delay): its run counts from there, as a reconciler's core reads the backend's
+        start, so its minimum runtime, its expected end and the work a preemption keeps
+        (``_evict``) all move with it."""
+        r = self._stop(job_id)
+        moved = Run(r.spec, at, r.placement, r.allocated, r.protected_until + (at - r.start),
+                    r.done_before, r.declared, r.evicted_by)
+        moved.eligible, moved.yields = r.eligible, r.yields
+        self._start(moved, at)
+
     def finish(self, job_id: str) -> Run:
         """The job completed (or was cancelled outside the scheduler): free its GPUs."""
         return self._stop(job_id)

@@ -31,11 +31,10 @@ from allotment.compile.model import CompiledConfig
 from allotment.core.context import MODES, build_context
 from allotment.core.contract import refusal
 from allotment.core.epoch import epoch_of
-from allotment.core.jobs import JobSpec, kept_work
+from allotment.core.jobs import JobSpec
 from allotment.core.priority import dependants, propagate
 from allotment.core.scheduler import Scheduler
 from allotment.core.snapshot import NodeState
-from allotment.core.state import Pend
 from allotment.core.usage import UsageLedger, WindowView
 from allotment.core.walk import FAST, REFERENCE, WalkPolicy
 from allotment.errors import UsageError
@@ -285,22 +284,11 @@ class _Sim:
             s = self.starts.get(jid)
             if s is not None and s[0] == decided:
                 self.log.start(now, self.by_id[jid], st, rate)
+                self.sched.launched(jid, now)  # its minimum runtime and kept work count from here
             return False
         # WAKE: an instant the core named (Scheduler.wake_at); always worth a pass
         self.wakes.discard(now)
         return True
-
-    def _unkeep_launch(self, p: Pend, ran: float) -> None:
-        """Latency profile: the core keeps the work of a stopped run from the pass that started
-        it, but a backend's job works only from its launch (``launch_delay_s`` later), so it
-        keeps what it checkpointed of ``ran - launch`` (``core.jobs.kept_work``).  Without
-        this the simulated job resumed ahead of the real one by the launch delay, or, with a
-        checkpoint interval, by a whole interval (docs/fidelity.md)."""
-        launch = self.latency.launch_delay_s
-        if launch <= 0 or not (p.spec.resumable and self.ctx.policy.requeue_resumable):
-            return
-        ci = p.spec.checkpoint_interval
-        p.done_work -= kept_work(ran, ci) - kept_work(max(0.0, ran - launch), ci)
 
     def _stopped(self, spec: JobSpec, now: float, *, completed: bool) -> None:
         _, rate, _ = self.starts.pop(spec.id)
@@ -342,21 +330,27 @@ class _Sim:
         self.last_decisions = d
         pool = sched.pool
         weights = self.ctx.billing_weight
+        unstarted: set[str] = set()
         for p in d.preemptions:
             spec = self.by_id[p.job_id]
-            started = self.starts[spec.id][0]
             self._stopped(spec, now, completed=False)
             requeued = p.job_id in sched.pending or p.job_id in sched.running
-            if p.job_id in sched.pending:
-                self._unkeep_launch(sched.pending[p.job_id], now - started)
             self.log.preempt(now, spec, p, requeued=requeued)
             if not requeued:  # cancelled by policy
                 self._release_dependents(p.job_id, now)
-            elif p.job_id in sched.pending and self.latency.requeue_delay_s > 0:
+            elif self.latency.requeue_delay_s > 0:
                 # latency profile: a requeued job leaves the queue until it is eligible again
-                # (Slurm: EligibleTime = requeue + cred_expire + 1 s)
+                # (Slurm: EligibleTime = requeue + cred_expire + 1 s), also when the pass that
+                # requeued it started it again (off a draining node): Slurm would not run it
+                if p.job_id in sched.running:
+                    r = sched.finish(p.job_id)
+                    sched.add_pending(r.spec, r.eligible, now, done_work=r.done_before,
+                                      declared=r.declared, evicted_by=r.evicted_by)
+                    unstarted.add(p.job_id)
                 self._push(now + self.latency.requeue_delay_s, BACK, sched._take_pending(p.job_id))
         for st in d.starts:
+            if st.job_id in unstarted:
+                continue
             r = sched.running[st.job_id]
             spec = r.spec
             rate = 0.0
