@@ -82,6 +82,22 @@ def test_the_script_resumes_from_its_checkpoint_after_a_requeue(tmp_path: Path) 
     assert again.script.index("rm -f") < again.script.index("cat ")  # not resumable: from zero
 
 
+def test_with_a_checkpoint_interval_the_script_writes_only_its_multiples(tmp_path: Path) -> None:
+    s = submission(
+        _job(work=4.0, checkpoint_interval=2.0),
+        speedup=1,
+        gpus_per_node=8,
+        default_min_s=60,
+        ckpt_dir=tmp_path,
+    )
+    (tmp_path / "j1.ckpt").write_text("1\n")
+    script = tmp_path / "j1.sh"
+    script.write_text(s.script)
+    subprocess.run(["sh", str(script)], check=True, timeout=15)
+    # seconds 2, 3 and 4 were worked; only 2 is a checkpoint (4 is the end, nothing to resume)
+    assert (tmp_path / "j1.ckpt").read_text().strip() == "2"
+
+
 SACCT = """70|replay-j1|REQUEUED|1000|1030|billing=8,cpu=1,gres/gpu=8,node=1|n1
 70|replay-j1|COMPLETED|1042|1100|billing=8,cpu=1,gres/gpu=8,node=1|n2
 71|replay-j2|COMPLETED|1031|1060|billing=16,cpu=2,gres/gpu=16,node=2|n[3-4]

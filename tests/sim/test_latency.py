@@ -36,6 +36,23 @@ def test_a_requeued_job_runs_again_only_after_the_eligibility_delay() -> None:
     assert delayed == pytest.approx(100.0 + 300.0 + 900.0, abs=5)  # eligible only at 400
 
 
+def _free_end(profile: LatencyProfile, checkpoint_s: float | None) -> float:
+    free = JobSpec("u", 0.0, "a", 8, 1000.0, "x", min_runtime=0, kind="batch", checkpoint_interval=checkpoint_s)
+    r = simulate(CONFIG, Workload.of([free, _preemption_workload().jobs[1]]), latency=profile)
+    return max(e.t for e in r.events if e.event == "end" and e.job == "u")
+
+
+def test_a_resumed_job_keeps_only_the_work_it_did_after_its_launch() -> None:
+    # u is started by the pass at 0 and works from its launch at 3; preempted at 100, b1 ends
+    # at 113, u is started again by the pass at 120 (the policy's cycle) and launches at 123
+    launch = LatencyProfile("t", launch_delay_s=3.0)
+    # continuous checkpoints: 97 s kept (not the 100 s from the pass), 903 s left
+    assert _free_end(launch, None) == pytest.approx(123.0 + 903.0)
+    # every 10 s: the checkpoint at 90 s of work (at 93), not the one at 100 s it never did
+    assert _free_end(launch, 10.0) == pytest.approx(123.0 + 910.0)
+    assert _free_end(NONE, 10.0) == pytest.approx(110.0 + 900.0)  # no launch: all 100 s kept
+
+
 def test_a_start_lands_the_launch_delay_after_its_pass_which_waits_for_the_cycle() -> None:
     job = JobSpec("j", 3.0, "a", 1, 60.0, "x", min_runtime=600, kind="debug")
     m = simulate(CONFIG, Workload.of([job]), latency=LatencyProfile("t", 5.0, 0.0, 1.0)).metrics

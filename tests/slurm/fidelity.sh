@@ -13,6 +13,11 @@ HERE=tests/slurm
 BIN=${ALLOT_BIN:-.venv/bin}
 STATE=${SLURM_TEST_STATE:-$(mktemp -d /tmp/slurm.XXXXXX)}
 OUT=${FIDELITY_OUT:-$(mktemp -d /tmp/fidelity.XXXXXX)}
+if [ -e "$OUT/replay" ]; then
+  # a replay's state (checkpoints, the reconciler's ledger and audit log) would carry over
+  echo "fidelity.sh: $OUT already holds a replay; give FIDELITY_OUT a new directory" >&2
+  exit 2
+fi
 
 teardown() {
   local rc=$?

@@ -14,7 +14,7 @@ from allotment.core.accounting import Accounting
 from allotment.core.context import Context
 from allotment.core.contract import min_runtime
 from allotment.core.decisions import Preemption
-from allotment.core.jobs import JobSpec
+from allotment.core.jobs import JobSpec, kept_work
 from allotment.core.modes import mode_for
 from allotment.core.placement import NodePool
 from allotment.core.queues import QueueSet
@@ -124,6 +124,17 @@ class ClusterState:
         r.yields = yields and allocated
         self._start(r, start)
 
+    def launched(self, job_id: str, at: float) -> None:
+        """The backend ran the job at ``at``, after the pass that placed it (a latency profile's
+        launch delay): its run counts from there, as a reconciler's core reads the backend's
+        start, so its minimum runtime, its expected end and the work a preemption keeps
+        (``_evict``) all move with it."""
+        r = self._stop(job_id)
+        moved = Run(r.spec, at, r.placement, r.allocated, r.protected_until + (at - r.start),
+                    r.done_before, r.declared, r.evicted_by)
+        moved.eligible, moved.yields = r.eligible, r.yields
+        self._start(moved, at)
+
     def finish(self, job_id: str) -> Run:
         """The job completed (or was cancelled outside the scheduler): free its GPUs."""
         return self._stop(job_id)
@@ -216,8 +227,7 @@ class ClusterState:
         pol = self.policy
         kept = 0.0
         if spec.resumable and pol.requeue_resumable:
-            ci = spec.checkpoint_interval
-            kept = ran if ci is None or ci <= 0 else math.floor(ran / ci) * ci
+            kept = kept_work(ran, spec.checkpoint_interval)
             self.add_pending(spec, r.eligible, now, done_work=r.done_before + kept, declared=r.declared, evicted_by=for_job)
         elif pol.non_resumable != "cancel":
             self.add_pending(spec, r.eligible, now, declared=r.declared, evicted_by=for_job)

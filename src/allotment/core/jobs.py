@@ -7,6 +7,7 @@ replayed under several policies.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Literal
 
@@ -48,3 +49,14 @@ class NodeEvent:
     time: float
     node: str
     state: Literal["unhealthy", "healthy"]
+
+
+def kept_work(ran: float, checkpoint_interval: float | None) -> float:
+    """What a resumable job keeps of a run of ``ran`` seconds when it is stopped: all of it when
+    it checkpoints continuously (``None``), else its last whole checkpoint interval.  The one
+    rule for the core's eviction (``core.cluster``) and the simulator's launch correction
+    (``sim.runner``: a backend's job does no work before its launch)."""
+    ci = checkpoint_interval
+    if ci is None or ci <= 0:
+        return ran
+    return math.floor(ran / ci) * ci

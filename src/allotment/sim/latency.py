@@ -11,11 +11,15 @@ Three delays, each measured or configured on the real thing (docs/fidelity.md):
   after the requeue.  Slurm sets ``EligibleTime`` = requeue + ``cred_expire`` + 1 s
   (``AuthInfo=...,cred_expire=N``, default 120 s; tests/slurm/up.sh sets 10).  Without it the
   simulator restarted a preempted job at once, and under-predicted waits after preemptions.
+  It holds also when the pass that requeued a job started it again (off a draining node):
+  Slurm would not run it before its eligible time (``sim.runner``).
 * ``launch_delay_s``: from the pass that starts a job to the moment the backend runs it (the
   reconciler's ``scontrol update``, then Slurm's next scheduling cycle: ``sched_interval=2``
   on the test cluster, and the main scheduler also runs on each priority change and job end).
   The simulator counts it as waiting (the job's start is that much later) and keeps the GPUs
-  held through it, as Slurm allocates them at the start.
+  held through it, as Slurm allocates them at the start.  The run counts from its launch
+  (``ClusterState.launched``), as a reconciler's core reads the backend's start: its minimum
+  runtime ends, and a preemption keeps its checkpoints, from there, not from the pass.
 
 And one thing the core cannot know on a real cluster: a job's true work.  On Slurm it is told
 the job's time limit (whole minutes) instead, and plans reservations and backfill with it.

@@ -284,6 +284,7 @@ class _Sim:
             s = self.starts.get(jid)
             if s is not None and s[0] == decided:
                 self.log.start(now, self.by_id[jid], st, rate)
+                self.sched.launched(jid, now)  # its minimum runtime and kept work count from here
             return False
         # WAKE: an instant the core named (Scheduler.wake_at); always worth a pass
         self.wakes.discard(now)
@@ -329,6 +330,7 @@ class _Sim:
         self.last_decisions = d
         pool = sched.pool
         weights = self.ctx.billing_weight
+        unstarted: set[str] = set()
         for p in d.preemptions:
             spec = self.by_id[p.job_id]
             self._stopped(spec, now, completed=False)
@@ -336,11 +338,19 @@ class _Sim:
             self.log.preempt(now, spec, p, requeued=requeued)
             if not requeued:  # cancelled by policy
                 self._release_dependents(p.job_id, now)
-            elif p.job_id in sched.pending and self.latency.requeue_delay_s > 0:
+            elif self.latency.requeue_delay_s > 0:
                 # latency profile: a requeued job leaves the queue until it is eligible again
-                # (Slurm: EligibleTime = requeue + cred_expire + 1 s)
+                # (Slurm: EligibleTime = requeue + cred_expire + 1 s), also when the pass that
+                # requeued it started it again (off a draining node): Slurm would not run it
+                if p.job_id in sched.running:
+                    r = sched.finish(p.job_id)
+                    sched.add_pending(r.spec, r.eligible, now, done_work=r.done_before,
+                                      declared=r.declared, evicted_by=r.evicted_by)
+                    unstarted.add(p.job_id)
                 self._push(now + self.latency.requeue_delay_s, BACK, sched._take_pending(p.job_id))
         for st in d.starts:
+            if st.job_id in unstarted:
+                continue
             r = sched.running[st.job_id]
             spec = r.spec
             rate = 0.0

@@ -1,10 +1,12 @@
 """One trace job as one ``sbatch`` command (pure: argv and script text, nothing is run here).
 
 Why a script and not ``sleep``: a replayed job must behave like a checkpointing training job
-under requeue.  The script counts its work in whole seconds into ``<dir>/<id>.ckpt`` and, when
-Slurm starts it again after a requeue, goes on from the count there (a job that is not
-resumable starts from zero).  So a preempted job loses at most one second of work, as the
-simulator's continuously checkpointing resumable jobs lose none.  Its seconds are kept on the
+under requeue.  The script counts its work in whole seconds and writes the count into
+``<dir>/<id>.ckpt`` at every multiple of the job's checkpoint interval (every second when it
+has none); when Slurm starts it again after a requeue, it goes on from the count there (a job
+that is not resumable starts from zero).  So a preempted job loses what it did since its last
+checkpoint, as the simulator's does (``core.jobs.kept_work``; without an interval at most one
+second, where the simulator's continuously checkpointing job loses none).  Its seconds are kept on the
 wall clock (second k of a run ends at the run's start + k), so a run lasts its work, as in the
 simulator, whatever the load.
 
@@ -26,6 +28,12 @@ from allotment.backends.policy import UNALLOCATED_QOS, tier_name
 from allotment.core.jobs import JobSpec
 from allotment.sim.latency import time_limit_s
 
+CHECKPOINT_WRITE_S = 0.4  # a checkpoint (when the job has a checkpoint interval) counts from
+# this long after its second, as a real checkpoint takes time to write.  Why 0.4: the
+# reconciler's requeue reaches a run at its start tick's phase, and Slurm launched that run
+# 0.07-1.13 s (mean 0.6) after its start tick's scontrol update, so a run requeued k ticks
+# later has run k ticks less 0.07-1.13 s; a write 0.4 s late centres that spread between two
+# checkpoints, and the run keeps the checkpoint the simulator keeps (docs/fidelity.md)
 LIMIT_MARGIN_S = 30.0  # the script's own overhead (one fork per second) and Slurm's launch;
 # the slurm-test latency profile gives the simulated core the same limits (sim.latency)
 
@@ -58,12 +66,27 @@ def shape(job: JobSpec, gpus_per_node: int) -> tuple[int, tuple[str, ...]]:
     return nodes, (*opts, f"--gres=gpu:{per}")
 
 
-def script(job: JobSpec, work_s: int, ckpt_dir: Path) -> str:
+def checkpoint_s(job: JobSpec, speedup: float) -> int:
+    """The compressed checkpoint interval in whole seconds (the script's unit; 1 when the job
+    checkpoints continuously, which the script's whole seconds approximate)."""
+    ci = job.checkpoint_interval
+    return 1 if ci is None or ci <= 0 else max(1, round(compressed(ci, speedup)))
+
+
+def script(job: JobSpec, work_s: int, ckpt_dir: Path, every_s: int = 1) -> str:
     ckpt = ckpt_dir / f"{job.id}.ckpt"
     resume = "" if job.resumable else f'rm -f "{ckpt}"\n'
+    # a checkpoint of every_s > 1 seconds is written CHECKPOINT_WRITE_S after its second
+    write = (
+        f'echo "$done" > "{ckpt}"'
+        if every_s <= 1
+        else f'if [ $((done % {every_s})) -eq 0 ] && [ "$done" -lt {work_s} ]; then '
+        f'sleep {CHECKPOINT_WRITE_S:g}; echo "$done" > "{ckpt}"; fi'
+    )
     return (
         "#!/bin/sh\n"
-        f"# allotment replay of trace job {job.id}: {work_s} s of work, resumable from {ckpt}\n"
+        f"# allotment replay of trace job {job.id}: {work_s} s of work, resumable from {ckpt}"
+        f" (a checkpoint every {every_s} s)\n"
         f'{resume}done=$(cat "{ckpt}" 2>/dev/null || echo 0)\n'
         # each second ends at this run's start + k, not after a sleep 1 plus the loop's forks:
         # those added 0.1-0.5 s per minute of work, more under load (docs/fidelity.md)
@@ -71,7 +94,7 @@ def script(job: JobSpec, work_s: int, ckpt_dir: Path) -> str:
         f'while [ "$done" -lt {work_s} ]; do k=$((k + 1)); '
         """sleep "$(awk -v t0="$t0" -v k="$k" -v now="$(date +%s.%N)" """
         """'BEGIN { d = t0 + k - now; printf "%.3f", (d > 0 ? d : 0) }')"; """
-        f'done=$((done + 1)); echo "$done" > "{ckpt}"; done\n'
+        f"done=$((done + 1)); {write}; done\n"
     )
 
 
@@ -102,7 +125,11 @@ def submission(
         str(ckpt_dir / f"{job.id}.sh"),
     )
     return Submission(
-        job, compressed(job.submit, speedup), argv, script(job, work_s, ckpt_dir), nodes
+        job,
+        compressed(job.submit, speedup),
+        argv,
+        script(job, work_s, ckpt_dir, checkpoint_s(job, speedup)),
+        nodes,
     )
 
 
