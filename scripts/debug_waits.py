@@ -39,7 +39,7 @@ class _Run:
     protected_until: float
 
 
-def _load(path: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def load_events(path: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     with open(path, encoding="utf-8") as f:
         lines = [json.loads(line) for line in f]
     return lines[0], lines[1:]
@@ -73,15 +73,19 @@ def _classify(t: float, job: dict[str, Any], running: dict[str, _Run], hold: set
     return "all_protected"
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("events")
-    ap.add_argument("--over", type=float, default=60.0)
-    ap.add_argument("--probe", type=float, default=25.0)
-    a = ap.parse_args()
-    hdr, events = _load(a.events)
-    nodes: dict[str, int] = hdr["nodes"]
-    ceilings: dict[str, float] = hdr.get("ceilings", {})
+@dataclass(frozen=True, slots=True)
+class DebugWaits:
+    """The debug jobs of a run (by the policy's rule) and those that waited too long; shared
+    with ``debug_waits_detail.py``."""
+
+    submit: dict[str, dict[str, Any]]  # job -> its submit event
+    eligible: dict[str, float]  # job -> when it could first start
+    first: dict[str, float]  # job -> its first start
+    debug: list[str]
+    waited: set[str]  # debug jobs whose first start came over ``over`` s after eligibility
+
+
+def debug_waits(hdr: dict[str, Any], events: list[dict[str, Any]], over: float) -> DebugWaits:
     submit: dict[str, dict[str, Any]] = {}
     eligible: dict[str, float] = {}
     first: dict[str, float] = {}
@@ -96,7 +100,21 @@ def main() -> None:
             first.setdefault(e["job"], e["t"])
     debug = [j for j, s in submit.items() if j in eligible
              and is_debug(s["min_runtime"], s["gpus"], hdr["debug_threshold_s"], hdr["debug_max_gpus"])]
-    waited = {j for j in debug if first.get(j, hdr["end"]) - eligible[j] > a.over}
+    waited = {j for j in debug if first.get(j, hdr["end"]) - eligible[j] > over}
+    return DebugWaits(submit, eligible, first, debug, waited)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("events")
+    ap.add_argument("--over", type=float, default=60.0)
+    ap.add_argument("--probe", type=float, default=25.0)
+    a = ap.parse_args()
+    hdr, events = load_events(a.events)
+    nodes: dict[str, int] = hdr["nodes"]
+    ceilings: dict[str, float] = hdr.get("ceilings", {})
+    w = debug_waits(hdr, events, a.over)
+    submit, eligible, first, debug, waited = w.submit, w.eligible, w.first, w.debug, w.waited
     whole = {j for j in debug if submit[j]["gpus"] >= hdr["debug_max_gpus"]}
     capped = {j for j in debug if submit[j]["account"] in ceilings}
     n = len(debug)

@@ -25,16 +25,16 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import json
 import math
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from debug_waits import debug_waits, load_events  # scripts/, beside this one
+
 from allotment.compile.compiler import compile_repo
 from allotment.core.context import build_context
-from allotment.core.debug import is_debug
 from allotment.core.jobs import JobSpec
 from allotment.sim.workloads import from_scenario
 
@@ -147,30 +147,15 @@ def main() -> None:
     ap.add_argument("--repo", default=".")
     ap.add_argument("--at", default="2026-11-30")
     a = ap.parse_args()
-    with open(a.events, encoding="utf-8") as f:
-        lines = [json.loads(line) for line in f]
-    hdr, events = lines[0], lines[1:]
+    hdr, events = load_events(a.events)
     config = compile_repo(Path(a.repo), dt.date.fromisoformat(a.at))
     cluster = hdr["cluster"]
     spec = {j.id: j for j in from_scenario(config, "ai2", cluster=cluster, days=a.days, seed=a.seed).jobs}
     ent = build_context(config, cluster, mode="budgets").entitlement_gpus
     nodes: dict[str, int] = hdr["nodes"]
     ceilings: dict[str, float] = hdr.get("ceilings", {})
-    submit: dict[str, dict[str, Any]] = {}
-    eligible: dict[str, float] = {}
-    first: dict[str, float] = {}
-    for e in events:
-        if e["event"] == "submit":
-            submit[e["job"]] = e
-            if not e.get("held"):
-                eligible[e["job"]] = e["t"]
-        elif e["event"] == "eligible":
-            eligible[e["job"]] = e["t"]
-        elif e["event"] == "start":
-            first.setdefault(e["job"], e["t"])
-    debug = [j for j, s in submit.items() if j in eligible
-             and is_debug(s["min_runtime"], s["gpus"], hdr["debug_threshold_s"], hdr["debug_max_gpus"])]
-    waited = {j for j in debug if first.get(j, hdr["end"]) - eligible[j] > 60.0}
+    w = debug_waits(hdr, events, 60.0)
+    submit, eligible, first, debug, waited = w.submit, w.eligible, w.first, w.debug, w.waited
     probes = sorted((eligible[j] + 25.0, j) for j in waited)
     st = _State({}, set(), set())
     done: Counter[str] = Counter()
