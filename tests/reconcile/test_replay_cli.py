@@ -80,3 +80,15 @@ def test_a_log_simulated_at_an_epoch_phase_is_judged_at_that_phase(
     judge = _argv(workload, "--from-events", str(log), "--compare", "slurm-test")
     assert main([*judge, "--epoch-phase", "100"]) == 0
     assert "0 of " in capsys.readouterr().out
+
+
+def test_a_bad_saved_log_is_exit_2_with_each_line_named(
+    workload: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"t": 0, "event": "submit", "job": "a"}\n{"t": -1, "event": "end"}\n{"t"\n')
+    assert main(_argv(workload, "--from-events", str(bad), "--compare", "slurm-test")) == 2
+    err = capsys.readouterr().err
+    assert f"{bad}:2:2: t must be 0 or more, got -1" in err
+    assert f"{bad}:3:5: not valid JSON" in err
+    assert "Traceback" not in err

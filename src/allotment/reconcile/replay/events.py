@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from allotment.reconcile.replay.event_lines import parse_lines
 from allotment.sim.events import Event as SimEvent
 from allotment.sim.events import RunHeader, metrics_from_events
 
@@ -59,12 +60,9 @@ def write_events(path: Path, events: Iterable[Event]) -> None:
 
 
 def read_events(path: Path) -> list[Event]:
-    out = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if line.strip():
-            raw = json.loads(line)
-            out.append(Event(**{k: raw.get(k) for k in Event.__slots__}))
-    return sorted(out, key=sort_key)
+    """The events of a log file in time order; every bad line is a ``file:line:col`` error
+    (``event_lines``), all of them at once."""
+    return sorted(parse_lines(path, Event), key=sort_key)
 
 
 UNNAMED = "?"  # where a replayed job's GPUs are counted (records name no nodes)
