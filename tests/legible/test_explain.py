@@ -22,7 +22,12 @@ def _explain(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
 
 def test_a_preempted_job_names_who_took_its_gpus_by_which_rule(run_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     rd = read_run(run_dir)
-    pre = next(e for e in rd.events if e.event == "preempt" and e.rule == "reclaim")
+    # a victim that is not started again in the same pass (elsewhere): at that instant it waits
+    restarted = {(e.job, e.t) for e in rd.events if e.event == "start"}
+    pre = next(
+        e for e in rd.events
+        if e.event == "preempt" and e.rule == "reclaim" and (e.job, e.t) not in restarted
+    )
     out = _explain(capsys, pre.job, "--run", str(run_dir), "--at", str(pre.t))
     first = out.splitlines()[1]
     by = rd.jobs[pre.by]

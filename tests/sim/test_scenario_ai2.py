@@ -13,6 +13,7 @@ from allotment.sim.workloads import from_trace
 from allotment.traces.canonical import sorted_items, write_trace
 from allotment.traces.scenarios import get_scenario
 from allotment.traces.scenarios.ai2 import generate
+from allotment.traces.scenarios.calibration import AI2, BIG_GANGS, Calibration
 from tests.core.builders import make_config
 
 TREE = {"lm": {"pre": 3, "post": 2}, "vision": 2, "safety": 1}
@@ -34,7 +35,8 @@ def test_workload_has_the_ai2_shape() -> None:
     assert list(jobs) == sorted(jobs, key=lambda j: (j.submit, j.id))
     assert {j.account for j in jobs} == {"pre", "post", "vision", "safety"}
     debug = [j for j in jobs if j.kind == "debug"]
-    assert len(debug) > len(jobs) / 2
+    by_kind = {k: sum(j.kind == k for j in jobs) for k in {j.kind for j in jobs}}
+    assert max(by_kind, key=lambda k: by_kind[k]) == "debug"  # the most numerous class
     assert all(1 <= j.gpus <= 8 and 0 < (j.min_runtime or 0) <= 900 for j in debug)
     train = [j for j in jobs if j.kind == "train"]
     assert train and all(j.gpus_per_node == 8 and j.gpus >= 16 for j in train)
@@ -43,6 +45,51 @@ def test_workload_has_the_ai2_shape() -> None:
     assert all(e.time >= 0 for e in w.node_events)
     # about ten users per team
     assert len({j.user for j in jobs}) >= 30
+
+
+def _largest_run_over_allocation(calibration: Calibration) -> float:
+    config = _config()
+    w = generate(config, cluster="c1", days=7, seed=1, calibration=calibration)
+    ent = {n.name: n.entitlement_gpus["c1"] for n in config.leaves()}
+    return max(j.gpus / ent[j.account] for j in w.jobs if j.kind == "train")
+
+
+def test_a_training_run_is_no_bigger_than_its_teams_allocation_in_whole_nodes() -> None:
+    config = _config()
+    w = generate(config, cluster="c1", days=7, seed=1)
+    ent = {n.name: n.entitlement_gpus["c1"] for n in config.leaves()}
+    train = [j for j in w.jobs if j.kind == "train"]
+    assert train
+    for j in train:
+        assert j.gpus <= max(8, ent[j.account] // 8 * 8), (j.id, j.gpus, ent[j.account])
+    # the smallest team (16 GPUs) runs one- and two-node jobs, the largest (48) up to six
+    assert {j.gpus for j in train if j.account == "safety"} <= {8, 16}
+    assert _largest_run_over_allocation(AI2) <= 1.0
+
+
+def test_the_big_gangs_calibration_draws_runs_bigger_than_a_whole_allocation() -> None:
+    assert _largest_run_over_allocation(BIG_GANGS) >= 4.0
+    assert get_scenario("ai2-big-gangs")(_config(), cluster="c1", days=1, seed=2) == generate(
+        _config(), cluster="c1", days=1, seed=2, calibration=BIG_GANGS
+    )
+
+
+def test_the_ai2_calibration_offers_more_free_work_and_less_funded_work() -> None:
+    """The calibration's input-side claims (calibration.py): unallocated work a large part of
+    what is offered, funded work held to a smaller multiple of each team's slice."""
+
+    def offered(calibration: Calibration) -> tuple[float, float]:
+        w = generate(_config(), cluster="c1", days=7, seed=1, calibration=calibration)
+        free = sum(j.gpus * j.work for j in w.jobs if j.min_runtime == 0)
+        return free, sum(j.gpus * j.work for j in w.jobs) - free
+
+    new, old = offered(AI2), offered(BIG_GANGS)
+    assert new[0] / sum(new) >= 0.15 > old[0] / sum(old)
+    assert sum(AI2.outstanding.values()) - AI2.outstanding["unallocated"] < (
+        sum(BIG_GANGS.outstanding.values()) - BIG_GANGS.outstanding["unallocated"]
+    )
+    for c in (AI2, BIG_GANGS):
+        assert abs(sum(p for _, p in c.mix) - 1.0) < 1e-9
 
 
 def test_unknown_scenario_and_cluster_are_usage_errors() -> None:

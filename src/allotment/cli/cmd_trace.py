@@ -60,7 +60,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     register_import(tsub)
 
     gen = tsub.add_parser("generate", help="write a built-in scenario as a canonical trace")
-    gen.add_argument("--scenario", required=True, help="scenario name (ai2)")
+    gen.add_argument("--scenario", required=True, help="scenario name (ai2, ai2-big-gangs)")
     gen.add_argument(
         "--days", type=positive_float, default=30.0, help="days to generate (default 30)"
     )

@@ -6,21 +6,29 @@ deterministic for a given seed and never reads files, clocks or global randomnes
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
 from allotment.errors import UsageError
 from allotment.traces.scenarios.workload import Workload
 
-SCENARIOS: tuple[str, ...] = ("ai2",)
+SCENARIOS: tuple[str, ...] = ("ai2", "ai2-big-gangs")
 
 
 def get_scenario(name: str) -> Callable[..., Workload]:
-    """Return the generator of scenario ``name``; unknown names are a usage error."""
-    if name == "ai2":
-        from allotment.traces.scenarios.ai2 import generate
+    """Return the generator of scenario ``name``; unknown names are a usage error.
 
-        gen: Callable[..., Any] = generate
+    ``ai2-big-gangs`` is the ``ai2`` generator under its previous calibration
+    (``calibration.BIG_GANGS``: training runs up to 256 GPUs whatever the team's allocation), kept
+    as a stress test of fragmentation and so earlier measurements can be re-run."""
+    if name in SCENARIOS:
+        from allotment.traces.scenarios.ai2 import generate
+        from allotment.traces.scenarios.calibration import AI2, BIG_GANGS
+
+        gen: Callable[..., Any] = functools.partial(
+            generate, calibration=AI2 if name == "ai2" else BIG_GANGS
+        )
         return gen
     raise UsageError(f"unknown scenario {name!r}; known: {', '.join(SCENARIOS)}")
 

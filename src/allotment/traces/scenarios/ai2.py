@@ -10,14 +10,17 @@ What it reproduces, and why each knob is set the way it is:
   this scenario drifted from 1x to 7x within two weeks).  People are a closed loop: a researcher
   keeps a few experiments in flight and submits the next when one ends.  So each team's jobs of
   one class form streams where a job depends on (``depends_on``) the one ``k`` places before it,
-  ``k`` sized so the team keeps about ``OUTSTANDING`` times its slice of the cluster in flight.
+  ``k`` sized so the team keeps about ``Calibration.outstanding`` times its slice of the cluster
+  in flight.
   The trace stays a plain file (replays are identical) yet reacts to the scheduler, and the
   arrivals offer ``LOAD`` = 1.1x capacity so the streams stay full outside quiet spells;
 * team demand is bursty: each team alternates busy and quiet spells (exponential, mean 1.5 days)
   with arrival rates well above and well below its share;
-* the job mix is dominated in count by debug jobs (1-8 GPUs, minimum runtime at most 15 min) and in
-  GPU-hours by multi-node training (2-32 whole nodes, hours to days, resumable, checkpointing),
-  with interactive sessions (not resumable), batch work, and some unallocated work (minimum
+* the job mix (``calibration.py``: how much of each class, how much in flight, how large a
+  training run may be, and why) has debug jobs (1-8 GPUs, minimum runtime at most 15 min) as
+  the most numerous class, multi-node training (2-32 whole nodes by the draw, no more than the
+  team's allocation under ``AI2``; hours to days, resumable, checkpointing) as the most
+  GPU-hours, interactive sessions (not resumable), batch work, and unallocated work (minimum
   runtime 0);
 * a few node failures a week, each repaired 6-48 h later.
 
@@ -30,24 +33,18 @@ import dataclasses
 import functools
 import math
 import random
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from allotment.compile.model import BudgetNode, CompiledConfig
 from allotment.core.jobs import JobSpec, NodeEvent
 from allotment.errors import UsageError
+from allotment.traces.scenarios.calibration import AI2, Calibration
 from allotment.traces.scenarios.workload import Workload
 
 DAY = 86400.0
 HOUR = 3600.0
 
-#: share of job *count* by class; GPU-hours are dominated by ``train``
-MIX: tuple[tuple[str, float], ...] = (
-    ("debug", 0.625),
-    ("batch", 0.20),
-    ("interactive", 0.05),
-    ("unallocated", 0.09),
-    ("train", 0.035),
-)
 #: nodes per training job and their weights (256 GPUs on an 8-GPU node cluster is 32 nodes)
 TRAIN_NODES: tuple[tuple[int, float], ...] = (
     (2, 0.40),
@@ -56,8 +53,6 @@ TRAIN_NODES: tuple[tuple[int, float], ...] = (
     (16, 0.08),
     (32, 0.02),
 )
-#: GPUs a team keeps in flight (running + queued) per job class, as a multiple of its slice
-OUTSTANDING: dict[str, float] = {"train": 1.3, "batch": 0.6, "interactive": 0.1, "unallocated": 0.3}
 LOAD = 1.1  # GPU-hours the team streams offer / capacity GPU-hours (the chains hold back the excess)
 BACKLOG = 2.2  # GPUs requested by the initial backlog (long jobs, no debug) / capacity
 BUSY_MULT, QUIET_MULT = 1.5, 0.5  # arrival-rate multipliers of a team's busy and quiet spells
@@ -91,8 +86,9 @@ def _choice(rng: random.Random, weighted: tuple[tuple[int, float], ...]) -> int:
     return weighted[-1][0]
 
 
-def _shape(rng: random.Random, cls: str, gpn: int) -> _Shape:
-    """Sample one job of class ``cls`` on nodes of ``gpn`` GPUs."""
+def _shape(rng: random.Random, cls: str, gpn: int, max_nodes: int | None = None) -> _Shape:
+    """Sample one job of class ``cls`` on nodes of ``gpn`` GPUs (a training run on at most
+    ``max_nodes`` nodes)."""
     small = (1, 1, 2, 4, 8) if gpn >= 8 else (1, 1, 2, gpn)
     if cls == "debug":
         work = rng.uniform(120.0, 1800.0)
@@ -121,30 +117,32 @@ def _shape(rng: random.Random, cls: str, gpn: int) -> _Shape:
         kind = "inference" if rng.random() < 0.3 else "batch"
         return _Shape(min(rng.choice(small), gpn), None, work, 0.0, True, 900.0, kind, 0)
     nodes = _choice(rng, TRAIN_NODES)
+    if max_nodes is not None:
+        nodes = min(nodes, max_nodes)
     work = _lognormal(rng, 6 * HOUR, 0.6, 2 * HOUR, 2 * DAY)
     mr = float(rng.choice((2 * 3600, 4 * 3600, 8 * 3600)))
     return _Shape(nodes * gpn, gpn, work, min(mr, work), True, 3600.0, "train", 0)
 
 
 @functools.lru_cache(maxsize=8)
-def _mean_gpu_seconds(gpn: int) -> float:
+def _mean_gpu_seconds(gpn: int, mix: tuple[tuple[str, float], ...]) -> float:
     """Expected GPU-seconds of one job of the mix (fixed-seed estimate, independent of ``seed``)."""
     rng = random.Random(20240601)
     total = 0.0
     n = 100_000
     for _ in range(n):
-        s = _shape(rng, _pick_class(rng), gpn)
+        s = _shape(rng, _pick_class(rng, mix), gpn)
         total += s.gpus * s.work
     return total / n
 
 
-def _pick_class(rng: random.Random) -> str:
+def _pick_class(rng: random.Random, mix: tuple[tuple[str, float], ...]) -> str:
     x = rng.random()
-    for cls, p in MIX:
+    for cls, p in mix:
         x -= p
         if x < 0:
             return cls
-    return MIX[-1][0]
+    return mix[-1][0]
 
 
 def _teams(config: CompiledConfig, cluster: str) -> list[BudgetNode]:
@@ -185,7 +183,14 @@ def _spells(rng: random.Random, horizon: float) -> list[tuple[float, float, floa
     return [(s, e, m / mean) for s, e, m in out]
 
 
-def generate(config: CompiledConfig, *, cluster: str, days: float, seed: int) -> Workload:
+def generate(
+    config: CompiledConfig,
+    *,
+    cluster: str,
+    days: float,
+    seed: int,
+    calibration: Calibration = AI2,
+) -> Workload:
     """Generate ``days`` of the Ai2 setting on ``cluster`` of ``config`` (see the module doc)."""
     if cluster not in config.clusters:
         raise UsageError(
@@ -200,7 +205,8 @@ def generate(config: CompiledConfig, *, cluster: str, days: float, seed: int) ->
     rng = random.Random(seed)
     teams = _teams(config, cluster)
     total_abs = sum(t.absolute.get(cluster, 0.0) for t in teams)
-    mean_gs = _mean_gpu_seconds(gpn)
+    mix = calibration.mix
+    mean_gs = _mean_gpu_seconds(gpn, mix)
     jobs: list[JobSpec] = []
     for team in teams:
         trng = random.Random(f"{seed}/{team.name}")
@@ -209,13 +215,14 @@ def generate(config: CompiledConfig, *, cluster: str, days: float, seed: int) ->
         # initial backlog: GPUs requested ~ BACKLOG x this team's slice of the cluster
         want = BACKLOG * capacity * weight
         cap = _cap(config, team)
+        max_nodes = _max_nodes(team, cluster, gpn) if calibration.runs_fit_allocation else None
         backlog: list[tuple[str, JobSpec]] = []
         got = 0
         while got < want:
-            cls = _pick_class(trng)
+            cls = _pick_class(trng, mix)
             if cls == "debug":
                 continue
-            s = _fit(_shape(trng, cls, gpn), cap, gpn)
+            s = _fit(_shape(trng, cls, gpn, max_nodes), cap, gpn)
             backlog.append(
                 (cls, _job(team.name, 0, trng.uniform(0.0, 600.0), trng.choice(users), s, seed))
             )
@@ -236,8 +243,8 @@ def generate(config: CompiledConfig, *, cluster: str, days: float, seed: int) ->
                     t += trng.expovariate(rate * mult * scale)
                     if t >= end:
                         break
-                    cls = _pick_class(trng)
-                    s = _fit(_shape(trng, cls, gpn), cap, gpn)
+                    cls = _pick_class(trng, mix)
+                    s = _fit(_shape(trng, cls, gpn, max_nodes), cap, gpn)
                     arrivals.append((cls, _job(team.name, 0, t, trng.choice(users), s, seed)))
                     offered += s.gpus * s.work
             scale = max(0.0, (target - offered) / target)
@@ -249,32 +256,51 @@ def generate(config: CompiledConfig, *, cluster: str, days: float, seed: int) ->
             (cls, dataclasses.replace(j, id=f"{team.name}-{i:06d}"))
             for i, (cls, j) in enumerate(backlog + arrivals)
         ]
-        jobs.extend(_chain(team_jobs, capacity * weight, gpn))
+        streams = _Streams(calibration.outstanding, capacity * weight, gpn, max_nodes)
+        jobs.extend(_chain(team_jobs, streams))
     events = _failures(rng, cl.node_names, horizon)
     return Workload.of(jobs, events)
 
 
-def _mean_gpus(cls: str, gpn: int) -> float:
-    """Expected GPUs of one job of class ``cls`` on nodes of ``gpn`` GPUs (before caps)."""
+def _max_nodes(team: BudgetNode, cluster: str, gpn: int) -> int:
+    """The most whole nodes a training run of ``team`` takes: its allocation, at least one node
+    (``Calibration.runs_fit_allocation``)."""
+    return max(1, int(team.entitlement_gpus.get(cluster, 0.0) // gpn))
+
+
+def _mean_gpus(cls: str, gpn: int, max_nodes: int | None) -> float:
+    """Expected GPUs of one job of class ``cls`` on nodes of ``gpn`` GPUs (before max_gpus caps)."""
     if cls == "train":
-        return gpn * sum(n * w for n, w in TRAIN_NODES) / sum(w for _, w in TRAIN_NODES)
+        top = max_nodes if max_nodes is not None else max(n for n, _ in TRAIN_NODES)
+        used = sum(min(n, top) * w for n, w in TRAIN_NODES)
+        return gpn * used / sum(w for _, w in TRAIN_NODES)
     small = (1, 1, 2, 4, 8) if gpn >= 8 else (1, 1, 2, gpn)
     return sum(min(g, gpn) for g in small) / len(small)
 
 
-def _chain(team_jobs: list[tuple[str, JobSpec]], slice_gpus: float, gpn: int) -> list[JobSpec]:
+@dataclass(frozen=True, slots=True)
+class _Streams:
+    """What sizes one team's streams of experiments in flight (``_chain``)."""
+
+    outstanding: Mapping[str, float]
+    slice_gpus: float
+    gpn: int
+    max_nodes: int | None
+
+
+def _chain(team_jobs: list[tuple[str, JobSpec]], st: _Streams) -> list[JobSpec]:
     """Researchers keep a bounded number of experiments of each class in flight: the next one
     goes in when an earlier one ends.  Encoded in the trace as ``depends_on`` the job ``k``
     places back in the same team and class, so the replay reacts to the scheduler the way people
-    do and demand stays near ``sum(OUTSTANDING)`` times the team's slice instead of drifting."""
+    do and demand stays near ``sum(outstanding)`` times the team's slice instead of drifting."""
     streams: dict[str, list[str]] = {}
     out: list[JobSpec] = []
     for cls, j in team_jobs:
-        share = OUTSTANDING.get(cls)
+        share = st.outstanding.get(cls)
         if share is None:
             out.append(j)
             continue
-        k = max(1, round(share * slice_gpus / _mean_gpus(cls, gpn)))
+        k = max(1, round(share * st.slice_gpus / _mean_gpus(cls, st.gpn, st.max_nodes)))
         ids = streams.setdefault(cls, [])
         if len(ids) >= k:
             j = dataclasses.replace(j, depends_on=(ids[-k],))
