@@ -37,7 +37,8 @@ class BarGroup:
     path: str  # every other bar as one SVG path: a third of the bytes of a rect each
 
 
-TITLE_MIN_PX = 3.0  # narrower bars get no hover title: too small to point at, and bytes add up
+TITLE_MIN_PX = 5.0  # narrower bars get no hover title: too small to point at, and bytes add up
+# (5 px: a 30-day 1024-GPU report with its baseline beside it stays under 10 MB, 8.8 MB measured)
 
 
 @dataclass(frozen=True, slots=True)
