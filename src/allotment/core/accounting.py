@@ -7,6 +7,7 @@ node -- that bound a victim search before it looks at single jobs.
 from __future__ import annotations
 
 from allotment.core.context import Context
+from allotment.core.ids import UserGpus
 from allotment.core.state import Run
 
 
@@ -14,7 +15,7 @@ class Accounting:
     def __init__(self, ctx: Context, n_nodes: int) -> None:
         self.alloc_gpus: dict[str, int] = dict.fromkeys(ctx.leaves, 0)  # charged GPUs running
         self.tree_gpus: dict[str, int] = dict.fromkeys(ctx.tree, 0)  # charged GPUs per tree node
-        self.user_gpus: dict[tuple[str, str], int] = {}
+        self.user_gpus = UserGpus()  # by (account, user) id (core.ids)
         self.user_version: dict[str, int] = {}  # per account, bumped when its users' GPUs change (core.candidates)
         self.paths = ctx.paths
         caps = {n: t.max_gpus for n, t in ctx.tree.items() if t.max_gpus is not None}
@@ -71,8 +72,9 @@ class Accounting:
                 self.alloc_gpus[r.account] += r.gpus
             for n in self.paths.get(r.account, ()):
                 self.tree_gpus[n] += r.gpus
-        k = (r.account, r.spec.user)
-        self.user_gpus[k] = self.user_gpus.get(k, 0) + r.gpus
+        if r.uid < 0:
+            r.uid = self.user_gpus.id_of(r.account, r.spec.user)
+        self.user_gpus.gpus[r.uid] += r.gpus
         self.user_version[r.account] = self.user_version.get(r.account, 0) + 1
 
     def stopped(self, r: Run) -> None:
@@ -81,7 +83,7 @@ class Accounting:
                 self.alloc_gpus[r.account] -= r.gpus
             for n in self.paths.get(r.account, ()):
                 self.tree_gpus[n] -= r.gpus
-        self.user_gpus[(r.account, r.spec.user)] -= r.gpus
+        self.user_gpus.gpus[r.uid] -= r.gpus
         self.user_version[r.account] = self.user_version.get(r.account, 0) + 1
         if self.preemptible.pop(r.jid, 0) is None:
             owner = r.account if r.allocated else ""

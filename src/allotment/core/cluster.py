@@ -99,6 +99,7 @@ class ClusterState:
                  evicted_by, self.mode.queue_of(spec.account, mr))
         p.n, p.per = self.pool.shape(spec)
         p.mr = mr
+        p.uid = self.acct.user_gpus.id_of(spec.account, spec.user)
         p.key = self.mode.key(p)
         self._queue(p)
 
