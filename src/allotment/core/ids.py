@@ -10,7 +10,7 @@ decided: it is only ever an index, never compared or sorted by (orders still end
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import NewType
 
 UserId = NewType("UserId", int)  # one (account, user) pair: user fairness is within a team
@@ -54,3 +54,27 @@ class UserGpus:
         """The pair's running GPUs, by name (for the edges; the hot loops index ``gpus``)."""
         got = self.ids.get((account, user))
         return 0 if got is None else self.gpus[got]
+
+
+AccountId = NewType("AccountId", int)  # one account (a leaf of the tree, or one the tree does not fund)
+TreeNodeId = NewType("TreeNodeId", int)  # one node of the budget tree
+NO_ACCOUNT = AccountId(-1)  # not given yet, or a queue of many accounts (the baselines' one queue)
+
+
+class Names:
+    """Names <-> dense ids: ``known`` first, in their order, then others on first sight."""
+
+    __slots__ = ("ids", "names")
+
+    def __init__(self, known: Iterable[str] = ()) -> None:
+        self.ids: dict[str, int] = {}
+        self.names: list[str] = []
+        for name in known:
+            self.id_of(name)
+
+    def id_of(self, name: str) -> int:
+        got = self.ids.get(name)
+        if got is None:
+            got = self.ids[name] = len(self.names)
+            self.names.append(name)
+        return got

@@ -106,7 +106,7 @@ class Scorer:
     looked up by name)."""
 
     __slots__ = ("age_cap", "age_div", "boost_index", "boosts", "deps", "max_free", "memo", "t", "user_gpus", "w",
-                 "w_fit")
+                 "w_fair", "w_fit")
 
     def __init__(
         self,
@@ -126,6 +126,7 @@ class Scorer:
         self.age_cap = float(self.w.age_cap_s)
         self.age_div = max(1.0, self.age_cap)
         self.w_fit = self.w.fit * min(3.0, max(1.0, load))
+        self.w_fair = self.w.fairness  # read once: the weights are an interpreted class (a generic lookup per read)
         self.max_free = max_free
         self.user_gpus = user_gpus
         self.boosts = boosts  # active_boosts(ctx, t), computed once per pass
@@ -150,7 +151,7 @@ class Scorer:
         s = p.static
         if s is None or s.t != self.t or s.weights is not self.w or not self.memo:
             s = self._static(p)
-        fairness = self.w.fairness * (1.0 / (1.0 + self._running(p) / 8.0))
+        fairness = self.w_fair * (1.0 / (1.0 + self._running(p) / 8.0))
         fit = self.w_fit if p.gpus <= self.max_free else 0.0
         own = s.head + fairness + fit + s.boost
         got = self.deps.get(p.jid) if self.deps else None
@@ -182,7 +183,7 @@ class Scorer:
             m.t == self.t or (m.timeless and m.got is got and (m.boosts is self.boosts or m.boosts == self.boosts))
         ):
             m = self._inherited_parts(p, got)
-        w_fair, users = self.w.fairness, self.user_gpus.gpus
+        w_fair, users = self.w_fair, self.user_gpus.gpus
         fit = self.w_fit if p.gpus <= self.max_free else 0.0
         best = -float("inf")
         for who, head, boost in m.parts:
@@ -260,8 +261,10 @@ class Scorer:
 
     def rank(self, cands: list[Pend]) -> list[Pend]:
         """``cands`` in ``key`` order: the keys sorted as plain tuples (no key function called
-        per comparison pass), each job found again by its id."""
+        per comparison pass), each with the job's place in ``cands`` after it (never compared:
+        the keys end in distinct ids), so no dict of the jobs by id is needed."""
         if len(cands) < 2:
             return cands
-        by_id = {p.jid: p for p in cands}
-        return [by_id[k[2]] for k in sorted([self.key(p) for p in cands])]
+        keys = [(-self.total(p), p.eligible, p.jid, i) for i, p in enumerate(cands)]
+        keys.sort()
+        return [cands[k[3]] for k in keys]

@@ -14,6 +14,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Iterator
 
+from allotment.core.ids import NO_ACCOUNT
 from allotment.core.modes import FREE_SUFFIX
 from allotment.core.state import Pend
 
@@ -56,14 +57,16 @@ class Queue:
     ``keys[i]``), their ``shapes``, a ``version`` bumped by every change of its jobs
     (``core.candidates``), and what its name says, parsed once: its ``account`` and whether it
     holds that account's unallocated work (``free``).  ``qid`` is its index in
-    ``QueueSet.queues`` (``core.ids``: dense, given on first sight)."""
+    ``QueueSet.queues`` (``core.ids``: dense, given on first sight), ``aid`` its account's id
+    (``NO_ACCOUNT`` for a queue of many accounts: the baselines' one queue)."""
 
-    __slots__ = ("account", "free", "jobs", "keys", "name", "qid", "shapes", "version")
+    __slots__ = ("account", "aid", "free", "jobs", "keys", "name", "qid", "shapes", "version")
 
     def __init__(self, name: str, qid: int) -> None:
         self.name, self.qid = name, qid
         self.free = name.endswith(FREE_SUFFIX)
         self.account = name[: -len(FREE_SUFFIX)] if self.free else name
+        self.aid = NO_ACCOUNT
         self.keys: list[Key] = []
         self.jobs: list[Pend] = []
         self.shapes = Shapes()
@@ -87,6 +90,8 @@ class QueueSet:
 
     def add(self, p: Pend) -> None:
         q = self.queue(p.queue)
+        if p.account == q.account:
+            q.aid = p.aid
         q.version += 1
         i = bisect_left(q.keys, p.key)
         q.keys.insert(i, p.key)

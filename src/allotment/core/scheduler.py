@@ -200,7 +200,7 @@ class Scheduler(Starting):
             return [self.pending[j] for j in self.queues.head(q.name, self.mode.depth, tried)]
         if self.walk.reuses:  # the queue's order, kept while nothing it reads changed (core.candidates)
             o, mf = self._orders, self.pool.max_free()
-            users, queued = self.acct.user_version.get(q.account, 0), q.version
+            users, queued = self.acct.user_version[q.aid] if q.aid >= 0 else 0, q.version
             if not o.kept(q.name, pi.t, pi.load, self.dependants, mf, users, queued):
                 o.rebuild(q.name, list(q.jobs), self._scorer(pi), pi.t, pi.load, self.dependants, mf, users, queued)
             return o.first(q.name, tried, self.mode.depth)
@@ -226,7 +226,7 @@ class Scheduler(Starting):
             h = self.hold
             allow: NodeFilter | None = None if h is None else allow_for(h, p, now)  # evicting allocated work: only if it ends in time
             soft: NodeFilter | None = None if allow is None else allow_for(h, p, now, self.may_yield(p))  # free GPUs, unallocated work
-            if p.mr > 0 and not self.acct.fits_caps(p.account, p.gpus):
+            if p.mr > 0 and not self.acct.fits_caps_of(p.aid, p.gpus):
                 if self._cap_preempt(p, qk, pi, allow, starts, preemptions):
                     return True
                 continue

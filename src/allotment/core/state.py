@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from allotment.compile.model import PriorityWeights
-from allotment.core.ids import NO_USER, UserGpus, UserId
+from allotment.core.ids import NO_ACCOUNT, NO_USER, AccountId, UserGpus, UserId
 from allotment.core.jobs import JobSpec
 
 
@@ -48,6 +48,7 @@ class Run:
 
     __slots__ = (
         "account",
+        "aid",
         "allocated",
         "ckpt",
         "declared",
@@ -95,7 +96,9 @@ class Run:
         # started on a reserved node it would overrun, admitted because its protection ends
         # before the reservation starts: it yields to a reservation from then on (core.reservation)
         self.yields = False
-        self.uid: UserId = NO_USER  # its (account, user)'s id, given when it starts (``Accounting.started``)
+        # its (account, user)'s and its account's ids, given when it starts (``Accounting.started``)
+        self.uid: UserId = NO_USER
+        self.aid: AccountId = NO_ACCOUNT
 
     def frees_at(self) -> float:
         """When a reservation may have this job's GPUs: its protection's end if it yields,
@@ -106,12 +109,14 @@ class Run:
 class Pend:
     """A pending job.  ``gpus``, ``account``, ``user``, ``jid`` and ``work`` copy the spec's fields
     (``JobSpec`` is an interpreted class: reading it from compiled code is a generic attribute
-    lookup); ``uid`` (its (account, user)'s id in ``Accounting.user_gpus``, ``core.ids``), ``n``,
+    lookup); ``uid`` and ``aid`` (the ids of its (account, user) in ``Accounting.user_gpus`` and
+    of its account in ``Accounting.accounts``, ``core.ids``), ``n``,
     ``per`` (its shape on the pool) and ``mr`` (its clamped minimum runtime) are filled in by
     the scheduler when it queues the job."""
 
     __slots__ = (
         "account",
+        "aid",
         "declared",
         "done_work",
         "eligible",
@@ -154,6 +159,7 @@ class Pend:
         self.account: str = spec.account
         self.user: str = spec.user
         self.uid: UserId = NO_USER
+        self.aid: AccountId = NO_ACCOUNT
         self.jid: str = spec.id
         self.work: float = spec.work
         self.n = 0
