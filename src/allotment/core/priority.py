@@ -132,7 +132,9 @@ class Scorer:
         self.boosts = boosts  # active_boosts(ctx, t), computed once per pass
         # ``boosts`` indexed (``BoostsAt.index``: once per epoch), or made when first needed
         self.boost_index: BoostIndex | None = boost_index
-        self.deps: Mapping[str, tuple[JobSpec, ...]] = deps or {}  # dependants(...) of every known job
+        # dependants(...) of every known job, as a dict: under mypyc ``get`` on a ``Mapping`` is a
+        # generic method call, on a ``dict`` a direct one (``dependants`` makes dicts: no copy)
+        self.deps: dict[str, tuple[JobSpec, ...]] = deps if isinstance(deps, dict) else dict(deps or {})
         # keep each job's time-only part (StaticScore) across passes of the epoch; only for
         # callers whose ``boosts`` is always ``active_boosts(ctx, t)`` (the scheduler's walk)
         self.memo = memo
