@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from typing import NewType
 
 UserId = NewType("UserId", int)  # one (account, user) pair: user fairness is within a team
-NO_USER = UserId(-1)  # a job not yet given its id (``UserGpus.of_job``)
+NO_USER = UserId(-1)  # a job not yet given its id (``Scorer`` then looks its pair up by name)
 
 
 class UserGpus:
