@@ -23,6 +23,7 @@ from pathlib import Path
 from types import ModuleType
 
 HOT: tuple[str, ...] = (
+    "allotment.core.ids",
     "allotment.core.state",
     "allotment.core.debug",
     "allotment.core.contract",
@@ -33,6 +34,7 @@ HOT: tuple[str, ...] = (
     "allotment.core.accounting",
     "allotment.core.tiers",
     "allotment.core.epoch",
+    "allotment.core.boosts",
     "allotment.core.priority",
     "allotment.core.candidates",
     "allotment.core.modes",

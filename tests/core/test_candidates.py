@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 from allotment.compile.model import Policy
 from allotment.core.candidates import CandidateOrders, fit_key, fit_weight_key
 from allotment.core.context import build_context
+from allotment.core.ids import UserGpus
 from allotment.core.jobs import JobSpec
 from allotment.core.priority import Scorer, dependants
 from allotment.core.state import Pend
@@ -42,7 +43,7 @@ def test_the_kept_order_offers_the_candidates_whole_queue_scoring_offers(
     queue = [Pend(s, float(e), float(e), 0.0, s.priority, None, "a") for s, (_, e, *_) in zip(made, specs, strict=True)]
     deps = dependants(made)
     orders = CandidateOrders()
-    users: dict[tuple[str, str], int] = {}
+    users = UserGpus()
     version = queued = 0
     for max_free, load, user, running, tried_idx, t, leaves in changes:
         if 0 <= leaves < len(queue) - 1:
@@ -52,8 +53,8 @@ def test_the_kept_order_offers_the_candidates_whole_queue_scoring_offers(
             old = queue.pop(0)
             queue.append(Pend(old.spec, old.eligible + 500.0, 0.0, 100.0, old.declared, None, "a"))
             queued += 1
-        if users.get(("a", user), 0) != running:
-            users[("a", user)] = running
+        if users.running("a", user) != running:
+            users.set("a", user, running)
             version += 1  # what Accounting.user_version does on a start or a stop
         tried = {f"j{i}" for i in tried_idx}
 
@@ -85,7 +86,7 @@ def test_a_prerequisite_is_scored_again_when_only_the_user_of_a_job_waiting_for_
     queue = [Pend(spec["pre"], t, t, 0.0, 0, None, "a"), Pend(spec["dep"], t, t, 0.0, 3, None, "a"),
              Pend(spec["x"], 0.0, 0.0, 0.0, 2, None, "a")]
     deps = dependants(spec.values())
-    users: dict[tuple[str, str], int] = {}
+    users = UserGpus()
     orders = CandidateOrders()
 
     def offered(version: int) -> list[str]:
@@ -95,5 +96,5 @@ def test_a_prerequisite_is_scored_again_when_only_the_user_of_a_job_waiting_for_
         return [p.jid for p in got]
 
     assert offered(0) == ["dep", "pre", "x"]  # pre inherits 0.9 x dep's score, above x's
-    users[("a", "v")] = 16  # dep's user got busier: dep's score, and so pre's, drop below x's
+    users.set("a", "v", 16)  # dep's user got busier: dep's score, and so pre's, drop below x's
     assert offered(1) == ["dep", "x", "pre"]

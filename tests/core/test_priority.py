@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from allotment.compile.model import Boost, Policy
 from allotment.core.context import build_context
+from allotment.core.ids import UserGpus
 from allotment.core.jobs import JobSpec
 from allotment.core.priority import (
     BoostIndex,
@@ -37,7 +38,7 @@ def _pend(jid: str = "j", *, declared: int = 0, eligible: float = 0.0, gpus: int
 def _scorer(t: float = 1000.0, *, load: float = 1.0, max_free: int = 8, users: dict[tuple[str, str], int] | None = None,
             **kw: object) -> Scorer:
     ctx = _ctx(**kw)
-    return Scorer(ctx, t, load, max_free, users or {}, active_boosts(ctx, t))  # type: ignore[arg-type]
+    return Scorer(ctx, t, load, max_free, UserGpus.of(users or {}), active_boosts(ctx, t))  # type: ignore[arg-type]
 
 
 def test_declared_priority_counts_with_its_weight() -> None:
@@ -100,7 +101,7 @@ def test_a_prerequisite_scores_the_better_of_its_own_and_its_inherited_score_in_
     ctx = _ctx()
     pre = _pend("pre", declared=-5)
     dep = JobSpec(id="dep", submit=0.0, account="a", gpus=1, work=1.0, priority=2, depends_on=("pre",))
-    s = Scorer(ctx, 0.0, 1.0, 0, {}, {}, dependants([pre.spec, dep]))  # type: ignore[arg-type]
+    s = Scorer(ctx, 0.0, 1.0, 0, UserGpus(), {}, dependants([pre.spec, dep]))  # type: ignore[arg-type]
     got = s.parts(pre)
     assert got.total == s.total(pre) == got.inherited > got.declared + got.deadline + got.age + got.fairness
 
@@ -115,10 +116,10 @@ def test_the_memoised_score_is_the_recomputed_one_bit_for_bit_as_running_and_fre
     ctx = _ctx(boosts=(Boost("user:u", 0.37, T0 + dt.timedelta(days=400), "test", "lead"),))
     jobs = [_pend(f"j{i}", declared=i % 3, eligible=17.3 * i, gpus=1 + i % 5, deadline=5000.0 + 97 * i if i % 2 else None)
             for i in range(12)]
-    users: dict[tuple[str, str], int] = {}
+    users = UserGpus()
     for t in (1000.0, 1000.0, 4600.0):
         for step in range(4):
-            users[("a", "u")] = 3 * step
+            users.set("a", "u", 3 * step)
             args = (ctx, t, 1.0 + step / 3, 8 - step, users, active_boosts(ctx, t))  # type: ignore[arg-type]
             memo, ref = Scorer(*args, memo=True), Scorer(*args)  # type: ignore[arg-type]
             assert [memo.total(p) for p in jobs] == [ref.total(p) for p in jobs] == [ref.parts(p).total for p in jobs]
@@ -131,10 +132,10 @@ def test_the_memoised_inherited_score_is_the_recomputed_one_bit_for_bit() -> Non
     deps = [JobSpec(id=f"d{i}", submit=0.0, account="a", gpus=1, work=900.0, user=f"u{i % 2}", priority=i % 3,
                     deadline=4000.0 + 300 * i if i % 2 else None, depends_on=(f"p{i % 3}",)) for i in range(7)]
     waiting = dependants([p.spec for p in pre] + deps)
-    users: dict[tuple[str, str], int] = {}
+    users = UserGpus()
     for t in (100.0, 100.0, 2000.0):
         for step in range(3):
-            users[("a", "u1")] = 4 * step
+            users.set("a", "u1", 4 * step)
             args = (ctx, t, 1.0, 4 - step, users, active_boosts(ctx, t), waiting)  # type: ignore[arg-type]
             memo, ref = Scorer(*args, memo=True), Scorer(*args)  # type: ignore[arg-type]
             assert [memo.total(p) for p in pre] == [ref.total(p) for p in pre]
@@ -149,8 +150,9 @@ def test_deadline_free_dependants_parts_are_kept_across_epochs_until_the_active_
                     depends_on=(f"p{i % 2}",)) for i in range(4)]
     waiting = dependants([p.spec for p in pre] + deps)
     made_at = []
+    users = UserGpus()
     for t in (100.0, 2000.0, 4000.0, 5000.0):  # the boost on d1 (waiting for p1) expires at 3000 s
-        args = (ctx, t, 1.0, 4, {}, active_boosts(ctx, t), waiting)  # type: ignore[arg-type]
+        args = (ctx, t, 1.0, 4, users, active_boosts(ctx, t), waiting)  # type: ignore[arg-type]
         memo, ref = Scorer(*args, memo=True), Scorer(*args)  # type: ignore[arg-type]
         assert [memo._inherited(p) for p in pre] == [ref._inherited(p) for p in pre]
         made_at.append(pre[1].inherit.t if pre[1].inherit else None)

@@ -110,7 +110,7 @@ def test_a_capped_team_slices_its_own_time_under_its_cap() -> None:
     d = s.run_pass(160.0, {})
     assert [(p.job_id, p.rule) for p in d.preemptions] == [("batch", "within-team")]
     assert [x.job_id for x in d.starts] == ["debug"]
-    assert s.acct.tree_gpus["a"] <= 8
+    assert s.acct.tree_gpus("a") <= 8
     # a job of the same priority never makes room this way (no cycles), unless it is a debug job
     # that would end first (core.preemption.debug_slice): debug2 ends after debug
     s.add_pending(_job("debug2", "a", 8, prio=2), 170.0, 170.0)

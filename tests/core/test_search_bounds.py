@@ -62,12 +62,13 @@ def test_freeable_hosts_are_the_nodes_where_free_plus_the_owners_preemptible_gpu
 
 
 @settings(max_examples=200, deadline=None)
-@given(jobs, st.sampled_from(ACCOUNTS), st.integers(0, 40))
+@given(jobs, st.sampled_from((*ACCOUNTS, "zz")), st.integers(0, 40))  # zz: an account the tree does not fund
 def test_cap_checks_are_the_largest_excess_over_the_caps_on_the_path(
     running: list[tuple[str, int, int, bool, bool]], account: str, gpus: int
 ) -> None:
-    acct = _scheduler(running).acct
-    caps = acct.cap_path.get(account, ())
-    want = max((acct.tree_gpus[n] + gpus - cap for n, cap in caps), default=0)
+    sched = _scheduler(running)
+    acct, ctx = sched.acct, sched.ctx
+    caps = [(n, c) for n in ctx.paths.get(account, ()) if (c := ctx.tree[n].max_gpus) is not None]
+    want = max((acct.tree_gpus(n) + gpus - cap for n, cap in caps), default=0)
     assert acct.cap_excess(account, gpus) == want
     assert acct.fits_caps(account, gpus) == (want <= 0)

@@ -7,20 +7,34 @@ node -- that bound a victim search before it looks at single jobs.
 from __future__ import annotations
 
 from allotment.core.context import Context
+from allotment.core.ids import AccountId, Names, TreeNodeId, UserGpus
 from allotment.core.state import Run
+
+
+class Cap:
+    """A ``max_gpus`` on an account's path: the tree node (by id) and its limit."""
+
+    __slots__ = ("limit", "node")
+
+    def __init__(self, node: TreeNodeId, limit: int) -> None:
+        self.node, self.limit = node, limit
 
 
 class Accounting:
     def __init__(self, ctx: Context, n_nodes: int) -> None:
         self.alloc_gpus: dict[str, int] = dict.fromkeys(ctx.leaves, 0)  # charged GPUs running
-        self.tree_gpus: dict[str, int] = dict.fromkeys(ctx.tree, 0)  # charged GPUs per tree node
-        self.user_gpus: dict[tuple[str, str], int] = {}
-        self.user_version: dict[str, int] = {}  # per account, bumped when its users' GPUs change (core.candidates)
-        self.paths = ctx.paths
-        caps = {n: t.max_gpus for n, t in ctx.tree.items() if t.max_gpus is not None}
-        self.cap_path: dict[str, tuple[tuple[str, int], ...]] = {
-            leaf: tuple((n, caps[n]) for n in path if n in caps) for leaf, path in ctx.paths.items()
-        }
+        self.user_gpus = UserGpus()  # by (account, user) id (core.ids)
+        # by account id (core.ids; the funded leaves first): the tree nodes on its path, the caps
+        # on them, and a version bumped when its users' GPUs change (core.candidates)
+        self.accounts = Names(ctx.leaves)
+        self.tree = Names(ctx.tree)
+        self.tree_running: list[int] = [0] * len(self.tree.names)  # charged GPUs per tree node id
+        self.path_of: list[tuple[TreeNodeId, ...]] = []
+        self.caps_of: list[tuple[Cap, ...]] = []
+        self.user_version: list[int] = []
+        self._paths, self._caps = ctx.paths, {n: t.max_gpus for n, t in ctx.tree.items() if t.max_gpus is not None}
+        for name in self.accounts.names:
+            self._account_added(name)
         # running jobs past their protection (insertion-ordered sets)
         self.preemptible: dict[str, None] = {}
         self.unalloc: dict[str, None] = {}  # ... of unallocated work
@@ -35,54 +49,76 @@ class Accounting:
         self.yield_nodes: dict[int, int] = {}
         self.yield_gpus = 0
 
+    def account_id(self, account: str) -> AccountId:
+        """The account's id, given (with an empty path if the tree does not fund it) on first sight."""
+        aid = self.accounts.id_of(account)
+        if aid == len(self.path_of):
+            self._account_added(account)
+        return AccountId(aid)
+
+    def _account_added(self, account: str) -> None:
+        path = tuple(TreeNodeId(self.tree.id_of(n)) for n in self._paths.get(account, ()))
+        self.path_of.append(path)
+        names = self._paths.get(account, ())
+        self.caps_of.append(tuple(Cap(i, self._caps[n]) for i, n in zip(path, names, strict=True) if n in self._caps))
+        self.user_version.append(0)
+
+    def tree_gpus(self, node: str) -> int:
+        """Charged GPUs running under tree node ``node`` (by name: for the edges and tests)."""
+        return self.tree_running[self.tree.id_of(node)]
+
     def ceiling(self, account: str) -> int | None:
         """The tightest max_gpus on ``account``'s path (None: uncapped)."""
-        capped = self.cap_path.get(account, ())
-        return min(cap for _, cap in capped) if capped else None
+        capped = self.caps_of[self.account_id(account)]
+        return min(c.limit for c in capped) if capped else None
 
     def cap_excess(self, account: str, gpus: int) -> int:
         """GPUs that must stop under ``account``'s caps before ``gpus`` more can run there
         (0 or less: they fit now).  A plain loop: under mypyc ``max`` over a generator is a
         generic call and a generator object per call (2% of a compiled run)."""
-        capped = self.cap_path.get(account)
+        capped = self.caps_of[self.account_id(account)]
         if not capped:
             return 0
-        tree = self.tree_gpus
-        best = tree[capped[0][0]] + gpus - capped[0][1]
-        for n, cap in capped:
-            e = tree[n] + gpus - cap
+        tree = self.tree_running
+        best = tree[capped[0].node] + gpus - capped[0].limit
+        for c in capped:
+            e = tree[c.node] + gpus - c.limit
             if e > best:
                 best = e
         return best
 
     def fits_caps(self, account: str, gpus: int) -> bool:
-        capped = self.cap_path.get(account)
-        if not capped:
-            return True
-        tree = self.tree_gpus
-        for n, cap in capped:  # noqa: SIM110 - a loop, not all() over a generator (see cap_excess)
-            if tree[n] + gpus > cap:
+        return self.fits_caps_of(self.account_id(account), gpus)
+
+    def fits_caps_of(self, aid: AccountId, gpus: int) -> bool:
+        """``fits_caps`` by the account's id (the pass's, per candidate)."""
+        tree = self.tree_running
+        for c in self.caps_of[aid]:  # noqa: SIM110 - a loop, not all() over a generator (see cap_excess)
+            if tree[c.node] + gpus > c.limit:
                 return False
         return True
 
     def started(self, r: Run) -> None:
+        if r.aid < 0:
+            r.aid = self.account_id(r.account)
         if r.allocated:
             if r.account in self.alloc_gpus:
                 self.alloc_gpus[r.account] += r.gpus
-            for n in self.paths.get(r.account, ()):
-                self.tree_gpus[n] += r.gpus
-        k = (r.account, r.spec.user)
-        self.user_gpus[k] = self.user_gpus.get(k, 0) + r.gpus
-        self.user_version[r.account] = self.user_version.get(r.account, 0) + 1
+            for n in self.path_of[r.aid]:
+                self.tree_running[n] += r.gpus
+        if r.uid < 0:
+            r.uid = self.user_gpus.id_of(r.account, r.spec.user)
+        self.user_gpus.gpus[r.uid] += r.gpus
+        self.user_version[r.aid] += 1
 
     def stopped(self, r: Run) -> None:
         if r.allocated:
             if r.account in self.alloc_gpus:
                 self.alloc_gpus[r.account] -= r.gpus
-            for n in self.paths.get(r.account, ()):
-                self.tree_gpus[n] -= r.gpus
-        self.user_gpus[(r.account, r.spec.user)] -= r.gpus
-        self.user_version[r.account] = self.user_version.get(r.account, 0) + 1
+            for n in self.path_of[r.aid]:
+                self.tree_running[n] -= r.gpus
+        self.user_gpus.gpus[r.uid] -= r.gpus
+        self.user_version[r.aid] += 1
         if self.preemptible.pop(r.jid, 0) is None:
             owner = r.account if r.allocated else ""
             mine = self.owner_nodes[owner]

@@ -13,7 +13,7 @@ itself (a requeued job is a new ``Pend``, so it changes the queue):
 * the load, through the fit weight, only for the jobs that fit (``fit_weight_key``): when none
   does, the order holds whatever the demand;
 * the running GPUs of the users of ``q``'s account, its own and its dependants' (dependants are
-  of the same account: ``priority.dependants``) -- ``Accounting.user_version[account]``;
+  of the same account: ``priority.dependants``) -- ``Accounting.user_version[account id]``;
 * whether each job's GPUs fit the best node's free GPUs: ``max_free`` clamped to the queue's
   smallest job minus one and its largest job gives the same answer for every job;
 * the queue's jobs -- ``QueueSet.version[q]``.

@@ -99,6 +99,8 @@ class ClusterState:
                  evicted_by, self.mode.queue_of(spec.account, mr))
         p.n, p.per = self.pool.shape(spec)
         p.mr = mr
+        p.uid = self.acct.user_gpus.id_of(spec.account, spec.user)
+        p.aid = self.acct.account_id(spec.account)
         p.key = self.mode.key(p)
         self._queue(p)
 

@@ -35,8 +35,8 @@ class NodePool:
         self.version = 0
         self._mf, self._mf_version = 0, -1
         self._shapes: dict[tuple[int, int | None, str | None], tuple[int, int]] = {}
-        self._hosts: dict[tuple[int, str | None], list[int]] = {}
-        self._host_flags: dict[tuple[int, str | None], list[bool]] = {}
+        self._hosts: dict[str | None, list[list[int] | None]] = {}  # by type, then by GPUs per node
+        self._host_flags: dict[str | None, list[list[bool] | None]] = {}
         # healthy nodes counted by GPUs free-or-held-by-unallocated-work ("soft free")
         self.soft_count: list[int] = [0] * (self.max_gpus + 1)
         self.soft_whole = 0  # healthy nodes holding nothing but unallocated work
@@ -145,12 +145,18 @@ class NodePool:
     def hosts(self, per: int, gpu_type: str | None) -> list[int]:
         """Healthy nodes with at least ``per`` GPUs of ``gpu_type`` (any type if None), busy or
         not: where a job of that shape could ever be placed right now.  Cached until a node's
-        health changes; callers must not modify the list."""
-        key = (per, gpu_type)
-        got = self._hosts.get(key)
+        health changes, per type by ``per`` (a list index, not a tuple key hashed per call);
+        callers must not modify the list."""
+        if per > self.max_gpus:
+            return []
+        per = max(per, 0)  # every node has at least 0 GPUs
+        by = self._hosts.get(gpu_type)
+        if by is None:
+            by = self._hosts[gpu_type] = [None] * (self.max_gpus + 1)
+        got = by[per]
         if got is None:
             total, healthy, types = self.total, self.healthy, self.gpu_type
-            got = self._hosts[key] = [
+            got = by[per] = [
                 i
                 for i in range(len(total))
                 if healthy[i] and total[i] >= per and (gpu_type is None or types[i] == gpu_type)
@@ -159,10 +165,15 @@ class NodePool:
 
     def host_flags(self, per: int, gpu_type: str | None) -> list[bool]:
         """Per node: is it one of ``hosts(per, gpu_type)``?  Cached like ``hosts``."""
-        key = (per, gpu_type)
-        got = self._host_flags.get(key)
+        if per > self.max_gpus:
+            return [False] * len(self.names)
+        per = max(per, 0)
+        by = self._host_flags.get(gpu_type)
+        if by is None:
+            by = self._host_flags[gpu_type] = [None] * (self.max_gpus + 1)
+        got = by[per]
         if got is None:
-            got = self._host_flags[key] = [False] * len(self.names)
+            got = by[per] = [False] * len(self.names)
             for i in self.hosts(per, gpu_type):
                 got[i] = True
         return got

@@ -34,9 +34,13 @@ import heapq
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from allotment.core.boosts import BoostIndex, active_boosts, boost_of
 from allotment.core.context import Context
+from allotment.core.ids import UserGpus, UserId
 from allotment.core.jobs import JobSpec
 from allotment.core.state import InheritedParts, Pend, StaticScore
+
+__all__ = ["INHERIT", "BoostIndex", "PriorityScore", "Scorer", "active_boosts", "boost_of", "dependants", "propagate"]
 
 INHERIT = 0.9  # a prerequisite scores at least this fraction of its best same-team dependant's score
 
@@ -94,50 +98,15 @@ def dependants(specs: Iterable[JobSpec]) -> dict[str, tuple[JobSpec, ...]]:
     return out
 
 
-def active_boosts(ctx: Context, t: float) -> dict[str, float]:
-    """Boost amounts by target (``job:ID``, ``user:NAME``, ``account:LEAF``) not expired at ``t``."""
-    out: dict[str, float] = {}
-    for b in ctx.policy.boosts:
-        if t < ctx.boost_expiry_s(b.expires):
-            out[b.target] = out.get(b.target, 0.0) + b.amount
-    return out
-
-
-class BoostIndex:
-    """Active boosts by the name after their target's kind: ``job:ID`` under ``jobs[ID]``, and
-    so on (other kinds match nothing).  Made once per ``Scorer``, so that matching a job
-    builds no ``job:ID`` strings (each new string is hashed again: 4% of a compiled 10-day run)."""
-
-    __slots__ = ("accounts", "jobs", "users")
-
-    def __init__(self, boosts: Mapping[str, float]) -> None:
-        self.jobs: dict[str, float] = {}
-        self.users: dict[str, float] = {}
-        self.accounts: dict[str, float] = {}
-        for target, amount in boosts.items():
-            kind, _, name = target.partition(":")  # "job:" + id == target exactly then
-            if kind == "job":
-                self.jobs[name] = amount
-            elif kind == "user":
-                self.users[name] = amount
-            elif kind == "account":
-                self.accounts[name] = amount
-
-
-def boost_of(boosts: Mapping[str, float] | BoostIndex, job_id: str, user: str, account: str) -> float:
-    """The one boost-matching rule: a job gets its own, its user's and its account's boosts
-    (``boosts`` as ``active_boosts`` gives them, or indexed once by ``BoostIndex``)."""
-    idx = boosts if isinstance(boosts, BoostIndex) else BoostIndex(boosts)
-    return idx.jobs.get(job_id, 0.0) + idx.users.get(user, 0.0) + idx.accounts.get(account, 0.0)
-
-
 class Scorer:
     """The within-team score of pending jobs for one pass: at time ``t`` (the epoch), with
     ``max_free`` free GPUs on the best node, ``load`` = demanded / installed GPUs, and each
-    (account, user)'s running GPUs in ``user_gpus``."""
+    (account, user)'s running GPUs in ``user_gpus`` (by id: a queued job's ``Pend.uid`` is its
+    id in the table the scheduler scores with; a job without one, as explain makes them, is
+    looked up by name)."""
 
     __slots__ = ("age_cap", "age_div", "boost_index", "boosts", "deps", "max_free", "memo", "t", "user_gpus", "w",
-                 "w_fit")
+                 "w_fair", "w_fit")
 
     def __init__(
         self,
@@ -145,22 +114,27 @@ class Scorer:
         t: float,
         load: float,
         max_free: int,
-        user_gpus: Mapping[tuple[str, str], int],
+        user_gpus: UserGpus,
         boosts: Mapping[str, float],
         deps: Mapping[str, tuple[JobSpec, ...]] | None = None,
         *,
         memo: bool = False,
+        boost_index: BoostIndex | None = None,
     ) -> None:
         self.w = ctx.policy.priority_weights
         self.t = t
         self.age_cap = float(self.w.age_cap_s)
         self.age_div = max(1.0, self.age_cap)
         self.w_fit = self.w.fit * min(3.0, max(1.0, load))
+        self.w_fair = self.w.fairness  # read once: the weights are an interpreted class (a generic lookup per read)
         self.max_free = max_free
         self.user_gpus = user_gpus
         self.boosts = boosts  # active_boosts(ctx, t), computed once per pass
-        self.boost_index: BoostIndex | None = None  # made when first needed (most scorers need none)
-        self.deps: Mapping[str, tuple[JobSpec, ...]] = deps or {}  # dependants(...) of every known job
+        # ``boosts`` indexed (``BoostsAt.index``: once per epoch), or made when first needed
+        self.boost_index: BoostIndex | None = boost_index
+        # dependants(...) of every known job, as a dict: under mypyc ``get`` on a ``Mapping`` is a
+        # generic method call, on a ``dict`` a direct one (``dependants`` makes dicts: no copy)
+        self.deps: dict[str, tuple[JobSpec, ...]] = deps if isinstance(deps, dict) else dict(deps or {})
         # keep each job's time-only part (StaticScore) across passes of the epoch; only for
         # callers whose ``boosts`` is always ``active_boosts(ctx, t)`` (the scheduler's walk)
         self.memo = memo
@@ -179,7 +153,7 @@ class Scorer:
         s = p.static
         if s is None or s.t != self.t or s.weights is not self.w or not self.memo:
             s = self._static(p)
-        fairness = self.w.fairness * (1.0 / (1.0 + self.user_gpus.get(p.user_key, 0) / 8.0))
+        fairness = self.w_fair * (1.0 / (1.0 + self._running(p) / 8.0))
         fit = self.w_fit if p.gpus <= self.max_free else 0.0
         own = s.head + fairness + fit + s.boost
         got = self.deps.get(p.jid) if self.deps else None
@@ -207,15 +181,15 @@ class Scorer:
         if not got:
             return 0.0
         m = p.inherit
-        if m is None or m.weights is not self.w or not self.memo or not (
+        if m is None or m.weights is not self.w or not self.memo or m.users is not self.user_gpus or not (
             m.t == self.t or (m.timeless and m.got is got and (m.boosts is self.boosts or m.boosts == self.boosts))
         ):
             m = self._inherited_parts(p, got)
-        w_fair, users = self.w.fairness, self.user_gpus
+        w_fair, users = self.w_fair, self.user_gpus.gpus
         fit = self.w_fit if p.gpus <= self.max_free else 0.0
         best = -float("inf")
         for who, head, boost in m.parts:
-            score = head + w_fair * (1.0 / (1.0 + users.get(who, 0) / 8.0)) + fit + boost
+            score = head + w_fair * (1.0 / (1.0 + users[who] / 8.0)) + fit + boost
             if score > best:  # max(best, score), without the call
                 best = score
         return INHERIT * best
@@ -224,7 +198,7 @@ class Scorer:
         """What of ``_inherited`` only the epoch changes (``InheritedParts``)."""
         w, t = self.w, self.t
         ahead = max(0.0, p.work - p.done_work)  # the dependant cannot start before p ends
-        parts: list[tuple[tuple[str, str], float, float]] = []
+        parts: list[tuple[UserId, float, float]] = []
         same: dict[tuple[str, str, float], int] = {}  # (account, user, boost) -> index of its part
         timeless = True  # no dependant has a deadline: then only the boosts depend on the epoch
         for d in got:
@@ -235,7 +209,7 @@ class Scorer:
                 urgency = 1.0 if slack <= 0 else 1.0 / (1.0 + slack / 3600.0)
             head = w.declared * d.priority + w.deadline * urgency
             boost = boost_of(self._boosts(), d.id, d.user, d.account) if self.boosts else 0.0
-            who = (d.account, d.user)
+            who = self.user_gpus.id_of(d.account, d.user)
             if not self.memo:
                 parts.append((who, head, boost))
                 continue
@@ -246,10 +220,17 @@ class Scorer:
                 parts.append((who, head, boost))
             elif head > parts[i][1]:
                 parts[i] = (who, head, boost)
-        m = InheritedParts(t, w, tuple(parts), timeless, got, self.boosts)
+        m = InheritedParts(t, w, tuple(parts), timeless, got, self.boosts, self.user_gpus)
         if self.memo:
             p.inherit = m
         return m
+
+    def _running(self, p: Pend) -> int:
+        """The GPUs ``p``'s user runs in its team (by its id; by name if it has none)."""
+        uid = p.uid
+        if uid < 0:
+            uid = self.user_gpus.id_of(p.account, p.user)
+        return self.user_gpus.gpus[uid]
 
     def _boosts(self) -> BoostIndex:
         if self.boost_index is None:
@@ -264,7 +245,7 @@ class Scorer:
             slack = deadline - t - (p.work - p.done_work)
             urgency = 1.0 if slack <= 0 else 1.0 / (1.0 + slack / 3600.0)
         age = min(max(0.0, t - p.eligible), self.age_cap) / self.age_div
-        fairness = 1.0 / (1.0 + self.user_gpus.get(p.user_key, 0) / 8.0)
+        fairness = 1.0 / (1.0 + self._running(p) / 8.0)
         fit = self.w_fit if p.gpus <= self.max_free else 0.0
         boost = boost_of(self._boosts(), p.jid, p.user, p.account) if self.boosts else 0.0
         return (w.declared * p.declared, w.deadline * urgency, w.age * age, w.fairness * fairness, fit, boost)
@@ -282,8 +263,10 @@ class Scorer:
 
     def rank(self, cands: list[Pend]) -> list[Pend]:
         """``cands`` in ``key`` order: the keys sorted as plain tuples (no key function called
-        per comparison pass), each job found again by its id."""
+        per comparison pass), each with the job's place in ``cands`` after it (never compared:
+        the keys end in distinct ids), so no dict of the jobs by id is needed."""
         if len(cands) < 2:
             return cands
-        by_id = {p.jid: p for p in cands}
-        return [by_id[k[2]] for k in sorted([self.key(p) for p in cands])]
+        keys = [(-self.total(p), p.eligible, p.jid, i) for i, p in enumerate(cands)]
+        keys.sort()
+        return [cands[k[3]] for k in keys]

@@ -14,6 +14,8 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Iterator
 
+from allotment.core.ids import NO_ACCOUNT
+from allotment.core.modes import FREE_SUFFIX
 from allotment.core.state import Pend
 
 Key = tuple[float, float, str]
@@ -50,46 +52,82 @@ def _bump(d: dict[int, int], k: int, by: int) -> None:
         del d[k]
 
 
+class Queue:
+    """One queue: its jobs' keys in key order and the jobs in the same order (``jobs[i]`` has
+    ``keys[i]``), their ``shapes``, a ``version`` bumped by every change of its jobs
+    (``core.candidates``), and what its name says, parsed once: its ``account`` and whether it
+    holds that account's unallocated work (``free``).  ``qid`` is its index in
+    ``QueueSet.queues`` (``core.ids``: dense, given on first sight), ``aid`` its account's id
+    (``NO_ACCOUNT`` for a queue of many accounts: the baselines' one queue)."""
+
+    __slots__ = ("account", "aid", "free", "jobs", "keys", "name", "qid", "shapes", "version")
+
+    def __init__(self, name: str, qid: int) -> None:
+        self.name, self.qid = name, qid
+        self.free = name.endswith(FREE_SUFFIX)
+        self.account = name[: -len(FREE_SUFFIX)] if self.free else name
+        self.aid = NO_ACCOUNT
+        self.keys: list[Key] = []
+        self.jobs: list[Pend] = []
+        self.shapes = Shapes()
+        self.version = 0
+
+
 class QueueSet:
+    """The queues by name (the edges, and the round's order, which ends in names) and by id."""
+
     def __init__(self) -> None:
-        self.keys: dict[str, list[Key]] = {}
-        self.shapes: dict[str, Shapes] = {}
-        self.version: dict[str, int] = {}  # per queue, bumped by every change of its jobs (core.candidates)
+        self.by_name: dict[str, Queue] = {}
+        self.queues: list[Queue] = []  # by id
+
+    def queue(self, name: str) -> Queue:
+        """The queue called ``name``, made empty on first sight."""
+        got = self.by_name.get(name)
+        if got is None:
+            got = self.by_name[name] = Queue(name, len(self.queues))
+            self.queues.append(got)
+        return got
 
     def add(self, p: Pend) -> None:
-        q = p.queue
-        self.version[q] = self.version.get(q, 0) + 1
-        lst = self.keys.setdefault(q, [])
-        lst.insert(bisect_left(lst, p.key), p.key)
-        sh = self.shapes.get(q)
-        if sh is None:
-            sh = self.shapes[q] = Shapes()
-        sh.count(p, 1)
+        q = self.queue(p.queue)
+        if p.account == q.account:
+            q.aid = p.aid
+        q.version += 1
+        i = bisect_left(q.keys, p.key)
+        q.keys.insert(i, p.key)
+        q.jobs.insert(i, p)
+        q.shapes.count(p, 1)
 
     def remove(self, p: Pend) -> None:
-        lst = self.keys[p.queue]
-        i = bisect_left(lst, p.key)
-        if i >= len(lst) or lst[i] != p.key:
+        q = self.by_name[p.queue]
+        i = bisect_left(q.keys, p.key)
+        if i >= len(q.keys) or q.keys[i] != p.key:
             raise KeyError(p.jid)
-        lst.pop(i)
-        self.shapes[p.queue].count(p, -1)
-        self.version[p.queue] += 1
+        q.keys.pop(i)
+        q.jobs.pop(i)
+        q.shapes.count(p, -1)
+        q.version += 1
 
     def min_per(self, q: str) -> int:
         """The fewest GPUs per node any job of ``q`` that can be placed needs (0: none)."""
-        sh = self.shapes.get(q)
-        return min(sh.per) if sh is not None and sh.per else 0
+        got = self.by_name.get(q)
+        return min(got.shapes.per) if got is not None and got.shapes.per else 0
 
     def nonempty(self) -> Iterator[str]:
-        return (q for q, lst in self.keys.items() if lst)
+        return (q.name for q in self.queues if q.keys)
+
+    def nonempty_queues(self) -> list[Queue]:
+        """The queues holding jobs, by id."""
+        return [q for q in self.queues if q.keys]
 
     def __len__(self) -> int:
-        return sum(len(lst) for lst in self.keys.values())
+        return sum(len(q.keys) for q in self.queues)
 
     def head(self, q: str, depth: int, skip: set[str]) -> Iterator[str]:
         """Job ids of ``q`` in key order, leaving out ``skip``, at most ``depth`` of them."""
         k = 0
-        for key in self.keys.get(q, ()):
+        got = self.by_name.get(q)
+        for key in got.keys if got is not None else ():
             if key[2] in skip:
                 continue
             yield key[2]

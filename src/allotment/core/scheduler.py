@@ -28,6 +28,7 @@ import math
 from bisect import insort
 from collections.abc import Mapping
 
+from allotment.core.boosts import BoostsAt
 from allotment.core.candidates import CandidateOrders
 from allotment.core.context import Context
 from allotment.core.decisions import Decisions, NodeReport, Preemption, Ranked, Reservation, Start
@@ -37,6 +38,7 @@ from allotment.core.fairshare import LeafRank, rank_leaves, reclaim_measure
 from allotment.core.pass_inputs import PassInputs, QueueKey
 from allotment.core.placement import NodeFilter
 from allotment.core.priority import Scorer, active_boosts
+from allotment.core.queues import Queue
 from allotment.core.reservation import Hold, allow_for, may_hold, plan_hold
 from allotment.core.snapshot import NodeState
 from allotment.core.starting import Starting
@@ -50,6 +52,15 @@ GANG_WHY = "highest-ranked blocked {what} ({gpus} GPUs); smaller jobs backfill o
 WHOLE_NODE_WHAT = "whole-node job of an under-served team, waiting over 1 h"
 
 
+class _KeptKey:
+    """A queue's round key and the allocated GPUs of its account it was computed for."""
+
+    __slots__ = ("alloc", "key")
+
+    def __init__(self, alloc: int, key: QueueKey) -> None:
+        self.alloc, self.key = alloc, key
+
+
 class Scheduler(Starting):
     def __init__(self, ctx: Context, nodes: tuple[NodeState, ...], *, walk: WalkPolicy = FAST) -> None:
         super().__init__(ctx, nodes, walk)
@@ -59,9 +70,10 @@ class Scheduler(Starting):
         self._inputs_val: tuple[dict[str, float], tuple[LeafRank, ...], dict[str, float]] | None = None
         self._holds: dict[tuple[str | None, int, int], Hold | None] = {}
         self._holds_at = -1
-        self._qkeys: dict[str, tuple[int, QueueKey]] = {}  # per queue, its account's GPUs and key ...
+        self._qkeys: list[_KeptKey | None] = []  # per queue id, its account's GPUs and key ...
         self._qkeys_at = -1  # ... for these inputs (_inputs_id)
         self._orders = CandidateOrders()  # each queue's score order (core.candidates)
+        self._boosts = BoostsAt(ctx)  # the active boosts of the last epoch, and their index
 
     def run_pass(self, now: float, usage: Mapping[str, float]) -> Decisions:
         starts: list[Start] = []
@@ -116,7 +128,7 @@ class Scheduler(Starting):
             self._inputs_id += 1
         load = (self.pending_gpus + self.running_gpus) / max(1, self.ctx.capacity_gpus)
         return PassInputs(now, t, owed, ranks, {r.leaf: r.rank for r in ranks}, measure,
-                          active_boosts(self.ctx, t), load)
+                          self._boosts.at(t) if self.walk.reuses else active_boosts(self.ctx, t), load)
 
     def wake_at(self, now: float) -> float | None:
         """The next instant after ``now`` at which a pass could decide something new although
@@ -135,18 +147,22 @@ class Scheduler(Starting):
         return nxt if nxt < math.inf else None
 
     # -- step 4 ------------------------------------------------------------------------------
-    def _round_key(self, q: str, pi: PassInputs) -> QueueKey:
+    def _round_key(self, q: Queue, pi: PassInputs) -> QueueKey:
         """``queue_key``, which the fast walk reuses while the pass inputs (what each account is
         owed, the ranks) are the same and the queue's account runs the same allocated GPUs."""
         if not self.walk.reuses:
-            return self.queue_key(q, pi)
+            return self.queue_key(q.name, pi)
+        keys = self._qkeys
         if self._qkeys_at != self._inputs_id:
-            self._qkeys, self._qkeys_at = {}, self._inputs_id
-        alloc = self.acct.alloc_gpus.get(self._account_of(q)[1], 0)
-        got = self._qkeys.get(q)
-        if got is None or got[0] != alloc:
-            got = self._qkeys[q] = (alloc, self.queue_key(q, pi))
-        return got[1]
+            keys, self._qkeys_at = [], self._inputs_id
+            self._qkeys = keys
+        while len(keys) <= q.qid:
+            keys.append(None)
+        alloc = self.acct.alloc_gpus.get(q.account, 0)
+        got = keys[q.qid]
+        if got is None or got.alloc != alloc:
+            got = keys[q.qid] = _KeptKey(alloc, self.queue_key(q.name, pi))
+        return got.key
 
     def _round(self, pi: PassInputs, starts: list[Start], preemptions: list[Preemption]) -> bool:
         """One walk over the queues; True if it decided anything."""
@@ -155,48 +171,47 @@ class Scheduler(Starting):
         # the queues still to visit, best key first: order[i:] (keys end in their queue, so no
         # two are equal); a sorted list rather than a heap, whose tuple comparisons per pop
         # cost more under mypyc than one sort and an insort per start
-        order = sorted([self._round_key(q, pi) for q in self.queues.nonempty()])
+        order = sorted([self._round_key(q, pi) for q in self.queues.nonempty_queues()])
+        by_name = self.queues.by_name
         i = 0
         decided = False
         while i < len(order):
             qk = order[i]
             i += 1
-            q = qk[2]
-            if not self.queues.keys[q]:
+            q = by_name[qk[2]]
+            if not q.keys:
                 continue
-            account = self._account_of(q)[1]
-            if not self.walk.may_visit(self.queues.shapes[q], qk[0], account, self.pool, self.acct, self.mode):
+            if not self.walk.may_visit(q.shapes, qk[0], q.account, self.pool, self.acct, self.mode):
                 continue
             cands = self._candidates(q, pi, tried)
-            if not self.walk.must_visit(cands, qk[0], account, self.pool, self.acct, self.mode):
+            if not self.walk.must_visit(cands, qk[0], q.account, self.pool, self.acct, self.mode):
                 continue
             if self._visit(cands, qk, pi, tried, starts, preemptions):
                 decided = True
-                if self.queues.keys[q]:
+                if q.keys:
                     insort(order, self._round_key(q, pi), lo=i)
         return decided
 
-    def _candidates(self, q: str, pi: PassInputs, tried: set[str]) -> list[Pend]:
+    def _candidates(self, q: Queue, pi: PassInputs, tried: set[str]) -> list[Pend]:
         """The ``queue_depth`` candidates a visit offers, in the order it offers them: the best
         by the whole within-team score over the whole queue when the mode scores (so a boost or
         a deadline moves a job from anywhere in it), else the queue's first in its own order."""
         if not self.mode.scores:
-            return [self.pending[j] for j in self.queues.head(q, self.mode.depth, tried)]
+            return [self.pending[j] for j in self.queues.head(q.name, self.mode.depth, tried)]
         if self.walk.reuses:  # the queue's order, kept while nothing it reads changed (core.candidates)
             o, mf = self._orders, self.pool.max_free()
-            users, queued = self.acct.user_version.get(self._account_of(q)[1], 0), self.queues.version[q]
-            if not o.kept(q, pi.t, pi.load, self.dependants, mf, users, queued):
-                o.rebuild(q, [self.pending[k[2]] for k in self.queues.keys[q]], self._scorer(pi), pi.t, pi.load,
-                          self.dependants, mf, users, queued)
-            return o.first(q, tried, self.mode.depth)
-        every = [self.pending[j] for j in self.queues.head(q, len(self.queues.keys[q]), tried)]
+            users, queued = self.acct.user_version[q.aid] if q.aid >= 0 else 0, q.version
+            if not o.kept(q.name, pi.t, pi.load, self.dependants, mf, users, queued):
+                o.rebuild(q.name, list(q.jobs), self._scorer(pi), pi.t, pi.load, self.dependants, mf, users, queued)
+            return o.first(q.name, tried, self.mode.depth)
+        every = [self.pending[j] for j in self.queues.head(q.name, len(q.keys), tried)]
         if len(every) < 2:
             return every
         return self._scorer(pi).best(every, self.mode.depth)
 
     def _scorer(self, pi: PassInputs) -> Scorer:
         return Scorer(self.ctx, pi.t, pi.load, self.pool.max_free(), self.acct.user_gpus, pi.boosts, self.dependants,
-                      memo=self.walk.reuses)
+                      memo=self.walk.reuses, boost_index=self._boosts.index(pi.boosts))
 
     def _visit(self, cands: list[Pend], qk: QueueKey, pi: PassInputs, tried: set[str],
                starts: list[Start], preemptions: list[Preemption]) -> bool:
@@ -211,7 +226,7 @@ class Scheduler(Starting):
             h = self.hold
             allow: NodeFilter | None = None if h is None else allow_for(h, p, now)  # evicting allocated work: only if it ends in time
             soft: NodeFilter | None = None if allow is None else allow_for(h, p, now, self.may_yield(p))  # free GPUs, unallocated work
-            if p.mr > 0 and not self.acct.fits_caps(p.account, p.gpus):
+            if p.mr > 0 and not self.acct.fits_caps_of(p.aid, p.gpus):
                 if self._cap_preempt(p, qk, pi, allow, starts, preemptions):
                     return True
                 continue

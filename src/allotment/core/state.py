@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from allotment.compile.model import PriorityWeights
+from allotment.core.ids import NO_ACCOUNT, NO_USER, AccountId, UserGpus, UserId
 from allotment.core.jobs import JobSpec
 
 
@@ -25,17 +26,17 @@ class StaticScore:
 
 class InheritedParts:
     """The part of each waiting dependant's score that only the epoch changes
-    (``core.priority.Scorer._inherited``): per dependant ((account, user), declared + deadline,
-    boost), in dependant order (the pair made once: it keys ``Accounting.user_gpus``); dependants of one user with the same boost are kept as the one
+    (``core.priority.Scorer._inherited``): per dependant (its user's id in ``users``, declared +
+    deadline, boost), in dependant order; dependants of one user with the same boost are kept as the one
     with the highest declared + deadline (the rest of the sum is the same for them, and float
-    addition is monotone, so that one's sum is their maximum).  Valid for epoch ``t`` and
-    ``weights``.  A plain slotted class, like ``StaticScore``."""
+    addition is monotone, so that one's sum is their maximum).  Valid for epoch ``t``,
+    ``weights`` and the user table ``users`` its ids index.  A plain slotted class, like ``StaticScore``."""
 
-    __slots__ = ("boosts", "got", "parts", "t", "timeless", "weights")
+    __slots__ = ("boosts", "got", "parts", "t", "timeless", "users", "weights")
 
-    def __init__(self, t: float, weights: PriorityWeights, parts: tuple[tuple[tuple[str, str], float, float], ...],
-                 timeless: bool, got: tuple[JobSpec, ...], boosts: Mapping[str, float]) -> None:
-        self.t, self.weights, self.parts = t, weights, parts
+    def __init__(self, t: float, weights: PriorityWeights, parts: tuple[tuple[UserId, float, float], ...],
+                 timeless: bool, got: tuple[JobSpec, ...], boosts: Mapping[str, float], users: UserGpus) -> None:
+        self.t, self.weights, self.parts, self.users = t, weights, parts, users
         # also valid at any other epoch when no dependant has a deadline (``timeless``), for
         # the same dependants ``got`` and equal active boosts: nothing else of it reads the time
         self.timeless, self.got, self.boosts = timeless, got, boosts
@@ -47,6 +48,7 @@ class Run:
 
     __slots__ = (
         "account",
+        "aid",
         "allocated",
         "ckpt",
         "declared",
@@ -61,6 +63,7 @@ class Run:
         "resumable",
         "spec",
         "start",
+        "uid",
         "yields",
     )
 
@@ -93,6 +96,9 @@ class Run:
         # started on a reserved node it would overrun, admitted because its protection ends
         # before the reservation starts: it yields to a reservation from then on (core.reservation)
         self.yields = False
+        # its (account, user)'s and its account's ids, given when it starts (``Accounting.started``)
+        self.uid: UserId = NO_USER
+        self.aid: AccountId = NO_ACCOUNT
 
     def frees_at(self) -> float:
         """When a reservation may have this job's GPUs: its protection's end if it yields,
@@ -103,12 +109,14 @@ class Run:
 class Pend:
     """A pending job.  ``gpus``, ``account``, ``user``, ``jid`` and ``work`` copy the spec's fields
     (``JobSpec`` is an interpreted class: reading it from compiled code is a generic attribute
-    lookup), ``user_key`` is (account, user), the key of ``Accounting.user_gpus``; ``n``,
+    lookup); ``uid`` and ``aid`` (the ids of its (account, user) in ``Accounting.user_gpus`` and
+    of its account in ``Accounting.accounts``, ``core.ids``), ``n``,
     ``per`` (its shape on the pool) and ``mr`` (its clamped minimum runtime) are filled in by
     the scheduler when it queues the job."""
 
     __slots__ = (
         "account",
+        "aid",
         "declared",
         "done_work",
         "eligible",
@@ -124,8 +132,8 @@ class Pend:
         "queued_since",
         "spec",
         "static",
+        "uid",
         "user",
-        "user_key",
         "work",
     )
 
@@ -150,7 +158,8 @@ class Pend:
         self.gpus: int = spec.gpus
         self.account: str = spec.account
         self.user: str = spec.user
-        self.user_key: tuple[str, str] = (spec.account, spec.user)
+        self.uid: UserId = NO_USER
+        self.aid: AccountId = NO_ACCOUNT
         self.jid: str = spec.id
         self.work: float = spec.work
         self.n = 0

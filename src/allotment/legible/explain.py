@@ -13,6 +13,7 @@ from typing import Any
 from allotment.compile.model import CompiledConfig
 from allotment.core.context import Context, build_context
 from allotment.core.epoch import epoch_of
+from allotment.core.ids import UserGpus
 from allotment.core.jobs import JobSpec
 from allotment.core.priority import PriorityScore, Scorer, active_boosts, dependants, propagate
 from allotment.core.scheduler import Scheduler
@@ -130,7 +131,7 @@ def _team_rank(run: RunDir, ctx: Context, m: Moment, spec: JobSpec, sched: Sched
     running_gpus = sum(iv.gpus for iv in m.running.values())
     load = (pending_gpus + running_gpus) / max(1, ctx.capacity_gpus)
     t = epoch_of(m.t, ctx.policy.fairshare_period_s)  # the pass reads time-varying signals here
-    scorer = Scorer(ctx, t, load, max_free, user_gpus, active_boosts(ctx, t), dependants(run.jobs.values()))
+    scorer = Scorer(ctx, t, load, max_free, UserGpus.of(user_gpus), active_boosts(ctx, t), dependants(run.jobs.values()))
     scored = []
     for j, eligible in m.pending.items():
         s = run.jobs.get(j)
