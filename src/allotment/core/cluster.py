@@ -52,9 +52,9 @@ class ClusterState:
         # stays) or becomes preemptible, a node whose health changes; ``own_growth``, per account,
         # counts its allocated jobs becoming preemptible (a cap search takes only its own team's);
         # ``donor_growth`` for searches that looked at other accounts -- an account with
-        # preemptible allocated work runs more (it may turn donor).  A start never counts: it
-        # turns free GPUs into GPUs of the new job, which no search can take more of than it
-        # could take of them free.
+        # preemptible allocated work comes to run over what it is owed (it may turn donor).
+        # Nothing else of a start counts: it turns free GPUs into GPUs of the new job, which no
+        # search can take more of than it could take of them free.
         self.grown = NodeLog()
         self.own_growth: dict[str, int] = {}
         self.donor_growth = 0
@@ -153,7 +153,7 @@ class ClusterState:
     # -- internal mutations ------------------------------------------------------------------
     def _start(self, r: Run, now: float) -> None:
         self.version += 1
-        if r.allocated and self.acct.alloc.get(r.account):
+        if r.allocated and self.acct.alloc.get(r.account) and self._turns_over(r):
             self.donor_growth += 1
         self.pool.allocate(r.jid, r.placement, soft=not r.allocated)
         self.running[r.jid] = r
@@ -164,6 +164,14 @@ class ClusterState:
             self.acct.mark_preemptible(r)
         elif r.protected_until < math.inf:
             heapq.heappush(self.protect, (r.protected_until, r.jid))
+
+    def _turns_over(self, r: Run) -> bool:
+        """Does starting ``r`` take its account from at most to above what it is owed (the
+        donors' test, ``preemption.terms``, with the same arithmetic)?"""
+        alloc, owed = self.acct.alloc_gpus, self.owed(r.account)
+        before = alloc.get(r.account, 0)
+        after = before + r.gpus if r.account in alloc else before
+        return before - owed <= 0 < after - owed
 
     def _stop(self, job_id: str) -> Run:
         r = self.running.pop(job_id)

@@ -14,7 +14,7 @@ GPUs turn free), a job there became preemptible, its health changed -- and
 ``victims.still_fails`` re-reads only those nodes, with the search's terms as they are now (a
 requester that turned under-served, which reads donors, searches again); a failure that read
 donors also needs ``ClusterState.donor_growth`` unchanged (an account with preemptible work that
-runs more may turn donor, on every node it holds at once).  Starts grow nothing: they turn free
+comes to run over what it is owed may turn donor, on every node it holds at once).  Starts grow nothing: they turn free
 GPUs into the new job's, which no search can take more of than it could take of them free.  In a
 busy pass most rounds differ from the last only by starts and by stops on nodes the blocked jobs
 cannot use, and every blocked candidate would otherwise search again after each one.
