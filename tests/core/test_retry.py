@@ -30,15 +30,18 @@ ACCOUNTS = ("a", "b", "c")
 CTX = build_context(make_config({"a": 1, "b": 1, "c": 1}, nodes=N_NODES), "c1")
 NODES = tuple(NodeState(f"n{i}", 8) for i in range(N_NODES))
 USAGE = {"a": 0.0, "b": 400.0, "c": 150.0}  # a is the most under-served, b the most served
+USAGES = (USAGE, {"a": 300.0, "b": 0.0, "c": 150.0}, {"a": 0.0, "b": 0.0, "c": 0.0})  # new epochs' windows
 T0 = 1000.0
 
 # a running job: (account, GPUs, node, allocated, declared priority, protected for this long past T0)
 Job = tuple[str, int, int, bool, int, float]
 job = st.tuples(st.sampled_from(ACCOUNTS), st.integers(1, 8), st.integers(0, N_NODES - 1), st.booleans(),
                 st.integers(0, 1), st.sampled_from([-1.0, 30.0, 90.0, 1e9]))
-# a change: stop the k-th running job, let time pass, start a job, or flip a node's health
+# a change: stop the k-th running job, let time pass, start a job, flip a node's health, or
+# change the window usage (as a new epoch does)
 change = st.one_of(
     st.tuples(st.just("stop"), st.integers(0, 20)),
+    st.tuples(st.just("usage"), st.integers(0, len(USAGES) - 1)),
     st.tuples(st.just("tick"), st.integers(1, 60)),
     st.tuples(st.just("start"), job),
     st.tuples(st.just("health"), st.integers(0, N_NODES - 1)),
@@ -54,6 +57,7 @@ class Twin:
 
     def __init__(self, running: Sequence[Job], searches: Sequence[tuple[int, int, str, str, frozenset[int] | None]]) -> None:
         self.now = T0
+        self.usage = USAGE
         self.fast = _scheduler(running, FAST)
         self.ref = _scheduler(running, REFERENCE)
         self.searches = searches
@@ -75,10 +79,13 @@ class Twin:
             elif kind == "health":
                 s.set_health(s.pool.names[arg], not s.pool.healthy[arg], self.now)
         self.now += arg if kind == "tick" and isinstance(arg, int) else 0
+        if kind == "usage" and isinstance(arg, int):
+            self.usage = USAGES[arg]
         self.started += kind == "start"
 
-    def agree(self, usage: Mapping[str, float] = USAGE) -> int:
+    def agree(self, usage: Mapping[str, float] | None = None) -> int:
         """Run every search on both; return how many found victims (they must agree)."""
+        usage = self.usage if usage is None else usage
         found = 0
         for k, (_, _, _, kind, held) in enumerate(self.searches):
             got = [_victims(s, s.pending[f"p{k}"], kind, held, self.now, usage) for s in (self.fast, self.ref)]
@@ -207,7 +214,7 @@ def test_a_node_that_grew_but_is_reserved_cannot_hold_the_job() -> None:
     assert twin.agree() == 0
 
 
-def test_new_pass_inputs_forget_every_failure() -> None:
+def test_new_pass_inputs_forget_a_failure_that_read_donors() -> None:
     # c's preemptible 8 on n3 and 4 more: over what c is owed, but served no more than a in the
     # window -- until the next epoch's usage says it was
     twin = Twin([*SPLIT, ("b", 4, 2, True, 0, 1e9), ("c", 4, 2, True, 0, 1e9), ("c", 8, 3, True, 0, -1.0)],

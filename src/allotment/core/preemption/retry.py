@@ -29,6 +29,7 @@ from allotment.core.state import Pend
 
 _FORGET_AT = 1 << 16  # a NodeLog longer than this is dropped (its readers then search again)
 _NOTHING: list[int] = []  # nothing grew (callers only read it)
+_MOST = 512  # more grown nodes than this are not re-read one by one: the search runs again
 
 
 class NodeLog:
@@ -100,8 +101,11 @@ class _Failed:
 
 class FailedSearches:
     """Failed searches by key (the caller's: a job id and tag, or a shape and tag for searches
-    that read nothing else of the job), forgotten when the pass inputs change; ``log`` is the
-    state's ``NodeLog``."""
+    that read nothing else of the job); ``log`` is the state's ``NodeLog``.  When the pass inputs
+    change, a lasting failure that read no donors is kept for one more set of inputs (it read
+    nothing of them: what each account is owed only through whether the requester may reclaim,
+    which ``victims.still_fails`` reads again, and the usage only through the donors); every
+    other one is forgotten."""
 
     def __init__(self, log: NodeLog) -> None:
         self._by: dict[Hashable, _Failed] = {}
@@ -113,21 +117,24 @@ class FailedSearches:
         grew since (empty: it holds as it is; else it holds if ``victims.still_fails`` says so
         for them, with ``why``); None: search."""
         f = self._by.get(key)
-        if f is None or f.job is not job or f.at.inputs != at.inputs:
+        if f is None or f.job is not job:
             return None
         why, was = f.why, f.at
-        if was.version == at.version and was.queued == at.queued and was.now == at.now and was.queue == at.queue:
+        same = was.inputs == at.inputs
+        if same and was.version == at.version and was.queued == at.queued and was.now == at.now and was.queue == at.queue:
             return _NOTHING
-        if not why.lasting or (why.reclaim and was.donor_growth != at.donor_growth):
+        if not why.lasting or (why.reclaim and (not same or was.donor_growth != at.donor_growth)):
             return None
-        return self._log.since(was.grown)
+        grown = self._log.since(was.grown)
+        return None if grown is None or len(grown) > _MOST else grown
 
     def why(self, key: Hashable) -> NoVictims:
         """The answer remembered for ``key`` (after ``grown_since`` found one)."""
         return self._by[key].why
 
     def remember(self, key: Hashable, job: Pend | None, at: SearchState, why: NoVictims) -> None:
-        if at.inputs != self._inputs:
-            self._by, self._inputs = {}, at.inputs
-            self._log.forget()  # no failure of older inputs is read again
+        if at.inputs != self._inputs:  # new inputs: keep what the last ones proved and does not read them
+            last = self._inputs
+            self._by = {k: f for k, f in self._by.items() if f.at.inputs == last and f.why.lasting and not f.why.reclaim}
+            self._inputs = at.inputs
         self._by[key] = _Failed(job, at, why)
