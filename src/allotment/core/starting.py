@@ -139,12 +139,11 @@ class Starting(ClusterState):
         # bound says no on any state like this one, so neither search nor memo is needed
         if self.pool.free_gpus() + self.acct.unalloc_gpus + (0 if only_unallocated else self.acct.alloc_gpus_pre_total) < p.gpus:
             return None
-        at = SearchState(self._inputs_id, self.grown.mark(), self.donor_growth, self.version, self.queued_version, pi.now, qk)
         held = None if allow is None or self.hold is None else self.hold.nodes
         # a search for unallocated work only reads the job's shape (core.preemption.victims)
         key: FailedSearch = (p.gpus, p.n, p.per, p.spec.gpu_type, held) if only_unallocated else (p.jid, held, reserve)
         job = None if only_unallocated else p
-        if self.walk.reuses and self._still_failed(key, job, at, p, pi, allow, only_unallocated, reserve):
+        if self.walk.reuses and self._still_failed(key, job, p, pi, qk, allow, only_unallocated, reserve):
             return None  # the same search already failed, and nothing since could change that
         view = self._view(pi)
         found = find_victims(view, p, p.n, p.per, pi.owed, pi.measure, allow=allow, only_unallocated=only_unallocated,
@@ -155,15 +154,19 @@ class Starting(ClusterState):
                 found = FOR_NOW  # the slicing rule read the queues: this holds on this very state only
         if isinstance(found, NoVictims):
             if self.walk.reuses:
-                self._failed.remember(key, job, at, found)
+                self._failed.remember(key, job, self._search_state(pi, qk), found)
             return None
         return found
 
-    def _still_failed(self, key: FailedSearch, job: Pend | None, at: SearchState, p: Pend, pi: PassInputs,
+    def _search_state(self, pi: PassInputs, qk: QueueKey) -> SearchState:
+        return SearchState(self._inputs_id, self.grown.mark(), self.donor_growth, self.version, self.queued_version, pi.now, qk)
+
+    def _still_failed(self, key: FailedSearch, job: Pend | None, p: Pend, pi: PassInputs, qk: QueueKey,
                       allow: NodeFilter | None, only_unallocated: bool, reserve: bool) -> bool:
-        """Did this search fail before, and does that still hold at ``at`` (``preemption.retry``)?
-        If it is still sure to fail after growth on some nodes, that is remembered as of now."""
-        grown = self._failed.grown_since(key, job, at)
+        """Did this search fail before, and does that still hold now (``preemption.retry``)?  If
+        it is still sure to fail after growth on some nodes, that is remembered as of now."""
+        grown = self._failed.grown_since(key, job, self._inputs_id, self.grown.mark(), self.donor_growth, self.version,
+                                         self.queued_version, pi.now, qk)
         if grown is None:
             return False
         if not grown:
@@ -172,7 +175,7 @@ class Starting(ClusterState):
                             allow=allow, only_unallocated=only_unallocated, reserve=reserve)
         if still is None:
             return False
-        self._failed.remember(key, job, at, still)
+        self._failed.remember(key, job, self._search_state(pi, qk), still)
         return True
 
     def _cap_preempt(self, p: Pend, qk: QueueKey, pi: PassInputs, allow: NodeFilter | None, starts: list[Start],

@@ -112,21 +112,26 @@ class FailedSearches:
         self._inputs = -1
         self._log = log
 
-    def grown_since(self, key: Hashable, job: Pend | None, at: SearchState) -> list[int] | None:
-        """If this very search failed and that answer may still hold at ``at``, the nodes that
-        grew since (empty: it holds as it is; else it holds if ``victims.still_fails`` says so
-        for them, with ``why``); None: search."""
+    def grown_since(self, key: Hashable, job: Pend | None, inputs: int, grown: int, donor_growth: int, version: int,
+                    queued: int, now: float, queue: tuple[int, int, str]) -> list[int] | None:
+        """If this very search failed and that answer may still hold now (the state's
+        ``SearchState`` fields, passed one by one: this runs for every search the walk would
+        make, most of them answered here), the nodes that grew since (empty: it holds as it
+        is; else it holds if ``victims.still_fails`` says so for them, with ``why``); None:
+        search."""
         f = self._by.get(key)
         if f is None or f.job is not job:
             return None
         why, was = f.why, f.at
-        same = was.inputs == at.inputs
-        if same and was.version == at.version and was.queued == at.queued and was.now == at.now and was.queue == at.queue:
+        same = was.inputs == inputs
+        if same and was.version == version and was.queued == queued and was.now == now and was.queue == queue:
             return _NOTHING
-        if not why.lasting or (why.reclaim and (not same or was.donor_growth != at.donor_growth)):
+        if not why.lasting or (why.reclaim and (not same or was.donor_growth != donor_growth)):
             return None
-        grown = self._log.since(was.grown)
-        return None if grown is None or len(grown) > _MOST else grown
+        if was.grown == grown:
+            return _NOTHING
+        nodes = self._log.since(was.grown)
+        return None if nodes is None or len(nodes) > _MOST else nodes
 
     def why(self, key: Hashable) -> NoVictims:
         """The answer remembered for ``key`` (after ``grown_since`` found one)."""
