@@ -53,9 +53,9 @@ class NoVictims:
     ``reclaim`` (it looked at other accounts as donors), an account with preemptible allocated
     work comes to run over what it is owed and may turn donor (``ClusterState.donor_growth``);
     without it, the requester's team runs below what it is owed and starts to look at donors.
-    Starts only shrink it.  Otherwise (the free nodes would do but a reservation kept the job off them, or
-    the move would not lower the distance from what is owed) it holds only on the very same
-    state."""
+    Starts only shrink it.  Otherwise (the free nodes would do but a reservation kept the job
+    off them, or the move would not lower the distance from what is owed) it holds only on the
+    very same state."""
 
     lasting: bool
     reclaim: bool = False
