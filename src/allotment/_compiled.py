@@ -42,6 +42,7 @@ HOT: tuple[str, ...] = (
     "allotment.core.reservation",
     "allotment.core.preemption.view",
     "allotment.core.preemption.caps",
+    "allotment.core.preemption.terms",
     "allotment.core.preemption.victims",
     "allotment.core.preemption.slicing",
     "allotment.core.preemption.debug_slice",

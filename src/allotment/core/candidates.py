@@ -70,8 +70,7 @@ class CandidateOrders:
     def rebuild(self, q: str, every: list[Pend], scorer: Scorer, t: float, load: float,
                 deps: Mapping[str, tuple[JobSpec, ...]], max_free: int, users: int, queued: int) -> None:
         """Order ``every`` job of ``q`` by ``scorer`` (the pass's) and keep it with its inputs."""
-        lo = min((p.gpus for p in every), default=0)
-        hi = max((p.gpus for p in every), default=0)
+        lo, hi = _gpus_range(every)
         fit = fit_key(max_free, lo, hi)
         self._by[q] = _Order(t, fit_weight_key(load, fit, lo), deps, fit, users, queued, scorer.rank(every), lo, hi)
 
@@ -97,3 +96,21 @@ class CandidateOrders:
                 if len(out) >= depth:
                     break
         return out
+
+
+def _gpus_range(every: list[Pend]) -> tuple[int, int]:
+    """(fewest, most) GPUs of ``every`` job, (0, 0) for none: a plain loop, since under mypyc
+    ``min``/``max`` over a generator are generic calls with a generator object each (this runs
+    on every rebuild)."""
+    lo = hi = 0
+    first = True
+    for p in every:
+        g = p.gpus
+        if first:
+            lo = hi = g
+            first = False
+        elif g < lo:
+            lo = g
+        elif g > hi:
+            hi = g
+    return lo, hi

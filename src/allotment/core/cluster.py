@@ -17,6 +17,7 @@ from allotment.core.decisions import Preemption
 from allotment.core.jobs import JobSpec, kept_work
 from allotment.core.modes import mode_for
 from allotment.core.placement import NodePool
+from allotment.core.preemption.retry import NodeLog
 from allotment.core.queues import QueueSet
 from allotment.core.reservation import NodeEnds
 from allotment.core.snapshot import NodeState
@@ -45,17 +46,16 @@ class ClusterState:
         self.queued_version = 0
         # per job, the jobs of its team waiting for it (core.priority.dependants; set by the driver)
         self.dependants: Mapping[str, tuple[JobSpec, ...]] = {}
-        # bumped by every change that can let a victim search find what it could not
-        # (preemption.view.NoVictims): ``growth`` for any search -- a job stops (unless it was
-        # unallocated work a search could take: its GPUs turn free, the sum stays), unallocated
-        # work's protection ends, a node's health changes; ``alloc_growth`` for searches that may
-        # take allocated work -- an allocated job's protection ends (``own_growth``: per account,
-        # for searches that may take only their own team's); ``donor_growth`` for searches
-        # that looked at other accounts -- an account with preemptible allocated work runs more
-        # (it may turn donor).  A start never counts: it turns free GPUs into GPUs of the new job,
-        # which no search can take more of than it could take of them free.
-        self.growth = 0
-        self.alloc_growth = 0
+        # where something grew that can let a victim search find what it could not
+        # (preemption.view.NoVictims, read by preemption.retry): the nodes of a job that stops
+        # (unless it was unallocated work a search could take: its GPUs turn free, the sum
+        # stays) or becomes preemptible, a node whose health changes; ``own_growth``, per account,
+        # counts its allocated jobs becoming preemptible (a cap search takes only its own team's);
+        # ``donor_growth`` for searches that looked at other accounts -- an account with
+        # preemptible allocated work comes to run over what it is owed (it may turn donor).
+        # Nothing else of a start counts: it turns free GPUs into GPUs of the new job, which no
+        # search can take more of than it could take of them free.
+        self.grown = NodeLog()
         self.own_growth: dict[str, int] = {}
         self.donor_growth = 0
         # bumped by every stop and health change: what frees GPUs for a cap search, which takes
@@ -144,7 +144,7 @@ class ClusterState:
     def set_health(self, node: str, healthy: bool, now: float) -> None:
         i = self.pool.index[node]
         self.version += 1
-        self.growth += 1
+        self.grown.add_node(i)
         self.released += 1
         self.pool.set_health(i, healthy)
         if healthy:
@@ -155,7 +155,7 @@ class ClusterState:
     # -- internal mutations ------------------------------------------------------------------
     def _start(self, r: Run, now: float) -> None:
         self.version += 1
-        if r.allocated and self.acct.alloc.get(r.account):
+        if r.allocated and self.acct.alloc.get(r.account) and self._turns_over(r):
             self.donor_growth += 1
         self.pool.allocate(r.jid, r.placement, soft=not r.allocated)
         self.running[r.jid] = r
@@ -167,12 +167,20 @@ class ClusterState:
         elif r.protected_until < math.inf:
             heapq.heappush(self.protect, (r.protected_until, r.jid))
 
+    def _turns_over(self, r: Run) -> bool:
+        """Does starting ``r`` take its account from at most to above what it is owed (the
+        donors' test, ``preemption.terms``, with the same arithmetic)?"""
+        alloc, owed = self.acct.alloc_gpus, self.owed(r.account)
+        before = alloc.get(r.account, 0)
+        after = before + r.gpus if r.account in alloc else before
+        return before - owed <= 0 < after - owed
+
     def _stop(self, job_id: str) -> Run:
         r = self.running.pop(job_id)
         self.version += 1
         self.released += 1
         if r.allocated or job_id not in self.acct.preemptible or (self._keep_nonresumable and not r.resumable):
-            self.growth += 1  # not unallocated work a search could take (see __init__)
+            self.grown.add(r.placement)  # not unallocated work a search could take (see __init__)
         self.pool.release(job_id, r.placement, soft=not r.allocated)
         self.ends.stopped(r, self.pool, self.running)
         self.acct.stopped(r)
@@ -204,11 +212,9 @@ class ClusterState:
             r = self.running.get(jid)
             if r is not None and r.protected_until <= now:
                 self.version += 1
+                self.grown.add(r.placement)
                 if r.allocated:
-                    self.alloc_growth += 1
                     self.own_growth[r.account] = self.own_growth.get(r.account, 0) + 1
-                else:
-                    self.growth += 1
                 self.acct.mark_preemptible(r)
 
     def next_protection_end(self) -> float:

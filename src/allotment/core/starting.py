@@ -18,7 +18,7 @@ from allotment.core.placement import NodeFilter
 from allotment.core.preemption.caps import find_cap_victims
 from allotment.core.preemption.retry import FailedSearches, SearchState
 from allotment.core.preemption.slicing import OWN_TEAM, ends_within, frees_room_for, may_slice
-from allotment.core.preemption.victims import find_victims
+from allotment.core.preemption.victims import find_victims, still_fails
 from allotment.core.preemption.view import FOR_NOW, NoVictims, Victim, VictimView
 from allotment.core.reservation import Hold, yields
 from allotment.core.snapshot import NodeState
@@ -41,7 +41,7 @@ class Starting(ClusterState):
         self._launched: dict[str, Pend] = {}  # this pass's starts, to undo one (see _evict_all)
         self._inputs_id = 0  # bumped whenever the pass inputs are recomputed
         # victim searches that failed, and on what (walk.reuses; see core.preemption.retry)
-        self._failed = FailedSearches()
+        self._failed = FailedSearches(self.grown)
         self._queue_names: dict[str, tuple[bool, str]] = {}
         self._view_val: VictimView | None = None  # the victim view of state _view_at
         self._view_at = (-1, -1)
@@ -117,21 +117,34 @@ class Starting(ClusterState):
                      preemptions: list[Preemption], *, only_unallocated: bool = False, reserve: bool = False) -> bool:
         """Start ``p`` on the GPUs of victims (every class, or only unallocated work; ``reserve``:
         it may hold a reservation, so jobs that yield to one are victims too); True if it started."""
+        found = self._victims_for(p, qk, pi, allow, only_unallocated, reserve)
+        if found is None:
+            return False
+        self._evict_all(found, p, pi, starts, preemptions)
+        pl = self.pool.find(p.spec, p.n, p.per, allow)
+        if pl is None:  # cannot happen: victims were chosen to free exactly this
+            raise AssertionError(f"preemption for {p.jid} did not free enough GPUs")
+        starts.append(self._launch(p, pl, pi, f"preempted {len(found)} job(s)", qk))
+        return True
+
+    def _victims_for(self, p: Pend, qk: QueueKey, pi: PassInputs, allow: NodeFilter | None, only_unallocated: bool,
+                     reserve: bool) -> list[Victim] | None:
+        """The victims ``_preempt_for`` evicts for ``p`` (None: none), from a search or, in the
+        fast walk, from the memo of failed ones (``preemption.retry``)."""
         if not self.mode.can_preempt or not self.acct.preemptible:
-            return False
+            return None
         if only_unallocated and not self.acct.unalloc_gpus:
-            return False
+            return None
         # every GPU any search could free, plus the free ones, is too few: find_victims's first
         # bound says no on any state like this one, so neither search nor memo is needed
         if self.pool.free_gpus() + self.acct.unalloc_gpus + (0 if only_unallocated else self.acct.alloc_gpus_pre_total) < p.gpus:
-            return False
-        at = SearchState(self._inputs_id, self.growth, self.alloc_growth, self.own_growth.get(p.account, 0), self.donor_growth, self.version, self.queued_version, pi.now, qk)
+            return None
         held = None if allow is None or self.hold is None else self.hold.nodes
         # a search for unallocated work only reads the job's shape (core.preemption.victims)
         key: FailedSearch = (p.gpus, p.n, p.per, p.spec.gpu_type, held) if only_unallocated else (p.jid, held, reserve)
         job = None if only_unallocated else p
-        if self.walk.reuses and self._failed.known(key, job, at):
-            return False  # the same search already failed, and nothing since could change that
+        if self.walk.reuses and self._still_failed(key, job, p, pi, qk, allow, only_unallocated, reserve):
+            return None  # the same search already failed, and nothing since could change that
         view = self._view(pi)
         found = find_victims(view, p, p.n, p.per, pi.owed, pi.measure, allow=allow, only_unallocated=only_unallocated,
                              reserve=reserve, debug_end=self.debug_end(p, pi.now))
@@ -141,13 +154,28 @@ class Starting(ClusterState):
                 found = FOR_NOW  # the slicing rule read the queues: this holds on this very state only
         if isinstance(found, NoVictims):
             if self.walk.reuses:
-                self._failed.remember(key, job, at, found)
+                self._failed.remember(key, job, self._search_state(pi, qk), found)
+            return None
+        return found
+
+    def _search_state(self, pi: PassInputs, qk: QueueKey) -> SearchState:
+        return SearchState(self._inputs_id, self.grown.mark(), self.donor_growth, self.version, self.queued_version, pi.now, qk)
+
+    def _still_failed(self, key: FailedSearch, job: Pend | None, p: Pend, pi: PassInputs, qk: QueueKey,
+                      allow: NodeFilter | None, only_unallocated: bool, reserve: bool) -> bool:
+        """Did this search fail before, and does that still hold now (``preemption.retry``)?  If
+        it is still sure to fail after growth on some nodes, that is remembered as of now."""
+        grown = self._failed.grown_since(key, job, self._inputs_id, self.grown.mark(), self.donor_growth, self.version,
+                                         self.queued_version, pi.now, qk)
+        if grown is None:
             return False
-        self._evict_all(found, p, pi, starts, preemptions)
-        pl = self.pool.find(p.spec, p.n, p.per, allow)
-        if pl is None:  # cannot happen: victims were chosen to free exactly this
-            raise AssertionError(f"preemption for {p.jid} did not free enough GPUs")
-        starts.append(self._launch(p, pl, pi, f"preempted {len(found)} job(s)", qk))
+        if not grown:
+            return True
+        still = still_fails(self._view(pi), p, p.n, p.per, pi.owed, pi.measure, grown, self._failed.why(key),
+                            allow=allow, only_unallocated=only_unallocated, reserve=reserve)
+        if still is None:
+            return False
+        self._failed.remember(key, job, self._search_state(pi, qk), still)
         return True
 
     def _cap_preempt(self, p: Pend, qk: QueueKey, pi: PassInputs, allow: NodeFilter | None, starts: list[Start],

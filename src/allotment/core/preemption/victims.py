@@ -35,6 +35,7 @@ from collections.abc import Mapping
 from allotment.core.fairshare import served_more
 from allotment.core.placement import NodeFilter
 from allotment.core.preemption import debug_slice
+from allotment.core.preemption.terms import Donor, Terms, may_reclaim
 from allotment.core.preemption.view import FOR_NOW, NoVictims, Victim, VictimView, lost_work
 from allotment.core.preemption.view import lasting as lasting_failure
 from allotment.core.state import Pend
@@ -58,59 +59,33 @@ class _Cand:
         self.reason = reason
 
 
-class _Donor:
-    """An account that may give up work (a plain slotted class, like ``_Cand``)."""
-
-    __slots__ = ("measure", "over")
-
-    def __init__(self, over: float, measure: float) -> None:
-        self.over = over  # GPUs it runs above what it is owed
-        self.measure = measure  # its reclaim measure
-
-
 def find_victims(
     v: VictimView, p: Pend, n: int, per: int, owed: Mapping[str, float], measure: Mapping[str, float],
     *, allow: NodeFilter | None = None, slice_ok: bool = True, only_unallocated: bool = False, reserve: bool = False,
     debug_end: float | None = None,
 ) -> list[Victim] | NoVictims:
     """The victims whose eviction lets ``p`` start as ``n`` x ``per`` GPUs on nodes ``allow``
-    admits, or why there are none (``NoVictims``: each ``lasting`` return below only gets truer
-    as free GPUs shrink)."""
-    acct, req = v.acct, p.account
-    reclaim_ok = v.reclaims and not only_unallocated and acct.alloc_gpus.get(req, 0) < owed.get(req, 0.0)
-    own = v.reclaims and slice_ok and not only_unallocated and acct.alloc_gpus_pre.get(req, 0) > 0
-    # cheap bound first: could every GPU we might take, plus the free ones, be enough?
-    takes_yields = reserve and not only_unallocated  # any account's jobs that yield to a reservation
-    reserve = takes_yields and acct.yield_gpus > 0
-    bound = v.pool.free_gpus() + acct.unalloc_gpus + (acct.alloc_gpus_pre.get(req, 0) if own else 0)
-    bound += acct.yield_gpus if reserve else 0
-    donors: dict[str, _Donor] = {}
-    # a failure holds until ... other accounts' work grows takeable if it read donors or may take
-    # yielding jobs (any account's, once their protection ends); its own, if it may take allocated work
-    lasting = lasting_failure(reclaim_ok or takes_yields, v.reclaims and not only_unallocated)
-    if reclaim_ok:
-        # the donors are other accounts: the same bound with all their preemptible GPUs first
-        if bound + acct.alloc_gpus_pre_total - acct.alloc_gpus_pre.get(req, 0) < p.gpus:
-            return lasting
-        donors = _donors(v, req, owed, measure)
-        bound += sum(acct.alloc_gpus_pre.get(a, 0) for a in donors)
-    if bound < p.gpus:
-        return lasting
+    admits, or why there are none (``NoVictims``).  Each ``lasting`` return below implies that
+    fewer than ``n`` admitted nodes have free plus takeable GPUs reaching ``per`` (the bounds
+    too: one node's free plus takeable GPUs are at most their sum over all nodes)."""
+    t = Terms(v, p, owed, measure, slice_ok, only_unallocated, reserve)
+    if not t.enough:
+        return t.lasting
+    donors, own, reserve = t.donors, t.own, t.reserve
     if not donors and not own and not reserve and n == 1 and v.pool.soft_hole() < per:
-        return lasting  # only unallocated work could yield, and no node has room even then
-    owners = {"", *donors, *((req,) if own else ())}
-    hosts = _freeable_hosts(v, p, per, owners, acct.yield_nodes if reserve else {})
+        return t.lasting  # only unallocated work could yield, and no node has room even then
+    hosts = _freeable_hosts(v, p, per, t.owners(p.account), v.acct.yield_nodes if reserve else {})
     if allow is not None:
         hosts = [i for i in hosts if allow(i)]
     if len(hosts) < n:
-        return lasting  # fewer than n nodes could hold it even if every takeable job there went
+        return t.lasting  # fewer than n nodes could hold it even if every takeable job there went
     if sum(1 for i in hosts if v.pool.free[i] >= per) >= n:
         return FOR_NOW  # free nodes would be the best options: only a reservation kept them out
-    cands = _Classifier(v, p, own, donors, measure.get(req, math.inf), reserve, debug_end if own else None)
+    cands = _Classifier(v, p, own, donors, measure.get(p.account, math.inf), reserve, debug_end if own else None)
     picked = _pick_nodes(v, p, n, per, cands, hosts)
     if not picked:
-        return lasting  # fewer than n nodes can be freed with the jobs it may take
-    if not _lowers_distance(v, req, p.gpus, [j for j in picked if not _yielding(cands, j)], owed):
+        return t.lasting  # fewer than n nodes can be freed with the jobs it may take
+    if not _lowers_distance(v, p.account, p.gpus, [j for j in picked if not _yielding(cands, j)], owed):
         return FOR_NOW
     out = []
     for j in picked:
@@ -120,58 +95,80 @@ def find_victims(
     return out
 
 
+def still_fails(
+    v: VictimView, p: Pend, n: int, per: int, owed: Mapping[str, float], measure: Mapping[str, float],
+    grown: list[int], was: NoVictims, *, allow: NodeFilter | None = None, only_unallocated: bool = False,
+    reserve: bool = False,
+) -> NoVictims | None:
+    """The lasting answer ``find_victims`` (same arguments) gives now, if it is sure to give one,
+    for a search that failed with the lasting ``was`` on an earlier state since which only the
+    nodes ``grown`` (``ClusterState.grown``) grew what is free or takeable, and, if ``was``
+    read donors, no account turned donor (``donor_growth``); None: search again.
+
+    On every other node the free plus takeable GPUs did not grow (a start takes free GPUs; a
+    job there that is takeable now was then: the same flags, donors, protection), so they
+    still reach ``per`` on fewer than ``n`` of them; if none of ``grown`` reaches it now, the
+    search fails as before -- tested first with every preemptible GPU on the node, whoever may
+    take it, then with what this search may take (``_freeable_hosts``'s bound).  A requester
+    that now runs below what it is owed, where it did not, may take from every donor: search
+    again."""
+    reclaim = may_reclaim(v, p.account, owed, only_unallocated)
+    if reclaim and not was.reclaim:
+        return None
+    pool = v.pool
+    ok = pool.host_flags(per, p.spec.gpu_type)
+    # first with every preemptible GPU there, whoever may take it: no terms needed if none reaches
+    pre = v.acct.preemptible
+    for i in grown:
+        if ok[i] and (allow is None or allow(i)) and pool.free[i] + _preemptible_on(pool.jobs[i], pre) >= per:
+            return _still_fails_by_terms(v, p, n, per, owed, measure, grown, allow, only_unallocated, reserve)
+    return lasting_failure(reclaim)
+
+
+def _preemptible_on(jobs: Mapping[str, int], pre: Mapping[str, None]) -> int:
+    """The GPUs of preemptible jobs among ``jobs`` (one node's: job -> GPUs there)."""
+    g = 0
+    for j, k in jobs.items():
+        if j in pre:
+            g += k
+    return g
+
+
+def _still_fails_by_terms(v: VictimView, p: Pend, n: int, per: int, owed: Mapping[str, float],
+                          measure: Mapping[str, float], grown: list[int], allow: NodeFilter | None,
+                          only_unallocated: bool, reserve: bool) -> NoVictims | None:
+    """``still_fails`` with what this search may take: its first returns, then the grown nodes
+    by ``_freeable_hosts``'s bound."""
+    t = Terms(v, p, owed, measure, True, only_unallocated, reserve)
+    if not t.enough or (not t.donors and not t.own and not t.reserve and n == 1 and v.pool.soft_hole() < per):
+        return t.lasting  # the search's own first returns
+    ok = v.pool.host_flags(per, p.spec.gpu_type)
+    free = v.pool.free
+    owned = v.acct.owner_nodes
+    maps = [got for o in t.owners(p.account) if (got := owned.get(o))]
+    if t.reserve:
+        maps.append(v.acct.yield_nodes)
+    for i in grown:
+        if not ok[i] or (allow is not None and not allow(i)):
+            continue
+        g = free[i]
+        for m in maps:
+            g += m.get(i, 0)
+        if g >= per:
+            return None
+    return t.lasting
+
+
 def _yielding(cands: _Classifier, jid: str) -> bool:
     c = cands.get(jid)
     return c is not None and c.rule == "reservation"
-
-
-def _donors(v: VictimView, req: str, owed: Mapping[str, float], measure: Mapping[str, float]) -> dict[str, _Donor]:
-    """Accounts that may give up work to ``req``: over what they are owed, served more (the
-    same for every search of ``req`` on one state: kept in the view's memo when it has one;
-    callers only read it)."""
-    memo = v.memo
-    by: dict[str, dict[str, _Donor]] | None = None
-    if memo is not None:
-        by = memo.get("donors")
-        if by is None:
-            by = memo["donors"] = {}
-        known = by.get(req)
-        if known is not None:
-            return known
-    out: dict[str, _Donor] = {}
-    m_req = measure.get(req, math.inf)
-    for a, d in _over_owed(v, owed, measure):
-        if a != req and served_more(d.measure, m_req, v.hysteresis):
-            out[a] = d
-    if by is not None:
-        by[req] = out
-    return out
-
-
-def _over_owed(v: VictimView, owed: Mapping[str, float], measure: Mapping[str, float]) -> list[tuple[str, _Donor]]:
-    """Accounts with preemptible allocated work running above what they are owed (the same for
-    every requester on one state: kept in the view's memo when it has one)."""
-    memo = v.memo
-    if memo is not None and "over_owed" in memo:
-        got: list[tuple[str, _Donor]] = memo["over_owed"]
-        return got
-    out = []
-    for a, ids in v.acct.alloc.items():
-        if not ids:
-            continue
-        over = v.acct.alloc_gpus.get(a, 0) - owed.get(a, 0.0)
-        if over > 0:
-            out.append((a, _Donor(over, measure.get(a, math.inf))))
-    if memo is not None:
-        memo["over_owed"] = out
-    return out
 
 
 class _Classifier:
     """The class key, rule and reason of each job ``p`` may take (None: it may not), computed
     the first time a node's jobs are looked at."""
 
-    def __init__(self, v: VictimView, p: Pend, own: bool, donors: Mapping[str, _Donor], m_req: float,
+    def __init__(self, v: VictimView, p: Pend, own: bool, donors: Mapping[str, Donor], m_req: float,
                  reserve: bool, debug_end: float | None) -> None:
         self.v, self.p, self.own, self.donors, self.m_req, self.reserve = v, p, own, donors, m_req, reserve
         self.debug_end = debug_end  # when p, a debug job that may slice its own team, would end

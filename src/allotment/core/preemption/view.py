@@ -43,39 +43,33 @@ class Victim:
 
 @dataclass(frozen=True, slots=True)
 class NoVictims:
-    """A victim search that found nothing.  ``lasting``: the reason (too few GPUs or nodes could
-    be freed, even counting every takeable job) holds until something grows what is takeable or
-    free -- a job stops (other than takeable unallocated work, whose GPUs just turn free), a
-    node's health changes, unallocated work becomes preemptible (``ClusterState.growth``); if
-    the search may take allocated work (``alloc``: it is not one for unallocated work only, and
-    the mode reclaims), an allocated job becomes preemptible -- any account's if it looked at
-    other accounts' work (``donors``: ``ClusterState.alloc_growth``), else one of its own team's
-    (``ClusterState.own_growth``: without donors a search takes no other team's work, and only a
-    stop, which is growth, can make its team run below what it is owed and so look at donors);
-    with ``donors``, also an account with preemptible allocated work running more, which may
-    turn donor (``ClusterState.donor_growth``).  Starts only shrink it.
-    Otherwise (the free nodes would do but a reservation kept the job off them, or the move
-    would not lower the distance from what is owed) it holds only on the very same state."""
+    """A victim search that found nothing.  ``lasting``: fewer than ``n`` nodes could hold the
+    job even if every job it may take there went (each lasting return of ``find_victims``
+    implies this, the bounds included: a node's free plus takeable GPUs are at most the
+    bound), which holds until something grows what is free or takeable *on a node* -- a job
+    stops there (other than takeable unallocated work, whose GPUs just turn free), a job there
+    becomes preemptible, its health changes (``ClusterState.grown``, read back by
+    ``preemption.retry``) -- or what the search may take grows everywhere at once: with
+    ``reclaim`` (it looked at other accounts as donors), an account with preemptible allocated
+    work comes to run over what it is owed and may turn donor (``ClusterState.donor_growth``);
+    without it, the requester's team runs below what it is owed and starts to look at donors.
+    Starts only shrink it.  Otherwise (the free nodes would do but a reservation kept the job
+    off them, or the move would not lower the distance from what is owed) it holds only on the
+    very same state."""
 
     lasting: bool
-    donors: bool = False
-    alloc: bool = True
+    reclaim: bool = False
 
 
 FOR_NOW = NoVictims(False)
-# every lasting answer, made once: a search returns one of these rather than building its own
-_LASTING_DA = NoVictims(True, True, True)
-_LASTING_D = NoVictims(True, True, False)
-_LASTING_A = NoVictims(True, False, True)
-_LASTING = NoVictims(True, False, False)
+# the lasting answers, made once: a search returns one of these rather than building its own
+_LASTING_R = NoVictims(True, True)
+_LASTING = NoVictims(True, False)
 
 
-def lasting(donors: bool, alloc: bool) -> NoVictims:
-    """The lasting ``NoVictims`` with these fields (shared instances; they are immutable;
-    chosen by branches, not a dict keyed by a tuple of the two flags: this runs per search)."""
-    if donors:
-        return _LASTING_DA if alloc else _LASTING_D
-    return _LASTING_A if alloc else _LASTING
+def lasting(reclaim: bool) -> NoVictims:
+    """The lasting ``NoVictims`` (shared instances; they are immutable)."""
+    return _LASTING_R if reclaim else _LASTING
 
 
 def lost_work(r: Run, t: float) -> float:

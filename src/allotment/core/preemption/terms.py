@@ -1,0 +1,119 @@
+"""What a victim search for one job may take, read from the state before any single job is
+looked at: may it reclaim from other accounts (and which are donors), slice its own team, take
+jobs that yield to a reservation, and how many GPUs all of that plus the free ones come to.
+
+``victims.find_victims`` reads these terms to bound a search, and ``victims.still_fails`` the
+same terms to tell whether a failed search still fails on a later state: one definition for
+both.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+from allotment.core.fairshare import served_more
+from allotment.core.preemption.view import NoVictims, VictimView
+from allotment.core.preemption.view import lasting as lasting_failure
+from allotment.core.state import Pend
+
+
+class Donor:
+    """An account that may give up work (a plain slotted class: see ``preemption.retry``)."""
+
+    __slots__ = ("measure", "over")
+
+    def __init__(self, over: float, measure: float) -> None:
+        self.over = over  # GPUs it runs above what it is owed
+        self.measure = measure  # its reclaim measure
+
+
+_NO_DONORS: dict[str, Donor] = {}
+
+
+class Terms:
+    """The terms of one search for ``p`` (read-only by convention; a plain slotted class, one
+    per search).  ``enough``: the free GPUs plus every GPU it could take reach ``p.gpus``
+    (False: the search fails, ``lasting``).  ``donors`` is read only if the first bound passes
+    (it is then the same object every search of ``p.account`` on one state gets: callers only
+    read it)."""
+
+    __slots__ = ("donors", "enough", "lasting", "own", "reclaim", "reserve")
+
+    def __init__(self, v: VictimView, p: Pend, owed: Mapping[str, float], measure: Mapping[str, float],
+                 slice_ok: bool, only_unallocated: bool, reserve: bool) -> None:
+        acct, req = v.acct, p.account
+        self.reclaim = may_reclaim(v, req, owed, only_unallocated)
+        # its own team's lower-priority work (and a debug job's same-priority work)
+        self.own = v.reclaims and slice_ok and not only_unallocated and acct.alloc_gpus_pre.get(req, 0) > 0
+        # any account's jobs that yield to a reservation, for a job that may hold one
+        self.reserve = reserve and not only_unallocated and acct.yield_gpus > 0
+        self.lasting: NoVictims = lasting_failure(self.reclaim)
+        self.donors = _NO_DONORS
+        own_pre = acct.alloc_gpus_pre.get(req, 0)
+        bound = v.pool.free_gpus() + acct.unalloc_gpus + (own_pre if self.own else 0)
+        bound += acct.yield_gpus if self.reserve else 0
+        if self.reclaim:
+            # the donors are other accounts: the same bound with all their preemptible GPUs first
+            if bound + acct.alloc_gpus_pre_total - own_pre < p.gpus:
+                self.enough = False
+                return
+            self.donors = donors(v, req, owed, measure)
+            for a in self.donors:
+                bound += acct.alloc_gpus_pre.get(a, 0)
+        self.enough = bound >= p.gpus
+
+    def owners(self, req: str) -> set[str]:
+        """Whose preemptible work the search may take ("" = unallocated work)."""
+        out = {"", *self.donors}
+        if self.own:
+            out.add(req)
+        return out
+
+
+def may_reclaim(v: VictimView, req: str, owed: Mapping[str, float], only_unallocated: bool) -> bool:
+    """May a search for ``req`` take other accounts' work?  Only when ``req`` runs below what it
+    is owed (and the search is not one for unallocated work only)."""
+    return v.reclaims and not only_unallocated and v.acct.alloc_gpus.get(req, 0) < owed.get(req, 0.0)
+
+
+def donors(v: VictimView, req: str, owed: Mapping[str, float], measure: Mapping[str, float]) -> dict[str, Donor]:
+    """Accounts that may give up work to ``req``: over what they are owed, served more (the
+    same for every search of ``req`` on one state: kept in the view's memo when it has one;
+    callers only read it)."""
+    memo = v.memo
+    by: dict[str, dict[str, Donor]] | None = None
+    if memo is not None:
+        by = memo.get("donors")
+        if by is None:
+            by = memo["donors"] = {}
+        known = by.get(req)
+        if known is not None:
+            return known
+    out: dict[str, Donor] = {}
+    m_req = measure.get(req, math.inf)
+    for a, d in _over_owed(v, owed, measure):
+        if a != req and served_more(d.measure, m_req, v.hysteresis):
+            out[a] = d
+    if by is not None:
+        by[req] = out
+    return out
+
+
+def _over_owed(v: VictimView, owed: Mapping[str, float], measure: Mapping[str, float]) -> list[tuple[str, Donor]]:
+    """Accounts with preemptible allocated work running above what they are owed (the same for
+    every requester on one state: kept in the view's memo when it has one)."""
+    memo = v.memo
+    if memo is not None and "over_owed" in memo:
+        got: list[tuple[str, Donor]] = memo["over_owed"]
+        return got
+    out = []
+    for a, ids in v.acct.alloc.items():
+        if not ids:
+            continue
+        over = v.acct.alloc_gpus.get(a, 0) - owed.get(a, 0.0)
+        if over > 0:
+            out.append((a, Donor(over, measure.get(a, math.inf))))
+    if memo is not None:
+        memo["over_owed"] = out
+    return out
