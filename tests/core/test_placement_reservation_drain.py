@@ -12,8 +12,9 @@ from allotment.core.context import build_context
 from allotment.core.decide import decide
 from allotment.core.jobs import JobSpec
 from allotment.core.placement import NodePool
-from allotment.core.reservation import NodeEnds, plan_hold
+from allotment.core.reservation import Hold, NodeEnds, allow_for, plan_hold
 from allotment.core.snapshot import NodeState, PendingJob, RunningJob, Snapshot
+from allotment.core.state import Pend
 from tests.core.builders import make_config
 
 NODES = (NodeState("n000", 8), NodeState("n001", 8), NodeState("n002", 8))
@@ -127,3 +128,15 @@ def test_a_reservation_takes_the_n_nodes_that_free_up_soonest_ties_by_node_order
     else:
         assert got is not None
         assert (got.nodes, got.at) == (frozenset(i for _, i in free_at), max(now, free_at[-1][0]))
+
+
+def test_allow_for_returns_the_holds_one_filter_which_admits_exactly_the_unreserved_nodes() -> None:
+    """``Hold.admit`` is bound once per hold (not a new bound method per candidate): the filter
+    every candidate gets is that one object, and it admits the nodes the hold does not reserve."""
+    h = Hold("holder", frozenset({1, 3}), 500.0, (0, 0, "q"))
+    p = Pend(JobSpec(id="p", submit=0.0, account="a", gpus=8, work=3600.0, min_runtime=600.0, user="u"),
+             0.0, 0.0, 0.0, 0, None, "a")
+    p.mr = 600.0  # filled in by the cluster when queued
+    f = allow_for(h, p, 0.0)
+    assert f is not None and f is allow_for(h, p, 0.0)
+    assert [f(i) for i in range(5)] == [True, False, True, False, True]

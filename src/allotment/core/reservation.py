@@ -38,15 +38,17 @@ class Hold:
     by convention; a plain slotted class rather than a frozen dataclass, because every round
     makes one and ``allow_for`` reads it per candidate, and under mypyc a frozen dataclass's
     ``__init__`` runs as interpreted Python (``preemption.retry.SearchState``).  Never hashed
-    or compared: the searches key their memo by ``nodes``."""
+    or compared: the searches key their memo by ``nodes``.  ``admit`` is ``admits`` bound once:
+    ``allow_for`` returns it per candidate, where ``h.admits`` made a new bound method each time."""
 
-    __slots__ = ("at", "holder", "nodes", "queue_key")
+    __slots__ = ("admit", "at", "holder", "nodes", "queue_key")
 
     def __init__(self, holder: str, nodes: frozenset[int], at: float, queue_key: tuple[int, int, str]) -> None:
         self.holder = holder
         self.nodes = nodes
         self.at = at
         self.queue_key = queue_key  # the holder's queue's place when it was made
+        self.admit: NodeFilter = self.admits
 
     def __repr__(self) -> str:
         return f"Hold({self.holder!r}, {sorted(self.nodes)}, {self.at}, {self.queue_key})"
@@ -68,7 +70,7 @@ def allow_for(h: Hold | None, p: Pend, now: float, may_yield: bool = False) -> N
     left = max(0.0, p.work - p.done_work)
     if now + (min(p.mr, left) if may_yield else left) <= h.at:
         return None
-    return h.admits
+    return h.admit
 
 
 def yields(h: Hold | None, p: Pend, now: float, placement: tuple[tuple[int, int], ...], may_yield: bool) -> bool:

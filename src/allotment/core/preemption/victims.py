@@ -207,14 +207,15 @@ class _Classifier:
         return _Cand((CLASS_RECLAIM, -d.over, lost, jid), "reclaim", why)
 
 
-def _freeable_hosts(v: VictimView, p: Pend, per: int, owners: set[str], more: Mapping[int, int]) -> list[int]:
+def _freeable_hosts(v: VictimView, p: Pend, per: int, owners: set[str], more: dict[int, int]) -> list[int]:
     """Nodes where the free GPUs plus every preemptible GPU of the owners ``p`` may take from
     ("" = unallocated work) and ``more`` (yielding jobs' GPUs per node) reach ``per``: an upper
-    bound, so no other node can be chosen."""
+    bound, so no other node can be chosen.  The maps are typed ``dict``, not ``Mapping``: under
+    mypyc a ``Mapping``'s ``items``, ``get`` and iteration are generic protocol calls."""
     pool = v.pool
     free = pool.free
     owned = v.acct.owner_nodes
-    maps: list[Mapping[int, int]] = [got for o in owners if (got := owned.get(o))]
+    maps: list[dict[int, int]] = [got for o in owners if (got := owned.get(o))]
     if more:
         maps.append(more)  # yielding jobs, whatever their owner (an upper bound: may count twice)
     ok = pool.host_flags(per, p.spec.gpu_type)  # healthy nodes that can hold ``per``, by node
@@ -227,9 +228,9 @@ def _freeable_hosts(v: VictimView, p: Pend, per: int, owners: set[str], more: Ma
     # each node is then looked at once, however many owners' maps hold it
     extra = maps[0]
     if len(maps) > 1:
-        extra = dict(extra)
-        for m in maps[1:]:
-            for i, g in m.items():
+        extra = extra.copy()  # a dict's own copy, not dict(...) (generic under mypyc)
+        for k in range(1, len(maps)):
+            for i, g in maps[k].items():
                 extra[i] = extra.get(i, 0) + g
     for i, g in extra.items():
         f = free[i]
