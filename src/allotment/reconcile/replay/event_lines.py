@@ -16,7 +16,6 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from allotment.traces.bounds import time_problem
 from allotment.traces.diagnostics import DiagnosticCollector, TooManyErrors
 from allotment.traces.line_checker import DECODER, DuplicateKey, LineChecker, col_of, kind_of
 from allotment.traces.source import numbered_lines
@@ -71,7 +70,7 @@ def _checked(c: LineChecker, d: Mapping[str, Any]) -> dict[str, Any]:
         if key not in d:
             c.err(None, f"missing {key!r} ({what})")
     if "t" in d:
-        out["t"] = _time(c, d["t"])
+        out["t"] = c.time(d, "t")  # a number, finite, 0 or more, within the trace bound
     if "event" in d:
         if d["event"] in KINDS:
             out["event"] = d["event"]
@@ -95,17 +94,6 @@ def _checked(c: LineChecker, d: Mapping[str, Any]) -> dict[str, Any]:
         if d.get(key) is not None:
             out[key] = _hours(c, key, d[key])
     return out
-
-
-def _time(c: LineChecker, v: Any) -> float | None:
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-        c.err("t", f"t must be a finite number of seconds, got {kind_of(v)}")
-        return None
-    problem = time_problem("t", float(v))
-    if problem is not None:
-        c.err("t", problem)
-        return None
-    return float(v)
 
 
 def _hours(c: LineChecker, key: str, v: Any) -> float | None:

@@ -11,9 +11,10 @@ from collections.abc import Callable
 from typing import Any
 
 from allotment.errors import UsageError
+from allotment.traces.scenarios.calibration import BY_SCENARIO
 from allotment.traces.scenarios.workload import Workload
 
-SCENARIOS: tuple[str, ...] = ("ai2", "ai2-big-gangs")
+SCENARIOS: tuple[str, ...] = tuple(BY_SCENARIO)
 
 
 def get_scenario(name: str) -> Callable[..., Workload]:
@@ -22,13 +23,10 @@ def get_scenario(name: str) -> Callable[..., Workload]:
     ``ai2-big-gangs`` is the ``ai2`` generator under its previous calibration
     (``calibration.BIG_GANGS``: training runs up to 256 GPUs whatever the team's allocation), kept
     as a stress test of fragmentation and so earlier measurements can be re-run."""
-    if name in SCENARIOS:
+    if name in BY_SCENARIO:
         from allotment.traces.scenarios.ai2 import generate
-        from allotment.traces.scenarios.calibration import AI2, BIG_GANGS
 
-        gen: Callable[..., Any] = functools.partial(
-            generate, calibration=AI2 if name == "ai2" else BIG_GANGS
-        )
+        gen: Callable[..., Any] = functools.partial(generate, calibration=BY_SCENARIO[name])
         return gen
     raise UsageError(f"unknown scenario {name!r}; known: {', '.join(SCENARIOS)}")
 

@@ -76,3 +76,6 @@ BIG_GANGS = Calibration(
     ),
     runs_fit_allocation=False,
 )
+
+#: the scenario names ``traces.scenarios.get_scenario`` knows, and the calibration of each
+BY_SCENARIO: Mapping[str, Calibration] = MappingProxyType({"ai2": AI2, "ai2-big-gangs": BIG_GANGS})
