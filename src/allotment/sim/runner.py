@@ -28,6 +28,7 @@ from typing import Any
 from mypy_extensions import mypyc_attr
 
 from allotment.compile.model import CompiledConfig
+from allotment.config.bulk import bulk_allocation
 from allotment.core.context import MODES, build_context
 from allotment.core.contract import refusal
 from allotment.core.epoch import epoch_of
@@ -90,7 +91,8 @@ def simulate(
     ctx = build_context(config, cluster, mode=policy, policy=pol)
     sim = _Sim(config, ctx.cluster, workload, days, ctx, seed=seed, walk=REFERENCE if reference else FAST)
     sim.latency = latency
-    sim.run()
+    with bulk_allocation():  # the run makes no reference cycles (tests/sim/test_no_cycles.py)
+        sim.run()
     metrics = sim.summary()
     if latency != NONE:
         metrics["latency_profile"] = latency.name
