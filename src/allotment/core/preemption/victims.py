@@ -49,14 +49,23 @@ UNALLOC_WHY = "unallocated work yields to allocated work at once"
 class _Cand:
     """A job a search may take.  A plain slotted class, not a frozen dataclass: one is made per
     job a search classifies, and under mypyc a frozen dataclass's ``__init__`` runs as
-    interpreted Python (``preemption.retry.SearchState``)."""
+    interpreted Python (``preemption.retry.SearchState``).  A reclaim victim's reason is written
+    only for the victims a search returns (``why``): most classified jobs are never taken."""
 
-    __slots__ = ("key", "reason", "rule")
+    __slots__ = ("account", "key", "over", "reason", "rule")
 
-    def __init__(self, key: tuple[int, float, float, str], rule: str, reason: str) -> None:
+    def __init__(self, key: tuple[int, float, float, str], rule: str, reason: str, account: str = "",
+                 over: float = 0.0) -> None:
         self.key = key  # (class, -GPUs over entitlement, lost GPU-seconds, id)
         self.rule = rule
-        self.reason = reason
+        self.reason = reason  # a template with {job}; "" for a reclaim: see ``why``
+        self.account = account  # a reclaim victim's account, and the GPUs it runs over its entitlement
+        self.over = over
+
+    def why(self, requester: str) -> str:
+        if self.rule == "reclaim":
+            return f"{self.account} runs {self.over:.0f} GPUs over its entitlement"
+        return self.reason.format(job=requester)
 
 
 def find_victims(
@@ -91,7 +100,7 @@ def find_victims(
     for j in picked:
         c = cands.get(j)
         assert c is not None
-        out.append(Victim(j, c.rule, c.reason.format(job=p.jid)))
+        out.append(Victim(j, c.rule, c.why(p.jid)))
     return out
 
 
@@ -203,8 +212,7 @@ class _Classifier:
             return None
         if p.evicted_by == jid and not served_more(d.measure, self.m_req, 2 * v.hysteresis):
             return None  # anti-thrash: not straight back at the job that evicted it
-        why = f"{r.account} runs {d.over:.0f} GPUs over its entitlement"
-        return _Cand((CLASS_RECLAIM, -d.over, lost, jid), "reclaim", why)
+        return _Cand((CLASS_RECLAIM, -d.over, lost, jid), "reclaim", "", r.account, d.over)
 
 
 def _freeable_hosts(v: VictimView, p: Pend, per: int, owners: set[str], more: dict[int, int]) -> list[int]:
@@ -242,26 +250,42 @@ def _freeable_hosts(v: VictimView, p: Pend, per: int, owners: set[str], more: di
 
 def _pick_nodes(v: VictimView, p: Pend, n: int, per: int, cands: _Classifier, hosts: list[int]) -> list[str]:
     """The victims on the ``n`` nodes that need the cheapest ones (worst class, then lost work,
-    then node order); empty when no ``n`` nodes can be freed."""
+    then node order); empty when no ``n`` nodes can be freed.
+
+    For one node (``n == 1``) only the best option matters, so a node stops being looked at as
+    soon as the worst class it needs exceeds the best option's: the class only grows as victims
+    are added, so its option could only be worse.  (Lost work is not used to cut: it is a float
+    that could, by rounding, be a hair below 0.)"""
     pool = v.pool
+    jobs_on = pool.jobs
     options: list[tuple[tuple[int, float, int], list[str]]] = []
+    cut = n == 1
+    best_worst = CLASS_DEBUG + 1  # n == 1: the worst class of the best option so far
     for i in hosts:
         free = pool.free[i]
         if free >= per:
             options.append(((-1, 0.0, i), []))
+            best_worst = -1
             continue
-        here = [c.key for j in pool.jobs[i] if (c := cands.get(j)) is not None]  # a list, not a generator (mypyc)
-        here.sort()
+        on = jobs_on[i]
+        here = [c.key for j in on if (c := cands.get(j)) is not None]  # a list, not a generator (mypyc)
+        if len(here) > 1:
+            here.sort()
         chosen: list[str] = []
         worst, cost = -1, 0.0
         for key in here:
             if free >= per:
                 break
+            k0 = key[0]
+            if cut and k0 > best_worst:
+                break  # needs a worse class than the best option: cannot be chosen
             chosen.append(key[3])
-            free += pool.jobs[i][key[3]]
-            worst, cost = max(worst, key[0]), cost + key[2]
+            free += on[key[3]]
+            worst, cost = max(worst, k0), cost + key[2]
         if free >= per:
             options.append(((worst, cost, i), chosen))
+            if worst < best_worst:
+                best_worst = worst
     if len(options) < n:
         return []
     options.sort()  # by the key alone: keys end in the node, so no two are equal and no lists are compared
