@@ -48,6 +48,7 @@ from allotment.core.walk import FAST, WalkPolicy
 
 __all__ = ["PassInputs", "QueueKey", "Scheduler"]
 
+NOTHING = Decisions()  # what a pass that decides nothing returns (immutable, so shared)
 GANG_WHY = "highest-ranked blocked {what} ({gpus} GPUs); smaller jobs backfill only if they end first"
 WHOLE_NODE_WHAT = "whole-node job of an under-served team, waiting over 1 h"
 
@@ -74,6 +75,8 @@ class Scheduler(Starting):
         self._qkeys_at = -1  # ... for these inputs (_inputs_id)
         self._orders = CandidateOrders()  # each queue's score order (core.candidates)
         self._boosts = BoostsAt(ctx)  # the active boosts of the last epoch, and their index
+        # the last reported reservation, with the hold it reports: (holder, nodes, at, record)
+        self._res_last: tuple[str, frozenset[int], float, tuple[Reservation, ...]] | None = None
 
     def run_pass(self, now: float, usage: Mapping[str, float]) -> Decisions:
         starts: list[Start] = []
@@ -101,14 +104,26 @@ class Scheduler(Starting):
                 break
         else:  # pragma: no cover - every decided round lowers a finite measure
             raise AssertionError(f"pass at {now} did not reach a fixpoint")
-        res: tuple[Reservation, ...] = ()
-        if self.hold is not None:
-            h = self.hold
-            holder = self.pending[h.holder]
-            what = "gang" if holder.n > 1 else WHOLE_NODE_WHAT
-            res = (Reservation(h.holder, tuple(self.pool.names[i] for i in sorted(h.nodes)), h.at,
-                               GANG_WHY.format(what=what, gpus=holder.gpus)),)
+        res = self._reservation()
+        if not (starts or preemptions or res or reports):
+            return NOTHING  # most passes: one shared record (a frozen dataclass is costly to make)
         return Decisions(tuple(starts), tuple(preemptions), res, reports)
+
+    def _reservation(self) -> tuple[Reservation, ...]:
+        """The pass's reservation as reported; the same record as the last pass's while the
+        hold is the same (holder, nodes, start): most passes keep it."""
+        h = self.hold
+        if h is None:
+            return ()
+        last = self._res_last
+        if last is not None and last[0] == h.holder and last[1] == h.nodes and last[2] == h.at:
+            return last[3]
+        holder = self.pending[h.holder]
+        what = "gang" if holder.n > 1 else WHOLE_NODE_WHAT
+        res = (Reservation(h.holder, tuple(self.pool.names[i] for i in sorted(h.nodes)), h.at,
+                           GANG_WHY.format(what=what, gpus=holder.gpus)),)
+        self._res_last = (h.holder, h.nodes, h.at, res)
+        return res
 
     def inputs(self, now: float, usage: Mapping[str, float]) -> PassInputs:
         """Step 3: everything a pass reads that is not the cluster state."""
