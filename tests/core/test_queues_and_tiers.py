@@ -3,6 +3,9 @@ passes, as the simulator keeps it."""
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from allotment.core.context import build_context
 from allotment.core.jobs import JobSpec
 from allotment.core.scheduler import Scheduler
@@ -116,3 +119,28 @@ def test_a_capped_team_slices_its_own_time_under_its_cap() -> None:
     s.add_pending(_job("debug2", "a", 8, prio=2), 170.0, 170.0)
     d = s.run_pass(180.0, {})
     assert d.preemptions == () and d.starts == ()
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.booleans(), st.integers(0, 7), st.sampled_from([1, 2, 4, 8, 16]),
+                          st.sampled_from([0.0, 600.0])), min_size=1, max_size=30))
+def test_a_queues_kept_shape_extremes_follow_its_jobs(ops: list[tuple[bool, int, int, float]]) -> None:
+    """``Shapes`` keeps the fewest GPUs per node, the fewest allocated GPUs and the most allocated
+    GPUs per node between changes (the fast walk reads them every round): after any sequence of
+    arrivals and removals they are those of the jobs in the queue."""
+    s = _sched()
+    here: dict[str, JobSpec] = {}
+    for k, (add, slot, gpus, mr) in enumerate(ops):
+        jid = f"j{slot}"
+        if add and jid not in here:
+            here[jid] = _job(jid, "a", gpus, mr=mr, submit=float(k))
+            s.add_pending(here[jid], float(k), float(k))
+        elif not add and jid in here:
+            del here[jid]
+            s._take_pending(jid)
+        for q in s.queues.queues:  # each queue's jobs (unallocated work waits in its own)
+            placeable = [p for p in q.jobs if p.n > 0]
+            alloc = [p for p in placeable if p.mr > 0]
+            assert q.shapes.least_per() == min((p.per for p in placeable), default=0)
+            assert q.shapes.least_alloc_gpus() == min((p.gpus for p in alloc), default=0)
+            assert q.shapes.most_alloc_per() == max((p.per for p in alloc), default=0)

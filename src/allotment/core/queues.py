@@ -23,25 +23,67 @@ Key = tuple[float, float, str]
 
 class Shapes:
     """Counts of one queue's placeable jobs (``n > 0``) by shape: all by GPUs per node, the
-    allocated ones (``mr > 0``) by GPUs and by GPUs per node, and its allocated gangs."""
+    allocated ones (``mr > 0``) by GPUs and by GPUs per node, and its allocated gangs.  The
+    extremes the fast walk tests on every round (``least_per``, ``least_alloc_gpus``,
+    ``most_alloc_per``) are kept until the next count changes them, not found by a loop over
+    the counts each time."""
 
-    __slots__ = ("alloc_gpus", "alloc_per", "gangs", "per")
+    __slots__ = ("_fresh", "_hi_alloc_per", "_lo_alloc_gpus", "_lo_per", "alloc_gpus", "alloc_per", "gangs", "per")
 
     def __init__(self) -> None:
         self.per: dict[int, int] = {}
         self.alloc_gpus: dict[int, int] = {}
         self.alloc_per: dict[int, int] = {}
         self.gangs = 0
+        self._fresh = False  # are the three extremes below those of the counts?
+        self._lo_per = self._lo_alloc_gpus = self._hi_alloc_per = 0
 
     def count(self, p: Pend, by: int) -> None:
         if p.n <= 0:
             return
+        self._fresh = False
         _bump(self.per, p.per, by)
         if p.mr > 0:
             _bump(self.alloc_gpus, p.gpus, by)
             _bump(self.alloc_per, p.per, by)
             if p.n > 1:
                 self.gangs += by
+
+    def least_per(self) -> int:
+        """The fewest GPUs per node of a placeable job (0: none)."""
+        if not self._fresh:
+            self._refresh()
+        return self._lo_per
+
+    def least_alloc_gpus(self) -> int:
+        """The fewest GPUs of an allocated placeable job (0: none)."""
+        if not self._fresh:
+            self._refresh()
+        return self._lo_alloc_gpus
+
+    def most_alloc_per(self) -> int:
+        """The most GPUs per node of an allocated placeable job (0: none)."""
+        if not self._fresh:
+            self._refresh()
+        return self._hi_alloc_per
+
+    def _refresh(self) -> None:
+        self._lo_per = _extreme(self.per, 1)
+        self._lo_alloc_gpus = _extreme(self.alloc_gpus, 1)
+        self._hi_alloc_per = -_extreme(self.alloc_per, -1)
+        self._fresh = True
+
+
+def _extreme(counts: dict[int, int], sign: int) -> int:
+    """The least of ``sign`` x the keys of ``counts`` (0 for none): a plain loop, since under
+    mypyc the builtins ``min``/``max`` over a dict are generic calls."""
+    best = 0
+    first = True
+    for k in counts:
+        v = sign * k
+        if first or v < best:
+            best, first = v, False
+    return best
 
 
 def _bump(d: dict[int, int], k: int, by: int) -> None:
@@ -111,7 +153,7 @@ class QueueSet:
     def min_per(self, q: str) -> int:
         """The fewest GPUs per node any job of ``q`` that can be placed needs (0: none)."""
         got = self.by_name.get(q)
-        return min(got.shapes.per) if got is not None and got.shapes.per else 0
+        return got.shapes.least_per() if got is not None else 0
 
     def nonempty(self) -> Iterator[str]:
         return (q.name for q in self.queues if q.keys)

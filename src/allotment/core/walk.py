@@ -85,13 +85,13 @@ class Fast(WalkPolicy):
         # one over the candidates, which are some of its jobs
         if not shapes.per:
             return False  # nothing in it can ever be placed
-        if _least(shapes.per) <= pool.max_free() or shapes.gangs:
+        if shapes.least_per() <= pool.max_free() or shapes.gangs:
             return True
-        if tier == GUARANTEED and mode.ranks_queues and shapes.alloc_per and -_least(shapes.alloc_per, -1) >= pool.max_gpus:
+        if tier == GUARANTEED and mode.ranks_queues and shapes.alloc_per and shapes.most_alloc_per() >= pool.max_gpus:
             return True  # a whole-node job may hold the reservation
         if not shapes.alloc_gpus or not mode.can_preempt or tier == UNALLOCATED or not acct.preemptible:
             return False
-        return _search_bound(tier, account, pool, acct, mode) >= _least(shapes.alloc_gpus)
+        return _search_bound(tier, account, pool, acct, mode) >= shapes.least_alloc_gpus()
 
     def must_visit(self, head: Sequence[Pend], tier: int, account: str, pool: NodePool, acct: Accounting, mode: Mode) -> bool:
         # only the candidates are looked at, so the conditions are over them, not the queue
@@ -108,18 +108,6 @@ class Fast(WalkPolicy):
         if min_gpus == 0 or not mode.can_preempt or tier == UNALLOCATED or not acct.preemptible:
             return False  # no start on free GPUs, and no victim search can run
         return _search_bound(tier, account, pool, acct, mode) >= min_gpus
-
-
-def _least(counts: dict[int, int], sign: int = 1) -> int:
-    """The least of ``sign`` x the keys of a non-empty dict (a plain loop: under mypyc the
-    builtins ``min``/``max`` over a dict are generic calls)."""
-    best = 0
-    first = True
-    for k in counts:
-        v = sign * k
-        if first or v < best:
-            best, first = v, False
-    return best
 
 
 def _search_bound(tier: int, account: str, pool: NodePool, acct: Accounting, mode: Mode) -> int:
