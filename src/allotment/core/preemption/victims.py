@@ -252,15 +252,40 @@ def _pick_nodes(v: VictimView, p: Pend, n: int, per: int, cands: _Classifier, ho
     """The victims on the ``n`` nodes that need the cheapest ones (worst class, then lost work,
     then node order); empty when no ``n`` nodes can be freed.
 
-    For one node (``n == 1``) only the best option matters, so a node stops being looked at as
-    soon as the worst class it needs exceeds the best option's: the class only grows as victims
+    For one node (``n == 1``) only the best option matters.  Unallocated work is the cheapest
+    class, so the nodes where free GPUs plus unallocated work can make room are looked at first:
+    if one of them needs nothing worse, no other node can beat it -- every other node needs a
+    job of a worse class (``owner_nodes[""]`` bounds the unallocated GPUs a node can give)."""
+    if n == 1:
+        unalloc = v.acct.owner_nodes.get("")
+        free = v.pool.free
+        first = hosts if unalloc is None else [i for i in hosts if free[i] + unalloc.get(i, 0) >= per]
+        if first and len(first) < len(hosts):
+            options = _options(v, per, cands, first, True)
+            if options and options[0][0][0] <= CLASS_UNALLOC:
+                return options[0][1]
+    options = _options(v, per, cands, hosts, n == 1)
+    if len(options) < n:
+        return []
+    victims: list[str] = []
+    for _, vs in options[:n]:
+        for j in vs:
+            if j not in victims:
+                victims.append(j)
+    return victims
+
+
+def _options(v: VictimView, per: int, cands: _Classifier, hosts: list[int],
+             cut: bool) -> list[tuple[tuple[int, float, int], list[str]]]:
+    """Each node of ``hosts`` that can be freed, as ((worst class, lost work, node), victims),
+    best first.  With ``cut`` (only the best is wanted) a node stops being looked at as soon as
+    the worst class it needs exceeds the best option's so far: the class only grows as victims
     are added, so its option could only be worse.  (Lost work is not used to cut: it is a float
     that could, by rounding, be a hair below 0.)"""
     pool = v.pool
     jobs_on = pool.jobs
     options: list[tuple[tuple[int, float, int], list[str]]] = []
-    cut = n == 1
-    best_worst = CLASS_DEBUG + 1  # n == 1: the worst class of the best option so far
+    best_worst = CLASS_DEBUG + 1  # with ``cut``: the worst class of the best option so far
     for i in hosts:
         free = pool.free[i]
         if free >= per:
@@ -286,15 +311,8 @@ def _pick_nodes(v: VictimView, p: Pend, n: int, per: int, cands: _Classifier, ho
             options.append(((worst, cost, i), chosen))
             if worst < best_worst:
                 best_worst = worst
-    if len(options) < n:
-        return []
     options.sort()  # by the key alone: keys end in the node, so no two are equal and no lists are compared
-    victims: list[str] = []
-    for _, vs in options[:n]:
-        for j in vs:
-            if j not in victims:
-                victims.append(j)
-    return victims
+    return options
 
 
 def _lowers_distance(v: VictimView, req: str, gpus: int, victims: list[str], owed: Mapping[str, float]) -> bool:
