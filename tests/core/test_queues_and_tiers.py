@@ -144,3 +144,26 @@ def test_a_queues_kept_shape_extremes_follow_its_jobs(ops: list[tuple[bool, int,
             assert q.shapes.least_per() == min((p.per for p in placeable), default=0)
             assert q.shapes.least_alloc_gpus() == min((p.gpus for p in alloc), default=0)
             assert q.shapes.most_alloc_per() == max((p.per for p in alloc), default=0)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["a", "b", "x", "ab", "b0"]), st.sampled_from([0.0, 600.0]),
+                          st.sampled_from([1, 8, 16])), min_size=1, max_size=12),
+       st.floats(0, 500), st.floats(0, 500))
+def test_a_rounds_integer_queue_order_is_the_order_of_its_keys(
+    jobs: list[tuple[str, float, int]], used_a: float, used_b: float
+) -> None:
+    """A round sorts its queues by one integer per queue (``Scheduler._order``): it must order
+    them as their (tier, Fair Tree rank, name) keys do, ties of tier and rank included
+    (accounts the tree does not rank, unallocated queues), and decode back to the key."""
+    s = _sched()
+    for k, (account, mr, gpus) in enumerate(jobs):
+        s.add_pending(_job(f"j{k}", account, gpus, mr=mr, submit=float(k)), float(k), float(k))
+    s.run_pass(10.0, {"a": used_a, "b": used_b})  # something runs: the tiers differ
+    pi = s.inputs(20.0, {"a": used_a, "b": used_b})
+    qs = s.queues.nonempty_queues()
+    kept = {q.name: s._round_key(q, pi) for q in qs}
+    assert sorted(qs, key=lambda q: kept[q.name].order) == sorted(qs, key=lambda q: kept[q.name].key)
+    for q in qs:
+        assert kept[q.name].key == s.queue_key(q.name, pi)
+        assert s._key_of(kept[q.name].order, pi) == kept[q.name].key

@@ -86,6 +86,10 @@ def _extreme(counts: dict[int, int], sign: int) -> int:
     return best
 
 
+def _name_of(q: Queue) -> str:
+    return q.name
+
+
 def _bump(d: dict[int, int], k: int, by: int) -> None:
     v = d.get(k, 0) + by
     if v:
@@ -116,11 +120,17 @@ class Queue:
 
 
 class QueueSet:
-    """The queues by name (the edges, and the round's order, which ends in names) and by id."""
+    """The queues by name (the edges, and the round's order, which ends in names) and by id;
+    and by name order (``by_rank``: ``rank[qid]`` is the queue's place among all the names,
+    re-dealt when a new name arrives, which bumps ``names_version``), so that a round's order
+    can end in an integer rather than a string (``core.scheduler``)."""
 
     def __init__(self) -> None:
         self.by_name: dict[str, Queue] = {}
         self.queues: list[Queue] = []  # by id
+        self.rank: list[int] = []  # by id: the place of the queue's name in sorted order
+        self.by_rank: list[Queue] = []  # the queues in name order
+        self.names_version = 0
 
     def queue(self, name: str) -> Queue:
         """The queue called ``name``, made empty on first sight."""
@@ -128,6 +138,11 @@ class QueueSet:
         if got is None:
             got = self.by_name[name] = Queue(name, len(self.queues))
             self.queues.append(got)
+            self.by_rank = sorted(self.queues, key=_name_of)
+            self.rank = [0] * len(self.queues)
+            for k, q in enumerate(self.by_rank):
+                self.rank[q.qid] = k
+            self.names_version += 1
         return got
 
     def add(self, p: Pend) -> None:

@@ -54,12 +54,13 @@ WHOLE_NODE_WHAT = "whole-node job of an under-served team, waiting over 1 h"
 
 
 class _KeptKey:
-    """A queue's round key and the allocated GPUs of its account it was computed for."""
+    """A queue's round key, its order as one integer, and the allocated GPUs of its account
+    they were computed for."""
 
-    __slots__ = ("alloc", "key")
+    __slots__ = ("alloc", "key", "order")
 
-    def __init__(self, alloc: int, key: QueueKey) -> None:
-        self.alloc, self.key = alloc, key
+    def __init__(self, alloc: int, key: QueueKey, order: int) -> None:
+        self.alloc, self.key, self.order = alloc, key, order
 
 
 class Scheduler(Starting):
@@ -72,7 +73,7 @@ class Scheduler(Starting):
         self._holds: dict[tuple[str | None, int, int], Hold | None] = {}
         self._holds_at = -1
         self._qkeys: list[_KeptKey | None] = []  # per queue id, its account's GPUs and key ...
-        self._qkeys_at = -1  # ... for these inputs (_inputs_id)
+        self._qkeys_at = (-1, -1)  # ... for these inputs (_inputs_id) and queue names
         self._orders = CandidateOrders()  # each queue's score order (core.candidates)
         self._boosts = BoostsAt(ctx)  # the active boosts of the last epoch, and their index
         # the last reported reservation, with the hold it reports: (holder, nodes, at, record)
@@ -162,49 +163,79 @@ class Scheduler(Starting):
         return nxt if nxt < math.inf else None
 
     # -- step 4 ------------------------------------------------------------------------------
-    def _round_key(self, q: Queue, pi: PassInputs) -> QueueKey:
-        """``queue_key``, which the fast walk reuses while the pass inputs (what each account is
-        owed, the ranks) are the same and the queue's account runs the same allocated GPUs."""
+    def _round_key(self, q: Queue, pi: PassInputs) -> _KeptKey:
+        """``queue_key`` and its ``_order``, which the fast walk reuses while the pass inputs
+        (what each account is owed, the ranks) and the queue names are the same and the queue's
+        account runs the same allocated GPUs."""
         if not self.walk.reuses:
-            return self.queue_key(q.name, pi)
+            key = self.queue_key(q.name, pi)
+            return _KeptKey(0, key, self._order(q, key, pi))
         keys = self._qkeys
-        if self._qkeys_at != self._inputs_id:
-            keys, self._qkeys_at = [], self._inputs_id
+        at = (self._inputs_id, self.queues.names_version)
+        if self._qkeys_at != at:
+            keys, self._qkeys_at = [], at
             self._qkeys = keys
         while len(keys) <= q.qid:
             keys.append(None)
         alloc = self.acct.alloc_gpus.get(q.account, 0)
         got = keys[q.qid]
         if got is None or got.alloc != alloc:
-            got = keys[q.qid] = _KeptKey(alloc, self.queue_key(q.name, pi))
-        return got.key
+            key = self.queue_key(q.name, pi)
+            got = keys[q.qid] = _KeptKey(alloc, key, self._order(q, key, pi))
+        return got
+
+    def _order(self, q: Queue, key: QueueKey, pi: PassInputs) -> int:
+        """``key`` = (tier, rank, name) as one integer with the same order: the name by its
+        place among all queue names (``QueueSet.rank``).  Sorting a round's queues by it is a
+        sort of integers, not of tuples ending in strings (generic compares under mypyc)."""
+        names = len(self.queues.queues)
+        ranks = len(pi.rank_index) + 1  # a rank is at most len(rank_index): accounts not ranked
+        return (key[0] * ranks + key[1]) * names + self.queues.rank[q.qid]
+
+    def _key_of(self, order: int, pi: PassInputs) -> QueueKey:
+        """The (tier, rank, name) key whose ``_order`` is ``order`` (in this pass, these names)."""
+        names = len(self.queues.queues)
+        ranks = len(pi.rank_index) + 1
+        tr, k = divmod(order, names)
+        return (tr // ranks, tr % ranks, self.queues.by_rank[k].name)
 
     def _round(self, pi: PassInputs, starts: list[Start], preemptions: list[Preemption]) -> bool:
         """One walk over the queues; True if it decided anything."""
         self.hold = None
         tried: set[str] = set()
-        # the queues still to visit, best key first: order[i:] (keys end in their queue, so no
-        # two are equal); a sorted list rather than a heap, whose tuple comparisons per pop
-        # cost more under mypyc than one sort and an insort per start
-        order = sorted([self._round_key(q, pi) for q in self.queues.nonempty_queues()])
-        by_name = self.queues.by_name
+        # the queues still to visit, best key first: order[i:], each key as its integer
+        # (``_order``: keys end in their queue, so no two are equal); a sorted list rather than
+        # a heap, whose compares per pop cost more under mypyc than one sort and an insort per start
+        order = [self._round_key(q, pi).order for q in self.queues.nonempty_queues()]
+        order.sort()
+        names, ranks = len(self.queues.queues), len(pi.rank_index) + 1
+        ranks_names = ranks * names
+        by_rank, dealt = self.queues.by_rank, self.queues.names_version
         i = 0
         decided = False
         while i < len(order):
-            qk = order[i]
+            o = order[i]
             i += 1
-            q = by_name[qk[2]]
+            q = by_rank[o % names]
             if not q.keys:
                 continue
-            if not self.walk.may_visit(q.shapes, qk[0], q.account, self.pool, self.acct, self.mode):
+            tier = o // ranks_names
+            if not self.walk.may_visit(q.shapes, tier, q.account, self.pool, self.acct, self.mode):
                 continue
             cands = self._candidates(q, pi, tried)
-            if not self.walk.must_visit(cands, qk[0], q.account, self.pool, self.acct, self.mode):
+            if not self.walk.must_visit(cands, tier, q.account, self.pool, self.acct, self.mode):
                 continue
-            if self._visit(cands, qk, pi, tried, starts, preemptions):
+            if self._visit(cands, self._key_of(o, pi), pi, tried, starts, preemptions):
                 decided = True
+                if self.queues.names_version != dealt:
+                    # a victim requeued into a queue new to this scheduler (a snapshot's running
+                    # job: ``decide``) re-dealt the names: the rest of the order, re-encoded
+                    rest = [(x // ranks_names, (x // names) % ranks, by_rank[x % names]) for x in order[i:]]
+                    names, by_rank, dealt = len(self.queues.queues), self.queues.by_rank, self.queues.names_version
+                    ranks_names = ranks * names
+                    order[i:] = sorted([(t * ranks + r) * names + self.queues.rank[x.qid] for t, r, x in rest])
                 if q.keys:
-                    insort(order, self._round_key(q, pi), lo=i)
+                    insort(order, self._round_key(q, pi).order, lo=i)
         return decided
 
     def _candidates(self, q: Queue, pi: PassInputs, tried: set[str]) -> list[Pend]:
