@@ -132,6 +132,45 @@ def test_both_walks_and_decide_agree_where_debug_jobs_slice_their_own_team() -> 
     assert "debug-slice" in rules
 
 
+# (id, submit, account, GPUs, work, user, minimum runtime, resumable, priority, deadline) of a case
+# the property found: a reclaim in decide()'s scheduler, built from a snapshot, requeues a victim
+# into a queue new to it mid-round (the round's integer order must be re-dealt, core.scheduler)
+_REDEAL_JOBS = (
+    ("j020", 2, "t0", 1, 60, "u1", 0, False, 1, None), ("j021", 2, "t0", 1, 60, "u1", 0, False, 1, None),
+    ("j014", 14, "t1", 1, 5259, "u1", 300, False, 1, None), ("j017", 43, "t0", 2, 21600, "u2", 0, True, 0, None),
+    ("j019", 128, "t1", 1, 18919, "u3", 1800, True, 1, None), ("j018", 240, "t1", 4, 1388, "u3", 300, False, 1, 3641),
+    ("j015", 264, "t1", 4, 2175, "u1", 0, True, 0, None), ("j005", 274, "t0", 4, 559, "u1", 0, True, 0, None),
+    ("j009", 286, "t0", 4, 1500, "u1", 7200, True, 2, None), ("j004", 339, "t1", 3, 512, "u1", 7200, False, 1, 3600),
+    ("j007", 339, "t0", 2, 1244, "u1", 1800, True, 2, None), ("j010", 392, "t0", 4, 833, "u1", 300, True, 0, 15757),
+    ("j013", 593, "t1", 4, 232, "u1", 7200, True, 1, None), ("j003", 616, "t0", 2, 3828, "u1", 0, False, 0, None),
+    ("j006", 1060, "t0", 2, 2083, "u1", 0, False, 1, 1490), ("j016", 1126, "t2", 3, 662, "u3", 7200, False, 0, None),
+    ("j001", 1979, "t0", 4, 488, "u1", 0, True, 0, None), ("j000", 2521, "t0", 2, 1008, "u1", 7200, False, 0, None),
+    ("j011", 4910, "t0", 4, 6348, "u1", 7200, True, 1, None), ("j012", 6454, "t1", 3, 18506, "u2", 1800, False, 0, None),
+    ("j002", 6996, "t0", 3, 8812, "u1", 0, True, 0, None), ("j008", 9904, "t0", 1, 124, "u2", 0, True, 2, None),
+)
+
+
+def test_decide_agrees_where_a_victim_is_requeued_into_a_queue_new_to_its_scheduler() -> None:
+    from allotment.compile.model import Policy, PriorityWeights
+    from allotment.core.jobs import JobSpec, NodeEvent
+    from tests.core.builders import make_config
+
+    policy = Policy(lookback_s=86400, min_runtime_cap_s=3600, default_min_runtime_s=600, debug_threshold_s=900,
+                    reconcile_interval_s=0, human_drain_threshold_s=1800, fairshare_period_s=60,
+                    reclaim_hysteresis=0.1, queue_depth=8,
+                    priority_weights=PriorityWeights(deadline=1.0, fit=0.5, age=1.0, fairness=0.5, age_cap_s=86400,
+                                                     declared=1.0))
+    config = make_config({"t0": 4, "t1": 2, "t2": 2}, nodes=1, gpus_per_node=4, policy=policy)
+    jobs = [JobSpec(id=i, submit=float(t), account=a, gpus=g, work=float(w), user=u, min_runtime=float(mr),
+                    resumable=res, priority=prio, deadline=None if dl is None else float(dl))
+            for i, t, a, g, w, u, mr, res, prio, dl in _REDEAL_JOBS]
+    health = [(1143.0, "unhealthy"), (2080.0, "unhealthy"), (2140.0, "healthy"), (5655.0, "unhealthy"),
+              (5715.0, "healthy"), (5905.0, "healthy")]
+    case = (config, Workload.of(jobs, [NodeEvent(time=t, node="n000", state=h) for t, h in health]))
+    sim, _ = _run(case, "budgets", FAST, check_decide=True)
+    assert sim.decided and sim.mismatches == []
+
+
 class CheckedFast(WalkPolicy):
     """The fast walk that never skips on ``may_visit`` but records where the candidate test
     (``must_visit``) would visit a queue the whole-queue test ruled out.  It wraps ``Fast``
