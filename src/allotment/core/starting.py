@@ -16,7 +16,7 @@ from allotment.core.modes import FREE_SUFFIX, GLOBAL_QUEUE
 from allotment.core.pass_inputs import PassInputs, QueueKey
 from allotment.core.placement import NodeFilter
 from allotment.core.preemption.caps import find_cap_victims
-from allotment.core.preemption.retry import FailedSearches, SearchState
+from allotment.core.preemption.retry import FailedSearches, Failure, SearchState
 from allotment.core.preemption.slicing import OWN_TEAM, ends_within, frees_room_for, may_slice
 from allotment.core.preemption.victims import find_victims, still_fails
 from allotment.core.preemption.view import FOR_NOW, NoVictims, Victim, VictimView
@@ -26,11 +26,11 @@ from allotment.core.state import Pend, Run
 from allotment.core.tiers import GUARANTEED, tier
 from allotment.core.walk import WalkPolicy
 
-# (job, the reserved nodes it had to keep off, may it take yielding jobs) or, for unallocated work
-# only, (GPUs, n, per, type, reserved nodes): a search reads the reservation only through
-# ``allow``, i.e. its nodes; keyed by the node set, not the ``Hold`` (whose dataclass hash and
-# equality are interpreted Python, and which every round makes anew)
-FailedSearch = tuple[str, frozenset[int] | None, bool] | tuple[int, int, int, str | None, frozenset[int] | None]
+# a search of unallocated work only is remembered by (GPUs, n, per, type, reserved nodes): it
+# reads nothing else of the job; any other by the job and its terms (``FailedSearches.find``).  A
+# search reads the reservation only through ``allow``, i.e. its nodes: keyed by the node set, not
+# the ``Hold`` (which every round makes anew)
+ShapeKey = tuple[int, int, int, str | None, frozenset[int] | None]
 
 
 class Starting(ClusterState):
@@ -141,10 +141,11 @@ class Starting(ClusterState):
             return None
         held = None if allow is None or self.hold is None else self.hold.nodes
         # a search for unallocated work only reads the job's shape (core.preemption.victims)
-        key: FailedSearch = (p.gpus, p.n, p.per, p.spec.gpu_type, held) if only_unallocated else (p.jid, held, reserve)
-        job = None if only_unallocated else p
-        if self.walk.reuses and self._still_failed(key, job, p, pi, qk, allow, only_unallocated, reserve):
-            return None  # the same search already failed, and nothing since could change that
+        shape: ShapeKey | None = (p.gpus, p.n, p.per, p.spec.gpu_type, held) if only_unallocated else None
+        if self.walk.reuses:
+            was = self._failed.find_shape(shape) if shape is not None else self._failed.find(p.jid, held, reserve)
+            if self._still_failed(was, p, pi, qk, allow, only_unallocated, reserve, held):
+                return None  # the same search already failed, and nothing since could change that
         view = self._view(pi)
         found = find_victims(view, p, p.n, p.per, pi.owed, pi.measure, allow=allow, only_unallocated=only_unallocated,
                              reserve=reserve, debug_end=self.debug_end(p, pi.now))
@@ -154,28 +155,40 @@ class Starting(ClusterState):
                 found = FOR_NOW  # the slicing rule read the queues: this holds on this very state only
         if isinstance(found, NoVictims):
             if self.walk.reuses:
-                self._failed.remember(key, job, self._search_state(pi, qk), found)
+                self._remember(shape, p, held, reserve, self._search_state(pi, qk), found)
             return None
         return found
+
+    def _remember(self, shape: ShapeKey | None, p: Pend, held: frozenset[int] | None, reserve: bool, at: SearchState,
+                  why: NoVictims) -> None:
+        if shape is not None:
+            self._failed.remember_shape(shape, at, why)
+        else:
+            self._failed.remember(p.jid, held, reserve, p, at, why)
 
     def _search_state(self, pi: PassInputs, qk: QueueKey) -> SearchState:
         return SearchState(self._inputs_id, self.grown.mark(), self.donor_growth, self.version, self.queued_version, pi.now, qk)
 
-    def _still_failed(self, key: FailedSearch, job: Pend | None, p: Pend, pi: PassInputs, qk: QueueKey,
-                      allow: NodeFilter | None, only_unallocated: bool, reserve: bool) -> bool:
-        """Did this search fail before, and does that still hold now (``preemption.retry``)?  If
-        it is still sure to fail after growth on some nodes, that is remembered as of now."""
-        grown = self._failed.grown_since(key, job, self._inputs_id, self.grown.mark(), self.donor_growth, self.version,
+    def _still_failed(self, was: Failure | None, p: Pend, pi: PassInputs, qk: QueueKey, allow: NodeFilter | None,
+                      only_unallocated: bool, reserve: bool, held: frozenset[int] | None) -> bool:
+        """Did this search fail before (``was``), and does that still hold now
+        (``preemption.retry``)?  If it is still sure to fail after growth on some nodes, that is
+        remembered as of now."""
+        if was is None:
+            return False
+        job = None if only_unallocated else p
+        grown = self._failed.grown_since(was, job, self._inputs_id, self.grown.mark(), self.donor_growth, self.version,
                                          self.queued_version, pi.now, qk)
         if grown is None:
             return False
         if not grown:
             return True
-        still = still_fails(self._view(pi), p, p.n, p.per, pi.owed, pi.measure, grown, self._failed.why(key),
+        still = still_fails(self._view(pi), p, p.n, p.per, pi.owed, pi.measure, grown, was.why,
                             allow=allow, only_unallocated=only_unallocated, reserve=reserve)
         if still is None:
             return False
-        self._failed.remember(key, job, self._search_state(pi, qk), still)
+        shape = (p.gpus, p.n, p.per, p.spec.gpu_type, held) if only_unallocated else None
+        self._remember(shape, p, held, reserve, self._search_state(pi, qk), still)
         return True
 
     def _cap_preempt(self, p: Pend, qk: QueueKey, pi: PassInputs, allow: NodeFilter | None, starts: list[Start],

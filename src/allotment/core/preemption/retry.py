@@ -88,38 +88,66 @@ class SearchState:
         self.queue = queue  # ... and the key the round visits the queue under
 
 
-class _Failed:
-    """A remembered failure (a plain class for the reason ``SearchState`` is one)."""
+class Failure:
+    """A remembered failure (a plain class for the reason ``SearchState`` is one): of the search
+    for ``job`` that kept off the reserved nodes ``held`` and may or may not take yielding jobs
+    (``reserve``); ``job`` None: of any job with the same shape key."""
 
-    __slots__ = ("at", "job", "why")
+    __slots__ = ("at", "held", "job", "reserve", "why")
 
-    def __init__(self, job: Pend | None, at: SearchState, why: NoVictims) -> None:
+    def __init__(self, job: Pend | None, at: SearchState, why: NoVictims, held: frozenset[int] | None = None,
+                 reserve: bool = False) -> None:
         self.job = job  # None: the answer holds for any job with the same key
         self.at = at
         self.why = why
+        self.held = held
+        self.reserve = reserve
 
 
 class FailedSearches:
-    """Failed searches by key (the caller's: a job id and tag, or a shape and tag for searches
-    that read nothing else of the job); ``log`` is the state's ``NodeLog``.  When the pass inputs
-    change, a lasting failure that read no donors is kept for one more set of inputs (it read
-    nothing of them: what each account is owed only through whether the requester may reclaim,
-    which ``victims.still_fails`` reads again, and the usage only through the donors); every
-    other one is forgotten."""
+    """Failed searches: a job's by its id, then by the reserved nodes it kept off and whether it
+    could take yielding jobs (``find``: a few per job, scanned -- an id is a string whose hash is
+    kept, where a tuple key was hashed and compared element by element on every lookup: 7% of a
+    busy compiled run); searches that read nothing of the job but its shape by that shape
+    (``find_shape``).  ``log`` is the state's ``NodeLog``.  When the pass inputs change, a
+    lasting failure that read no donors is kept for one more set of inputs (it read nothing of
+    them: what each account is owed only through whether the requester may reclaim, which
+    ``victims.still_fails`` reads again, and the usage only through the donors); every other one
+    is forgotten."""
 
     def __init__(self, log: NodeLog) -> None:
-        self._by: dict[Hashable, _Failed] = {}
+        self._jobs: dict[str, list[Failure]] = {}
+        self._shapes: dict[Hashable, Failure] = {}
         self._inputs = -1
         self._log = log
 
-    def grown_since(self, key: Hashable, job: Pend | None, inputs: int, grown: int, donor_growth: int, version: int,
+    def find(self, jid: str, held: frozenset[int] | None, reserve: bool) -> Failure | None:
+        """The failure remembered for ``jid``'s search with these terms, if any."""
+        got = self._jobs.get(jid)
+        if got is None:
+            return None
+        for f in got:
+            if f.reserve == reserve and (f.held is held or (f.held is not None and held is not None and f.held == held)):
+                return f
+        return None
+
+    def entries(self) -> list[Failure]:
+        """Every failure remembered (what a test compares to see a search answered, not redone)."""
+        out = [f for got in self._jobs.values() for f in got]
+        out.extend(self._shapes.values())
+        return out
+
+    def find_shape(self, key: Hashable) -> Failure | None:
+        """The failure remembered for a search of unallocated work by a job of shape ``key``."""
+        return self._shapes.get(key)
+
+    def grown_since(self, f: Failure | None, job: Pend | None, inputs: int, grown: int, donor_growth: int, version: int,
                     queued: int, now: float, queue: tuple[int, int, str]) -> list[int] | None:
-        """If this very search failed and that answer may still hold now (the state's
-        ``SearchState`` fields, passed one by one: this runs for every search the walk would
-        make, most of them answered here), the nodes that grew since (empty: it holds as it
-        is; else it holds if ``victims.still_fails`` says so for them, with ``why``); None:
-        search."""
-        f = self._by.get(key)
+        """If this very search failed (``f``, from ``find``) and that answer may still hold now
+        (the state's ``SearchState`` fields, passed one by one: this runs for every search the
+        walk would make, most of them answered here), the nodes that grew since (empty: it
+        holds as it is; else it holds if ``victims.still_fails`` says so for them, with
+        ``f.why``); None: search."""
         if f is None or f.job is not job:
             return None
         why, was = f.why, f.at
@@ -133,13 +161,40 @@ class FailedSearches:
         nodes = self._log.since(was.grown)
         return None if nodes is None or len(nodes) > _MOST else nodes
 
-    def why(self, key: Hashable) -> NoVictims:
-        """The answer remembered for ``key`` (after ``grown_since`` found one)."""
-        return self._by[key].why
+    def remember(self, jid: str, held: frozenset[int] | None, reserve: bool, job: Pend, at: SearchState,
+                 why: NoVictims) -> None:
+        """Remember that ``job``'s search (``find``'s terms) failed with ``why`` on state ``at``."""
+        self._new_inputs(at.inputs)
+        f = Failure(job, at, why, held, reserve)
+        got = self._jobs.get(jid)
+        if got is None:
+            self._jobs[jid] = [f]
+            return
+        for k, old in enumerate(got):
+            if old.reserve == reserve and (old.held is held or (old.held is not None and held is not None and old.held == held)):
+                got[k] = f
+                return
+        got.append(f)
 
-    def remember(self, key: Hashable, job: Pend | None, at: SearchState, why: NoVictims) -> None:
-        if at.inputs != self._inputs:  # new inputs: keep what the last ones proved and does not read them
-            last = self._inputs
-            self._by = {k: f for k, f in self._by.items() if f.at.inputs == last and f.why.lasting and not f.why.reclaim}
-            self._inputs = at.inputs
-        self._by[key] = _Failed(job, at, why)
+    def remember_shape(self, key: Hashable, at: SearchState, why: NoVictims) -> None:
+        """Remember that a search of unallocated work for shape ``key`` failed."""
+        self._new_inputs(at.inputs)
+        self._shapes[key] = Failure(None, at, why)
+
+    def _new_inputs(self, inputs: int) -> None:
+        if inputs == self._inputs:
+            return
+        last = self._inputs  # new inputs: keep what the last ones proved and does not read them
+        jobs: dict[str, list[Failure]] = {}
+        for jid, got in self._jobs.items():
+            kept = [f for f in got if _keeps(f, last)]
+            if kept:
+                jobs[jid] = kept
+        self._jobs = jobs
+        self._shapes = {k: f for k, f in self._shapes.items() if _keeps(f, last)}
+        self._inputs = inputs
+
+
+def _keeps(f: Failure, last: int) -> bool:
+    """Is ``f`` kept into new pass inputs after ``last``?"""
+    return f.at.inputs == last and f.why.lasting and not f.why.reclaim
