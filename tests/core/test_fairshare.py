@@ -1,7 +1,13 @@
 from __future__ import annotations
 
-from allotment.core.context import build_context
-from allotment.core.fairshare import rank_leaves
+import struct
+from collections.abc import Mapping
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from allotment.core.context import Context, build_context
+from allotment.core.fairshare import level_value, rank_leaves
 from tests.core.builders import make_config
 
 
@@ -39,3 +45,50 @@ def test_level_fair_share_is_exposed_per_level() -> None:
     # p has 2/3 of the share (two units of weight) and half the usage; p1 has 1/4 of p's usage
     assert ranks["p1"].level_fair_share == (0.75, 0.5)
     assert ranks["q"].level_fair_share == (1.5,)
+
+
+def _reference_order(ctx: Context, usage: Mapping[str, float]) -> list[tuple[str, int, tuple[float, ...]]]:
+    """The Fair Tree descent as first written (nested closures, ``sum`` over generators, each
+    level's total summed again), to hold ``rank_leaves``'s plain functions to it bit for bit."""
+    subtree: dict[str, float] = {}
+
+    def total(name: str) -> float:
+        node = ctx.tree[name]
+        v = max(0.0, usage.get(name, 0.0)) if not node.children else sum(total(c) for c in node.children)
+        subtree[name] = v
+        return v
+
+    total(ctx.root)
+    out: list[tuple[str, int, tuple[float, ...]]] = []
+
+    def walk(name: str, path: tuple[float, ...]) -> None:
+        node = ctx.tree[name]
+        if not node.children:
+            if name in ctx.entitlement_gpus:
+                out.append((name, len(out), path))
+            return
+        sib_total = sum(subtree[c] for c in node.children)
+        keyed = []
+        for c in node.children:
+            share = ctx.tree[c].share
+            keyed.append((level_value(subtree[c] / sib_total if sib_total > 0 else 0.0, share), -share, c))
+        keyed.sort()
+        for v, _, c in keyed:
+            walk(c, (*path, v))
+
+    walk(ctx.root, ())
+    return out
+
+
+_TREE = {"p": {"p1": 1, "p2": 3, "p3": {"x": 1, "y": 2}}, "q": {"q1": 1, "q2": 1}, "r": 2}
+_LEAVES = ("p1", "p2", "x", "y", "q1", "q2", "r")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(st.sampled_from(_LEAVES), st.floats(0.0, 1e4) | st.sampled_from([0.0, 0.1, 0.2, 0.3, 1 / 3])))
+def test_the_ranking_is_the_reference_descent_bit_for_bit(usage: dict[str, float]) -> None:
+    ctx = build_context(make_config(_TREE), "c1")
+    got = [(r.leaf, r.rank, r.level_fair_share) for r in rank_leaves(ctx, usage)]
+    assert got == _reference_order(ctx, usage)
+    assert [struct.pack(f"{len(p)}d", *p) for _, _, p in got] == [
+        struct.pack(f"{len(p)}d", *p) for _, _, p in _reference_order(ctx, usage)]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import math
 
 from hypothesis import given, settings
@@ -131,8 +132,9 @@ def test_a_reservation_takes_the_n_nodes_that_free_up_soonest_ties_by_node_order
 
 
 def test_allow_for_returns_the_holds_one_filter_which_admits_exactly_the_unreserved_nodes() -> None:
-    """``Hold.admit`` is bound once per hold (not a new bound method per candidate): the filter
-    every candidate gets is that one object, and it admits the nodes the hold does not reserve."""
+    """``Hold.admit`` is made once per hold (not a new bound method per candidate): the filter
+    every candidate gets is that one object, it admits the nodes the hold does not reserve, and
+    it does not refer back to the hold (no reference cycle per hold for the cyclic GC)."""
     h = Hold("holder", frozenset({1, 3}), 500.0, (0, 0, "q"))
     p = Pend(JobSpec(id="p", submit=0.0, account="a", gpus=8, work=3600.0, min_runtime=600.0, user="u"),
              0.0, 0.0, 0.0, 0, None, "a")
@@ -140,3 +142,4 @@ def test_allow_for_returns_the_holds_one_filter_which_admits_exactly_the_unreser
     f = allow_for(h, p, 0.0)
     assert f is not None and f is allow_for(h, p, 0.0)
     assert [f(i) for i in range(5)] == [True, False, True, False, True]
+    assert not any(r is h for r in gc.get_referents(f))

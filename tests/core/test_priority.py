@@ -158,6 +158,19 @@ def test_deadline_free_dependants_parts_are_kept_across_epochs_until_the_active_
         made_at.append(pre[1].inherit.t if pre[1].inherit else None)
     assert made_at == [100.0, 100.0, 4000.0, 4000.0]  # reused while the boosts were equal, not after
 
+
+def test_kept_parts_take_the_passs_equal_boosts_so_the_next_check_is_by_identity() -> None:
+    ctx = _ctx(boosts=(Boost("job:d0", 0.5, T0 + dt.timedelta(days=400), "test", "lead"),))
+    pre = _pend("p0")
+    dep = JobSpec(id="d0", submit=0.0, account="a", gpus=1, work=900.0, priority=2, depends_on=("p0",))
+    waiting, users = dependants([pre.spec, dep]), UserGpus()
+    first = Scorer(ctx, 100.0, 1.0, 4, users, active_boosts(ctx, 100.0), waiting, memo=True)  # type: ignore[arg-type]
+    kept = first._inherited(pre)
+    later = active_boosts(ctx, 200.0)  # equal, not the same mapping
+    s = Scorer(ctx, 200.0, 1.0, 4, users, later, waiting, memo=True)  # type: ignore[arg-type]
+    assert s._inherited(pre) == kept == Scorer(ctx, 200.0, 1.0, 4, users, later, waiting)._inherited(pre)  # type: ignore[arg-type]
+    assert pre.inherit is not None and pre.inherit.t == 100.0 and pre.inherit.boosts is later
+
 _names = st.sampled_from(["j", "u", "a", "x:y", "j:", ""])
 
 

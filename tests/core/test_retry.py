@@ -117,7 +117,7 @@ def _victims(s: Scheduler, p: Pend, kind: str, held: frozenset[int] | None, now:
              usage: Mapping[str, float]) -> object:
     pi = s.inputs(now, usage)
     s.hold = None if held is None else Hold("holder", held, now + 1e6, (0, -1, "x"))
-    allow: NodeFilter | None = None if s.hold is None else s.hold.admits
+    allow: NodeFilter | None = None if s.hold is None else s.hold.admit
     got = s._victims_for(p, s.queue_key(p.queue, pi), pi, allow, kind == "unallocated", kind == "reserve")
     return None if got is None else [(v.job_id, v.rule) for v in got]
 
@@ -153,7 +153,7 @@ def _still_fails(twin: Twin, grown: list[int], held: frozenset[int] | None = Non
     s = twin.fast
     pi = s.inputs(twin.now, USAGE)
     p = s.pending["p0"]
-    allow = None if held is None else Hold("holder", held, twin.now + 1e6, (0, -1, "x")).admits
+    allow = None if held is None else Hold("holder", held, twin.now + 1e6, (0, -1, "x")).admit
     f = s._failed.find("p0", held, False)
     assert f is not None
     was = f.why

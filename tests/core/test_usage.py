@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from allotment.core.usage import UsageLedger
+from allotment.core.usage import UsageLedger, WindowView
 
 
 def test_usage_leaves_the_window_as_it_slides() -> None:
@@ -51,3 +51,21 @@ def test_window_equals_the_overlap_of_every_charge(intervals: list[tuple[float, 
         s, e = min(a, b), max(a, b)
         expected += g * max(0.0, min(e, now) - max(s, lo, 0.0))
     assert led.window_gpu_hours("x", now) == pytest.approx(expected / 3600.0, abs=1e-6)
+
+
+def test_a_window_view_answers_get_like_a_fresh_view_after_later_changes() -> None:
+    """``WindowView.get`` (its own, not the ``Mapping`` mixin) gives ``view[a]`` or the default,
+    and what it kept is what a fresh view gives after the ledger took changes at or after its
+    instant (the only ones it takes while the view is used)."""
+    led = UsageLedger(lookback_s=3600.0)
+    led.start("a", 0.0, 3)
+    led.start("b", 100.0, 1)
+    view = WindowView(led, 1000.0)
+    first = (view.get("a"), view.get("b"), view.get("c"), view.get("c", 0.0))
+    assert first == (view["a"], view["b"], None, 0.0) == (3000.0 / 3600.0, 900.0 / 3600.0, None, 0.0)
+    led.stop("a", 1000.0, 3)  # at the view's instant
+    led.start("c", 1500.0, 2)  # a new account after it
+    led.stop("b", 2000.0, 1)
+    fresh = WindowView(led, 1000.0)
+    assert (view.get("a"), view.get("b"), view.get("c", 0.0)) == (fresh.get("a"), fresh.get("b"), fresh.get("c", 0.0))
+    assert first[:2] == (view["a"], view["b"])

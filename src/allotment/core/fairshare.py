@@ -18,16 +18,24 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
 
-from allotment.core.context import Context
+from allotment.core.context import Context, TreeNode
 
 
-@dataclass(frozen=True, slots=True)
 class LeafRank:
-    leaf: str
-    rank: int  # 0 is best
-    level_fair_share: tuple[float, ...]  # usage/share at each level below the root, root first
+    """One funded leaf's place in the Fair Tree order.  Read-only by convention: a plain slotted
+    class, since one is made per leaf and epoch and under mypyc a frozen dataclass's ``__init__``
+    runs as interpreted Python (a third of ``rank_leaves``)."""
+
+    __slots__ = ("leaf", "level_fair_share", "rank")
+
+    def __init__(self, leaf: str, rank: int, level_fair_share: tuple[float, ...]) -> None:
+        self.leaf = leaf
+        self.rank = rank  # 0 is best
+        self.level_fair_share = level_fair_share  # usage/share at each level below the root, root first
+
+    def __repr__(self) -> str:
+        return f"LeafRank({self.leaf!r}, {self.rank}, {self.level_fair_share})"
 
 
 def level_value(usage_fraction: float, share: float) -> float:
@@ -51,36 +59,47 @@ def served_more(victim: float, requester: float, hysteresis: float) -> bool:
 
 
 def rank_leaves(ctx: Context, usage: Mapping[str, float]) -> tuple[LeafRank, ...]:
-    """Order every leaf of ``ctx`` by Fair Tree descent over window ``usage`` (leaf -> GPU-hours)."""
+    """Order every leaf of ``ctx`` by Fair Tree descent over window ``usage`` (leaf -> GPU-hours).
+    Two plain recursive functions with explicit arguments, not closures: under mypyc a nested
+    function is a callable object called generically, and its environment a reference cycle."""
     subtree: dict[str, float] = {}
-
-    def total(name: str) -> float:
-        node = ctx.tree[name]
-        if not node.children:
-            v = max(0.0, usage.get(name, 0.0))
-        else:
-            v = sum(total(c) for c in node.children)
-        subtree[name] = v
-        return v
-
-    total(ctx.root)
+    _subtree_usage(ctx.tree, ctx.root, usage, subtree)
     out: list[LeafRank] = []
-
-    def walk(name: str, path: tuple[float, ...]) -> None:
-        node = ctx.tree[name]
-        if not node.children:
-            if name in ctx.entitlement_gpus:
-                out.append(LeafRank(name, len(out), path))
-            return
-        sib_total = sum(subtree[c] for c in node.children)
-        keyed = []
-        for c in node.children:
-            frac = subtree[c] / sib_total if sib_total > 0 else 0.0
-            share = ctx.tree[c].share
-            keyed.append((level_value(frac, share), -share, c))
-        keyed.sort()
-        for v, _, c in keyed:
-            walk(c, (*path, v))
-
-    walk(ctx.root, ())
+    _descend(ctx.tree, ctx.root, (), subtree, ctx.entitlement_gpus, out)
     return tuple(out)
+
+
+def _subtree_usage(tree: Mapping[str, TreeNode], name: str, usage: Mapping[str, float],
+                   subtree: dict[str, float]) -> float:
+    """The window usage of ``name``'s subtree, its leaves' added in child order (kept per node
+    in ``subtree``)."""
+    children = tree[name].children
+    if not children:
+        v = max(0.0, usage.get(name, 0.0))
+    else:
+        v = 0.0
+        for c in children:
+            v += _subtree_usage(tree, c, usage, subtree)
+    subtree[name] = v
+    return v
+
+
+def _descend(tree: Mapping[str, TreeNode], name: str, path: tuple[float, ...], subtree: dict[str, float],
+             entitled: Mapping[str, float], out: list[LeafRank]) -> None:
+    """Append the funded leaves under ``name`` to ``out`` in Fair Tree order; ``path`` is the
+    level values above it.  The siblings' combined usage is their parent's ``subtree`` entry:
+    the same floats added in the same order."""
+    children = tree[name].children
+    if not children:
+        if name in entitled:
+            out.append(LeafRank(name, len(out), path))
+        return
+    sib_total = subtree[name]
+    keyed: list[tuple[float, float, str]] = []
+    for c in children:
+        frac = subtree[c] / sib_total if sib_total > 0 else 0.0
+        share = tree[c].share
+        keyed.append((level_value(frac, share), -share, c))
+    keyed.sort()
+    for v, _, c in keyed:
+        _descend(tree, c, (*path, v), subtree, entitled, out)

@@ -33,13 +33,28 @@ def may_hold(p: Pend, node_gpus: int, guaranteed: bool, waited_s: float) -> bool
     return p.n > 1 or (p.n == 1 and p.per >= node_gpus and guaranteed and waited_s >= STARVING_S)
 
 
+class Unreserved:
+    """The node filter of a ``Hold`` (``allow_for``): admits the nodes not in ``nodes``.  A small
+    object of its own, made once per hold: a bound method of the hold stored on the hold
+    (``self.admit = self.admits``) made a reference cycle per hold, left to the cyclic GC, and
+    ``h.admits`` read per candidate made a new bound method each time."""
+
+    __slots__ = ("nodes",)
+
+    def __init__(self, nodes: frozenset[int]) -> None:
+        self.nodes = nodes
+
+    def __call__(self, node: int) -> bool:
+        return node not in self.nodes
+
+
 class Hold:
     """A reservation within one pass: ``holder`` gets ``nodes`` (indices) at ``at``.  Read-only
     by convention; a plain slotted class rather than a frozen dataclass, because every round
     makes one and ``allow_for`` reads it per candidate, and under mypyc a frozen dataclass's
     ``__init__`` runs as interpreted Python (``preemption.retry.SearchState``).  Never hashed
-    or compared: the searches key their memo by ``nodes``.  ``admit`` is ``admits`` bound once:
-    ``allow_for`` returns it per candidate, where ``h.admits`` made a new bound method each time."""
+    or compared: the searches key their memo by ``nodes``.  ``admit`` is its filter
+    (``Unreserved``), the one object ``allow_for`` returns for every candidate it restricts."""
 
     __slots__ = ("admit", "at", "holder", "nodes", "queue_key")
 
@@ -48,13 +63,10 @@ class Hold:
         self.nodes = nodes
         self.at = at
         self.queue_key = queue_key  # the holder's queue's place when it was made
-        self.admit: NodeFilter = self.admits
+        self.admit: NodeFilter = Unreserved(nodes)
 
     def __repr__(self) -> str:
         return f"Hold({self.holder!r}, {sorted(self.nodes)}, {self.at}, {self.queue_key})"
-
-    def admits(self, node: int) -> bool:
-        return node not in self.nodes
 
 
 def allow_for(h: Hold | None, p: Pend, now: float, may_yield: bool = False) -> NodeFilter | None:

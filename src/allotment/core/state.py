@@ -30,7 +30,9 @@ class InheritedParts:
     deadline, boost), in dependant order; dependants of one user with the same boost are kept as the one
     with the highest declared + deadline (the rest of the sum is the same for them, and float
     addition is monotone, so that one's sum is their maximum).  Valid for epoch ``t``,
-    ``weights`` and the user table ``users`` its ids index.  A plain slotted class, like ``StaticScore``."""
+    ``weights`` and the user table ``users`` its ids index.  A plain slotted class, like
+    ``StaticScore``; read-only by convention, but for ``boosts``, which the scorer may replace by
+    an equal mapping (so that the epoch's next passes find it by identity)."""
 
     __slots__ = ("boosts", "got", "parts", "t", "timeless", "users", "weights")
 

@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Iterator, Mapping
+from typing import TypeVar, overload
+
+_T = TypeVar("_T")
 
 
 class _Curve:
@@ -78,16 +81,36 @@ class UsageLedger:
 
 class WindowView(Mapping[str, float]):
     """The window usage of every account at ``now``, computed only for the accounts asked for
-    (a pass that does not re-rank never pays for it)."""
+    (a pass that does not re-rank never pays for it), each once: the ledger only takes changes
+    at or after ``now`` (in time order, the view's instant being past), and those leave
+    ``C(now)`` and ``C(now - lookback)`` as they were."""
 
     def __init__(self, ledger: UsageLedger, now: float) -> None:
         self._ledger = ledger
         self._now = now
+        self._hours: dict[str, float] = {}
 
     def __getitem__(self, account: str) -> float:
         if account not in self._ledger._curves:
             raise KeyError(account)
-        return self._ledger.window_gpu_hours(account, self._now)
+        return self._window(account)
+
+    def _window(self, account: str) -> float:
+        got = self._hours.get(account)
+        if got is None:
+            got = self._hours[account] = self._ledger.window_gpu_hours(account, self._now)
+        return got
+
+    @overload
+    def get(self, account: str, /) -> float | None: ...
+    @overload
+    def get(self, account: str, default: float | _T, /) -> float | _T: ...
+    def get(self, account: str, default: object = None, /) -> object:
+        """``Mapping.get``, the mixin's answer without its ``try: self[account]`` in
+        interpreted Python (the Fair Tree and the reclaim measure ask it for every leaf)."""
+        if account not in self._ledger._curves:
+            return default
+        return self._window(account)
 
     def __iter__(self) -> Iterator[str]:
         return iter(sorted(self._ledger._curves))
