@@ -69,7 +69,7 @@ class Scheduler(Starting):
         self.ranks: tuple[LeafRank, ...] = ()  # the last pass's Fair Tree ranks (reported)
         # answers the fast walk may reuse on identical inputs (walk.reuses; see core.walk)
         self._inputs_key: tuple[float, Mapping[str, float], int] | None = None  # holds the mapping
-        self._inputs_val: tuple[dict[str, float], tuple[LeafRank, ...], dict[str, float]] | None = None
+        self._inputs_val: tuple[dict[str, float], tuple[LeafRank, ...], dict[str, int], dict[str, float]] | None = None
         self._holds: dict[tuple[str | None, int, int], Hold | None] = {}
         self._holds_at = -1
         self._qkeys: list[_KeptKey | None] = []  # per queue id, its account's GPUs and key ...
@@ -132,7 +132,7 @@ class Scheduler(Starting):
         key = (t, usage, self.pool.healthy_total)
         k = self._inputs_key
         if self.walk.reuses and k is not None and k[0] == t and k[1] is usage and k[2] == key[2] and self._inputs_val:
-            owed, ranks, measure = self._inputs_val  # same epoch, same usage mapping, same capacity
+            owed, ranks, rank_index, measure = self._inputs_val  # same epoch, same usage mapping, same capacity
         else:
             owed = {leaf: self.owed(leaf) for leaf in self.ctx.leaves}
             ranks = ()
@@ -140,10 +140,11 @@ class Scheduler(Starting):
             if self.mode.ranks_queues:
                 ranks = rank_leaves(self.ctx, usage)
                 measure = {leaf: reclaim_measure(usage.get(leaf, 0.0), e) for leaf, e in owed.items()}
-            self._inputs_key, self._inputs_val = key, (owed, ranks, measure)
+            rank_index = {r.leaf: r.rank for r in ranks}
+            self._inputs_key, self._inputs_val = key, (owed, ranks, rank_index, measure)
             self._inputs_id += 1
         load = (self.pending_gpus + self.running_gpus) / max(1, self.ctx.capacity_gpus)
-        return PassInputs(now, t, owed, ranks, {r.leaf: r.rank for r in ranks}, measure,
+        return PassInputs(now, t, owed, ranks, rank_index, measure,
                           self._boosts.at(t) if self.walk.reuses else active_boosts(self.ctx, t), load)
 
     def wake_at(self, now: float) -> float | None:
