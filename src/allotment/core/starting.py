@@ -33,6 +33,17 @@ from allotment.core.walk import WalkPolicy
 ShapeKey = tuple[int, int, int, str | None, frozenset[int] | None]
 
 
+class _CapFailure:
+    """A cap search of ``job`` that found nothing, kept off the reserved nodes ``held``, when
+    ``released`` and its team's ``own_growth`` were these (the pass inputs: the whole table's).
+    Keyed by the job id alone, one per job: a string key's hash is kept, a tuple's is not."""
+
+    __slots__ = ("held", "job", "own", "released")
+
+    def __init__(self, job: Pend, held: frozenset[int] | None, released: int, own: int) -> None:
+        self.job, self.held, self.released, self.own = job, held, released, own
+
+
 class Starting(ClusterState):
     def __init__(self, ctx: Context, nodes: tuple[NodeState, ...], walk: WalkPolicy) -> None:
         super().__init__(ctx, nodes)
@@ -45,8 +56,8 @@ class Starting(ClusterState):
         self._queue_names: dict[str, tuple[bool, str]] = {}
         self._view_val: VictimView | None = None  # the victim view of state _view_at
         self._view_at = (-1, -1)
-        # cap searches that failed: (job, reserved nodes) -> (job, inputs id, released, own_growth)
-        self._cap_failed: dict[tuple[str, frozenset[int] | None], tuple[Pend, int, int, int]] = {}
+        # cap searches that failed in these pass inputs (``_cap_failed_at``), by job id: the last one
+        self._cap_failed: dict[str, _CapFailure] = {}
         self._cap_failed_at = -1
 
     def _account_of(self, q: str) -> tuple[bool, str]:
@@ -202,18 +213,20 @@ class Starting(ClusterState):
         cap as it could give back)."""
         if not (self.mode.reclaims and self.acct.alloc_gpus_pre.get(p.account, 0)):
             return False
-        key = (p.jid, None if allow is None or self.hold is None else self.hold.nodes)
-        mark = (self._inputs_id, self.released, self.own_growth.get(p.account, 0))
+        held = None if allow is None or self.hold is None else self.hold.nodes
+        own = self.own_growth.get(p.account, 0)
         if self.walk.reuses:
             if self._cap_failed_at != self._inputs_id:
                 self._cap_failed, self._cap_failed_at = {}, self._inputs_id
-            was = self._cap_failed.get(key)
-            if was is not None and was[0] is p and (was[1], was[2], was[3]) == mark:
+            was = self._cap_failed.get(p.jid)
+            if was is not None and was.job is p and was.released == self.released and was.own == own and (
+                was.held is held or (was.held is not None and held is not None and was.held == held)
+            ):
                 return False
         found = find_cap_victims(self._view(pi), p, p.n, p.per, allow, self.debug_end(p, pi.now))
         if found is None:
             if self.walk.reuses:
-                self._cap_failed[key] = (p, mark[0], mark[1], mark[2])
+                self._cap_failed[p.jid] = _CapFailure(p, held, self.released, own)
             return False
         if not self._slice_ok(p, qk, pi, found):  # read the queues and the time: not kept
             return False
