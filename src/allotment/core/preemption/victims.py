@@ -284,6 +284,7 @@ def _options(v: VictimView, per: int, cands: _Classifier, hosts: list[int],
     that could, by rounding, be a hair below 0.)"""
     pool = v.pool
     jobs_on = pool.jobs
+    pre = v.acct.preemptible  # only these can be taken: the rest is not classified at all
     options: list[tuple[tuple[int, float, int], list[str]]] = []
     best_worst = CLASS_DEBUG + 1  # with ``cut``: the worst class of the best option so far
     for i in hosts:
@@ -293,7 +294,7 @@ def _options(v: VictimView, per: int, cands: _Classifier, hosts: list[int],
             best_worst = -1
             continue
         on = jobs_on[i]
-        here = [c.key for j in on if (c := cands.get(j)) is not None]  # a list, not a generator (mypyc)
+        here = [c.key for j in on if j in pre and (c := cands.get(j)) is not None]  # a list, not a generator (mypyc)
         if len(here) > 1:
             here.sort()
         chosen: list[str] = []
