@@ -72,6 +72,9 @@ class Scheduler(Starting):
         self._inputs_val: tuple[dict[str, float], tuple[LeafRank, ...], dict[str, int], dict[str, float]] | None = None
         self._holds: dict[tuple[str | None, int, int], Hold | None] = {}
         self._holds_at = -1
+        # the reserved node sets planned so far, each as one object: the failed-search memos
+        # (core.preemption.retry) compare a search's node set first by identity, then by value
+        self._node_sets: dict[frozenset[int], frozenset[int]] = {}
         self._qkeys: list[_KeptKey | None] = []  # per queue id, its account's GPUs and key ...
         self._qkeys_at = (-1, -1)  # ... for these inputs (_inputs_id) and queue names
         self._orders = CandidateOrders()  # each queue's score order (core.candidates)
@@ -327,7 +330,12 @@ class Scheduler(Starting):
             self._holds, self._holds_at = {}, self.version
         k = (p.spec.gpu_type, p.n, p.per)
         if k not in self._holds:
-            self._holds[k] = plan_hold(self.pool, self.ends, "", p.spec.gpu_type, p.n, p.per, -math.inf, qk)
+            h = plan_hold(self.pool, self.ends, "", p.spec.gpu_type, p.n, p.per, -math.inf, qk)
+            if h is not None:  # equal node sets as one object: the searches' memos compare them
+                h = Hold("", self._node_sets.setdefault(h.nodes, h.nodes), h.at, qk)
+                if len(self._node_sets) > 4096:
+                    self._node_sets = {h.nodes: h.nodes}
+            self._holds[k] = h
         h = self._holds[k]
         return None if h is None else Hold(p.jid, h.nodes, max(now, h.at), qk)
 
