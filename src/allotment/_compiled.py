@@ -52,6 +52,7 @@ HOT: tuple[str, ...] = (
     "allotment.core.starting",
     "allotment.core.scheduler",
     "allotment.sim.signals",
+    "allotment.sim.events",
     "allotment.sim.metrics",
     "allotment.sim.eventlog",
     "allotment.sim.runner",
