@@ -53,6 +53,7 @@ HOT: tuple[str, ...] = (
     "allotment.core.scheduler",
     "allotment.sim.signals",
     "allotment.sim.events",
+    "allotment.sim.summary",
     "allotment.sim.metrics",
     "allotment.sim.eventlog",
     "allotment.sim.runner",
