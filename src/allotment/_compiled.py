@@ -52,6 +52,8 @@ HOT: tuple[str, ...] = (
     "allotment.core.starting",
     "allotment.core.scheduler",
     "allotment.sim.signals",
+    "allotment.sim.events",
+    "allotment.sim.summary",
     "allotment.sim.metrics",
     "allotment.sim.eventlog",
     "allotment.sim.runner",

@@ -9,8 +9,7 @@ from allotment.core.decisions import NodeReport, Preemption, Reservation, Start
 from allotment.core.jobs import JobSpec
 from allotment.sim.events import Event
 from allotment.sim.metrics import Recorder
-
-HOUR = 3600.0
+from allotment.sim.signals import HOUR
 
 
 class EventLog:

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from allotment.sim.signals import HOUR
 
-LARGE_GPUS = 64  # a "large" job for wait.large
+LARGE_GPUS: Final = 64  # a "large" job for wait.large
 
 if TYPE_CHECKING:
     from allotment.sim.metrics import Recorder

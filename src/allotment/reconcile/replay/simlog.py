@@ -36,7 +36,7 @@ def simulated_events(
         [replace(e, time=e.time + epoch_phase_s) for e in workload.node_events],
     )
     result = simulate(config, shifted, cluster=cluster, latency=latency)
-    back = [replace(e, t=round(e.t - epoch_phase_s, 3)) for e in result.events]
+    back = [e.replace(t=round(e.t - epoch_phase_s, 3)) for e in result.events]
     return _events(back, workload)
 
 
