@@ -17,6 +17,7 @@ from allotment.core.priority import (
     active_boosts,
     boost_of,
     dependants,
+    dependants_by_search,
     propagate,
 )
 from allotment.core.state import Pend
@@ -183,3 +184,24 @@ def test_the_boost_index_matches_exactly_the_job_user_and_account_targets(
     want = boosts.get("job:" + job, 0.0) + boosts.get("user:" + user, 0.0) + boosts.get("account:" + account, 0.0)
     assert boost_of(BoostIndex(boosts), job, user, account) == want
     assert boost_of(boosts, job, user, account) == want
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from("abcdefghij"), st.sampled_from(["t1", "t2"]),
+                          st.lists(st.sampled_from("abcdefghij"), max_size=3)), max_size=10, unique_by=lambda j: j[0]))
+def test_dependants_are_every_same_team_job_that_waits_on_a_job_directly_or_not(
+    jobs: list[tuple[str, str, list[str]]]
+) -> None:
+    """``dependants`` (joined along a post-order, chains built front to back) against the plain
+    search from each job: any graph, cycles (the search's fallback), other teams' edges and ids
+    in any order included."""
+    specs = [JobSpec(id=i, submit=0.0, account=a, gpus=1, work=60.0, user="u", depends_on=tuple(d)) for i, a, d in jobs]
+    assert dependants(specs) == dependants_by_search(specs)
+
+
+def test_a_long_chain_lists_every_later_link_in_id_order() -> None:
+    chain = [JobSpec(id=f"r{k:03d}", submit=0.0, account="a", gpus=1, work=60.0, user="u",
+                     depends_on=(f"r{k - 1:03d}",) if k else ()) for k in range(50)]
+    got = dependants(chain[::-1])
+    assert [s.id for s in got["r000"]] == [f"r{k:03d}" for k in range(1, 50)]
+    assert got == dependants_by_search(chain)

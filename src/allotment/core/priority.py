@@ -80,13 +80,43 @@ def propagate(specs: Iterable[JobSpec]) -> dict[str, int]:
 
 def dependants(specs: Iterable[JobSpec]) -> dict[str, tuple[JobSpec, ...]]:
     """Per job, the jobs of its own account that depend on it, directly or through others
-    (sorted by id; jobs nobody of its team waits for are left out)."""
-    by_id = {s.id: s for s in specs}
-    direct: dict[str, list[str]] = {}
-    for s in by_id.values():
-        for dep in s.depends_on:
-            if dep in by_id and by_id[dep].account == s.account:
-                direct.setdefault(dep, []).append(s.id)
+    (sorted by id; jobs nobody of its team waits for are left out).
+
+    Each job's set is its direct dependants' sets joined, taken in an order where a dependant
+    comes before what it depends on; a chain's link adds one job in front of its successor's
+    tuple, unsorted work for a 30-day trace's chains of up to 160 runs (a search per job from
+    scratch, ``dependants_by_search``, was 2.4 s of such a run compiled).  A dependency cycle
+    (a trace the checks would refuse, but the core may be handed one) falls back to that search,
+    which is also the plain definition the property test compares with."""
+    by_id, direct = _direct_dependants(specs)
+    order = _dependants_first(direct)
+    if order is None:
+        return dependants_by_search(specs)
+    sets: dict[str, frozenset[str]] = {}
+    out: dict[str, tuple[JobSpec, ...]] = {}
+    for root in order:
+        ds = direct[root]
+        if len(ds) == 1:
+            d = ds[0]
+            after = out.get(d, ())
+            if not after or d < after[0].id:  # one dependant, before all of its own: in front
+                out[root] = (by_id[d], *after)
+                sets[root] = sets[d] | {d} if d in sets else frozenset((d,))
+                continue
+        got: set[str] = set(ds)
+        for d in ds:
+            more = sets.get(d)
+            if more is not None:
+                got |= more
+        sets[root] = frozenset(got)
+        out[root] = tuple(by_id[j] for j in sorted(got))
+    return {root: out[root] for root in direct}
+
+
+def dependants_by_search(specs: Iterable[JobSpec]) -> dict[str, tuple[JobSpec, ...]]:
+    """``dependants`` by its definition: from each job, every same-account job reachable along
+    dependency edges (itself left out, which only a cycle would reach), sorted by id."""
+    by_id, direct = _direct_dependants(specs)
     out: dict[str, tuple[JobSpec, ...]] = {}
     for root in direct:
         seen: set[str] = set()
@@ -98,6 +128,47 @@ def dependants(specs: Iterable[JobSpec]) -> dict[str, tuple[JobSpec, ...]]:
                 todo.extend(direct.get(j, ()))
         out[root] = tuple(by_id[j] for j in sorted(seen))
     return out
+
+
+def _direct_dependants(specs: Iterable[JobSpec]) -> tuple[dict[str, JobSpec], dict[str, list[str]]]:
+    """The jobs by id, and per job the same-account jobs that name it in ``depends_on``."""
+    by_id = {s.id: s for s in specs}
+    direct: dict[str, list[str]] = {}
+    for s in by_id.values():
+        for dep in s.depends_on:
+            if dep in by_id and by_id[dep].account == s.account:
+                direct.setdefault(dep, []).append(s.id)
+    return by_id, direct
+
+
+def _dependants_first(direct: dict[str, list[str]]) -> list[str] | None:
+    """The jobs with dependants, each after all of its own (a post-order of the dependency
+    edges), or None if the edges hold a cycle."""
+    state: dict[str, int] = {}  # 1: on the path being walked, 2: done
+    order: list[str] = []
+    for start in direct:
+        if start in state:
+            continue
+        stack: list[tuple[str, int]] = [(start, 0)]
+        state[start] = 1
+        while stack:
+            j, k = stack[-1]
+            ds = direct.get(j)
+            if ds is not None and k < len(ds):
+                stack[-1] = (j, k + 1)
+                d = ds[k]
+                seen = state.get(d, 0)
+                if seen == 1:
+                    return None  # back to a job on the path: a cycle
+                if seen == 0:
+                    state[d] = 1
+                    stack.append((d, 0))
+                continue
+            stack.pop()
+            state[j] = 2
+            if ds is not None:
+                order.append(j)
+    return order
 
 
 class Scorer:
