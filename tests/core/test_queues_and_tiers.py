@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from allotment.core.context import build_context
 from allotment.core.jobs import JobSpec
-from allotment.core.scheduler import Scheduler
+from allotment.core.scheduler import Scheduler, _key_of
 from allotment.core.snapshot import NodeState
 from allotment.core.walk import REFERENCE
 from tests.core.builders import make_config
@@ -166,4 +166,4 @@ def test_a_rounds_integer_queue_order_is_the_order_of_its_keys(
     assert sorted(qs, key=lambda q: kept[q.name].order) == sorted(qs, key=lambda q: kept[q.name].key)
     for q in qs:
         assert kept[q.name].key == s.queue_key(q.name, pi)
-        assert s._key_of(kept[q.name].order, pi) == kept[q.name].key
+        assert _key_of(kept[q.name].order, len(s.queues.queues), len(pi.rank_index) + 1, s.queues.by_rank) == kept[q.name].key

@@ -29,17 +29,23 @@ jobs = st.lists(st.tuples(st.sampled_from(ACCOUNTS), st.integers(1, 4), st.integ
                           st.booleans()), max_size=14)
 
 
-def _scheduler(running: list[tuple[str, int, int, bool, bool]]) -> Scheduler:
-    """A scheduler running ``running`` (jobs that would overfill a node left out), at t = 1000."""
+def _scheduler(running: list[tuple[str, int, int, bool, bool]], *, varied: bool = False) -> Scheduler:
+    """A scheduler running ``running`` (jobs that would overfill a node left out), at t = 1000.
+    ``varied``: with the lost work and flags a victim's key reads varied -- every other job
+    non-resumable (it loses all it ran) but every fourth resumable from 5-minute checkpoints,
+    start times apart, declared -1, 0 or 1."""
     used = [0] * N_NODES
     out = []
     for k, (account, gpus, node, allocated, ended) in enumerate(running):
         if used[node] + gpus > 8:
             continue
         used[node] += gpus
+        more = {} if not varied else {"resumable": k % 2 == 0 or k % 4 == 3, "priority": k % 3 - 1,
+                                      "checkpoint_interval": 300.0 if k % 4 == 3 else None}
         spec = JobSpec(id=f"j{k:02d}", submit=0.0, account=account, gpus=gpus, work=36000.0,
-                       min_runtime=600.0 if allocated else 0.0, user="u")
-        out.append(RunningJob(spec, 0.0, ((f"n{node}", gpus),), allocated, 100.0 if ended or not allocated else 9e9))
+                       min_runtime=600.0 if allocated else 0.0, user="u", **more)  # type: ignore[arg-type]
+        out.append(RunningJob(spec, 10.0 * (k % 4) if varied else 0.0, ((f"n{node}", gpus),), allocated,
+                              100.0 if ended or not allocated else 9e9))
     sched = build_scheduler(Snapshot(NODES, tuple(out)), CTX, 0.0, frozenset())
     sched._expire_protections(1000.0)
     return sched
@@ -102,26 +108,6 @@ def _plain_pick_nodes(v: VictimView, n: int, per: int, cands: _Classifier, hosts
     return out
 
 
-def _varied_scheduler(running: list[tuple[str, int, int, bool, bool]]) -> Scheduler:
-    """``_scheduler``'s jobs with the lost work and flags a victim's key reads varied: every
-    other job non-resumable (it loses all it ran) but every fourth resumable from 5-minute
-    checkpoints, start times apart, declared -1, 0 or 1."""
-    used = [0] * N_NODES
-    out = []
-    for k, (account, gpus, node, allocated, ended) in enumerate(running):
-        if used[node] + gpus > 8:
-            continue
-        used[node] += gpus
-        spec = JobSpec(id=f"j{k:02d}", submit=0.0, account=account, gpus=gpus, work=36000.0,
-                       min_runtime=600.0 if allocated else 0.0, user="u", resumable=k % 2 == 0 or k % 4 == 3,
-                       checkpoint_interval=300.0 if k % 4 == 3 else None, priority=k % 3 - 1)
-        out.append(RunningJob(spec, 10.0 * (k % 4), ((f"n{node}", gpus),), allocated,
-                              100.0 if ended or not allocated else 9e9))
-    sched = build_scheduler(Snapshot(NODES, tuple(out)), CTX, 0.0, frozenset())
-    sched._expire_protections(1000.0)
-    return sched
-
-
 @settings(max_examples=400, deadline=None)
 @given(jobs, st.integers(1, 8), st.integers(1, 3), st.integers(-1, 1), st.sets(st.sampled_from(("b", "c"))),
        st.booleans(), st.booleans())
@@ -133,7 +119,7 @@ def test_picked_victims_are_the_cheapest_nodes_options_in_order(
     running: list[tuple[str, int, int, bool, bool]], per: int, n: int, declared: int, donors: set[str], keep: bool,
     busy_only: bool,
 ) -> None:
-    sched = _varied_scheduler(running)
+    sched = _scheduler(running, varied=True)
     view = VictimView(sched.pool, sched.running, sched.acct, keep, 0.1, True, 1000.0)
     p = Pend(JobSpec(id="p", submit=0.0, account="a", gpus=per * n, work=1.0, user="u", priority=declared),
              0.0, 0.0, 0.0, 0, None, "a")

@@ -196,13 +196,6 @@ class Scheduler(Starting):
         ranks = len(pi.rank_index) + 1  # a rank is at most len(rank_index): accounts not ranked
         return (key[0] * ranks + key[1]) * names + self.queues.rank[q.qid]
 
-    def _key_of(self, order: int, pi: PassInputs) -> QueueKey:
-        """The (tier, rank, name) key whose ``_order`` is ``order`` (in this pass, these names)."""
-        names = len(self.queues.queues)
-        ranks = len(pi.rank_index) + 1
-        tr, k = divmod(order, names)
-        return (tr // ranks, tr % ranks, self.queues.by_rank[k].name)
-
     def _round(self, pi: PassInputs, starts: list[Start], preemptions: list[Preemption]) -> bool:
         """One walk over the queues; True if it decided anything."""
         self.hold = None
@@ -229,15 +222,15 @@ class Scheduler(Starting):
             cands = self._candidates(q, pi, tried)
             if not self.walk.must_visit(cands, tier, q.account, self.pool, self.acct, self.mode):
                 continue
-            if self._visit(cands, self._key_of(o, pi), pi, tried, starts, preemptions):
+            if self._visit(cands, _key_of(o, names, ranks, by_rank), pi, tried, starts, preemptions):
                 decided = True
                 if self.queues.names_version != dealt:
                     # a victim requeued into a queue new to this scheduler (a snapshot's running
                     # job: ``decide``) re-dealt the names: the rest of the order, re-encoded
-                    rest = [(x // ranks_names, (x // names) % ranks, by_rank[x % names]) for x in order[i:]]
+                    rest = [(_key_of(x, names, ranks, by_rank), by_rank[x % names]) for x in order[i:]]
                     names, by_rank, dealt = len(self.queues.queues), self.queues.by_rank, self.queues.names_version
                     ranks_names = ranks * names
-                    order[i:] = sorted([(t * ranks + r) * names + self.queues.rank[x.qid] for t, r, x in rest])
+                    order[i:] = sorted([self._order(x, key, pi) for key, x in rest])
                 if q.keys:
                     insort(order, self._round_key(q, pi).order, lo=i)
         return decided
@@ -345,3 +338,10 @@ class Scheduler(Starting):
         from allotment.core.order import pending_order
 
         return pending_order(self, self.inputs(now, usage))
+
+
+def _key_of(order: int, names: int, ranks: int, by_rank: list[Queue]) -> QueueKey:
+    """The (tier, rank, name) key whose ``Scheduler._order`` is ``order``, for ``names`` queue
+    names dealt as ``by_rank`` and ``ranks`` ranks."""
+    tr, k = divmod(order, names)
+    return (tr // ranks, tr % ranks, by_rank[k].name)

@@ -16,7 +16,7 @@ from allotment.core.modes import FREE_SUFFIX, GLOBAL_QUEUE
 from allotment.core.pass_inputs import PassInputs, QueueKey
 from allotment.core.placement import NodeFilter
 from allotment.core.preemption.caps import find_cap_victims
-from allotment.core.preemption.retry import FailedSearches, Failure, SearchState
+from allotment.core.preemption.retry import FailedSearches, Failure, SearchState, same_nodes
 from allotment.core.preemption.slicing import OWN_TEAM, ends_within, frees_room_for, may_slice
 from allotment.core.preemption.victims import find_victims, still_fails
 from allotment.core.preemption.view import FOR_NOW, NoVictims, Victim, VictimView
@@ -219,8 +219,8 @@ class Starting(ClusterState):
             if self._cap_failed_at != self._inputs_id:
                 self._cap_failed, self._cap_failed_at = {}, self._inputs_id
             was = self._cap_failed.get(p.jid)
-            if was is not None and was.job is p and was.released == self.released and was.own == own and (
-                was.held is held or (was.held is not None and held is not None and was.held == held)
+            if was is not None and was.job is p and was.released == self.released and was.own == own and same_nodes(
+                was.held, held
             ):
                 return False
         found = find_cap_victims(self._view(pi), p, p.n, p.per, allow, self.debug_end(p, pi.now))

@@ -127,7 +127,7 @@ class FailedSearches:
         if got is None:
             return None
         for f in got:
-            if f.reserve == reserve and (f.held is held or (f.held is not None and held is not None and f.held == held)):
+            if f.reserve == reserve and same_nodes(f.held, held):
                 return f
         return None
 
@@ -171,7 +171,7 @@ class FailedSearches:
             self._jobs[jid] = [f]
             return
         for k, old in enumerate(got):
-            if old.reserve == reserve and (old.held is held or (old.held is not None and held is not None and old.held == held)):
+            if old.reserve == reserve and same_nodes(old.held, held):
                 got[k] = f
                 return
         got.append(f)
@@ -193,6 +193,12 @@ class FailedSearches:
         self._jobs = jobs
         self._shapes = {k: f for k, f in self._shapes.items() if _keeps(f, last)}
         self._inputs = inputs
+
+
+def same_nodes(a: frozenset[int] | None, b: frozenset[int] | None) -> bool:
+    """Are two searches' reserved node sets (None: none) the same?  By identity first: the fast
+    walk plans each set once (``Scheduler._plan_hold``), so equal sets are mostly one object."""
+    return a is b or (a is not None and b is not None and a == b)
 
 
 def _keeps(f: Failure, last: int) -> bool:
