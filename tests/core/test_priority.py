@@ -20,7 +20,7 @@ from allotment.core.priority import (
     dependants_by_search,
     propagate,
 )
-from allotment.core.state import Pend
+from allotment.core.state import DependantFacts, DependantFactsCache, Pend
 from tests.core.builders import make_config
 
 T0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
@@ -142,6 +142,26 @@ def test_the_memoised_inherited_score_is_the_recomputed_one_bit_for_bit() -> Non
             assert [memo.total(p) for p in pre] == [ref.total(p) for p in pre]
             assert [memo._inherited(p) for p in pre] == [ref._inherited(p) for p in pre] != [0.0] * 3
 
+
+
+def test_the_kept_dependant_facts_score_as_the_specs_read_afresh_and_never_alias_another_spec() -> None:
+    ctx = _ctx(boosts=(Boost("user:u1", 0.5, T0 + dt.timedelta(days=400), "test", "lead"),))
+    pre = [_pend(f"p{i}", gpus=1 + i, work=600.0) for i in range(2)]
+    deps = [JobSpec(id=f"d{i}", submit=0.0, account="a", gpus=1, work=900.0, user=f"u{i % 3}", priority=i,
+                    deadline=5000.0 if i == 2 else None, depends_on=(f"p{i % 2}",)) for i in range(5)]
+    waiting, users = dependants([p.spec for p in pre] + deps), UserGpus()
+    facts = DependantFactsCache(users)
+    stranger = JobSpec(id="x", submit=0.0, account="b", gpus=1, work=1.0, user="v", priority=9)
+    facts.by_id[id(deps[0])] = DependantFacts(stranger, users.id_of("b", "v"))  # an address reused by another spec
+    for t in (100.0, 2000.0):
+        args = (ctx, t, 1.0, 4, users, active_boosts(ctx, t), waiting)
+        kept = Scorer(*args, memo=True, facts=facts)  # type: ignore[arg-type]
+        fresh = Scorer(*args)  # type: ignore[arg-type]
+        assert [kept._inherited(p) for p in pre] == [fresh._inherited(p) for p in pre] != [0.0, 0.0]
+    assert facts.of(deps[0]).spec is deps[0] and facts.of(deps[0]).priority == 0  # rebuilt, not the stranger's
+    assert facts.of(deps[1]) is facts.of(deps[1])  # copied once
+    other = Scorer(ctx, 100.0, 1.0, 4, UserGpus(), {}, waiting, memo=True, facts=facts)  # type: ignore[arg-type]
+    assert other.facts is None  # facts of another user table are never read
 
 
 def test_deadline_free_dependants_parts_are_kept_across_epochs_until_the_active_boosts_change() -> None:

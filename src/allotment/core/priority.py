@@ -40,7 +40,13 @@ from allotment.core.boosts import BoostIndex, active_boosts, boost_of
 from allotment.core.context import Context
 from allotment.core.ids import UserGpus, UserId
 from allotment.core.jobs import JobSpec
-from allotment.core.state import InheritedParts, Pend, StaticScore
+from allotment.core.state import (
+    DependantFacts,
+    DependantFactsCache,
+    InheritedParts,
+    Pend,
+    StaticScore,
+)
 
 __all__ = ["INHERIT", "BoostIndex", "PriorityScore", "Scorer", "active_boosts", "boost_of", "dependants", "propagate"]
 
@@ -174,8 +180,8 @@ class Scorer:
     id in the table the scheduler scores with; a job without one, as explain makes them, is
     looked up by name)."""
 
-    __slots__ = ("age_cap", "age_div", "boost_index", "boosts", "deps", "max_free", "memo", "t", "user_gpus", "w",
-                 "w_fair", "w_fit")
+    __slots__ = ("age_cap", "age_div", "boost_index", "boosts", "deps", "facts", "max_free", "memo", "t", "user_gpus",
+                 "w", "w_fair", "w_fit")
 
     def __init__(
         self,
@@ -189,6 +195,7 @@ class Scorer:
         *,
         memo: bool = False,
         boost_index: BoostIndex | None = None,
+        facts: DependantFactsCache | None = None,
     ) -> None:
         self.w = ctx.policy.priority_weights
         self.t = t
@@ -207,6 +214,8 @@ class Scorer:
         # keep each job's time-only part (StaticScore) across passes of the epoch; only for
         # callers whose ``boosts`` is always ``active_boosts(ctx, t)`` (the scheduler's walk)
         self.memo = memo
+        # the dependants' facts, copied once per run (only for that user table), else read afresh
+        self.facts: DependantFactsCache | None = facts if facts is not None and facts.users is user_gpus else None
 
     def parts(self, p: Pend) -> PriorityScore:
         """Each weighted signal of ``p``; its ``total`` is ``total(p)``, the one definition of
@@ -286,7 +295,9 @@ class Scorer:
         # (user, boost) -> index of its part (a user's id stands for its (account, user) pair)
         same: dict[tuple[UserId, float], int] = {}
         timeless = True  # no dependant has a deadline: then only the boosts depend on the epoch
-        for d in got:
+        facts = self.facts
+        for spec in got:
+            d = DependantFacts(spec, self.user_gpus.id_of(spec.account, spec.user)) if facts is None else facts.of(spec)
             urgency = 0.0
             deadline = d.deadline
             if deadline is not None:
@@ -294,8 +305,8 @@ class Scorer:
                 slack = deadline - t - ahead - d.work
                 urgency = 1.0 if slack <= 0 else 1.0 / (1.0 + slack / 3600.0)
             head = w_declared * d.priority + w_deadline * urgency
-            boost = 0.0 if index is None else boost_of(index, d.id, d.user, d.account)
-            who = self.user_gpus.id_of(d.account, d.user)
+            boost = 0.0 if index is None else boost_of(index, d.jid, d.user, d.account)
+            who = d.who
             if not self.memo:
                 parts.append((who, head, boost))
                 continue

@@ -42,7 +42,7 @@ from allotment.core.queues import Queue
 from allotment.core.reservation import Hold, allow_for, may_hold, plan_hold
 from allotment.core.snapshot import NodeState
 from allotment.core.starting import Starting
-from allotment.core.state import Pend
+from allotment.core.state import DependantFactsCache, Pend
 from allotment.core.tiers import GUARANTEED
 from allotment.core.walk import FAST, WalkPolicy
 
@@ -79,6 +79,7 @@ class Scheduler(Starting):
         self._qkeys_at = (-1, -1)  # ... for these inputs (_inputs_id) and queue names
         self._orders = CandidateOrders()  # each queue's score order (core.candidates)
         self._boosts = BoostsAt(ctx)  # the active boosts of the last epoch, and their index
+        self._facts = DependantFactsCache(self.acct.user_gpus)  # what scoring reads of dependants, copied once
         # the last reported reservation, with the hold it reports: (holder, nodes, at, record)
         self._res_last: tuple[str, frozenset[int], float, tuple[Reservation, ...]] | None = None
 
@@ -254,7 +255,8 @@ class Scheduler(Starting):
 
     def _scorer(self, pi: PassInputs) -> Scorer:
         return Scorer(self.ctx, pi.t, pi.load, self.pool.max_free(), self.acct.user_gpus, pi.boosts, self.dependants,
-                      memo=self.walk.reuses, boost_index=self._boosts.index(pi.boosts))
+                      memo=self.walk.reuses, boost_index=self._boosts.index(pi.boosts),
+                      facts=self._facts if self.walk.reuses else None)
 
     def _visit(self, cands: list[Pend], qk: QueueKey, pi: PassInputs, tried: set[str],
                starts: list[Start], preemptions: list[Preemption]) -> bool:
