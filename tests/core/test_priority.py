@@ -143,7 +143,6 @@ def test_the_memoised_inherited_score_is_the_recomputed_one_bit_for_bit() -> Non
             assert [memo._inherited(p) for p in pre] == [ref._inherited(p) for p in pre] != [0.0] * 3
 
 
-
 def test_the_kept_dependant_facts_score_as_the_specs_read_afresh_and_never_alias_another_spec() -> None:
     ctx = _ctx(boosts=(Boost("user:u1", 0.5, T0 + dt.timedelta(days=400), "test", "lead"),))
     pre = [_pend(f"p{i}", gpus=1 + i, work=600.0) for i in range(2)]
@@ -161,7 +160,7 @@ def test_the_kept_dependant_facts_score_as_the_specs_read_afresh_and_never_alias
     assert facts.of(deps[0]).spec is deps[0] and facts.of(deps[0]).priority == 0  # rebuilt, not the stranger's
     assert facts.of(deps[1]) is facts.of(deps[1])  # copied once
     other = Scorer(ctx, 100.0, 1.0, 4, UserGpus(), {}, waiting, memo=True, facts=facts)  # type: ignore[arg-type]
-    assert other.facts is None  # facts of another user table are never read
+    assert other.facts is not facts and other.facts.users is other.user_gpus  # another table's facts are never read
 
 
 def test_deadline_free_dependants_parts_are_kept_across_epochs_until_the_active_boosts_change() -> None:

@@ -40,13 +40,7 @@ from allotment.core.boosts import BoostIndex, active_boosts, boost_of
 from allotment.core.context import Context
 from allotment.core.ids import UserGpus, UserId
 from allotment.core.jobs import JobSpec
-from allotment.core.state import (
-    DependantFacts,
-    DependantFactsCache,
-    InheritedParts,
-    Pend,
-    StaticScore,
-)
+from allotment.core.state import DependantFactsCache, InheritedParts, Pend, StaticScore
 
 __all__ = ["INHERIT", "BoostIndex", "PriorityScore", "Scorer", "active_boosts", "boost_of", "dependants", "propagate"]
 
@@ -214,8 +208,9 @@ class Scorer:
         # keep each job's time-only part (StaticScore) across passes of the epoch; only for
         # callers whose ``boosts`` is always ``active_boosts(ctx, t)`` (the scheduler's walk)
         self.memo = memo
-        # the dependants' facts, copied once per run (only for that user table), else read afresh
-        self.facts: DependantFactsCache | None = facts if facts is not None and facts.users is user_gpus else None
+        # the dependants' facts: the scheduler's, copied once per run (only for that user table),
+        # else this scorer's own, read afresh
+        self.facts = facts if facts is not None and facts.users is user_gpus else DependantFactsCache(user_gpus)
 
     def parts(self, p: Pend) -> PriorityScore:
         """Each weighted signal of ``p``; its ``total`` is ``total(p)``, the one definition of
@@ -297,7 +292,7 @@ class Scorer:
         timeless = True  # no dependant has a deadline: then only the boosts depend on the epoch
         facts = self.facts
         for spec in got:
-            d = DependantFacts(spec, self.user_gpus.id_of(spec.account, spec.user)) if facts is None else facts.of(spec)
+            d = facts.of(spec)
             urgency = 0.0
             deadline = d.deadline
             if deadline is not None:

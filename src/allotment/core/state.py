@@ -29,7 +29,8 @@ class DependantFacts:
     user, account, declared priority, deadline and work, and ``who``, its (account, user) id in
     the table ``users``.  ``JobSpec`` is an interpreted dataclass, so each read of it is a
     generic attribute lookup; with dependants transitive, a 30-day trace reads about 1.5 million
-    of them per run.  Kept by the fast walk (``DependantFactsCache``); read-only by convention."""
+    of them per run.  Kept for a run by the fast walk, for a pass by the reference
+    (``DependantFactsCache``); read-only by convention."""
 
     __slots__ = ("account", "deadline", "jid", "priority", "spec", "user", "who", "work")
 
