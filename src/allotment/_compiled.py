@@ -35,6 +35,7 @@ HOT: tuple[str, ...] = (
     "allotment.core.tiers",
     "allotment.core.epoch",
     "allotment.core.boosts",
+    "allotment.core.inherited",
     "allotment.core.priority",
     "allotment.core.candidates",
     "allotment.core.modes",

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from allotment.compile.model import Boost, Policy
 from allotment.core.context import build_context
 from allotment.core.ids import UserGpus
+from allotment.core.inherited import DependantFacts, DependantFactsCache
 from allotment.core.jobs import JobSpec
 from allotment.core.priority import (
     BoostIndex,
@@ -20,7 +21,7 @@ from allotment.core.priority import (
     dependants_by_search,
     propagate,
 )
-from allotment.core.state import DependantFacts, DependantFactsCache, Pend
+from allotment.core.state import Pend
 from tests.core.builders import make_config
 
 T0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)

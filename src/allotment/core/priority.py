@@ -39,8 +39,9 @@ from typing import Final
 from allotment.core.boosts import BoostIndex, active_boosts, boost_of
 from allotment.core.context import Context
 from allotment.core.ids import UserGpus, UserId
+from allotment.core.inherited import DependantFacts, DependantFactsCache
 from allotment.core.jobs import JobSpec
-from allotment.core.state import DependantFactsCache, InheritedParts, Pend, StaticScore
+from allotment.core.state import InheritedParts, Pend, StaticScore
 
 __all__ = ["INHERIT", "BoostIndex", "PriorityScore", "Scorer", "active_boosts", "boost_of", "dependants", "propagate"]
 
@@ -281,41 +282,46 @@ class Scorer:
         return False
 
     def _inherited_parts(self, p: Pend, got: tuple[JobSpec, ...]) -> InheritedParts:
-        """What of ``_inherited`` only the epoch changes (``InheritedParts``)."""
+        """What of ``_inherited`` only the epoch changes (``InheritedParts``): read dependant by
+        dependant (the reference), or, kept (``memo``), from the dependants' merged parts
+        (``core.inherited``), with only those that have a deadline read again."""
         w, t = self.w, self.t
-        w_declared, w_deadline = w.declared, w.deadline  # an interpreted class: each read is a generic lookup
-        ahead = max(0.0, p.work - p.done_work)  # the dependant cannot start before p ends
         index = self._boosts() if self.boosts else None
-        parts: list[tuple[UserId, float, float]] = []
-        # (user, boost) -> index of its part (a user's id stands for its (account, user) pair)
-        same: dict[tuple[UserId, float], int] = {}
-        timeless = True  # no dependant has a deadline: then only the boosts depend on the epoch
-        facts = self.facts
-        for spec in got:
-            d = facts.of(spec)
-            urgency = 0.0
-            deadline = d.deadline
-            if deadline is not None:
-                timeless = False
-                slack = deadline - t - ahead - d.work
-                urgency = 1.0 if slack <= 0 else 1.0 / (1.0 + slack / 3600.0)
-            head = w_declared * d.priority + w_deadline * urgency
-            boost = 0.0 if index is None else boost_of(index, d.jid, d.user, d.account)
-            who = d.who
-            if not self.memo:
-                parts.append((who, head, boost))
-                continue
-            k = (who, boost)
-            i = same.get(k)
-            if i is None:
-                same[k] = len(parts)
-                parts.append((who, head, boost))
-            elif head > parts[i][1]:
-                parts[i] = (who, head, boost)
-        m = InheritedParts(t, w, tuple(parts), timeless, got, self.boosts, self.user_gpus)
-        if self.memo:
-            p.inherit = m
+        ahead = max(0.0, p.work - p.done_work)  # the dependant cannot start before p ends
+        if not self.memo:
+            ds = [self.facts.of(spec) for spec in got]
+            flat = tuple(self._dependant_part(d, ahead, index) for d in ds)
+            return InheritedParts(t, w, flat, all(d.deadline is None for d in ds), got, self.boosts, self.user_gpus)
+        c = self.facts.closure(p.jid, self.deps, w, self.boosts, index)
+        parts = c.timeless
+        if c.dated:  # the rest read the time and p's remaining work: scored now
+            kept = list(parts)
+            same = {(who, boost): i for i, (who, _, boost) in enumerate(kept)}
+            for d in c.dated:
+                part = self._dependant_part(d, ahead, index)
+                k = (part[0], part[2])
+                i = same.get(k)
+                if i is None:
+                    same[k] = len(kept)
+                    kept.append(part)
+                elif part[1] > kept[i][1]:
+                    kept[i] = part
+            parts = tuple(kept)
+        m = InheritedParts(t, w, parts, not c.dated, got, self.boosts, self.user_gpus)
+        p.inherit = m
         return m
+
+    def _dependant_part(self, d: DependantFacts, ahead: float, index: BoostIndex | None) -> tuple[UserId, float, float]:
+        """(its user's id, weighted declared + deadline urgency, boost) of the dependant ``d`` of
+        a job with ``ahead`` seconds of work left."""
+        urgency = 0.0
+        deadline = d.deadline
+        if deadline is not None:
+            slack = deadline - self.t - ahead - d.work
+            urgency = 1.0 if slack <= 0 else 1.0 / (1.0 + slack / 3600.0)
+        head = self.w.declared * d.priority + self.w.deadline * urgency
+        boost = 0.0 if index is None else boost_of(index, d.jid, d.user, d.account)
+        return (d.who, head, boost)
 
     def _running(self, p: Pend) -> int:
         """The GPUs ``p``'s user runs in its team (by its id; by name if it has none)."""

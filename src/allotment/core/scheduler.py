@@ -35,6 +35,7 @@ from allotment.core.decisions import Decisions, NodeReport, Preemption, Ranked, 
 from allotment.core.drain import drain
 from allotment.core.epoch import epoch_of, next_epoch
 from allotment.core.fairshare import LeafRank, rank_leaves, reclaim_measure
+from allotment.core.inherited import DependantFactsCache
 from allotment.core.pass_inputs import PassInputs, QueueKey
 from allotment.core.placement import NodeFilter
 from allotment.core.priority import Scorer, active_boosts
@@ -42,7 +43,7 @@ from allotment.core.queues import Queue
 from allotment.core.reservation import Hold, allow_for, may_hold, plan_hold
 from allotment.core.snapshot import NodeState
 from allotment.core.starting import Starting
-from allotment.core.state import DependantFactsCache, Pend
+from allotment.core.state import Pend
 from allotment.core.tiers import GUARANTEED
 from allotment.core.walk import FAST, WalkPolicy
 

@@ -24,40 +24,6 @@ class StaticScore:
         self.t, self.weights, self.head, self.boost = t, weights, head, boost
 
 
-class DependantFacts:
-    """What ``Scorer._inherited_parts`` reads of one dependant ``spec``, copied once: its id,
-    user, account, declared priority, deadline and work, and ``who``, its (account, user) id in
-    the table ``users``.  ``JobSpec`` is an interpreted dataclass, so each read of it is a
-    generic attribute lookup; with dependants transitive, a 30-day trace reads about 1.5 million
-    of them per run.  Kept for a run by the fast walk, for a pass by the reference
-    (``DependantFactsCache``); read-only by convention."""
-
-    __slots__ = ("account", "deadline", "jid", "priority", "spec", "user", "who", "work")
-
-    def __init__(self, spec: JobSpec, who: UserId) -> None:
-        self.spec, self.who = spec, who
-        self.jid, self.user, self.account = spec.id, spec.user, spec.account
-        self.priority, self.deadline, self.work = spec.priority, spec.deadline, spec.work
-
-
-class DependantFactsCache:
-    """Each dependant's ``DependantFacts`` for the user table ``users``, by the spec's identity
-    (checked against the spec kept in the record, so a reused address cannot alias)."""
-
-    __slots__ = ("by_id", "users")
-
-    def __init__(self, users: UserGpus) -> None:
-        self.users = users
-        self.by_id: dict[int, DependantFacts] = {}
-
-    def of(self, spec: JobSpec) -> DependantFacts:
-        k = id(spec)
-        f = self.by_id.get(k)
-        if f is None or f.spec is not spec:
-            f = self.by_id[k] = DependantFacts(spec, self.users.id_of(spec.account, spec.user))
-        return f
-
-
 class InheritedParts:
     """The part of each waiting dependant's score that only the epoch changes
     (``core.priority.Scorer._inherited``): per dependant (its user's id in ``users``, declared +
