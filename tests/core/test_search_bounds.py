@@ -69,6 +69,27 @@ def test_freeable_hosts_are_the_nodes_where_free_plus_the_owners_preemptible_gpu
     assert got == want
 
 
+@settings(max_examples=100, deadline=None)
+@given(jobs, st.integers(0, 3))
+def test_the_preemptible_gpus_per_node_are_those_of_the_preemptible_jobs_there_as_jobs_start_and_stop(
+    running: list[tuple[str, int, int, bool, bool]], every: int
+) -> None:
+    sched = _scheduler(running)
+
+    def check() -> None:
+        pre = sched.acct.preemptible
+        want = [sum(g for j, g in sched.pool.jobs[i].items() if j in pre) for i in range(N_NODES)]
+        assert sched.acct.pre_on_node == want
+
+    check()
+    for k, jid in enumerate(sorted(sched.running)):
+        if every and k % every == 0:
+            sched.finish(jid)
+            check()
+    sched._expire_protections(1e10)  # the rest turn preemptible
+    check()
+
+
 @settings(max_examples=200, deadline=None)
 @given(jobs, st.sampled_from((*ACCOUNTS, "zz")), st.integers(0, 40))  # zz: an account the tree does not fund
 def test_cap_checks_are_the_largest_excess_over_the_caps_on_the_path(

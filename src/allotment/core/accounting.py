@@ -45,6 +45,8 @@ class Accounting:
         # owner ("" for unallocated work) -> node -> its preemptible GPUs there, to bound a
         # search per node (a search for a few owners visits only their nodes)
         self.owner_nodes: dict[str, dict[int, int]] = {}
+        # node -> the preemptible GPUs there, whoever owns them (the sum of owner_nodes's)
+        self.pre_on_node: list[int] = [0] * n_nodes
         # node -> preemptible GPUs of jobs that yield to a reservation (``Run.yields``)
         self.yield_nodes: dict[int, int] = {}
         self.yield_gpus = 0
@@ -122,7 +124,9 @@ class Accounting:
         if self.preemptible.pop(r.jid, 0) is None:
             owner = r.account if r.allocated else ""
             mine = self.owner_nodes[owner]
+            on = self.pre_on_node
             for i, g in r.placement:
+                on[i] -= g
                 mine[i] -= g
                 if not mine[i]:
                     del mine[i]
@@ -142,7 +146,9 @@ class Accounting:
         self.preemptible[r.jid] = None
         owner = r.account if r.allocated else ""
         mine = self.owner_nodes.setdefault(owner, {})
+        on = self.pre_on_node
         for i, g in r.placement:
+            on[i] += g
             mine[i] = mine.get(i, 0) + g
         if r.allocated:
             self.alloc.setdefault(r.account, {})[r.jid] = None

@@ -127,20 +127,11 @@ def still_fails(
     pool = v.pool
     ok = pool.host_flags(per, p.spec.gpu_type)
     # first with every preemptible GPU there, whoever may take it: no terms needed if none reaches
-    pre = v.acct.preemptible
+    free, pre = pool.free, v.acct.pre_on_node
     for i in grown:
-        if ok[i] and (allow is None or allow(i)) and pool.free[i] + _preemptible_on(pool.jobs[i], pre) >= per:
+        if ok[i] and free[i] + pre[i] >= per and (allow is None or allow(i)):
             return _still_fails_by_terms(v, p, n, per, owed, measure, grown, allow, only_unallocated, reserve)
     return lasting_failure(reclaim)
-
-
-def _preemptible_on(jobs: Mapping[str, int], pre: Mapping[str, None]) -> int:
-    """The GPUs of preemptible jobs among ``jobs`` (one node's: job -> GPUs there)."""
-    g = 0
-    for j, k in jobs.items():
-        if j in pre:
-            g += k
-    return g
 
 
 def _still_fails_by_terms(v: VictimView, p: Pend, n: int, per: int, owed: Mapping[str, float],
