@@ -363,8 +363,11 @@ class Scorer:
         """``cands`` in ``key`` order: the keys sorted as plain tuples (no key function called
         per comparison pass), each with the job's place in ``cands`` after it (never compared:
         the keys end in distinct ids), so no dict of the jobs by id is needed."""
-        if len(cands) < 2:
-            return cands
+        return cands if len(cands) < 2 else self.ranked(cands)[1]
+
+    def ranked(self, cands: list[Pend]) -> tuple[list[tuple[float, float, str]], list[Pend]]:
+        """``rank(cands)`` and, in the same order, each job's ``key`` (what a kept order puts a
+        job scored again back in place by: ``core.candidates``)."""
         keys = [(-self.total(p), p.eligible, p.jid, i) for i, p in enumerate(cands)]
         keys.sort()
-        return [cands[k[3]] for k in keys]
+        return [(k[0], k[1], k[2]) for k in keys], [cands[k[3]] for k in keys]

@@ -29,7 +29,7 @@ from bisect import insort
 from collections.abc import Mapping
 
 from allotment.core.boosts import BoostsAt
-from allotment.core.candidates import CandidateOrders
+from allotment.core.candidates import REBUILD, REFIT, CandidateOrders
 from allotment.core.context import Context
 from allotment.core.decisions import Decisions, NodeReport, Preemption, Ranked, Reservation, Start
 from allotment.core.drain import drain
@@ -246,7 +246,10 @@ class Scheduler(Starting):
         if self.walk.reuses:  # the queue's order, kept while nothing it reads changed (core.candidates)
             o, mf = self._orders, self.pool.max_free()
             users, queued = self.acct.user_version[q.aid] if q.aid >= 0 else 0, q.version
-            if not o.kept(q.name, pi.t, pi.load, self.dependants, mf, users, queued):
+            need = o.state(q.name, pi.t, pi.load, self.dependants, mf, users, queued)
+            if need == REFIT:
+                o.refit(q.name, self._scorer(pi), pi.load, mf)
+            elif need == REBUILD:
                 o.rebuild(q.name, list(q.jobs), self._scorer(pi), pi.t, pi.load, self.dependants, mf, users, queued)
             return o.first(q.name, tried, self.mode.depth)
         every = [self.pending[j] for j in self.queues.head(q.name, len(q.keys), tried)]
