@@ -58,6 +58,9 @@ class ClusterState:
         self.grown = NodeLog()
         self.own_growth: dict[str, int] = {}
         self.donor_growth = 0
+        # each job shape (GPUs, n, per, GPU type) seen, by id (``Pend.shape``): what a failed
+        # search for unallocated work only is remembered by (``preemption.retry``)
+        self._shape_ids: dict[tuple[int, int, int, str | None], int] = {}
         # bumped by every stop and health change: what frees GPUs for a cap search, which takes
         # only its own team's work and so also gains from unallocated work ending (core.starting)
         self.released = 0
@@ -98,11 +101,20 @@ class ClusterState:
         p = Pend(spec, eligible, queued_since, done_work, spec.priority if declared is None else declared,
                  evicted_by, self.mode.queue_of(spec.account, mr))
         p.n, p.per = self.pool.shape(spec)
+        p.shape = self.shape_id(spec.gpus, p.n, p.per, spec.gpu_type)
         p.mr = mr
         p.uid = self.acct.user_gpus.id_of(spec.account, spec.user)
         p.aid = self.acct.account_id(spec.account)
         p.key = self.mode.key(p)
         self._queue(p)
+
+    def shape_id(self, gpus: int, n: int, per: int, gpu_type: str | None) -> int:
+        """The id of the job shape (``gpus`` as ``n`` x ``per``, of ``gpu_type``), given on first sight."""
+        k = (gpus, n, per, gpu_type)
+        got = self._shape_ids.get(k)
+        if got is None:
+            got = self._shape_ids[k] = len(self._shape_ids)
+        return got
 
     def add_running(
         self,

@@ -26,11 +26,10 @@ from allotment.core.state import Pend, Run
 from allotment.core.tiers import GUARANTEED, tier
 from allotment.core.walk import WalkPolicy
 
-# a search of unallocated work only is remembered by (GPUs, n, per, type, reserved nodes): it
-# reads nothing else of the job; any other by the job and its terms (``FailedSearches.find``).  A
-# search reads the reservation only through ``allow``, i.e. its nodes: keyed by the node set, not
-# the ``Hold`` (which every round makes anew)
-ShapeKey = tuple[int, int, int, str | None, frozenset[int] | None]
+# a search of unallocated work only is remembered by the job's shape (``Pend.shape``: GPUs, n,
+# per, type) and the reserved nodes: it reads nothing else of the job; any other by the job and
+# its terms (``FailedSearches.find``).  A search reads the reservation only through ``allow``,
+# i.e. its nodes: keyed by the node set, not the ``Hold`` (which every round makes anew)
 
 
 class _CapFailure:
@@ -152,9 +151,9 @@ class Starting(ClusterState):
             return None
         held = None if allow is None or self.hold is None else self.hold.nodes
         # a search for unallocated work only reads the job's shape (core.preemption.victims)
-        shape: ShapeKey | None = (p.gpus, p.n, p.per, p.spec.gpu_type, held) if only_unallocated else None
+        shape = p.shape if only_unallocated else -1
         if self.walk.reuses:
-            was = self._failed.find_shape(shape) if shape is not None else self._failed.find(p.jid, held, reserve)
+            was = self._failed.find_shape(shape, held) if shape >= 0 else self._failed.find(p.jid, held, reserve)
             if self._still_failed(was, p, pi, qk, allow, only_unallocated, reserve, held):
                 return None  # the same search already failed, and nothing since could change that
         view = self._view(pi)
@@ -170,10 +169,10 @@ class Starting(ClusterState):
             return None
         return found
 
-    def _remember(self, shape: ShapeKey | None, p: Pend, held: frozenset[int] | None, reserve: bool, at: SearchState,
+    def _remember(self, shape: int, p: Pend, held: frozenset[int] | None, reserve: bool, at: SearchState,
                   why: NoVictims) -> None:
-        if shape is not None:
-            self._failed.remember_shape(shape, at, why)
+        if shape >= 0:
+            self._failed.remember_shape(shape, held, at, why)
         else:
             self._failed.remember(p.jid, held, reserve, p, at, why)
 
@@ -198,8 +197,7 @@ class Starting(ClusterState):
                             allow=allow, only_unallocated=only_unallocated, reserve=reserve)
         if still is None:
             return False
-        shape = (p.gpus, p.n, p.per, p.spec.gpu_type, held) if only_unallocated else None
-        self._remember(shape, p, held, reserve, self._search_state(pi, qk), still)
+        self._remember(p.shape if only_unallocated else -1, p, held, reserve, self._search_state(pi, qk), still)
         return True
 
     def _cap_preempt(self, p: Pend, qk: QueueKey, pi: PassInputs, allow: NodeFilter | None, starts: list[Start],

@@ -132,6 +132,7 @@ class Pend:
         "per",
         "queue",
         "queued_since",
+        "shape",
         "spec",
         "static",
         "uid",
@@ -167,5 +168,6 @@ class Pend:
         self.n = 0
         self.per = 0
         self.mr = 0.0
+        self.shape = -1  # the id of (gpus, n, per, GPU type) in ClusterState.shape_id (-1: none)
         self.static: StaticScore | None = None  # the score memo (core.priority.Scorer)
         self.inherit: InheritedParts | None = None  # ... and its dependants'

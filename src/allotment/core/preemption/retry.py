@@ -22,8 +22,6 @@ cannot use, and every blocked candidate would otherwise search again after each 
 
 from __future__ import annotations
 
-from collections.abc import Hashable
-
 from allotment.core.preemption.view import NoVictims
 from allotment.core.state import Pend
 
@@ -108,8 +106,9 @@ class FailedSearches:
     """Failed searches: a job's by its id, then by the reserved nodes it kept off and whether it
     could take yielding jobs (``find``: a few per job, scanned -- an id is a string whose hash is
     kept, where a tuple key was hashed and compared element by element on every lookup: 7% of a
-    busy compiled run); searches that read nothing of the job but its shape by that shape
-    (``find_shape``).  ``log`` is the state's ``NodeLog``.  When the pass inputs change, a
+    busy compiled run); searches that read nothing of the job but its shape by that shape's id
+    (``Pend.shape``), then by the reserved nodes (``find_shape``; the shape as a tuple key was
+    hashed anew on every one of 1.3 M lookups in a 30-day run).  ``log`` is the state's ``NodeLog``.  When the pass inputs change, a
     lasting failure that read no donors is kept for one more set of inputs (it read nothing of
     them: what each account is owed only through whether the requester may reclaim, which
     ``victims.still_fails`` reads again, and the usage only through the donors); every other one
@@ -117,7 +116,7 @@ class FailedSearches:
 
     def __init__(self, log: NodeLog) -> None:
         self._jobs: dict[str, list[Failure]] = {}
-        self._shapes: dict[Hashable, Failure] = {}
+        self._shapes: dict[int, list[Failure]] = {}
         self._inputs = -1
         self._log = log
 
@@ -134,12 +133,19 @@ class FailedSearches:
     def entries(self) -> list[Failure]:
         """Every failure remembered (what a test compares to see a search answered, not redone)."""
         out = [f for got in self._jobs.values() for f in got]
-        out.extend(self._shapes.values())
+        out.extend(f for got in self._shapes.values() for f in got)
         return out
 
-    def find_shape(self, key: Hashable) -> Failure | None:
-        """The failure remembered for a search of unallocated work by a job of shape ``key``."""
-        return self._shapes.get(key)
+    def find_shape(self, shape: int, held: frozenset[int] | None) -> Failure | None:
+        """The failure remembered for a search of unallocated work, off the reserved nodes
+        ``held``, by a job of the shape with id ``shape``."""
+        got = self._shapes.get(shape)
+        if got is None:
+            return None
+        for f in got:
+            if same_nodes(f.held, held):
+                return f
+        return None
 
     def grown_since(self, f: Failure | None, job: Pend | None, inputs: int, grown: int, donor_growth: int, version: int,
                     queued: int, now: float, queue: tuple[int, int, str]) -> list[int] | None:
@@ -176,10 +182,20 @@ class FailedSearches:
                 return
         got.append(f)
 
-    def remember_shape(self, key: Hashable, at: SearchState, why: NoVictims) -> None:
-        """Remember that a search of unallocated work for shape ``key`` failed."""
+    def remember_shape(self, shape: int, held: frozenset[int] | None, at: SearchState, why: NoVictims) -> None:
+        """Remember that a search of unallocated work for the shape with id ``shape``, off the
+        reserved nodes ``held``, failed."""
         self._new_inputs(at.inputs)
-        self._shapes[key] = Failure(None, at, why)
+        f = Failure(None, at, why, held)
+        got = self._shapes.get(shape)
+        if got is None:
+            self._shapes[shape] = [f]
+            return
+        for k, old in enumerate(got):
+            if same_nodes(old.held, held):
+                got[k] = f
+                return
+        got.append(f)
 
     def _new_inputs(self, inputs: int) -> None:
         if inputs == self._inputs:
@@ -191,7 +207,12 @@ class FailedSearches:
             if kept:
                 jobs[jid] = kept
         self._jobs = jobs
-        self._shapes = {k: f for k, f in self._shapes.items() if _keeps(f, last)}
+        shapes: dict[int, list[Failure]] = {}
+        for shape, got in self._shapes.items():
+            kept = [f for f in got if _keeps(f, last)]
+            if kept:
+                shapes[shape] = kept
+        self._shapes = shapes
         self._inputs = inputs
 
 
