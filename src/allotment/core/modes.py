@@ -87,7 +87,7 @@ class Budgets(Mode):
 
     def launch(self, p: Pend, now: float, alloc_gpus: int, limit: float, why: str) -> LaunchTerms:
         allocated = is_allocated(p.mr)
-        return LaunchTerms(allocated, protected_until(now, p.mr, p.spec.work - p.done_work), why)
+        return LaunchTerms(allocated, protected_until(now, p.mr, p.work - p.done_work), why)
 
 
 class Priority(Mode):

@@ -338,7 +338,7 @@ class Scorer:
     def _signals(self, p: Pend) -> tuple[float, float, float, float, float, float]:
         w, t = self.w, self.t
         urgency = 0.0
-        deadline = p.spec.deadline
+        deadline = p.deadline
         if deadline is not None:
             slack = deadline - t - (p.work - p.done_work)
             urgency = 1.0 if slack <= 0 else 1.0 / (1.0 + slack / 3600.0)

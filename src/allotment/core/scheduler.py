@@ -324,12 +324,12 @@ class Scheduler(Starting):
         """``plan_hold``, reused by the fast walk while the state version is the same (the
         nodes and their free times only depend on the state; the time is clamped to ``now``)."""
         if not self.walk.reuses:
-            return plan_hold(self.pool, self.ends, p.jid, p.spec.gpu_type, p.n, p.per, now, qk)
+            return plan_hold(self.pool, self.ends, p.jid, p.gpu_type, p.n, p.per, now, qk)
         if self._holds_at != self.version:
             self._holds, self._holds_at = {}, self.version
-        k = (p.spec.gpu_type, p.n, p.per)
+        k = (p.gpu_type, p.n, p.per)
         if k not in self._holds:
-            h = plan_hold(self.pool, self.ends, "", p.spec.gpu_type, p.n, p.per, -math.inf, qk)
+            h = plan_hold(self.pool, self.ends, "", p.gpu_type, p.n, p.per, -math.inf, qk)
             if h is not None:  # equal node sets as one object: the searches' memos compare them
                 h = Hold("", self._node_sets.setdefault(h.nodes, h.nodes), h.at, qk)
                 if len(self._node_sets) > 4096:

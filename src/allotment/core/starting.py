@@ -82,7 +82,7 @@ class Starting(ClusterState):
         mode that reclaims, and not a job kept to completion (``non_resumable: run_to_completion``)."""
         threshold = self.policy.debug_threshold_s
         return (self.mode.reclaims and p.n == 1 and is_debug(p.mr, p.gpus, threshold, self.pool.max_gpus)
-                and not (self.policy.non_resumable == "run_to_completion" and not p.spec.resumable))
+                and not (self.policy.non_resumable == "run_to_completion" and not p.resumable))
 
     def debug_end(self, p: Pend, now: float) -> float | None:
         """When ``p`` would end if it started ``now``, if it is a debug job (``core.debug``) that
@@ -90,7 +90,7 @@ class Starting(ClusterState):
         (``core.preemption.debug_slice``); None for any other job, and in modes that do not slice."""
         if not (self.mode.reclaims and is_debug(p.mr, p.gpus, self.policy.debug_threshold_s, self.pool.max_gpus)):
             return None
-        return now + max(0.0, p.spec.work - p.done_work)
+        return now + max(0.0, p.work - p.done_work)
 
     def _view(self, pi: PassInputs) -> VictimView:
         """What a victim search reads.  The fast walk keeps one per (state version, inputs),
@@ -119,7 +119,7 @@ class Starting(ClusterState):
         """``may_slice`` for ``victims`` found for ``p`` of a queue at ``qk``."""
         if qk[0] == GUARANTEED or not any(v.rule in OWN_TEAM for v in victims):
             return True
-        end = pi.now + max(0.0, p.spec.work - p.done_work)
+        end = pi.now + max(0.0, p.work - p.done_work)
         return may_slice(qk[0], ends_within(end, victims, self.running),
                          lambda: frees_room_for(self._better_waiting_per(qk, pi), victims, self.running, self.pool.free))
 

@@ -109,7 +109,8 @@ class Run:
 
 
 class Pend:
-    """A pending job.  ``gpus``, ``account``, ``user``, ``jid`` and ``work`` copy the spec's fields
+    """A pending job.  ``gpus``, ``account``, ``user``, ``jid``, ``work``, ``gpu_type``,
+    ``resumable`` and ``deadline`` copy the spec's fields
     (``JobSpec`` is an interpreted class: reading it from compiled code is a generic attribute
     lookup); ``uid`` and ``aid`` (the ids of its (account, user) in ``Accounting.user_gpus`` and
     of its account in ``Accounting.accounts``, ``core.ids``), ``n``,
@@ -119,10 +120,12 @@ class Pend:
     __slots__ = (
         "account",
         "aid",
+        "deadline",
         "declared",
         "done_work",
         "eligible",
         "evicted_by",
+        "gpu_type",
         "gpus",
         "inherit",
         "jid",
@@ -132,6 +135,7 @@ class Pend:
         "per",
         "queue",
         "queued_since",
+        "resumable",
         "shape",
         "spec",
         "static",
@@ -165,6 +169,9 @@ class Pend:
         self.aid: AccountId = NO_ACCOUNT
         self.jid: str = spec.id
         self.work: float = spec.work
+        self.gpu_type: str | None = spec.gpu_type
+        self.resumable: bool = spec.resumable
+        self.deadline: float | None = spec.deadline
         self.n = 0
         self.per = 0
         self.mr = 0.0

@@ -32,7 +32,7 @@ def find_cap_victims(v: VictimView, p: Pend, n: int, per: int, allow: NodeFilter
     )
     if not own or sum(running[j].gpus for _, _, j in own) < over:
         return None  # nothing to take, or not enough even taking all of it
-    hosts = v.pool.hosts(per, p.spec.gpu_type)
+    hosts = v.pool.hosts(per, p.gpu_type)
     if allow is not None:
         hosts = [i for i in hosts if allow(i)]
     free = list(v.pool.free)

@@ -125,7 +125,7 @@ def still_fails(
     if reclaim and not was.reclaim:
         return None
     pool = v.pool
-    ok = pool.host_flags(per, p.spec.gpu_type)
+    ok = pool.host_flags(per, p.gpu_type)
     # first with every preemptible GPU there, whoever may take it: no terms needed if none reaches
     free, pre = pool.free, v.acct.pre_on_node
     for i in grown:
@@ -142,7 +142,7 @@ def _still_fails_by_terms(v: VictimView, p: Pend, n: int, per: int, owed: Mappin
     t = Terms(v, p, owed, measure, True, only_unallocated, reserve)
     if not t.enough or (not t.donors and not t.own and not t.reserve and n == 1 and v.pool.soft_hole() < per):
         return t.lasting  # the search's own first returns
-    ok = v.pool.host_flags(per, p.spec.gpu_type)
+    ok = v.pool.host_flags(per, p.gpu_type)
     free = v.pool.free
     owned = v.acct.owner_nodes
     maps = [got for o in t.owners(p.account) if (got := owned.get(o))]
@@ -217,7 +217,7 @@ def _freeable_hosts(v: VictimView, p: Pend, per: int, owners: set[str], more: di
     maps: list[dict[int, int]] = [got for o in owners if (got := owned.get(o))]
     if more:
         maps.append(more)  # yielding jobs, whatever their owner (an upper bound: may count twice)
-    ok = pool.host_flags(per, p.spec.gpu_type)  # healthy nodes that can hold ``per``, by node
+    ok = pool.host_flags(per, p.gpu_type)  # healthy nodes that can hold ``per``, by node
     # a node qualifies with ``per`` free, or with such GPUs there making up the rest
     out = [i for i in pool.free_at_least(per) if ok[i]]
     if not maps:
