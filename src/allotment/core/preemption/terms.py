@@ -10,7 +10,6 @@ both.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 
 from allotment.core.fairshare import served_more
 from allotment.core.preemption.view import NoVictims, VictimView
@@ -40,7 +39,7 @@ class Terms:
 
     __slots__ = ("donors", "enough", "lasting", "own", "reclaim", "reserve")
 
-    def __init__(self, v: VictimView, p: Pend, owed: Mapping[str, float], measure: Mapping[str, float],
+    def __init__(self, v: VictimView, p: Pend, owed: dict[str, float], measure: dict[str, float],
                  slice_ok: bool, only_unallocated: bool, reserve: bool) -> None:
         acct, req = v.acct, p.account
         self.reclaim = may_reclaim(v, req, owed, only_unallocated)
@@ -71,13 +70,13 @@ class Terms:
         return out
 
 
-def may_reclaim(v: VictimView, req: str, owed: Mapping[str, float], only_unallocated: bool) -> bool:
+def may_reclaim(v: VictimView, req: str, owed: dict[str, float], only_unallocated: bool) -> bool:
     """May a search for ``req`` take other accounts' work?  Only when ``req`` runs below what it
     is owed (and the search is not one for unallocated work only)."""
     return v.reclaims and not only_unallocated and v.acct.alloc_gpus.get(req, 0) < owed.get(req, 0.0)
 
 
-def donors(v: VictimView, req: str, owed: Mapping[str, float], measure: Mapping[str, float]) -> dict[str, Donor]:
+def donors(v: VictimView, req: str, owed: dict[str, float], measure: dict[str, float]) -> dict[str, Donor]:
     """Accounts that may give up work to ``req``: over what they are owed, served more (the
     same for every search of ``req`` on one state: kept in the view's memo when it has one;
     callers only read it)."""
@@ -100,7 +99,7 @@ def donors(v: VictimView, req: str, owed: Mapping[str, float], measure: Mapping[
     return out
 
 
-def _over_owed(v: VictimView, owed: Mapping[str, float], measure: Mapping[str, float]) -> list[tuple[str, Donor]]:
+def _over_owed(v: VictimView, owed: dict[str, float], measure: dict[str, float]) -> list[tuple[str, Donor]]:
     """Accounts with preemptible allocated work running above what they are owed (the same for
     every requester on one state: kept in the view's memo when it has one)."""
     memo = v.memo

@@ -69,7 +69,7 @@ class _Cand:
 
 
 def find_victims(
-    v: VictimView, p: Pend, n: int, per: int, owed: Mapping[str, float], measure: Mapping[str, float],
+    v: VictimView, p: Pend, n: int, per: int, owed: dict[str, float], measure: dict[str, float],
     *, allow: NodeFilter | None = None, slice_ok: bool = True, only_unallocated: bool = False, reserve: bool = False,
     debug_end: float | None = None,
 ) -> list[Victim] | NoVictims:
@@ -105,7 +105,7 @@ def find_victims(
 
 
 def still_fails(
-    v: VictimView, p: Pend, n: int, per: int, owed: Mapping[str, float], measure: Mapping[str, float],
+    v: VictimView, p: Pend, n: int, per: int, owed: dict[str, float], measure: dict[str, float],
     grown: list[int], was: NoVictims, *, allow: NodeFilter | None = None, only_unallocated: bool = False,
     reserve: bool = False,
 ) -> NoVictims | None:
@@ -134,8 +134,8 @@ def still_fails(
     return lasting_failure(reclaim)
 
 
-def _still_fails_by_terms(v: VictimView, p: Pend, n: int, per: int, owed: Mapping[str, float],
-                          measure: Mapping[str, float], grown: list[int], allow: NodeFilter | None,
+def _still_fails_by_terms(v: VictimView, p: Pend, n: int, per: int, owed: dict[str, float],
+                          measure: dict[str, float], grown: list[int], allow: NodeFilter | None,
                           only_unallocated: bool, reserve: bool) -> NoVictims | None:
     """``still_fails`` with what this search may take: its first returns, then the grown nodes
     by ``_freeable_hosts``'s bound."""
@@ -307,7 +307,7 @@ def _options(v: VictimView, per: int, cands: _Classifier, hosts: list[int],
     return options
 
 
-def _lowers_distance(v: VictimView, req: str, gpus: int, victims: list[str], owed: Mapping[str, float]) -> bool:
+def _lowers_distance(v: VictimView, req: str, gpus: int, victims: list[str], owed: dict[str, float]) -> bool:
     """Reclaims must strictly lower the summed |running - owed| of the accounts involved."""
     delta: dict[str, int] = {req: gpus}
     reclaim = False
