@@ -34,6 +34,7 @@ HOT: tuple[str, ...] = (
     "allotment.core.accounting",
     "allotment.core.tiers",
     "allotment.core.epoch",
+    "allotment.core.weights",
     "allotment.core.boosts",
     "allotment.core.inherited",
     "allotment.core.priority",

@@ -42,6 +42,7 @@ from allotment.core.ids import UserGpus, UserId
 from allotment.core.inherited import DependantFacts, DependantFactsCache
 from allotment.core.jobs import JobSpec
 from allotment.core.state import InheritedParts, Pend, StaticScore
+from allotment.core.weights import ScoreWeights
 
 __all__ = ["INHERIT", "BoostIndex", "PriorityScore", "Scorer", "active_boosts", "boost_of", "dependants", "propagate"]
 
@@ -175,8 +176,8 @@ class Scorer:
     id in the table the scheduler scores with; a job without one, as explain makes them, is
     looked up by name)."""
 
-    __slots__ = ("age_cap", "age_div", "boost_index", "boosts", "deps", "facts", "max_free", "memo", "t", "user_gpus",
-                 "w", "w_fair", "w_fit")
+    __slots__ = ("age_cap", "age_div", "boost_index", "boosts", "deps", "facts", "k", "max_free", "memo", "t",
+                 "user_gpus", "w", "w_fair", "w_fit")
 
     def __init__(
         self,
@@ -191,13 +192,17 @@ class Scorer:
         memo: bool = False,
         boost_index: BoostIndex | None = None,
         facts: DependantFactsCache | None = None,
+        weights: ScoreWeights | None = None,
     ) -> None:
-        self.w = ctx.policy.priority_weights
+        # the weights as a compiled record (``core.weights``): the scheduler's, made once, or made
+        # here; ``w`` is the policy's object they copy, which the memos compare by identity
+        self.k = k = weights if weights is not None else ScoreWeights(ctx.policy.priority_weights)
+        self.w = k.source
         self.t = t
-        self.age_cap = float(self.w.age_cap_s)
-        self.age_div = max(1.0, self.age_cap)
-        self.w_fit = self.w.fit * min(3.0, max(1.0, load))
-        self.w_fair = self.w.fairness  # read once: the weights are an interpreted class (a generic lookup per read)
+        self.age_cap = k.age_cap
+        self.age_div = k.age_div
+        self.w_fit = k.fit * min(3.0, max(1.0, load))
+        self.w_fair = k.fairness
         self.max_free = max_free
         self.user_gpus = user_gpus
         self.boosts = boosts  # active_boosts(ctx, t), computed once per pass
@@ -319,7 +324,7 @@ class Scorer:
         if deadline is not None:
             slack = deadline - self.t - ahead - d.work
             urgency = 1.0 if slack <= 0 else 1.0 / (1.0 + slack / 3600.0)
-        head = self.w.declared * d.priority + self.w.deadline * urgency
+        head = self.k.declared * d.priority + self.k.deadline * urgency
         boost = 0.0 if index is None else boost_of(index, d.jid, d.user, d.account)
         return (d.who, head, boost)
 
@@ -336,7 +341,7 @@ class Scorer:
         return self.boost_index
 
     def _signals(self, p: Pend) -> tuple[float, float, float, float, float, float]:
-        w, t = self.w, self.t
+        w, t = self.k, self.t
         urgency = 0.0
         deadline = p.deadline
         if deadline is not None:

@@ -46,6 +46,7 @@ from allotment.core.starting import Starting
 from allotment.core.state import Pend
 from allotment.core.tiers import GUARANTEED
 from allotment.core.walk import FAST, WalkPolicy
+from allotment.core.weights import ScoreWeights
 
 __all__ = ["PassInputs", "QueueKey", "Scheduler"]
 
@@ -81,6 +82,7 @@ class Scheduler(Starting):
         self._orders = CandidateOrders()  # each queue's score order (core.candidates)
         self._boosts = BoostsAt(ctx)  # the active boosts of the last epoch, and their index
         self._facts = DependantFactsCache(self.acct.user_gpus)  # what scoring reads of dependants, copied once
+        self._weights = ScoreWeights(ctx.policy.priority_weights)  # the score's weights, read once
         # the last reported reservation, with the hold it reports: (holder, nodes, at, record)
         self._res_last: tuple[str, frozenset[int], float, tuple[Reservation, ...]] | None = None
 
@@ -260,7 +262,7 @@ class Scheduler(Starting):
     def _scorer(self, pi: PassInputs) -> Scorer:
         return Scorer(self.ctx, pi.t, pi.load, self.pool.max_free(), self.acct.user_gpus, pi.boosts, self.dependants,
                       memo=self.walk.reuses, boost_index=self._boosts.index(pi.boosts),
-                      facts=self._facts if self.walk.reuses else None)
+                      facts=self._facts if self.walk.reuses else None, weights=self._weights)
 
     def _visit(self, cands: list[Pend], qk: QueueKey, pi: PassInputs, tried: set[str],
                starts: list[Start], preemptions: list[Preemption]) -> bool:
