@@ -34,11 +34,20 @@ class VictimView:
         self.memo = memo
 
 
-@dataclass(frozen=True, slots=True)
 class Victim:
-    job_id: str
-    rule: str  # "unallocated" | "reservation" | "within-team" | "reclaim" | "debug-slice"
-    reason: str
+    """A job a search chose to evict, by which rule, and why.  Read-only by convention; a plain
+    slotted class for the reason ``VictimView`` is one (a frozen dataclass's ``__init__`` was
+    about 4,600 instructions per victim under mypyc)."""
+
+    __slots__ = ("job_id", "reason", "rule")
+
+    def __init__(self, job_id: str, rule: str, reason: str) -> None:
+        self.job_id = job_id
+        self.rule = rule  # "unallocated" | "reservation" | "within-team" | "reclaim" | "debug-slice"
+        self.reason = reason
+
+    def __repr__(self) -> str:
+        return f"Victim({self.job_id!r}, {self.rule!r}, {self.reason!r})"
 
 
 @dataclass(frozen=True, slots=True)
