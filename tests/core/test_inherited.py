@@ -15,6 +15,7 @@ from allotment.core.inherited import DependantFactsCache
 from allotment.core.jobs import JobSpec
 from allotment.core.priority import BoostIndex, Scorer, active_boosts, boost_of, dependants
 from allotment.core.state import Pend
+from allotment.core.weights import ScoreWeights
 from tests.core.builders import make_config
 
 T0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
@@ -67,7 +68,7 @@ def test_merged_dependants_score_every_prerequisite_as_reading_them_one_by_one(
             ref = Scorer(*args)  # type: ignore[arg-type]
             assert [kept._inherited(p) for p in pends] == [ref._inherited(p) for p in pends]
             assert [kept.total(p) for p in pends] == [ref.total(p) for p in pends]
-    w = ctx.policy.priority_weights  # type: ignore[attr-defined]
+    w = ScoreWeights(ctx.policy.priority_weights)  # type: ignore[attr-defined]
     for root, got in waiting.items():  # each dependant with a deadline listed once, the rest merged
         boosts = active_boosts(ctx, 7000.0)  # the last epoch's: its parts are the kept ones
         c = facts.closure(root, waiting, w, boosts, BoostIndex(boosts))
@@ -90,7 +91,7 @@ def test_a_chain_longer_than_the_recursion_limit_is_merged_once_per_job() -> Non
     head = Pend(chain[0], 0.0, 0.0, 0.0, 0, None, "a")
     kept = Scorer(ctx, 0.0, 1.0, 4, users, {}, waiting, memo=True, facts=facts)  # type: ignore[arg-type]
     assert kept._inherited(head) == Scorer(ctx, 0.0, 1.0, 4, users, {}, waiting)._inherited(head) > 0  # type: ignore[arg-type]
-    c = facts.closure(chain[0].id, waiting, ctx.policy.priority_weights, {}, None)  # type: ignore[attr-defined]
+    c = facts.closure(chain[0].id, waiting, ScoreWeights(ctx.policy.priority_weights), {}, None)  # type: ignore[attr-defined]
     assert len(c.timeless) == 1 and not c.dated  # one user, no boost: its best declared priority
     assert len(facts._kept) == n - 1  # every job with dependants merged, each once
     assert all(len(d) == 1 for d in facts._direct.values())  # from its one direct dependant
@@ -106,6 +107,6 @@ def test_a_dependency_cycle_is_read_flat_and_still_scores_as_the_reference() -> 
     kept = Scorer(ctx, 0.0, 1.0, 4, users, {}, waiting, memo=True)  # type: ignore[arg-type]
     ref = Scorer(ctx, 0.0, 1.0, 4, users, {}, waiting)  # type: ignore[arg-type]
     assert [kept._inherited(p) for p in pends] == [ref._inherited(p) for p in pends]
-    w = ctx.policy.priority_weights  # type: ignore[attr-defined]
+    w = ScoreWeights(ctx.policy.priority_weights)  # type: ignore[attr-defined]
     # each job's two others, itself left out: by two users for x and z, by one (u) for y
     assert [len(kept.facts.closure(s.id, waiting, w, {}, None).timeless) for s in specs] == [2, 1, 2]

@@ -32,10 +32,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from allotment.compile.model import PriorityWeights
 from allotment.core.boosts import BoostIndex, boost_of
 from allotment.core.ids import UserGpus, UserId
 from allotment.core.jobs import JobSpec
+from allotment.core.weights import ScoreWeights
 
 # a dependant's part: (its (account, user) id, weighted declared + deadline, boost)
 Part = tuple[UserId, float, float]
@@ -78,7 +78,7 @@ class DependantFactsCache:
         self.users = users
         self.by_id: dict[int, DependantFacts] = {}
         self._deps: dict[str, tuple[JobSpec, ...]] | None = None
-        self._weights: PriorityWeights | None = None
+        self._weights: object = None  # the policy's weights object the parts were made with
         self._boosts: Mapping[str, float] | None = None
         self._kept: dict[str, ClosureParts] = {}  # per job, its merged parts (for the above)
         self._direct: dict[str, tuple[DependantFacts, ...]] = {}  # per job, its direct dependants
@@ -90,12 +90,12 @@ class DependantFactsCache:
             f = self.by_id[k] = DependantFacts(spec, self.users.id_of(spec.account, spec.user))
         return f
 
-    def closure(self, root: str, deps: dict[str, tuple[JobSpec, ...]], w: PriorityWeights,
+    def closure(self, root: str, deps: dict[str, tuple[JobSpec, ...]], w: ScoreWeights,
                 boosts: Mapping[str, float], index: BoostIndex | None) -> ClosureParts:
         """``root``'s dependants ``deps[root]`` merged (``index``: ``boosts`` indexed, None when
         there are none)."""
-        if deps is not self._deps or w is not self._weights:
-            self._deps, self._weights, self._boosts = deps, w, boosts
+        if deps is not self._deps or w.source is not self._weights:
+            self._deps, self._weights, self._boosts = deps, w.source, boosts
             self._kept, self._direct = {}, {}
         elif boosts is not self._boosts:
             if boosts != self._boosts:
@@ -139,7 +139,7 @@ class DependantFactsCache:
             if q not in self._direct and q in deps:
                 self._direct[q] = tuple(ds)
 
-    def _build(self, root: str, deps: dict[str, tuple[JobSpec, ...]], w: PriorityWeights,
+    def _build(self, root: str, deps: dict[str, tuple[JobSpec, ...]], w: ScoreWeights,
                index: BoostIndex | None) -> ClosureParts:
         """Merge ``root``'s parts, and first those of its dependants not merged yet, each after
         its own (an explicit stack: a chain may be longer than the recursion limit).  A job on a
@@ -175,9 +175,8 @@ class DependantFactsCache:
         return kept[root]
 
     def _merge(self, got: tuple[JobSpec, ...], kids: tuple[DependantFacts, ...], deps: dict[str, tuple[JobSpec, ...]],
-               w: PriorityWeights, index: BoostIndex | None) -> ClosureParts:
+               w: ScoreWeights, index: BoostIndex | None) -> ClosureParts:
         """A job's parts: each direct dependant's own and its merged ones."""
-        w_declared, w_deadline = w.declared, w.deadline
         parts: list[Part] = []
         same: dict[tuple[UserId, float], int] = {}
         dated: list[DependantFacts] = []
@@ -186,20 +185,18 @@ class DependantFactsCache:
             if d.deadline is not None:
                 _add_dated(dated, seen, d)
             else:
-                boost = 0.0 if index is None else boost_of(index, d.jid, d.user, d.account)
-                _add(parts, same, (d.who, w_declared * d.priority + w_deadline * 0.0, boost))
+                keep_best(parts, same, dependant_part(d, w, 0.0, 0.0, index))
             sub = deps.get(d.jid)
             if sub is not None and sub:
                 c = self._kept[d.jid]
                 for part in c.timeless:
-                    _add(parts, same, part)
+                    keep_best(parts, same, part)
                 for x in c.dated:
                     _add_dated(dated, seen, x)
         return ClosureParts(got, tuple(parts), tuple(dated))
 
-    def _flat(self, got: tuple[JobSpec, ...], w: PriorityWeights, index: BoostIndex | None) -> ClosureParts:
+    def _flat(self, got: tuple[JobSpec, ...], w: ScoreWeights, index: BoostIndex | None) -> ClosureParts:
         """A job's parts read dependant by dependant (for a job on or above a cycle)."""
-        w_declared, w_deadline = w.declared, w.deadline
         parts: list[Part] = []
         same: dict[tuple[UserId, float], int] = {}
         dated: list[DependantFacts] = []
@@ -208,13 +205,28 @@ class DependantFactsCache:
             if d.deadline is not None:
                 dated.append(d)
                 continue
-            boost = 0.0 if index is None else boost_of(index, d.jid, d.user, d.account)
-            _add(parts, same, (d.who, w_declared * d.priority + w_deadline * 0.0, boost))
+            keep_best(parts, same, dependant_part(d, w, 0.0, 0.0, index))
         return ClosureParts(got, tuple(parts), tuple(dated))
 
 
-def _add(parts: list[Part], same: dict[tuple[UserId, float], int], part: Part) -> None:
-    """Keep ``part``, or the higher head of the one with its (user, boost)."""
+def dependant_part(d: DependantFacts, w: ScoreWeights, t: float, ahead: float, index: BoostIndex | None) -> Part:
+    """(its user's id, weighted declared + deadline urgency, boost) of the dependant ``d`` of a
+    job with ``ahead`` seconds of work left, at epoch ``t`` (neither is read without a
+    deadline); ``index``: the active boosts indexed (None: none)."""
+    urgency = 0.0
+    deadline = d.deadline
+    if deadline is not None:
+        slack = deadline - t - ahead - d.work
+        urgency = 1.0 if slack <= 0 else 1.0 / (1.0 + slack / 3600.0)
+    head = w.declared * d.priority + w.deadline * urgency
+    boost = 0.0 if index is None else boost_of(index, d.jid, d.user, d.account)
+    return (d.who, head, boost)
+
+
+def keep_best(parts: list[Part], same: dict[tuple[UserId, float], int], part: Part) -> None:
+    """Keep ``part``, or the higher head of the one with its (user, boost): the rest of their
+    scores is the same, and float addition is monotone, so that one's score is their maximum
+    (``same`` holds each kept part's place by its (user, boost))."""
     k = (part[0], part[2])
     i = same.get(k)
     if i is None:

@@ -38,8 +38,8 @@ from typing import Final
 
 from allotment.core.boosts import BoostIndex, active_boosts, boost_of
 from allotment.core.context import Context
-from allotment.core.ids import UserGpus, UserId
-from allotment.core.inherited import DependantFacts, DependantFactsCache
+from allotment.core.ids import UserGpus
+from allotment.core.inherited import DependantFactsCache, dependant_part, keep_best
 from allotment.core.jobs import JobSpec
 from allotment.core.state import InheritedParts, Pend, StaticScore
 from allotment.core.weights import ScoreWeights
@@ -295,38 +295,19 @@ class Scorer:
         ahead = max(0.0, p.work - p.done_work)  # the dependant cannot start before p ends
         if not self.memo:
             ds = [self.facts.of(spec) for spec in got]
-            flat = tuple(self._dependant_part(d, ahead, index) for d in ds)
+            flat = tuple(dependant_part(d, self.k, t, ahead, index) for d in ds)
             return InheritedParts(t, w, flat, all(d.deadline is None for d in ds), got, self.boosts, self.user_gpus)
-        c = self.facts.closure(p.jid, self.deps, w, self.boosts, index)
+        c = self.facts.closure(p.jid, self.deps, self.k, self.boosts, index)
         parts = c.timeless
         if c.dated:  # the rest read the time and p's remaining work: scored now
             kept = list(parts)
             same = {(who, boost): i for i, (who, _, boost) in enumerate(kept)}
             for d in c.dated:
-                part = self._dependant_part(d, ahead, index)
-                k = (part[0], part[2])
-                i = same.get(k)
-                if i is None:
-                    same[k] = len(kept)
-                    kept.append(part)
-                elif part[1] > kept[i][1]:
-                    kept[i] = part
+                keep_best(kept, same, dependant_part(d, self.k, t, ahead, index))
             parts = tuple(kept)
         m = InheritedParts(t, w, parts, not c.dated, got, self.boosts, self.user_gpus)
         p.inherit = m
         return m
-
-    def _dependant_part(self, d: DependantFacts, ahead: float, index: BoostIndex | None) -> tuple[UserId, float, float]:
-        """(its user's id, weighted declared + deadline urgency, boost) of the dependant ``d`` of
-        a job with ``ahead`` seconds of work left."""
-        urgency = 0.0
-        deadline = d.deadline
-        if deadline is not None:
-            slack = deadline - self.t - ahead - d.work
-            urgency = 1.0 if slack <= 0 else 1.0 / (1.0 + slack / 3600.0)
-        head = self.k.declared * d.priority + self.k.deadline * urgency
-        boost = 0.0 if index is None else boost_of(index, d.jid, d.user, d.account)
-        return (d.who, head, boost)
 
     def _running(self, p: Pend) -> int:
         """The GPUs ``p``'s user runs in its team (by its id; by name if it has none)."""

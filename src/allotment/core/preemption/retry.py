@@ -22,11 +22,14 @@ cannot use, and every blocked candidate would otherwise search again after each 
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 from allotment.core.preemption.view import NoVictims
 from allotment.core.state import Pend
 
 _FORGET_AT = 1 << 16  # a NodeLog longer than this is dropped (its readers then search again)
 _NOTHING: list[int] = []  # nothing grew (callers only read it)
+K = TypeVar("K", str, int)  # a failure table's key: a job id, or a shape id
 _MOST = 512  # more grown nodes than this are not re-read one by one: the search runs again
 
 
@@ -122,13 +125,7 @@ class FailedSearches:
 
     def find(self, jid: str, held: frozenset[int] | None, reserve: bool) -> Failure | None:
         """The failure remembered for ``jid``'s search with these terms, if any."""
-        got = self._jobs.get(jid)
-        if got is None:
-            return None
-        for f in got:
-            if f.reserve == reserve and same_nodes(f.held, held):
-                return f
-        return None
+        return _find(self._jobs.get(jid), held, reserve)
 
     def entries(self) -> list[Failure]:
         """Every failure remembered (what a test compares to see a search answered, not redone)."""
@@ -139,13 +136,7 @@ class FailedSearches:
     def find_shape(self, shape: int, held: frozenset[int] | None) -> Failure | None:
         """The failure remembered for a search of unallocated work, off the reserved nodes
         ``held``, by a job of the shape with id ``shape``."""
-        got = self._shapes.get(shape)
-        if got is None:
-            return None
-        for f in got:
-            if same_nodes(f.held, held):
-                return f
-        return None
+        return _find(self._shapes.get(shape), held, False)
 
     def grown_since(self, f: Failure | None, job: Pend | None, inputs: int, grown: int, donor_growth: int, version: int,
                     queued: int, now: float, queue: tuple[int, int, str]) -> list[int] | None:
@@ -171,49 +162,53 @@ class FailedSearches:
                  why: NoVictims) -> None:
         """Remember that ``job``'s search (``find``'s terms) failed with ``why`` on state ``at``."""
         self._new_inputs(at.inputs)
-        f = Failure(job, at, why, held, reserve)
-        got = self._jobs.get(jid)
-        if got is None:
-            self._jobs[jid] = [f]
-            return
-        for k, old in enumerate(got):
-            if old.reserve == reserve and same_nodes(old.held, held):
-                got[k] = f
-                return
-        got.append(f)
+        _put(self._jobs, jid, Failure(job, at, why, held, reserve))
 
     def remember_shape(self, shape: int, held: frozenset[int] | None, at: SearchState, why: NoVictims) -> None:
         """Remember that a search of unallocated work for the shape with id ``shape``, off the
         reserved nodes ``held``, failed."""
         self._new_inputs(at.inputs)
-        f = Failure(None, at, why, held)
-        got = self._shapes.get(shape)
-        if got is None:
-            self._shapes[shape] = [f]
-            return
-        for k, old in enumerate(got):
-            if same_nodes(old.held, held):
-                got[k] = f
-                return
-        got.append(f)
+        _put(self._shapes, shape, Failure(None, at, why, held))
 
     def _new_inputs(self, inputs: int) -> None:
         if inputs == self._inputs:
             return
         last = self._inputs  # new inputs: keep what the last ones proved and does not read them
-        jobs: dict[str, list[Failure]] = {}
-        for jid, got in self._jobs.items():
-            kept = [f for f in got if _keeps(f, last)]
-            if kept:
-                jobs[jid] = kept
-        self._jobs = jobs
-        shapes: dict[int, list[Failure]] = {}
-        for shape, got in self._shapes.items():
-            kept = [f for f in got if _keeps(f, last)]
-            if kept:
-                shapes[shape] = kept
-        self._shapes = shapes
+        self._jobs = _kept(self._jobs, last)
+        self._shapes = _kept(self._shapes, last)
         self._inputs = inputs
+
+
+def _find(got: list[Failure] | None, held: frozenset[int] | None, reserve: bool) -> Failure | None:
+    """The failure among ``got`` (one key's) for a search with these terms, if any."""
+    if got is not None:
+        for f in got:
+            if f.reserve == reserve and same_nodes(f.held, held):
+                return f
+    return None
+
+
+def _put(table: dict[K, list[Failure]], key: K, f: Failure) -> None:
+    """Remember ``f`` under ``key``, in place of one for the same terms."""
+    got = table.get(key)
+    if got is None:
+        table[key] = [f]
+        return
+    for k, old in enumerate(got):
+        if old.reserve == f.reserve and same_nodes(old.held, f.held):
+            got[k] = f
+            return
+    got.append(f)
+
+
+def _kept(table: dict[K, list[Failure]], last: int) -> dict[K, list[Failure]]:
+    """``table`` with only the failures kept into new pass inputs after ``last``."""
+    out: dict[K, list[Failure]] = {}
+    for key, got in table.items():
+        kept = [f for f in got if _keeps(f, last)]
+        if kept:
+            out[key] = kept
+    return out
 
 
 def same_nodes(a: frozenset[int] | None, b: frozenset[int] | None) -> bool:
