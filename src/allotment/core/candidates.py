@@ -79,11 +79,6 @@ class CandidateOrders:
             return REBUILD
         return KEPT if o.fit == fit_key(max_free, o.lo, o.hi) else REFIT
 
-    def kept(self, q: str, t: float, load: float, deps: Mapping[str, tuple[JobSpec, ...]], max_free: int,
-             users: int, queued: int) -> bool:
-        """Does the kept order of ``q`` still hold for these inputs?"""
-        return self.state(q, t, load, deps, max_free, users, queued) == KEPT
-
     def rebuild(self, q: str, every: list[Pend], scorer: Scorer, t: float, load: float,
                 deps: Mapping[str, tuple[JobSpec, ...]], max_free: int, users: int, queued: int) -> None:
         """Order ``every`` job of ``q`` by ``scorer`` (the pass's) and keep it with its inputs."""
