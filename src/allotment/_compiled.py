@@ -26,6 +26,7 @@ HOT: tuple[str, ...] = (
     "allotment.core.ids",
     "allotment.core.state",
     "allotment.core.debug",
+    "allotment.core.starvation",
     "allotment.core.contract",
     "allotment.core.placement",
     "allotment.core.usage",

@@ -11,6 +11,7 @@ The score is a weighted sum of signals (weights from ``Policy.priority_weights``
 * fairness among the team's users: a user with fewer GPUs running goes first;
 * fit: 1 when the job fits the free capacity right now, so free GPUs do not idle behind a job
   that cannot start; its weight grows with load (when demand is high, packing matters more);
+  1 too for a starving job (``core.starvation``), so age eventually beats fit (``fit``);
 * boosts: manual, expiring bumps from ``Policy.boosts`` (``active_boosts``).
 
 A prerequisite scores at least ``INHERIT`` (0.9) x the score of each job of its own team that
@@ -41,6 +42,7 @@ from allotment.core.context import Context
 from allotment.core.ids import UserGpus
 from allotment.core.inherited import DependantFactsCache, dependant_part, keep_best
 from allotment.core.jobs import JobSpec
+from allotment.core.starvation import is_starving
 from allotment.core.state import InheritedParts, Pend, StaticScore
 from allotment.core.weights import ScoreWeights
 
@@ -233,7 +235,7 @@ class Scorer:
         if s is None or s.t != self.t or s.weights is not self.w or not self.memo:
             s = self._static(p)
         fairness = self.w_fair * (1.0 / (1.0 + self._running(p) / 8.0))
-        fit = self.w_fit if p.gpus <= self.max_free else 0.0
+        fit = self.fit(p)
         own = s.head + fairness + fit + s.boost
         got = self.deps.get(p.jid) if self.deps else None
         if got is None:
@@ -267,7 +269,7 @@ class Scorer:
         ):
             m = self._inherited_parts(p, got)
         w_fair, users = self.w_fair, self.user_gpus.gpus
-        fit = self.w_fit if p.gpus <= self.max_free else 0.0
+        fit = self.fit(p)
         best = -math.inf
         for who, head, boost in m.parts:
             score = head + w_fair * (1.0 / (1.0 + users[who] / 8.0)) + fit + boost
@@ -321,6 +323,15 @@ class Scorer:
             self.boost_index = BoostIndex(self.boosts)
         return self.boost_index
 
+    def fit(self, p: Pend) -> float:
+        """The fit term: its weight when ``p`` fits the best node's free GPUs now, or when it is
+        starving (``core.starvation``): then it counts as fitting, so that inside a team age
+        eventually beats fit and the job becomes its team's head, to start or to hold the
+        reservation (docs/design/priority.md)."""
+        if p.gpus <= self.max_free or is_starving(self.t - p.eligible):
+            return self.w_fit
+        return 0.0
+
     def _signals(self, p: Pend) -> tuple[float, float, float, float, float, float]:
         w, t = self.k, self.t
         urgency = 0.0
@@ -330,7 +341,7 @@ class Scorer:
             urgency = 1.0 if slack <= 0 else 1.0 / (1.0 + slack / 3600.0)
         age = min(max(0.0, t - p.eligible), self.age_cap) / self.age_div
         fairness = 1.0 / (1.0 + self._running(p) / 8.0)
-        fit = self.w_fit if p.gpus <= self.max_free else 0.0
+        fit = self.fit(p)
         boost = boost_of(self._boosts(), p.jid, p.user, p.account) if self.boosts else 0.0
         return (w.declared * p.declared, w.deadline * urgency, w.age * age, w.fairness * fairness, fit, boost)
 

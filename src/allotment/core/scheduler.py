@@ -201,8 +201,9 @@ class Scheduler(Starting):
         return (key[0] * ranks + key[1]) * names + self.queues.rank[q.qid]
 
     def _round(self, pi: PassInputs, starts: list[Start], preemptions: list[Preemption]) -> bool:
-        """One walk over the queues; True if it decided anything."""
-        self.hold = None
+        """One walk over the queues; True if it decided anything.  The reservation is decided
+        before the walk (``_decide_hold``), so it binds every start of the round, of better-ranked
+        queues and of the holder's own queue too (docs/design/reservation.md)."""
         tried: set[str] = set()
         # the queues still to visit, best key first: order[i:], each key as its integer
         # (``_order``: keys end in their queue, so no two are equal); a sorted list rather than
@@ -210,6 +211,7 @@ class Scheduler(Starting):
         order = [self._round_key(q, pi).order for q in self.queues.nonempty_queues()]
         order.sort()
         names, ranks = len(self.queues.queues), len(pi.rank_index) + 1
+        self.hold = self._decide_hold(order, names, ranks, pi)
         ranks_names = ranks * names
         by_rank, dealt = self.queues.by_rank, self.queues.names_version
         i = 0
@@ -224,7 +226,7 @@ class Scheduler(Starting):
             if not self.walk.may_visit(q.shapes, tier, q.account, self.pool, self.acct, self.mode):
                 continue
             cands = self._candidates(q, pi, tried)
-            if not self.walk.must_visit(cands, tier, q.account, self.pool, self.acct, self.mode):
+            if not self.walk.must_visit(cands, tier, q.account, self.pool, self.acct, self.mode, pi.t):
                 continue
             if self._visit(cands, _key_of(o, names, ranks, by_rank), pi, tried, starts, preemptions):
                 decided = True
@@ -238,6 +240,38 @@ class Scheduler(Starting):
                 if q.keys:
                     insort(order, self._round_key(q, pi).order, lo=i)
         return decided
+
+    def _decide_hold(self, order: list[int], names: int, ranks: int, pi: PassInputs) -> Hold | None:
+        """The round's reservation, before its walk: walking the queues in the round's ``order``,
+        the first candidate (as a visit offers them, ``_candidates``) that may hold it
+        (``may_hold``: a gang, or a starving job of a tier-0 queue) and is within its caps.  One
+        that fits free GPUs now holds them too (from now): otherwise a start walked before it
+        takes them and it is overtaken again, each time nodes free up.  A function of the state
+        alone, like the whole pass: the same state gives the same hold, so a reservation moves
+        only when the cluster changed.  Skipping a queue in which no job can hold (no gang, and
+        not tier 0) cannot change it."""
+        by_rank = self.queues.by_rank
+        ranks_names = ranks * names
+        untried: set[str] = set()
+        for o in order:
+            q = by_rank[o % names]
+            if not q.keys:
+                continue
+            tier = o // ranks_names
+            guaranteed = self.mode.ranks_queues and tier == GUARANTEED
+            if not (q.shapes.gangs or (guaranteed and q.shapes.alloc_per)):
+                continue
+            for p in self._candidates(q, pi, untried):
+                if p.n == 0 or p.mr <= 0 or not may_hold(p, guaranteed, pi.t - p.eligible):
+                    continue
+                if not self.acct.fits_caps_of(p.aid, p.gpus) or (self.mode.limits and self.mode.beyond_limit(
+                    p, self.acct.alloc_gpus.get(p.account, 0), self.ctx.entitlement_gpus.get(p.account, 0.0)
+                )):
+                    continue
+                h = self._plan_hold(p, _key_of(o, names, ranks, by_rank), pi.now)
+                if h is not None:
+                    return h
+        return None
 
     def _candidates(self, q: Queue, pi: PassInputs, tried: set[str]) -> list[Pend]:
         """The ``queue_depth`` candidates a visit offers, in the order it offers them: the best
@@ -291,13 +325,14 @@ class Scheduler(Starting):
                 p, self.acct.alloc_gpus.get(p.account, 0), self.ctx.entitlement_gpus.get(p.account, 0.0)
             )):
                 continue
-            if not first_blocked:  # any allocated job may still take unallocated work
+            holder = h is not None and h.holder == p.jid
+            if not first_blocked and not holder:  # any allocated job may still take unallocated work
                 if self._preempt_for(p, qk, pi, soft, starts, preemptions, only_unallocated=True):
                     return True
                 continue
             first_blocked = False
-            holds = may_hold(p, self.pool.max_gpus, self.mode.ranks_queues and qk[0] == GUARANTEED,
-                             pi.t - p.eligible)  # waited: read at the epoch, like every time-varying input
+            holds = holder or may_hold(p, self.mode.ranks_queues and qk[0] == GUARANTEED,
+                                       pi.t - p.eligible)  # waited: read at the epoch, like every time-varying input
             if self._preempt_for(p, qk, pi, allow, starts, preemptions, reserve=holds):
                 return True
             if allow is not None and soft is None and self._preempt_for(p, qk, pi, soft, starts, preemptions, only_unallocated=True):

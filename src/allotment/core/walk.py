@@ -10,9 +10,9 @@ whole within-team score over the whole queue, not yet tried this round: ``Schedu
 the very list the visit then offers), and can decide something only if one of them
 
 * needs no more GPUs per node than the best node has free (a start on free GPUs), or
-* is an allocated gang, or an allocated whole-node job of a tier-0 queue in a mode that ranks
-  queues (it may take or move the reservation, ``core.reservation.may_hold``; how long it waited
-  is left out, which only makes the condition weaker), or
+* is an allocated gang, or a starving allocated job of a tier-0 queue in a mode that ranks
+  queues (it may take or move the reservation, ``core.reservation.may_hold``; ``may_visit``
+  leaves out how long it waited, which only makes its condition weaker), or
 * is allocated work, preemption is possible, some job is preemptible, and the free GPUs plus
   every GPU a victim search could take for this queue (unallocated work, which any allocated
   candidate may take; with reclaim, its own team's preemptible work, and in tier 0 every
@@ -41,6 +41,7 @@ from allotment.core.accounting import Accounting
 from allotment.core.modes import Mode
 from allotment.core.placement import NodePool
 from allotment.core.queues import Shapes
+from allotment.core.reservation import may_hold
 from allotment.core.state import Pend
 from allotment.core.tiers import GUARANTEED, UNALLOCATED
 
@@ -59,9 +60,10 @@ class WalkPolicy:
         its candidates are picked: False only if ``must_visit`` would be False for any of them."""
         raise NotImplementedError
 
-    def must_visit(self, head: Sequence[Pend], tier: int, account: str, pool: NodePool, acct: Accounting, mode: Mode) -> bool:
+    def must_visit(self, head: Sequence[Pend], tier: int, account: str, pool: NodePool, acct: Accounting, mode: Mode,
+                   t: float) -> bool:
         """Must a round visit the queue whose candidates (the jobs its visit would offer, in
-        that order) are ``head``?"""
+        that order) are ``head``, at the pass's epoch ``t``?"""
         raise NotImplementedError
 
 
@@ -72,7 +74,8 @@ class Reference(WalkPolicy):
     def may_visit(self, shapes: Shapes, tier: int, account: str, pool: NodePool, acct: Accounting, mode: Mode) -> bool:
         return True
 
-    def must_visit(self, head: Sequence[Pend], tier: int, account: str, pool: NodePool, acct: Accounting, mode: Mode) -> bool:
+    def must_visit(self, head: Sequence[Pend], tier: int, account: str, pool: NodePool, acct: Accounting, mode: Mode,
+                   t: float) -> bool:
         return True
 
 
@@ -87,21 +90,22 @@ class Fast(WalkPolicy):
             return False  # nothing in it can ever be placed
         if shapes.least_per() <= pool.max_free() or shapes.gangs:
             return True
-        if tier == GUARANTEED and mode.ranks_queues and shapes.alloc_per and shapes.most_alloc_per() >= pool.max_gpus:
-            return True  # a whole-node job may hold the reservation
+        if tier == GUARANTEED and mode.ranks_queues and shapes.alloc_per:
+            return True  # a starving allocated job may hold the reservation
         if not shapes.alloc_gpus or not mode.can_preempt or tier == UNALLOCATED or not acct.preemptible:
             return False
         return _search_bound(tier, account, pool, acct, mode) >= shapes.least_alloc_gpus()
 
-    def must_visit(self, head: Sequence[Pend], tier: int, account: str, pool: NodePool, acct: Accounting, mode: Mode) -> bool:
+    def must_visit(self, head: Sequence[Pend], tier: int, account: str, pool: NodePool, acct: Accounting, mode: Mode,
+                   t: float) -> bool:
         # only the candidates are looked at, so the conditions are over them, not the queue
         max_free = pool.max_free()
-        whole = pool.max_gpus if tier == GUARANTEED and mode.ranks_queues else pool.max_gpus + 1
+        guaranteed = tier == GUARANTEED and mode.ranks_queues
         min_gpus = 0  # the fewest GPUs of a candidate that may search for victims
         for p in head:
             if p.n == 0:
                 continue  # never placed
-            if p.per <= max_free or (p.mr > 0 and (p.n > 1 or p.per >= whole)):
+            if p.per <= max_free or (p.mr > 0 and may_hold(p, guaranteed, t - p.eligible)):
                 return True  # may start on free GPUs, or take or move the reservation
             if p.mr > 0 and (min_gpus == 0 or p.gpus < min_gpus):
                 min_gpus = p.gpus
