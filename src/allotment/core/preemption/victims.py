@@ -94,7 +94,7 @@ def find_victims(
     picked = _pick_nodes(v, p, n, per, cands, hosts)
     if not picked:
         return t.lasting  # fewer than n nodes can be freed with the jobs it may take
-    if not _lowers_distance(v, p.account, p.gpus, [j for j in picked if not _yielding(cands, j)], owed):
+    if not _lowers_distance(v, p.account, p.gpus, picked, owed, {j for j in picked if _yielding(cands, j)}):
         return FOR_NOW
     out = []
     for j in picked:
@@ -195,7 +195,8 @@ class _Classifier:
         if r.account == p.account:
             if self.own and r.declared < p.declared:
                 return _Cand((CLASS_WITHIN, 0.0, lost, jid), "within-team", WITHIN_WHY + " than {job}")
-            if self.debug_end is not None and debug_slice.may_take(self.debug_end, p.declared, r):
+            if self.debug_end is not None and debug_slice.may_take(self.debug_end, p.declared, p.gpus,
+                                                                   v.pool.max_gpus, r):
                 return _Cand((CLASS_DEBUG, 0.0, lost, jid), debug_slice.RULE, debug_slice.WHY)
             return None
         d = self.donors.get(r.account)
@@ -307,8 +308,14 @@ def _options(v: VictimView, per: int, cands: _Classifier, hosts: list[int],
     return options
 
 
-def _lowers_distance(v: VictimView, req: str, gpus: int, victims: list[str], owed: dict[str, float]) -> bool:
-    """Reclaims must strictly lower the summed |running - owed| of the accounts involved."""
+def _lowers_distance(v: VictimView, req: str, gpus: int, victims: list[str], owed: dict[str, float],
+                     yielding: set[str]) -> bool:
+    """Reclaims must strictly lower the summed |running - owed| of the accounts involved.  Every
+    allocated victim counts in the sums, those that yield to a reservation (``yielding``) too:
+    leaving one out let a gang that took a ``reservation`` victim and a ``reclaim`` victim of the
+    same team pass a check it fails (a team left at 0 of its 8 GPUs while the gang's ran 2x its
+    entitlement).  Only a move with a reclaim victim -- another account's job that does not yield
+    -- is checked: a job that yields was admitted on those terms, whatever its account."""
     delta: dict[str, int] = {req: gpus}
     reclaim = False
     for j in victims:
@@ -316,7 +323,7 @@ def _lowers_distance(v: VictimView, req: str, gpus: int, victims: list[str], owe
         if not r.allocated:
             continue
         delta[r.account] = delta.get(r.account, 0) - r.gpus
-        reclaim = reclaim or r.account != req
+        reclaim = reclaim or (r.account != req and j not in yielding)
     if not reclaim:
         return True
     alloc = v.acct.alloc_gpus
