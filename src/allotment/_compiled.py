@@ -141,7 +141,7 @@ def judge(
     if forced:
         return "pure Python (ALLOTMENT_PURE=1)"
     if not all(exts for _, exts in found.values()):
-        return "pure Python (this install has no compiled modules: built with ALLOTMENT_COMPILE=0)"
+        return "pure Python (this install has no compiled modules: ALLOTMENT_COMPILE=0, or a pre-commit hook)"
     if stale_modules(found, record):
         return (
             "pure Python (compiled modules do not match their source: reinstall to rebuild)"
