@@ -50,7 +50,7 @@ def run_plan_action(tmp: Path, change: str) -> ActionRun:
     run = ActionRun(
         PLAN_ACTION,
         ws,
-        inputs={"allot-version": "0.1.0", "config-path": "pr", "seeds": "1,2", "days": "0.5"},
+        inputs={"allot-version": "0.2.0", "config-path": "pr", "seeds": "1,2", "days": "0.5"},
         context={
             "github.base_ref": "main",
             "github.token": "",
