@@ -187,3 +187,14 @@ def test_owner_text_shows_as_written_after_rendering(owner: str) -> None:
                               N(owners=(owner,), children={"a": N(2), "b": N(1)})))
     shown = "".join(rendered(md).parts)
     assert f"one of {owner} must approve" in shown and not ENTITY.search(shown)
+
+
+def test_every_checked_in_comment_renders_without_a_literal_entity() -> None:
+    """The other golden comments and the managers' guide's example, as GitHub shows them."""
+    comments = [p.read_text(encoding="utf-8") for p in sorted(GOLDEN.parent.rglob("*.md"))]
+    guide = (Path(__file__).parents[2] / "docs" / "managers-guide.md").read_text(encoding="utf-8")
+    comments.append(guide.split("<!-- BEGIN EXAMPLE COMMENT", 1)[1].split("<!-- END EXAMPLE", 1)[0])
+    assert len(comments) >= 8
+    for md in comments:
+        shown = "".join(rendered(md).parts)
+        assert not ENTITY.search(shown), ENTITY.search(shown)
