@@ -44,7 +44,7 @@ def test_an_edited_source_runs_pure_whatever_its_timestamp(tmp_path: Path) -> No
     py.write_text("X = 99\n")
     os.utime(py, (500, 500))  # even older than the extension: content decides
     mode = _compiled.judge(found, record, forced=False)
-    assert mode == "pure Python (compiled modules do not match their source: reinstall to rebuild)"
+    assert mode == "pure Python (a source changed since the build: reinstall)"
     assert _compiled.stale_modules(found, record) == ["allotment.b"]
 
 
@@ -59,7 +59,7 @@ def test_a_pure_install_says_why(tmp_path: Path) -> None:
     found, record = _install(tmp_path)
     found["allotment.a"] = (found["allotment.a"][0], [])
     assert _compiled.judge(found, record, forced=False).startswith(
-        "pure Python (this install has no compiled modules"
+        "pure Python (not compiled"
     )
     assert _compiled.judge(found, record, forced=True) == "pure Python (ALLOTMENT_PURE=1)"
 

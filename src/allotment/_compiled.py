@@ -141,10 +141,10 @@ def judge(
     if forced:
         return "pure Python (ALLOTMENT_PURE=1)"
     if not all(exts for _, exts in found.values()):
-        return "pure Python (this install has no compiled modules: ALLOTMENT_COMPILE=0, or a pre-commit hook)"
+        return "pure Python (not compiled)"
     if stale_modules(found, record):
         return (
-            "pure Python (compiled modules do not match their source: reinstall to rebuild)"
+            "pure Python (a source changed since the build: reinstall)"
             if record is not None
             else "pure Python (compiled modules are older than their source)"
         )
