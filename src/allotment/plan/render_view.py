@@ -18,7 +18,7 @@ from markupsafe import Markup
 
 from allotment.durations import format_duration
 from allotment.plan.diff import NodeChange
-from allotment.plan.escape import md_escape
+from allotment.plan.escape import code_escape, md_escape
 from allotment.plan.filediff import shown
 from allotment.plan.model import Impact, Plan, SkippedImpact, TeamImpact
 from allotment.plan.shares import changed
@@ -200,7 +200,7 @@ def _profile_text(imp: Impact) -> str:
     """Which backend delays the simulation added (``allot plan --profile``), when any."""
     if imp.latency_profile == "none":
         return ""
-    return f", with the backend latency profile `{md_escape(imp.latency_profile)}` (sim/latency.py)"
+    return f", with the backend latency profile `{code_escape(imp.latency_profile)}` (sim/latency.py)"
 
 
 def rerun_command(plan: Plan, imp: Impact) -> str:
