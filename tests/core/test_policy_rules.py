@@ -185,3 +185,18 @@ def test_a_prerequisite_inherits_its_same_team_dependants_boost_not_only_its_dec
     res = _run(jobs, nodes=1, boosts=(boost,))
     assert _starts(res, "pre") == [1000.0]  # not 2,000 s, after x
     assert _starts(res, "dep")[0] <= _starts(res, "x")[0]  # dep follows pre, x waits for both
+
+
+def test_free_work_yields_to_an_allocated_job_beyond_its_queues_first_candidates() -> None:
+    # one node: b's protected 4-GPU job and b's free work (4 GPUs) fill it.  a queues eight 6-GPU
+    # jobs (none can start: free work frees only 4) and then a 4-GPU job, ninth in its queue by
+    # age, beyond the queue_depth (8) candidates a visit offers.  Free work yields to any allocated
+    # job: the 4-GPU job takes its place at once (it waited 31,800 s in a 30-day run).
+    jobs = [
+        _job("r", "b", 4, 0.0, 10 * HOUR, mr=10 * HOUR), _job("u", "b", 4, 0.0, 10 * HOUR, mr=0.0),
+        *[_job(f"big{i}", "a", 6, 50.0 + i, HOUR) for i in range(8)], _job("small", "a", 4, 100.0, HOUR),
+    ]
+    res = _run(jobs, nodes=1)
+    assert _starts(res, "small")[0] <= 110.0
+    first = next((e.t, e.by, e.rule) for e in res.events if e.event == "preempt" and e.job == "u")
+    assert first == (_starts(res, "small")[0], "small", "unallocated")

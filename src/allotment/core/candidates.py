@@ -129,6 +129,10 @@ class CandidateOrders:
             self.rebuild(q, jobs(), scorer(), t, load, deps, max_free, users, queued)
         return self.first(q, tried, depth)
 
+    def jobs(self, q: str) -> list[Pend]:
+        """``q``'s whole kept order, best first -- once ``state`` says it holds (read only)."""
+        return self._by[q].jobs
+
     def first(self, q: str, tried: set[str], depth: int) -> list[Pend]:
         """The first ``depth`` jobs of ``q``'s kept order not in ``tried``, best first -- once
         ``kept`` says it holds."""

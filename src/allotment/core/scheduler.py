@@ -226,9 +226,9 @@ class Scheduler(Starting):
             if not self.walk.may_visit(q.shapes, tier, q.account, self.pool, self.acct, self.mode):
                 continue
             cands = self._candidates(q, pi, tried)
-            if not self.walk.must_visit(cands, tier, q.account, self.pool, self.acct, self.mode, pi.t):
+            if not self.walk.must_visit(cands, q.shapes, tier, q.account, self.pool, self.acct, self.mode, pi.t):
                 continue
-            if self._visit(cands, _key_of(o, names, ranks, by_rank), pi, tried, starts, preemptions):
+            if self._visit(q, cands, _key_of(o, names, ranks, by_rank), pi, tried, starts, preemptions):
                 decided = True
                 if self.queues.names_version != dealt:
                     # a victim requeued into a queue new to this scheduler (a snapshot's running
@@ -298,10 +298,11 @@ class Scheduler(Starting):
                       memo=self.walk.reuses, boost_index=self._boosts.index(pi.boosts),
                       facts=self._facts if self.walk.reuses else None, weights=self._weights)
 
-    def _visit(self, cands: list[Pend], qk: QueueKey, pi: PassInputs, tried: set[str],
+    def _visit(self, q: Queue, cands: list[Pend], qk: QueueKey, pi: PassInputs, tried: set[str],
                starts: list[Start], preemptions: list[Preemption]) -> bool:
-        """Offer a queue's candidates (``cands``, in the order ``_candidates`` offers them);
-        True if one started."""
+        """Offer a queue's candidates (``cands``, in the order ``_candidates`` offers them), then
+        its other allocated jobs unallocated work (``_free_work_for_the_rest``); True if one
+        started."""
         now = pi.now
         first_blocked = True
         for p in cands:
@@ -340,7 +341,39 @@ class Scheduler(Starting):
             takes_hold = holds and (h is None or h.holder == p.jid or h.queue_key > qk)
             if takes_hold and self._hold_for(p, qk, pi, starts):
                 return True
+        return self._free_work_for_the_rest(q, qk, pi, tried, starts, preemptions)
+
+    def _free_work_for_the_rest(self, q: Queue, qk: QueueKey, pi: PassInputs, tried: set[str],
+                                starts: list[Start], preemptions: list[Preemption]) -> bool:
+        """Free work yields to *any* allocated job, whatever its place in its queue: after the
+        visit's candidates, each other allocated job of the queue, best first, may take the
+        place of unallocated work (the search for unallocated work only).  Without it an
+        allocated job beyond its queue's ``queue_depth`` candidates never searched, and waited
+        (31,800 s in a 30-day run) while free work held the GPUs it needed.  Only these jobs:
+        they are not offered, so they are not marked tried."""
+        if not (self.mode.can_preempt and self.acct.unalloc_gpus) or q.free:
+            return False
+        now = pi.now
+        for p in self._whole_order(q, pi):
+            if p.jid in tried or p.n == 0 or p.mr <= 0 or not self.acct.fits_caps_of(p.aid, p.gpus):
+                continue
+            if self.mode.limits and self.mode.beyond_limit(
+                p, self.acct.alloc_gpus.get(p.account, 0), self.ctx.entitlement_gpus.get(p.account, 0.0)
+            ):
+                continue
+            h = self.hold
+            soft = None if h is None else allow_for(h, p, now, self.may_yield(p))
+            if self._preempt_for(p, qk, pi, soft, starts, preemptions, only_unallocated=True):
+                return True
         return False
+
+    def _whole_order(self, q: Queue, pi: PassInputs) -> list[Pend]:
+        """Every job of ``q`` in the order its visits offer them (``_candidates``, whole)."""
+        if not self.mode.scores:
+            return [self.pending[j] for j in self.queues.head(q.name, len(q.keys), set())]
+        if self.walk.reuses:  # the kept order, made fresh by this very visit's ``_candidates``
+            return self._orders.jobs(q.name)
+        return self._scorer(pi).rank([self.pending[j] for j in self.queues.head(q.name, len(q.keys), set())])
 
     def _hold_for(self, p: Pend, qk: QueueKey, pi: PassInputs, starts: list[Start]) -> bool:
         """Give the blocked gang (or starving whole-node job) ``p`` the reservation; True if it

@@ -16,7 +16,10 @@ the very list the visit then offers), and can decide something only if one of th
 * is allocated work, preemption is possible, some job is preemptible, and the free GPUs plus
   every GPU a victim search could take for this queue (unallocated work, which any allocated
   candidate may take; with reclaim, its own team's preemptible work, and in tier 0 every
-  account's) reach its GPUs.
+  account's) reach its GPUs; or
+* (over the whole queue, not only the candidates) unallocated work runs and the free GPUs plus its
+  GPUs reach the fewest GPUs of an allocated job of the queue: any of them may take its place
+  (``Scheduler._free_work_for_the_rest``).
 
 The fast walk also *reuses* answers computed on the very same inputs (``reuses``): the Fair Tree
 ranks and reclaim measures for the same epoch and the same (immutable) usage mapping; a queue's
@@ -60,8 +63,8 @@ class WalkPolicy:
         its candidates are picked: False only if ``must_visit`` would be False for any of them."""
         raise NotImplementedError
 
-    def must_visit(self, head: Sequence[Pend], tier: int, account: str, pool: NodePool, acct: Accounting, mode: Mode,
-                   t: float) -> bool:
+    def must_visit(self, head: Sequence[Pend], shapes: Shapes, tier: int, account: str, pool: NodePool,
+                   acct: Accounting, mode: Mode, t: float) -> bool:
         """Must a round visit the queue whose candidates (the jobs its visit would offer, in
         that order) are ``head``, at the pass's epoch ``t``?"""
         raise NotImplementedError
@@ -74,8 +77,8 @@ class Reference(WalkPolicy):
     def may_visit(self, shapes: Shapes, tier: int, account: str, pool: NodePool, acct: Accounting, mode: Mode) -> bool:
         return True
 
-    def must_visit(self, head: Sequence[Pend], tier: int, account: str, pool: NodePool, acct: Accounting, mode: Mode,
-                   t: float) -> bool:
+    def must_visit(self, head: Sequence[Pend], shapes: Shapes, tier: int, account: str, pool: NodePool,
+                   acct: Accounting, mode: Mode, t: float) -> bool:
         return True
 
 
@@ -96,8 +99,8 @@ class Fast(WalkPolicy):
             return False
         return _search_bound(tier, account, pool, acct, mode) >= shapes.least_alloc_gpus()
 
-    def must_visit(self, head: Sequence[Pend], tier: int, account: str, pool: NodePool, acct: Accounting, mode: Mode,
-                   t: float) -> bool:
+    def must_visit(self, head: Sequence[Pend], shapes: Shapes, tier: int, account: str, pool: NodePool,
+                   acct: Accounting, mode: Mode, t: float) -> bool:
         # only the candidates are looked at, so the conditions are over them, not the queue
         max_free = pool.max_free()
         guaranteed = tier == GUARANTEED and mode.ranks_queues
@@ -109,9 +112,13 @@ class Fast(WalkPolicy):
                 return True  # may start on free GPUs, or take or move the reservation
             if p.mr > 0 and (min_gpus == 0 or p.gpus < min_gpus):
                 min_gpus = p.gpus
-        if min_gpus == 0 or not mode.can_preempt or tier == UNALLOCATED or not acct.preemptible:
+        if not mode.can_preempt or tier == UNALLOCATED or not acct.preemptible:
             return False  # no start on free GPUs, and no victim search can run
-        return _search_bound(tier, account, pool, acct, mode) >= min_gpus
+        if min_gpus and _search_bound(tier, account, pool, acct, mode) >= min_gpus:
+            return True
+        # any allocated job of the queue may take unallocated work (Scheduler._free_work_for_the_rest)
+        return bool(acct.unalloc_gpus and shapes.alloc_gpus
+                    and pool.free_gpus() + acct.unalloc_gpus >= shapes.least_alloc_gpus())
 
 
 def _search_bound(tier: int, account: str, pool: NodePool, acct: Accounting, mode: Mode) -> int:
