@@ -33,7 +33,7 @@ from typing import Any
 from allotment.backends.protocol import Observation
 from allotment.compile.model import CompiledConfig
 from allotment.errors import BackendError, UsageError
-from allotment.reconcile.audit import read_lines
+from allotment.reconcile.audit import audit_key, read_lines
 from allotment.reconcile.ledger import Ledger
 from allotment.reconcile.observation_file import load_observation
 from allotment.reconcile.status import STATUS_FILE, Condition, Status, conditions, read_status
@@ -87,19 +87,17 @@ def audit_actions(lines: list[dict[str, Any]]) -> tuple[dict[str, Any], ...]:
     """What the log says happened: each outcome line, and each intent that has none yet as
     ``IN_FLIGHT``, in file order.  A line with no ``phase`` (a log from before intents) is an
     outcome."""
-    done = {_key(e) for e in lines if e.get("phase", "outcome") == "outcome"}
+    done = {audit_key(e) for e in lines if e.get("phase", "outcome") == "outcome"}
     out = []
     for e in lines:
         phase = e.get("phase", "outcome")
         if phase == "outcome":
             out.append(e)
-        elif phase == "intent" and _key(e) not in done:
+        elif phase == "intent" and audit_key(e) not in done:
             out.append(e | {"result": IN_FLIGHT})
     return tuple(out)
 
 
-def _key(e: dict[str, Any]) -> tuple[str, int]:
-    return str(e.get("batch", "")), int(e.get("seq", -1))
 
 
 def _observation(path: Path) -> Observation | None:

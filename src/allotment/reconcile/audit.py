@@ -7,17 +7,25 @@ On start (``AuditLog.__init__``) the log is repaired: a last line cut by a crash
 is moved to ``audit.jsonl.torn`` instead of swallowing the next record, and every intent with
 no outcome gets one, ``"result": "interrupted"`` (the next observation shows whether it took
 effect; the tick after that converges either way).  Nothing else ever rewrites the file.
+
+A whole line of the wrong shape (``"seq": "x"``, a time that is not a finite number: a hand
+edit, another tool) is skipped by every reader with a ``file:line`` warning, never a crash: it
+was never written by a reconciler, so skipping it loses no record the reconciler relies on.
 """
 
 from __future__ import annotations
 
 import json
+import logging
+import math
 import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from allotment.backends.actions import Action, ActionResult, PolicyAction
+
+log = logging.getLogger(__name__)
 
 
 def _entry(a: Action, *, at: float, revision: str, dry_run: bool) -> dict[str, Any]:
@@ -95,8 +103,9 @@ class AuditLog:
                 f.truncate(keep)
                 os.fsync(f.fileno())
         open_intents: dict[tuple[str, int], dict[str, Any]] = {}
-        for e in self.read():
-            key = (str(e.get("batch", "")), int(e.get("seq", -1)))
+        skipped: list[str] = []
+        for e in read_lines(self.path, skipped):
+            key = audit_key(e)
             if e.get("phase") == "intent":
                 open_intents[key] = e
             elif e.get("phase") == "outcome":
@@ -115,19 +124,43 @@ class AuditLog:
                 for e in open_intents.values()
             ]
         )
+        for why in skipped:
+            log.warning("%s", why)
 
 
-def read_lines(path: Path) -> list[dict[str, Any]]:
+def read_lines(path: Path, skipped: list[str] | None = None) -> list[dict[str, Any]]:
     """Every whole JSON line of an audit log, read only (a viewer beside a running reconciler
-    must not repair it): a line cut by a crash, or still being written, is skipped."""
+    must not repair it): a line cut by a crash, or still being written, is skipped, and so is a
+    line of the wrong shape, said in ``skipped`` as ``file:line: why``."""
     if not path.exists():
         return []
     out = []
-    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+    for n, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
         try:
             entry = json.loads(line)
         except ValueError:
             continue
-        if isinstance(entry, dict):
-            out.append(entry)
+        if not isinstance(entry, dict):
+            continue
+        problem = _shape_problem(entry)
+        if problem:
+            if skipped is not None:
+                skipped.append(f"{path}:{n}: {problem}; line skipped")
+            continue
+        out.append(entry)
     return out
+
+
+def audit_key(e: dict[str, Any]) -> tuple[str, int]:
+    """What pairs an intent with its outcome: its batch and its place in the batch."""
+    return str(e.get("batch", "")), int(e.get("seq", -1))
+
+
+def _shape_problem(e: dict[str, Any]) -> str:
+    seq = e.get("seq", -1)
+    if isinstance(seq, bool) or not isinstance(seq, int):
+        return f"'seq' must be a whole number, got {seq!r}"
+    t = e.get("time", 0.0)
+    if isinstance(t, bool) or not isinstance(t, int | float) or not math.isfinite(t):
+        return f"'time' must be a finite number, got {t!r}"
+    return ""
