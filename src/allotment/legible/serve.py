@@ -15,6 +15,7 @@ shape, a template that meets it) is a 503 with one line, never an empty reply.""
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import threading
@@ -29,7 +30,14 @@ import jinja2
 
 from allotment.compile.model import CompiledConfig
 from allotment.errors import AllotmentError
-from allotment.legible.livestate import LiveState, applied_config, conditions_at, read_state
+from allotment.legible.livestate import (
+    AUDIT_FILE,
+    AuditTail,
+    LiveState,
+    applied_config,
+    conditions_at,
+    read_state,
+)
 from allotment.legible.liveview import drain_reasons, last_actions, live_view, queue
 from allotment.legible.metrics import exposition
 from allotment.legible.words import duration, percent
@@ -55,6 +63,16 @@ class LiveServer(ThreadingHTTPServer):
         self.state_dir, self.refresh_s, self.clock = state_dir, refresh_s, clock
         self._configs: dict[str | None, CompiledConfig] = {}
         self.workers = threading.BoundedSemaphore(MAX_WORKERS)
+        self._audit = AuditTail(state_dir / AUDIT_FILE)  # read on from where the last request stopped
+        # one reply computed at a time: the audit digest is shared and extended in place (a
+        # reply takes well under a second; sending it, which a slow client can drag out, is not
+        # under the lock)
+        self.lock = threading.Lock()
+        with contextlib.suppress(OSError):  # read the log once now, so no request waits for it
+            self._audit.read()
+
+    def state(self) -> LiveState:
+        return read_state(self.state_dir, self._audit)
 
     def process_request(self, request: Any, client_address: Any) -> None:
         """Wait for a free worker before taking the connection on (the accept loop blocks, so
@@ -118,12 +136,14 @@ class _Handler(BaseHTTPRequestHandler):
         self.do_GET()
 
     def do_GET(self) -> None:
-        self._send(*self._respond(self.path.split("?", 1)[0]))
+        with self.server.lock:
+            reply = self._respond(self.path.split("?", 1)[0])
+        self._send(*reply)
 
     def _respond(self, path: str) -> tuple[HTTPStatus, str, bytes]:
         """The reply, computed before anything is sent: a fault is a whole 503, never half a page."""
         try:
-            state = read_state(self.server.state_dir)
+            state = self.server.state()
             if path == "/":
                 return HTTPStatus.OK, "text/html; charset=utf-8", page(self.server, state).encode()
             if path == "/metrics":

@@ -136,19 +136,25 @@ def read_lines(path: Path, skipped: list[str] | None = None) -> list[dict[str, A
         return []
     out = []
     for n, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
-        try:
-            entry = json.loads(line)
-        except ValueError:
-            continue
-        if not isinstance(entry, dict):
-            continue
-        problem = _shape_problem(entry)
-        if problem:
-            if skipped is not None:
-                skipped.append(f"{path}:{n}: {problem}; line skipped")
-            continue
-        out.append(entry)
+        entry, problem = entry_of(line)
+        if problem and skipped is not None:
+            skipped.append(f"{path}:{n}: {problem}; line skipped")
+        if entry is not None:
+            out.append(entry)
     return out
+
+
+def entry_of(line: str) -> tuple[dict[str, Any] | None, str]:
+    """One whole line of the log: its entry, or None and why not ("" for a line that is not
+    JSON at all, cut by a crash or still being written)."""
+    try:
+        entry = json.loads(line)
+    except ValueError:
+        return None, ""
+    if not isinstance(entry, dict):
+        return None, ""
+    problem = _shape_problem(entry)
+    return (None, problem) if problem else (entry, "")
 
 
 def audit_key(e: dict[str, Any]) -> tuple[str, int]:
