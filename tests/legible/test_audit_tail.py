@@ -63,7 +63,7 @@ def test_a_replaced_log_is_read_from_its_start(tmp_path: Path) -> None:
     log.write_text("".join(json.dumps(e) + "\n" for e in _entries(50, 2)))
     tail = AuditTail(log)
     tail.read()
-    os.replace(log, tmp_path / "audit.jsonl.1")  # rotated away
+    os.replace(log, tmp_path / "moved.jsonl")  # moved away, not rotated: start over
     fresh = _entries(3, 3)
     log.write_text("".join(json.dumps(e) + "\n" for e in fresh))
     assert tail.read().actions() == audit_actions(fresh)

@@ -30,12 +30,12 @@ import sqlite3
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from allotment.backends.protocol import Observation
 from allotment.compile.model import CompiledConfig
 from allotment.errors import BackendError, UsageError
-from allotment.reconcile.audit import audit_key, entry_of, read_lines
+from allotment.reconcile.audit import audit_key, entry_of, read_lines, rotated
 from allotment.reconcile.ledger import Ledger
 from allotment.reconcile.observation_file import load_observation
 from allotment.reconcile.status import STATUS_FILE, Condition, Status, conditions, read_status
@@ -122,18 +122,37 @@ class AuditTail:
         with f:
             st = os.fstat(f.fileno())
             if (st.st_dev, st.st_ino) != self._id or st.st_size < self._offset:
-                self._id, self._offset, self.digest = (st.st_dev, st.st_ino), 0, AuditDigest(self.keep)
-            f.seek(self._offset)
-            rest = b""
-            while chunk := f.read(_CHUNK):  # memory: one chunk, not the file
-                data = rest + chunk
-                cut = data.rfind(b"\n") + 1  # a line still being written waits for its end
-                rest, self._offset = data[cut:], self._offset + cut
-                for line in data[:cut].decode("utf-8", errors="replace").splitlines():
-                    entry, _ = entry_of(line)
-                    if entry is not None:
-                        self.digest.add(entry)
+                if not self._finish_rotated():
+                    self.digest = AuditDigest(self.keep)
+                self._id, self._offset = (st.st_dev, st.st_ino), 0
+            self._read_on(f)
         return self.digest
+
+    def _finish_rotated(self) -> bool:
+        """When the file read so far was rotated to ``.1``, read its rest and keep the digest
+        (counts and pinned order go on); otherwise (moved away, cut) the caller starts over."""
+        try:
+            with rotated(self.path, 1).open("rb") as old:
+                st = os.fstat(old.fileno())
+                if self._id != (st.st_dev, st.st_ino) or st.st_size < self._offset:
+                    return False
+                self._read_on(old)
+                return True
+        except FileNotFoundError:
+            return False
+
+    def _read_on(self, f: BinaryIO) -> None:
+        """Whole lines from ``_offset`` on, one chunk at a time (memory: a chunk, not the file)."""
+        f.seek(self._offset)
+        rest = b""
+        while chunk := f.read(_CHUNK):
+            data = rest + chunk
+            cut = data.rfind(b"\n") + 1  # a line still being written waits for its end
+            rest, self._offset = data[cut:], self._offset + cut
+            for line in data[:cut].decode("utf-8", errors="replace").splitlines():
+                entry, _ = entry_of(line)
+                if entry is not None:
+                    self.digest.add(entry)
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,6 +8,12 @@ is moved to ``audit.jsonl.torn`` instead of swallowing the next record, and ever
 no outcome gets one, ``"result": "interrupted"`` (the next observation shows whether it took
 effect; the tick after that converges either way).  Nothing else ever rewrites the file.
 
+The log is rotated by size (``AuditLog.rotate``, after a tick's outcomes, so no intent is ever
+separated from its outcome): past ``ROTATE_BYTES`` it becomes ``audit.jsonl.1``, the older ones
+move up to ``.{ROTATE_KEEP}`` and the oldest is dropped, so the log holds at most about
+``(ROTATE_KEEP + 1) x ROTATE_BYTES`` (issue 32, item 4: nothing rotated it, and at 1M lines every
+page view re-read 222 MB).
+
 A whole line of the wrong shape (``"seq": "x"``, a time that is not a finite number: a hand
 edit, another tool) is skipped by every reader with a ``file:line`` warning, never a crash: it
 was never written by a reconciler, so skipping it loses no record the reconciler relies on.
@@ -75,10 +81,36 @@ def _batch(at: float, revision: str) -> str:
     return f"{at:.3f}/{revision[:12]}"
 
 
+ROTATE_BYTES = 64 << 20  # 64 MiB, about 250,000 actions
+ROTATE_KEEP = 4  # rotated files kept: audit.jsonl.1 (newest) .. audit.jsonl.4
+
+
+def rotated(path: Path, k: int) -> Path:
+    return path.with_name(f"{path.name}.{k}")
+
+
 class AuditLog:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._repair()
+
+    def rotate(self, max_bytes: int | None = None, keep: int | None = None) -> bool:
+        """Start a new file when this one is over ``max_bytes`` (``ROTATE_BYTES``), keeping
+        ``keep`` (``ROTATE_KEEP``) rotated ones; call only between ticks' batches (every intent
+        written has its outcome).  Returns whether it rotated."""
+        max_bytes = ROTATE_BYTES if max_bytes is None else max_bytes
+        keep = ROTATE_KEEP if keep is None else keep
+        try:
+            if self.path.stat().st_size <= max_bytes:
+                return False
+        except FileNotFoundError:
+            return False
+        rotated(self.path, keep).unlink(missing_ok=True)
+        for k in range(keep - 1, 0, -1):
+            if rotated(self.path, k).exists():
+                os.replace(rotated(self.path, k), rotated(self.path, k + 1))
+        os.replace(self.path, rotated(self.path, 1))
+        return True
 
     def append(self, lines: list[str]) -> None:
         if not lines:

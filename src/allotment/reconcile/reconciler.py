@@ -260,6 +260,7 @@ class Reconciler:
         done = self.backend.apply(actions)
         result.results.extend(done)
         self.audit.append(audit_lines(done, at=now, revision=sha, dry_run=False))
+        self.audit.rotate()  # every intent has its outcome now (audit.py)
         return sum(1 for r in done if r.code in ("applied", "pruned"))
 
     def _active(
