@@ -255,6 +255,7 @@ class Reconciler:
         if self.options.dry_run or any(r.code == "failed" for r in dry):
             result.results.extend(dry)
             self.audit.append(audit_lines(dry, at=now, revision=sha, dry_run=True))
+            self.audit.rotate()  # dry-run outcomes only: no intent is open
             return 0
         self.audit.append(intent_lines(actions, at=now, revision=sha))
         done = self.backend.apply(actions)
