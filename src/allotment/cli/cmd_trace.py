@@ -35,7 +35,7 @@ from allotment.cli.trace_import import (
 from allotment.core.jobs import JobSpec
 from allotment.errors import UsageError
 from allotment.traces.bounds import MAX_DAYS
-from allotment.traces.canonical import read_trace, sorted_items, write_trace
+from allotment.traces.canonical import iter_trace, sorted_items, write_trace
 
 _DESCRIPTION = """Make canonical traces (JSON Lines, docs/trace-format.md).
 
@@ -125,13 +125,21 @@ def run_check(args: argparse.Namespace) -> int:
     if args.repo is None:  # as allot validate finds it; none around: the format only
         args.repo = config_root_near(Path("."))
     fit = fit_from_args(args)
-    trace = read_trace(args.file, display_name=str(args.file), fit=fit)
-    jobs: tuple[JobSpec, ...] = trace.jobs
-    accounts = {j.account for j in jobs}
-    gpu_hours = sum(j.gpus * j.work for j in jobs) / 3600
-    span = max((j.submit + j.work for j in jobs), default=0.0)
+    # streamed: memory follows one line and the id index, not the file (issue 32, item 5)
+    jobs = node_events = 0
+    accounts: set[str] = set()
+    gpu_seconds = span = 0.0
+    for item in iter_trace(args.file, display_name=str(args.file), fit=fit):
+        if isinstance(item, JobSpec):
+            jobs += 1
+            accounts.add(item.account)
+            gpu_seconds += item.gpus * item.work
+            span = max(span, item.submit + item.work)
+        else:
+            node_events += 1
+    gpu_hours = gpu_seconds / 3600
     print(
-        f"ok: {len(jobs):,} jobs, {len(trace.node_events):,} node events, {len(accounts):,} accounts, "
+        f"ok: {jobs:,} jobs, {node_events:,} node events, {len(accounts):,} accounts, "
         f"{gpu_hours:,.0f} GPU-hours, span {span / 86400:.1f} days"
         + (
             f"; every job replays on {fit.cluster} of {args.repo}"
