@@ -127,8 +127,9 @@ def build_view(plan: Plan) -> View:
         violations=Bullets(list(plan.violations)),
         new_teams=new_teams,
         details=details,
+        rule_changes=Bullets(list(plan.rule_changes)),
     )
-    for b in (view.approvals, view.violations, view.new_teams):
+    for b in (view.approvals, view.violations, view.new_teams, view.rule_changes):
         b.cut(BULLETS)
     return view
 

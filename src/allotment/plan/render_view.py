@@ -71,6 +71,7 @@ class View:
     new_teams: Bullets
     details: list[Table] = field(default_factory=list)
     cut_note: str = ""
+    rule_changes: Bullets = field(default_factory=lambda: Bullets([]))  # apply from the next PR
 
     def sections(self) -> list[Table | Bullets]:
         out: list[Table | Bullets] = [*self.details, self.new_teams, self.entitlement]
