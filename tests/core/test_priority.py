@@ -84,7 +84,7 @@ def test_a_starving_job_counts_as_fitting_so_age_eventually_beats_fit_inside_a_t
     small = _pend("small", eligible=t, gpus=4)
     assert s.total(_pend("big", eligible=t - STARVING_S + 1.0, gpus=8)) < s.total(small)
     starving = _pend("big", eligible=t - STARVING_S, gpus=8)
-    assert s.parts(starving).fit == s.parts(small).fit > 0.0
+    assert s.parts(starving).fit == _scorer(t=t, load=3.0).parts(small).fit > s.parts(small).fit > 0.0  # full weight
     assert s.total(starving) > s.total(small)
     assert s.best([small, starving], 1) == [starving]
 

@@ -10,9 +10,9 @@ itself (a requeued job is a new ``Pend``, so it changes the queue):
 
 * the epoch ``t`` (age, deadline, boosts) and the dependants map -- the same for a whole pass,
   and for every pass of one epoch;
-* the load, through the fit weight, only for the jobs that fit or are starving (``fit_weight_key``;
-  starving is read at ``t``, so it is fixed for the order): when none is either, the order holds
-  whatever the demand;
+* the load, through the fit weight, only for the jobs that fit (``fit_weight_key``): when none
+  does, the order holds whatever the demand (a starving job's fit term is a constant,
+  ``Scorer.fit``);
 * the running GPUs of the users of ``q``'s account, its own and its dependants' (dependants are
   of the same account: ``priority.dependants``) -- ``Accounting.user_version[account id]``;
 * whether each job's GPUs fit the best node's free GPUs: ``max_free`` clamped to the queue's
@@ -36,7 +36,6 @@ from collections.abc import Callable, Mapping
 
 from allotment.core.jobs import JobSpec
 from allotment.core.priority import Scorer
-from allotment.core.starvation import is_starving
 from allotment.core.state import Pend
 
 KEPT, REFIT, REBUILD = 0, 1, 2  # what ``CandidateOrders.state`` says a kept order needs
@@ -45,13 +44,12 @@ KEPT, REFIT, REBUILD = 0, 1, 2  # what ``CandidateOrders.state`` says a kept ord
 class _Order:
     """One queue's jobs best first with their score keys, and what that order was computed from."""
 
-    __slots__ = ("deps", "fit", "hi", "jobs", "keys", "lo", "load", "queued", "starving", "t", "users")
+    __slots__ = ("deps", "fit", "hi", "jobs", "keys", "lo", "load", "queued", "t", "users")
 
     def __init__(self, t: float, load: float, deps: Mapping[str, tuple[JobSpec, ...]], fit: int, users: int,
-                 queued: int, keys: list[tuple[float, float, str]], jobs: list[Pend], lo: int, hi: int,
-                 starving: bool) -> None:
+                 queued: int, keys: list[tuple[float, float, str]], jobs: list[Pend], lo: int, hi: int) -> None:
         self.t, self.load, self.deps, self.fit, self.users, self.queued = t, load, deps, fit, users, queued
-        self.keys, self.jobs, self.lo, self.hi, self.starving = keys, jobs, lo, hi, starving
+        self.keys, self.jobs, self.lo, self.hi = keys, jobs, lo, hi
 
 
 def fit_key(max_free: int, lo: int, hi: int) -> int:
@@ -60,11 +58,10 @@ def fit_key(max_free: int, lo: int, hi: int) -> int:
     return hi if max_free > hi else lo - 1 if max_free < lo else max_free
 
 
-def fit_weight_key(load: float, fit: int, lo: int, starving: bool) -> float:
+def fit_weight_key(load: float, fit: int, lo: int) -> float:
     """What of ``load`` the order reads: the load factor of ``Scorer``'s fit weight, or -1 when
-    no job fits (``fit < lo``) and none is starving (``Scorer.fit``), since the weight is then
-    added to no score."""
-    return -1.0 if fit < lo and not starving else min(3.0, max(1.0, load))
+    no job fits (``fit < lo``), since the weight is then added to no score."""
+    return -1.0 if fit < lo else min(3.0, max(1.0, load))
 
 
 class CandidateOrders:
@@ -79,7 +76,7 @@ class CandidateOrders:
         ``refit`` (only the fit moved) or a ``rebuild`` first?"""
         o = self._by.get(q)
         if (o is None or o.queued != queued or o.users != users or o.t != t or o.deps is not deps
-                or o.load != fit_weight_key(load, o.fit, o.lo, o.starving)):
+                or o.load != fit_weight_key(load, o.fit, o.lo)):
             return REBUILD
         return KEPT if o.fit == fit_key(max_free, o.lo, o.hi) else REFIT
 
@@ -88,10 +85,8 @@ class CandidateOrders:
         """Order ``every`` job of ``q`` by ``scorer`` (the pass's) and keep it with its inputs."""
         lo, hi = _gpus_range(every)
         fit = fit_key(max_free, lo, hi)
-        starving = _any_starving(every, t)
         keys, jobs = scorer.ranked(every)
-        self._by[q] = _Order(t, fit_weight_key(load, fit, lo, starving), deps, fit, users, queued, keys, jobs, lo, hi,
-                             starving)
+        self._by[q] = _Order(t, fit_weight_key(load, fit, lo), deps, fit, users, queued, keys, jobs, lo, hi)
 
     def refit(self, q: str, scorer: Scorer, load: float, max_free: int) -> None:
         """After ``state`` said ``REFIT``: score again the jobs of ``q`` whose fit changed, and
@@ -113,7 +108,7 @@ class CandidateOrders:
             i = bisect_left(keys, k)
             keys.insert(i, k)
             jobs.insert(i, p)
-        o.keys, o.jobs, o.fit, o.load = keys, jobs, fit, fit_weight_key(load, fit, o.lo, o.starving)
+        o.keys, o.jobs, o.fit, o.load = keys, jobs, fit, fit_weight_key(load, fit, o.lo)
 
     def best(self, q: str, jobs: Callable[[], list[Pend]], scorer: Callable[[], Scorer], t: float, load: float,
              deps: Mapping[str, tuple[JobSpec, ...]], max_free: int, users: int, queued: int,
@@ -144,15 +139,6 @@ class CandidateOrders:
                 if len(out) >= depth:
                     break
         return out
-
-
-def _any_starving(every: list[Pend], t: float) -> bool:
-    """Is any job of ``every`` starving at ``t`` (``core.starvation``)?  A plain loop: under
-    mypyc ``any`` over a generator is a generic call with a generator object (``_gpus_range``)."""
-    for p in every:  # noqa: SIM110
-        if is_starving(t - p.eligible):
-            return True
-    return False
 
 
 def _gpus_range(every: list[Pend]) -> tuple[int, int]:

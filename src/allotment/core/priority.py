@@ -11,7 +11,8 @@ The score is a weighted sum of signals (weights from ``Policy.priority_weights``
 * fairness among the team's users: a user with fewer GPUs running goes first;
 * fit: 1 when the job fits the free capacity right now, so free GPUs do not idle behind a job
   that cannot start; its weight grows with load (when demand is high, packing matters more);
-  1 too for a starving job (``core.starvation``), so age eventually beats fit (``fit``);
+  a starving job (``core.starvation``) counts as fitting at the full weight, so age eventually
+  beats fit (``fit``);
 * boosts: manual, expiring bumps from ``Policy.boosts`` (``active_boosts``).
 
 A prerequisite scores at least ``INHERIT`` (0.9) x the score of each job of its own team that
@@ -179,7 +180,7 @@ class Scorer:
     looked up by name)."""
 
     __slots__ = ("age_cap", "age_div", "boost_index", "boosts", "deps", "facts", "k", "max_free", "memo", "t",
-                 "user_gpus", "w", "w_fair", "w_fit")
+                 "user_gpus", "w", "w_fair", "w_fit", "w_fit_full")
 
     def __init__(
         self,
@@ -204,6 +205,7 @@ class Scorer:
         self.age_cap = k.age_cap
         self.age_div = k.age_div
         self.w_fit = k.fit * min(3.0, max(1.0, load))
+        self.w_fit_full = k.fit * 3.0  # a starving job's fit term (``fit``)
         self.w_fair = k.fairness
         self.max_free = max_free
         self.user_gpus = user_gpus
@@ -324,13 +326,15 @@ class Scorer:
         return self.boost_index
 
     def fit(self, p: Pend) -> float:
-        """The fit term: its weight when ``p`` fits the best node's free GPUs now, or when it is
-        starving (``core.starvation``): then it counts as fitting, so that inside a team age
-        eventually beats fit and the job becomes its team's head, to start or to hold the
-        reservation (docs/design/priority.md)."""
-        if p.gpus <= self.max_free or is_starving(self.t - p.eligible):
-            return self.w_fit
-        return 0.0
+        """The fit term: its weight when ``p`` fits the best node's free GPUs now.  A starving
+        job (``core.starvation``) counts as fitting at the term's full weight (its weight at
+        load >= 3), whether it fits or not: so inside a team age eventually beats fit at every
+        load and the job becomes its team's head, to start or to hold the reservation
+        (docs/design/priority.md).  A constant: the kept orders need not read the load or the
+        free GPUs for it (``core.candidates``)."""
+        if is_starving(self.t - p.eligible):
+            return self.w_fit_full
+        return self.w_fit if p.gpus <= self.max_free else 0.0
 
     def _signals(self, p: Pend) -> tuple[float, float, float, float, float, float]:
         w, t = self.k, self.t

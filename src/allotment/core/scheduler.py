@@ -223,10 +223,13 @@ class Scheduler(Starting):
             if not q.keys:
                 continue
             tier = o // ranks_names
-            if not self.walk.may_visit(q.shapes, tier, q.account, self.pool, self.acct, self.mode):
+            h = self.hold  # the holder's queue is always visited: it starts there, or re-plans
+            holds_here = h is not None and h.queue_key[2] == q.name and h.holder not in tried
+            if not holds_here and not self.walk.may_visit(q.shapes, tier, q.account, self.pool, self.acct, self.mode):
                 continue
-            cands = self._candidates(q, pi, tried)
-            if not self.walk.must_visit(cands, q.shapes, tier, q.account, self.pool, self.acct, self.mode, pi.t):
+            cands = self._with_holder(q, self._candidates(q, pi, tried), tried)
+            if not holds_here and not self.walk.must_visit(cands, q.shapes, tier, q.account, self.pool, self.acct,
+                                                           self.mode):
                 continue
             if self._visit(q, cands, _key_of(o, names, ranks, by_rank), pi, tried, starts, preemptions):
                 decided = True
@@ -243,35 +246,59 @@ class Scheduler(Starting):
 
     def _decide_hold(self, order: list[int], names: int, ranks: int, pi: PassInputs) -> Hold | None:
         """The round's reservation, before its walk: walking the queues in the round's ``order``,
-        the first candidate (as a visit offers them, ``_candidates``) that may hold it
-        (``may_hold``: a gang, or a starving job of a tier-0 queue) and is within its caps.  One
-        that fits free GPUs now holds them too (from now): otherwise a start walked before it
-        takes them and it is overtaken again, each time nodes free up.  A function of the state
-        alone, like the whole pass: the same state gives the same hold, so a reservation moves
-        only when the cluster changed.  Skipping a queue in which no job can hold (no gang, and
-        not tier 0) cannot change it."""
+        the first queue's holder (``_holder_in``).  One that fits free GPUs now holds them too
+        (from now): otherwise a start walked before it takes them, and it is overtaken again each
+        time nodes free up.  A function of the state alone, like the whole pass: the same state
+        gives the same hold, so a reservation moves only when the cluster changed."""
         by_rank = self.queues.by_rank
         ranks_names = ranks * names
-        untried: set[str] = set()
         for o in order:
             q = by_rank[o % names]
-            if not q.keys:
+            if not q.keys or q.free:
                 continue
-            tier = o // ranks_names
-            guaranteed = self.mode.ranks_queues and tier == GUARANTEED
-            if not (q.shapes.gangs or (guaranteed and q.shapes.alloc_per)):
-                continue
-            for p in self._candidates(q, pi, untried):
-                if p.n == 0 or p.mr <= 0 or not may_hold(p, guaranteed, pi.t - p.eligible):
-                    continue
-                if not self.acct.fits_caps_of(p.aid, p.gpus) or (self.mode.limits and self.mode.beyond_limit(
-                    p, self.acct.alloc_gpus.get(p.account, 0), self.ctx.entitlement_gpus.get(p.account, 0.0)
-                )):
-                    continue
+            p = self._holder_in(q, self.mode.ranks_queues and o // ranks_names == GUARANTEED, pi.t)
+            if p is not None:
                 h = self._plan_hold(p, _key_of(o, names, ranks, by_rank), pi.now)
                 if h is not None:
                     return h
         return None
+
+    def _holder_in(self, q: Queue, guaranteed: bool, t: float) -> Pend | None:
+        """The job of ``q`` that holds the reservation if ``q`` is the first queue with one: of
+        its jobs that may hold it (``may_hold``: its gangs, and in a tier-0 queue its starving
+        allocated jobs) and are within their caps and limits, the one that waited longest
+        (eligible first, then id).  By age, not by the score: a reservation is how a job that
+        waits does not starve, and it is read off the queue's sorted eligible times
+        (``Shapes``) without scoring anything.  The visit offers it first (``_visit``)."""
+        sh = q.shapes
+        if guaranteed and sh.any_starving(t):
+            for _, jid in sh.alloc_eligible:
+                p = self.pending[jid]
+                if not may_hold(p, guaranteed, t - p.eligible):
+                    break  # sorted by eligible: the rest are not starving either
+                if self._may_reserve(p):
+                    return p
+        for _, jid in sh.gang_eligible:
+            p = self.pending[jid]
+            if self._may_reserve(p):
+                return p
+        return None
+
+    def _may_reserve(self, p: Pend) -> bool:
+        """Is the allocated job ``p`` within its caps and limits, so a hold could serve it?"""
+        return self.acct.fits_caps_of(p.aid, p.gpus) and not (self.mode.limits and self.mode.beyond_limit(
+            p, self.acct.alloc_gpus.get(p.account, 0), self.ctx.entitlement_gpus.get(p.account, 0.0)))
+
+    def _with_holder(self, q: Queue, cands: list[Pend], tried: set[str]) -> list[Pend]:
+        """The visit's candidates with the reservation's holder first, if it is of ``q``: the
+        cluster drains nodes for it, so it is offered as soon as its queue is visited."""
+        h = self.hold
+        if h is None or h.holder in tried:
+            return cands
+        p = self.pending.get(h.holder)
+        if p is None or p.queue != q.name or (cands and cands[0] is p):
+            return cands
+        return [p, *(c for c in cands if c is not p)]
 
     def _candidates(self, q: Queue, pi: PassInputs, tried: set[str]) -> list[Pend]:
         """The ``queue_depth`` candidates a visit offers, in the order it offers them: the best
@@ -332,14 +359,12 @@ class Scheduler(Starting):
                     return True
                 continue
             first_blocked = False
-            holds = holder or may_hold(p, self.mode.ranks_queues and qk[0] == GUARANTEED,
-                                       pi.t - p.eligible)  # waited: read at the epoch, like every time-varying input
-            if self._preempt_for(p, qk, pi, allow, starts, preemptions, reserve=holds):
+            # the holder may evict the jobs that yield to its reservation (victim rule ``reservation``)
+            if self._preempt_for(p, qk, pi, allow, starts, preemptions, reserve=holder):
                 return True
             if allow is not None and soft is None and self._preempt_for(p, qk, pi, soft, starts, preemptions, only_unallocated=True):
                 return True  # a debug job that yields may replace unallocated work on a reserved node
-            takes_hold = holds and (h is None or h.holder == p.jid or h.queue_key > qk)
-            if takes_hold and self._hold_for(p, qk, pi, starts):
+            if holder and self._hold_for(p, qk, pi, starts):
                 return True
         return self._free_work_for_the_rest(q, qk, pi, tried, starts, preemptions)
 

@@ -3,16 +3,15 @@ speed-ups sit, with a plain reference.
 
 ``REFERENCE`` visits every non-empty queue every round.  ``FAST`` skips a queue only when a
 cheap *necessary* condition for any decision there is false, so skipping it cannot change what
-the pass decides (a visit that decides nothing has no effect: it changes no state, and the only
-thing it could set up, a reservation, needs an allocated gang or whole-node job among the
-candidates).  A visit only looks at the queue's candidates (its ``queue_depth`` best jobs by the
-whole within-team score over the whole queue, not yet tried this round: ``Scheduler._candidates``,
-the very list the visit then offers), and can decide something only if one of them
+the pass decides (a visit that decides nothing has no effect: it changes no state).  The
+reservation is decided before the walk and only its holder acts on it (it re-plans it, or evicts
+the jobs that yield to it), so the holder's queue is always visited (``Scheduler._round``) and
+the tests below are for every other queue.  A visit only looks at the queue's candidates (its
+``queue_depth`` best jobs by the whole within-team score over the whole queue, not yet tried this
+round: ``Scheduler._candidates``, the very list the visit then offers), and can decide something
+only if one of them
 
 * needs no more GPUs per node than the best node has free (a start on free GPUs), or
-* is an allocated gang, or a starving allocated job of a tier-0 queue in a mode that ranks
-  queues (it may take or move the reservation, ``core.reservation.may_hold``; ``may_visit``
-  leaves out how long it waited, which only makes its condition weaker), or
 * is allocated work, preemption is possible, some job is preemptible, and the free GPUs plus
   every GPU a victim search could take for this queue (unallocated work, which any allocated
   candidate may take; with reclaim, its own team's preemptible work, and in tier 0 every
@@ -44,7 +43,6 @@ from allotment.core.accounting import Accounting
 from allotment.core.modes import Mode
 from allotment.core.placement import NodePool
 from allotment.core.queues import Shapes
-from allotment.core.reservation import may_hold
 from allotment.core.state import Pend
 from allotment.core.tiers import GUARANTEED, UNALLOCATED
 
@@ -64,7 +62,7 @@ class WalkPolicy:
         raise NotImplementedError
 
     def must_visit(self, head: Sequence[Pend], shapes: Shapes, tier: int, account: str, pool: NodePool,
-                   acct: Accounting, mode: Mode, t: float) -> bool:
+                   acct: Accounting, mode: Mode) -> bool:
         """Must a round visit the queue whose candidates (the jobs its visit would offer, in
         that order) are ``head``, at the pass's epoch ``t``?"""
         raise NotImplementedError
@@ -78,7 +76,7 @@ class Reference(WalkPolicy):
         return True
 
     def must_visit(self, head: Sequence[Pend], shapes: Shapes, tier: int, account: str, pool: NodePool,
-                   acct: Accounting, mode: Mode, t: float) -> bool:
+                   acct: Accounting, mode: Mode) -> bool:
         return True
 
 
@@ -91,25 +89,22 @@ class Fast(WalkPolicy):
         # one over the candidates, which are some of its jobs
         if not shapes.per:
             return False  # nothing in it can ever be placed
-        if shapes.least_per() <= pool.max_free() or shapes.gangs:
+        if shapes.least_per() <= pool.max_free():
             return True
-        if tier == GUARANTEED and mode.ranks_queues and shapes.alloc_per:
-            return True  # a starving allocated job may hold the reservation
         if not shapes.alloc_gpus or not mode.can_preempt or tier == UNALLOCATED or not acct.preemptible:
             return False
         return _search_bound(tier, account, pool, acct, mode) >= shapes.least_alloc_gpus()
 
     def must_visit(self, head: Sequence[Pend], shapes: Shapes, tier: int, account: str, pool: NodePool,
-                   acct: Accounting, mode: Mode, t: float) -> bool:
+                   acct: Accounting, mode: Mode) -> bool:
         # only the candidates are looked at, so the conditions are over them, not the queue
         max_free = pool.max_free()
-        guaranteed = tier == GUARANTEED and mode.ranks_queues
         min_gpus = 0  # the fewest GPUs of a candidate that may search for victims
         for p in head:
             if p.n == 0:
                 continue  # never placed
-            if p.per <= max_free or (p.mr > 0 and may_hold(p, guaranteed, t - p.eligible)):
-                return True  # may start on free GPUs, or take or move the reservation
+            if p.per <= max_free:
+                return True  # may start on free GPUs
             if p.mr > 0 and (min_gpus == 0 or p.gpus < min_gpus):
                 min_gpus = p.gpus
         if not mode.can_preempt or tier == UNALLOCATED or not acct.preemptible:
