@@ -45,7 +45,7 @@ from allotment.core.snapshot import NodeState
 from allotment.core.starting import Starting
 from allotment.core.state import Pend
 from allotment.core.tiers import GUARANTEED
-from allotment.core.walk import FAST, WalkPolicy
+from allotment.core.walk import FAST, Room, WalkPolicy
 from allotment.core.weights import ScoreWeights
 
 __all__ = ["PassInputs", "QueueKey", "Scheduler"]
@@ -225,12 +225,15 @@ class Scheduler(Starting):
             tier = o // ranks_names
             h = self.hold  # the holder's queue is always visited: it starts there, or re-plans
             holds_here = h is not None and h.queue_key[2] == q.name and h.holder not in tried
-            if not holds_here and not self.walk.may_visit(q.shapes, tier, q.account, self.pool, self.acct, self.mode):
-                continue
-            cands = self._with_holder(q, self._candidates(q, pi, tried), tried)
-            if not holds_here and not self.walk.must_visit(cands, q.shapes, tier, q.account, self.pool, self.acct,
-                                                           self.mode):
-                continue
+            if holds_here:
+                cands = self._with_holder(q, self._candidates(q, pi, tried), tried)
+            else:
+                room = self._room(h, pi.now)
+                if not self.walk.may_visit(q.shapes, tier, q.account, self.pool, self.acct, self.mode, room):
+                    continue
+                cands = self._candidates(q, pi, tried)
+                if not self.walk.must_visit(cands, q.shapes, tier, q.account, self.pool, self.acct, self.mode, room):
+                    continue
             if self._visit(q, cands, _key_of(o, names, ranks, by_rank), pi, tried, starts, preemptions):
                 decided = True
                 if self.queues.names_version != dealt:
@@ -243,6 +246,12 @@ class Scheduler(Starting):
                 if q.keys:
                     insort(order, self._round_key(q, pi).order, lo=i)
         return decided
+
+    def _room(self, h: Hold | None, now: float) -> Room:
+        """What the fast walk's tests read of the reservation (``walk.Room``)."""
+        if h is None:
+            return Room(self.pool.max_free(), math.inf)
+        return Room(self.pool.max_free_outside(h.nodes), h.at - now)
 
     def _decide_hold(self, order: list[int], names: int, ranks: int, pi: PassInputs) -> Hold | None:
         """The round's reservation, before its walk: walking the queues in the round's ``order``,

@@ -56,13 +56,14 @@ class WalkPolicy:
     name = ""
     reuses = False  # may answers computed on identical inputs be reused?
 
-    def may_visit(self, shapes: Shapes, tier: int, account: str, pool: NodePool, acct: Accounting, mode: Mode) -> bool:
+    def may_visit(self, shapes: Shapes, tier: int, account: str, pool: NodePool, acct: Accounting, mode: Mode,
+                  room: Room) -> bool:
         """``must_visit``'s conditions over every job of the queue (``shapes``), tested before
         its candidates are picked: False only if ``must_visit`` would be False for any of them."""
         raise NotImplementedError
 
     def must_visit(self, head: Sequence[Pend], shapes: Shapes, tier: int, account: str, pool: NodePool,
-                   acct: Accounting, mode: Mode) -> bool:
+                   acct: Accounting, mode: Mode, room: Room) -> bool:
         """Must a round visit the queue whose candidates (the jobs its visit would offer, in
         that order) are ``head``, at the pass's epoch ``t``?"""
         raise NotImplementedError
@@ -72,11 +73,12 @@ class Reference(WalkPolicy):
     name = "reference"
     reuses = False
 
-    def may_visit(self, shapes: Shapes, tier: int, account: str, pool: NodePool, acct: Accounting, mode: Mode) -> bool:
+    def may_visit(self, shapes: Shapes, tier: int, account: str, pool: NodePool, acct: Accounting, mode: Mode,
+                  room: Room) -> bool:
         return True
 
     def must_visit(self, head: Sequence[Pend], shapes: Shapes, tier: int, account: str, pool: NodePool,
-                   acct: Accounting, mode: Mode) -> bool:
+                   acct: Accounting, mode: Mode, room: Room) -> bool:
         return True
 
 
@@ -84,27 +86,30 @@ class Fast(WalkPolicy):
     name = "fast"
     reuses = True
 
-    def may_visit(self, shapes: Shapes, tier: int, account: str, pool: NodePool, acct: Accounting, mode: Mode) -> bool:
+    def may_visit(self, shapes: Shapes, tier: int, account: str, pool: NodePool, acct: Accounting, mode: Mode,
+                  room: Room) -> bool:
         # each test is must_visit's, with a minimum or "any" over the whole queue in place of
         # one over the candidates, which are some of its jobs
         if not shapes.per:
             return False  # nothing in it can ever be placed
-        if shapes.least_per() <= pool.max_free():
-            return True
+        least = shapes.least_per()
+        if least <= room.open_free or (least <= pool.max_free() and shapes.least_short() <= room.until):
+            return True  # may start on free GPUs: off the reserved nodes, or on them if it leaves in time
         if not shapes.alloc_gpus or not mode.can_preempt or tier == UNALLOCATED or not acct.preemptible:
             return False
         return _search_bound(tier, account, pool, acct, mode) >= shapes.least_alloc_gpus()
 
     def must_visit(self, head: Sequence[Pend], shapes: Shapes, tier: int, account: str, pool: NodePool,
-                   acct: Accounting, mode: Mode) -> bool:
+                   acct: Accounting, mode: Mode, room: Room) -> bool:
         # only the candidates are looked at, so the conditions are over them, not the queue
         max_free = pool.max_free()
         min_gpus = 0  # the fewest GPUs of a candidate that may search for victims
         for p in head:
             if p.n == 0:
                 continue  # never placed
-            if p.per <= max_free:
-                return True  # may start on free GPUs
+            if p.per <= room.open_free or (p.per <= max_free and (
+                    p.mr <= 0 or min(p.mr, max(0.0, p.work - p.done_work)) <= room.until)):
+                return True  # may start on free GPUs: off the reserved nodes, or on them if it leaves in time
             if p.mr > 0 and (min_gpus == 0 or p.gpus < min_gpus):
                 min_gpus = p.gpus
         if not mode.can_preempt or tier == UNALLOCATED or not acct.preemptible:
@@ -114,6 +119,19 @@ class Fast(WalkPolicy):
         # any allocated job of the queue may take unallocated work (Scheduler._free_work_for_the_rest)
         return bool(acct.unalloc_gpus and shapes.alloc_gpus
                     and pool.free_gpus() + acct.unalloc_gpus >= shapes.least_alloc_gpus())
+
+
+class Room:
+    """Where a round's starts on free GPUs may go while a reservation stands (``Scheduler._round``):
+    ``open_free``, the most free GPUs on one healthy node it does not hold; ``until``, the time
+    left before it starts (inf: no reservation, and ``open_free`` is the best node's).  A job
+    may start on reserved GPUs only if it leaves them by then (``reservation.allow_for``; the
+    holder's queue is visited whatever these say)."""
+
+    __slots__ = ("open_free", "until")
+
+    def __init__(self, open_free: int, until: float) -> None:
+        self.open_free, self.until = open_free, until
 
 
 def _search_bound(tier: int, account: str, pool: NodePool, acct: Accounting, mode: Mode) -> int:
