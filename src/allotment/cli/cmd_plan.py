@@ -11,7 +11,6 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import Any
 
 from allotment.atomic_file import write_text
 from allotment.cli.common import add_at_argument, add_repo_argument, at_date
@@ -24,12 +23,10 @@ from allotment.plan.render import render_markdown
 MAX_SEEDS = 64
 
 
-def register(sub: argparse._SubParsersAction[Any]) -> None:
-    p = sub.add_parser(
-        "plan",
-        help="show what a budget change does: share deltas, projected impact, approvers",
-        description="Compare the config of --head (default: the working tree) with the merge-base of "
-        "BASE, simulate both on the same workloads over several seeds, and say who must approve.",
+def register(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Compare the config of --head (default: the working tree) with the merge-base of "
+        "BASE, simulate both on the same workloads over several seeds, and say who must approve."
     )
     p.add_argument("--base", required=True, help="target revision, e.g. origin/main")
     p.add_argument("--head", help="revision to plan (default: the working tree)")

@@ -26,8 +26,7 @@ AT_HELP = (
 )
 
 
-def register(sub: argparse._SubParsersAction[Any]) -> None:
-    p = sub.add_parser("simulate", help="replay a workload under a policy", description=__doc__)
+def register(p: argparse.ArgumentParser) -> None:
     add_repo_argument(p)
     add_at_argument(p, default=DEFAULT_T0, help=AT_HELP)
     add_workload_arguments(p)
