@@ -13,10 +13,11 @@ import sys
 from pathlib import Path
 
 from allotment.atomic_file import write_text
-from allotment.cli.common import add_at_argument, add_repo_argument, at_date
+from allotment.cli.common import add_at_argument, add_repo_argument, at_date, positive_int
 from allotment.errors import ConfigError, UsageError
 from allotment.plan.build import PlanRequest, make_plan
 from allotment.plan.failure import render_failure, workflow_commands
+from allotment.plan.impact import WORKERS
 from allotment.plan.plan_json import render_json
 from allotment.plan.render import render_markdown
 
@@ -50,6 +51,13 @@ def register(p: argparse.ArgumentParser) -> None:
         help="the backend's latency profile both sides are simulated with (sim/latency.py): none, "
         "slurm, slurm-test; adjust with cycle=, requeue=, launch=, limit= seconds, as for "
         "allot simulate (default: none)",
+    )
+    p.add_argument(
+        "--workers",
+        type=positive_int,
+        default=WORKERS,
+        metavar="N",
+        help="simulate the seeds in N processes (1: in this one); any N gives the same plan",
     )
     p.add_argument(
         "--cache-dir",
@@ -158,6 +166,7 @@ def run(args: argparse.Namespace) -> int:
             cluster=args.cluster,
             env=os.environ,
             latency=latency,
+            workers=args.workers,
         )
     try:
         plan = make_plan(req, impact)

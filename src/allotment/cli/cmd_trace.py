@@ -17,12 +17,11 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from allotment.cli.common import add_at_argument, add_repo_argument, load_compiled
+from allotment.cli.common import add_at_argument, add_repo_argument, load_compiled, positive_float
 from allotment.cli.help_text import RawDescriptionHelpFormatter
 from allotment.cli.trace_import import (
     add_fit_arguments,
     fit_from_args,
-    positive_float,
     register_import,
 )
 from allotment.core.jobs import JobSpec
