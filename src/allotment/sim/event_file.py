@@ -1,8 +1,9 @@
 """An event log written to its file while the run goes, and read back one event at a time.
 
-A 30-day run emits about a million events.  Holding them until the run ends, to write them then,
-made the log most of a run's peak memory (issue 27); ``EventFile`` writes each line as the
-simulator emits it (``simulate(on_event=...)``), so memory stays flat however long the run.
+A 30-day run emits hundreds of thousands of events.  Holding them until the run ends, to write
+them then, made the log most of a run's peak memory (issue 27); ``EventFile`` writes each line
+as the simulator emits it (``simulate(on_event=...)``), so the log costs no memory that grows
+with the run.
 
 The header comes first in the file (docs/trace-format.md, "Event log") but is complete only
 when the run stops (its ``end``), so the lines go to a spool file beside the target, and

@@ -1,7 +1,7 @@
 """What the simulator calls when something happens: builds the ``Event``, feeds the
 ``Recorder`` and whoever else asked for the events (a list kept in memory, a file written as the
 run goes: ``sim/event_file.py``).  Nobody asking, the event is dropped once the recorder has it:
-a 30-day run emits about a million, which held in memory were most of its peak (issue 27).
+a 30-day run emits hundreds of thousands, which held in memory were most of its peak (issue 27).
 One call per event kind keeps the runner's edits to single lines; the few facts an event needs
 that the runner does not hold (a job's charge so far, whether a reservation or a drain state was
 already logged) live here."""
