@@ -83,3 +83,20 @@ def test_a_run_that_fails_leaves_no_file(workload: Workload, tmp_path: Path) -> 
     with pytest.raises(OSError), EventFile(tmp_path / "events.jsonl") as out:
         simulate(CONFIG, workload, days=1.0, on_event=fail_late)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_log_named_gz_is_compressed_as_every_line_output_is(workload: Workload, tmp_path: Path) -> None:
+    """``--events FILE.gz`` was compressed by the writer every line output goes through; the
+    streamed log is byte for byte what that writer makes of the same lines."""
+    from allotment.traces.writer import AtomicWriter
+
+    path = tmp_path / "events.jsonl.gz"
+    with EventFile(path) as out:
+        result = simulate(CONFIG, workload, days=0.25, keep_events=True, on_event=out)
+        assert result.header is not None and result.events is not None
+        out.finish(result.header)
+    with AtomicWriter(tmp_path / "whole.jsonl.gz") as whole:
+        for line in encode_log(result.header, result.events):
+            whole.write_line(line.rstrip("\n"))
+    assert path.read_bytes() == (tmp_path / "whole.jsonl.gz").read_bytes()
+    assert path.read_bytes()[:2] == b"\x1f\x8b"

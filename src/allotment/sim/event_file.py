@@ -13,11 +13,13 @@ into place: a reader never sees a log without its header or a half-written one
 
 from __future__ import annotations
 
+import gzip
 import json
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from types import TracebackType
+from typing import IO
 
 from allotment.atomic_file import open_temp
 from allotment.sim.events import Event, RunHeader, dumps_line, event_from_json
@@ -52,8 +54,14 @@ class EventFile:
             tmp, out = open_temp(self.path)
             try:
                 with out, self._spool_path.open("rb") as spool:
-                    out.write(dumps_line(header.to_json()).encode("utf-8"))
-                    shutil.copyfileobj(spool, out, _CHUNK)
+                    # FILE.gz is compressed, as every output of the tool written by line is
+                    # (traces.writer.AtomicWriter: no name, no time in the gzip header)
+                    sink: gzip.GzipFile | IO[bytes] = out
+                    if self.path.suffix == ".gz":
+                        sink = gzip.GzipFile(filename="", mode="wb", fileobj=out, mtime=0)
+                    with sink:
+                        sink.write(dumps_line(header.to_json()).encode("utf-8"))
+                        shutil.copyfileobj(spool, sink, _CHUNK)
                 tmp.replace(self.path)
             except BaseException:
                 tmp.unlink(missing_ok=True)
