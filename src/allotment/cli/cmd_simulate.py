@@ -114,15 +114,17 @@ def run(args: argparse.Namespace) -> int:
         simulate, config, workload, cluster=cluster, days=days, seed=args.seed, policy=args.policy,
         overrides=overrides, reference=args.no_skip, latency=latency,
     )
-    # events only when asked, written as the run goes (sim/event_file.py): to --events, or for
-    # --save alone to a file beside its folder, removed once copied in
-    log: Path | None = args.events if args.events is not None else temp_beside(args.save) if args.save else None
+    # events only when asked, written as the run goes (sim/event_file.py): to --events, and for
+    # --save to a plain file beside its folder that save_run copies in, removed after
+    for_save = temp_beside(args.save) if args.save is not None else None
+    logs = tuple(p for p in (args.events, for_save) if p is not None)
     try:
-        if log is None:
+        if not logs:
             result = sim()
         else:
-            log.parent.mkdir(parents=True, exist_ok=True)
-            with EventFile(log) as out:
+            for p in logs:
+                p.parent.mkdir(parents=True, exist_ok=True)
+            with EventFile(*logs) as out:
                 result = sim(on_event=out)
                 assert result.header is not None, "simulate() always returns its header"
                 out.finish(result.header)
@@ -136,7 +138,7 @@ def run(args: argparse.Namespace) -> int:
             else:
                 args.json.parent.mkdir(parents=True, exist_ok=True)
                 write_text(args.json, metrics_json(m))
-        if args.save is not None and log is not None:
+        if args.save is not None and for_save is not None:
             src = RunSource(
                 scenario=args.scenario,
                 trace=str(args.trace) if args.trace is not None else None,
@@ -144,10 +146,10 @@ def run(args: argparse.Namespace) -> int:
                 t0=t0_of(config.at).isoformat(),
                 no_skip=bool(getattr(args, "no_skip", False)),
             )
-            save_run(args.save, config, workload, result, src, events=log)
+            save_run(args.save, config, workload, result, src, events=for_save)
     finally:
-        if log is not None and log != args.events:
-            log.unlink(missing_ok=True)
+        if for_save is not None:
+            for_save.unlink(missing_ok=True)
     return 0
 
 

@@ -29,12 +29,14 @@ BATCH_LINES = 4096  # lines encoded before they go to the spool in one write
 
 
 class EventFile:
-    """Call it with each event; ``finish(header)`` puts the log at ``path``.  Leaving its
-    ``with`` block by an exception (or ``abort``) removes every file it made."""
+    """Call it with each event; ``finish(header)`` puts the log at each of ``paths`` (one
+    spool, however many copies: ``--events FILE`` and the one ``--save`` copies in).  Leaving
+    its ``with`` block by an exception (or ``abort``) removes every file it made."""
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._spool_path, self._spool = open_temp(path)
+    def __init__(self, *paths: Path) -> None:
+        assert paths, "an EventFile writes at least one file"
+        self.paths = paths
+        self._spool_path, self._spool = open_temp(paths[0])
         self._lines: list[str] = []
 
     def __call__(self, e: Event) -> None:
@@ -47,27 +49,31 @@ class EventFile:
         self._lines.clear()
 
     def finish(self, header: RunHeader) -> None:
-        """Write ``path``: the header line, then every event in the order emitted."""
+        """Write each path: the header line, then every event in the order emitted."""
         try:
             self._flush()
             self._spool.close()
-            tmp, out = open_temp(self.path)
-            try:
-                with out, self._spool_path.open("rb") as spool:
-                    # FILE.gz is compressed, as every output of the tool written by line is
-                    # (traces.writer.AtomicWriter: no name, no time in the gzip header)
-                    sink: gzip.GzipFile | IO[bytes] = out
-                    if self.path.suffix == ".gz":
-                        sink = gzip.GzipFile(filename="", mode="wb", fileobj=out, mtime=0)
-                    with sink:
-                        sink.write(dumps_line(header.to_json()).encode("utf-8"))
-                        shutil.copyfileobj(spool, sink, _CHUNK)
-                tmp.replace(self.path)
-            except BaseException:
-                tmp.unlink(missing_ok=True)
-                raise
+            for path in self.paths:
+                self._write(path, header)
         finally:
             self._spool_path.unlink(missing_ok=True)
+
+    def _write(self, path: Path, header: RunHeader) -> None:
+        tmp, out = open_temp(path)
+        try:
+            with out, self._spool_path.open("rb") as spool:
+                # FILE.gz is compressed, as every output of the tool written by line is
+                # (traces.writer.AtomicWriter: no name, no time in the gzip header)
+                sink: gzip.GzipFile | IO[bytes] = out
+                if path.suffix == ".gz":
+                    sink = gzip.GzipFile(filename="", mode="wb", fileobj=out, mtime=0)
+                with sink:
+                    sink.write(dumps_line(header.to_json()).encode("utf-8"))
+                    shutil.copyfileobj(spool, sink, _CHUNK)
+            tmp.replace(path)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
 
     def abort(self) -> None:
         self._spool.close()
