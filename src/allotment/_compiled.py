@@ -21,8 +21,6 @@ Standard library only: ``setup.py`` reads ``HOT`` before any dependency is insta
 
 from __future__ import annotations
 
-import hashlib
-import importlib.abc
 import importlib.machinery
 import importlib.util
 import json
@@ -87,8 +85,12 @@ def _paths(name: str) -> tuple[Path, list[Path]]:
     return py, exts
 
 
-class _SourceFirst(importlib.abc.MetaPathFinder):
-    """Finds the hot modules as plain source, ahead of their compiled extensions."""
+class _SourceFirst:
+    """Finds the hot modules as plain source, ahead of their compiled extensions.
+
+    A meta path finder by its ``find_spec`` alone: subclassing ``importlib.abc.MetaPathFinder``
+    would import ``importlib.abc`` and with it ``importlib.resources``, tempfile and zipfile, a
+    third of ``allot --version``'s start-up, on every command."""
 
     def find_spec(
         self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
@@ -103,6 +105,8 @@ RECORD = "_compiled_sources.json"  # next to this file: {module: sha256 of the s
 
 
 def source_digest(py: Path) -> str:
+    import hashlib  # here, not at the top: ``allot --version`` imports this module
+
     return hashlib.sha256(py.read_bytes()).hexdigest()
 
 

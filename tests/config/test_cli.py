@@ -202,9 +202,13 @@ def test_a_named_command_parses_as_in_the_whole_parser() -> None:
     def shape(p: argparse.ArgumentParser) -> list[tuple[str, ...]]:
         return [(p.prog, a.dest, *a.option_strings, repr(a.default)) for p in _all_parsers(p) for a in p._actions]
 
-    whole = [s for s in shape(build_parser()) if s[0].startswith("allot ")]
-    alone = [s for name in COMMANDS for s in shape(build_parser(name)) if s[0].startswith("allot ")]
-    assert sorted(alone) == sorted(whole) and len(whole) > len(COMMANDS)
+    def of(name: str, shapes: list[tuple[str, ...]]) -> list[tuple[str, ...]]:
+        return [s for s in shapes if s[0] == f"allot {name}" or s[0].startswith(f"allot {name} ")]
+
+    whole = shape(build_parser())
+    alone = [s for name in COMMANDS for s in of(name, shape(build_parser((name,))))]
+    assert sorted(alone) == sorted(s for name in COMMANDS for s in of(name, whole))
+    assert len(alone) > 3 * len(COMMANDS)  # options, not only the listing
 
 
 def test_the_command_is_the_first_word_that_is_not_an_option() -> None:

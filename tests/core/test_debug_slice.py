@@ -21,7 +21,7 @@ def _job(i: str, account: str, gpus: int, submit: float, work: float, *, mr: flo
 
 def _run(jobs: list[JobSpec], *, nodes: int = 2, max_gpus: dict[str, int] | None = None, **pol: object) -> SimResult:
     config = make_config({"a": 1, "b": 1}, nodes=nodes, max_gpus=max_gpus, policy=Policy(**pol))  # type: ignore[arg-type]
-    return simulate(config, Workload.of(jobs, ()))
+    return simulate(config, Workload.of(jobs, ()), keep_events=True)
 
 
 def _starts(res: SimResult, job: str) -> list[float]:
@@ -98,7 +98,7 @@ def test_baselines_never_slice_for_debug_jobs() -> None:
     jobs = [_job("long", "a", 8, 0.0, 10 * HOUR), _job("d", "a", 8, 100.0, 900.0, mr=300.0)]
     config = make_config({"a": 1, "b": 1}, nodes=1)
     for mode in ("priority", "fifo"):
-        res = simulate(config, Workload.of(jobs, ()), policy=mode)
+        res = simulate(config, Workload.of(jobs, ()), policy=mode, keep_events=True)
         assert not [e for e in res.events if e.event == "preempt"]
 
 

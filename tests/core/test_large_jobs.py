@@ -23,7 +23,7 @@ def _job(i: str, account: str, gpus: int, submit: float, work: float, *, mr: flo
 
 def _run(jobs: list[JobSpec], *, nodes: int) -> SimResult:
     config = make_config({"a": 1, "b": 1}, nodes=nodes, policy=Policy())
-    return simulate(config, Workload.of(jobs, ()))
+    return simulate(config, Workload.of(jobs, ()), keep_events=True)
 
 
 def _start(res: SimResult, job: str) -> float:
@@ -116,7 +116,7 @@ def test_no_job_starves_behind_a_stream_whatever_its_size_and_whose_stream_it_is
 
 def _run3(jobs: list[JobSpec], *, nodes: int, teams: int = 3) -> SimResult:
     config = make_config({t: 1 for t in "abcdef"[:teams]}, nodes=nodes, policy=Policy())
-    return simulate(config, Workload.of(jobs, ()))
+    return simulate(config, Workload.of(jobs, ()), keep_events=True)
 
 
 def test_a_team_entitled_to_less_than_a_node_gets_its_whole_node_job_by_fair_share_not_a_natural_end() -> None:

@@ -22,7 +22,7 @@ def _job(i: str, account: str, gpus: int, submit: float, work: float, *, mr: flo
 
 def _run(jobs: list[JobSpec], *, nodes: int = 2, health: tuple[NodeEvent, ...] = (), **pol: object) -> SimResult:
     config = make_config({"a": 1, "b": 1}, nodes=nodes, policy=Policy(**pol))  # type: ignore[arg-type]
-    return simulate(config, Workload.of(jobs, health))
+    return simulate(config, Workload.of(jobs, health), keep_events=True)
 
 
 def _starts(res: SimResult, job: str) -> list[float]:

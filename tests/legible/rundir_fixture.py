@@ -7,6 +7,7 @@ from pathlib import Path
 
 from allotment.compile.model import CompiledConfig
 from allotment.sim.anchor import t0_of
+from allotment.sim.event_file import EventFile
 from allotment.sim.rundir import RunSource, save_run
 from allotment.sim.runner import simulate
 from allotment.sim.workloads import from_scenario
@@ -16,7 +17,12 @@ def make_run_dir(out: Path, config: CompiledConfig, *, cluster: str = "b200", da
                  seed: int = 0, policy: str = "budgets") -> Path:
     """Simulate the bundled ai2 scenario and save it as a run dir in ``out``."""
     workload = from_scenario(config, "ai2", cluster=cluster, days=days, seed=seed)
-    result = simulate(config, workload, cluster=cluster, days=days, seed=seed, policy=policy)
+    log = out.with_name(out.name + ".events.jsonl")
+    with EventFile(log) as events:
+        result = simulate(config, workload, cluster=cluster, days=days, seed=seed, policy=policy, on_event=events)
+        assert result.header is not None
+        events.finish(result.header)
     src = RunSource(scenario="ai2", trace=None, days=days, t0=t0_of(config.at).isoformat())
-    save_run(out, config, workload, result, src)
+    save_run(out, config, workload, result, src, events=log)
+    log.unlink()
     return out

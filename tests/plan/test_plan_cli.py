@@ -291,3 +291,32 @@ def test_annotations_cannot_inject_a_second_workflow_command() -> None:
 
     text = workflow_commands([Diagnostic("a,b:c.yaml", 1, 2, "bad\n::warning::x 100%")])
     assert text == "::error file=a%2Cb%3Ac.yaml,line=1,col=2::bad%0A::warning::x 100%25\n"
+
+
+@pytest.mark.parametrize(("flag", "workers"), [((), 2), (("--workers", "1"), 1), (("--workers", "5"), 5)])
+def test_the_number_of_worker_processes_is_a_flag(
+    small_repo: GitRepo, monkeypatch: pytest.MonkeyPatch, flag: tuple[str, ...], workers: int
+) -> None:
+    """``--workers N`` reaches the impact runner (default: ``impact.WORKERS``, two cores)."""
+    import allotment.plan.impact_setup as setup
+    from allotment.errors import UsageError
+    from allotment.plan.impact import WORKERS
+
+    seen: dict[str, object] = {}
+
+    def impact_function(**kw: object) -> object:
+        seen.update(kw)
+        raise UsageError("stop before simulating")
+
+    monkeypatch.setattr(setup, "impact_function", impact_function)
+    vision_pr(small_repo)
+    args = ["plan", "--repo", str(small_repo.path), "--base", "main", "--head", "pr", "--at", "2026-01-02"]
+    assert main([*args, *flag]) == 2
+    assert seen["workers"] == workers and WORKERS == 2
+
+
+def test_workers_must_be_a_positive_number(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as done:
+        main(["plan", "--base", "main", "--workers", "0"])
+    assert done.value.code == 2
+    assert "--workers: expected a positive integer, got '0'" in capsys.readouterr().err

@@ -36,7 +36,7 @@ def test_metrics_recomputed_from_the_event_log_equal_the_simulators(
     case: tuple[CompiledConfig, Workload], policy: str, days: float | None
 ) -> None:
     config, workload = case
-    r = simulate(config, workload, days=days, policy=policy)
+    r = simulate(config, workload, days=days, policy=policy, keep_events=True)
     assert r.header is not None
     assert metrics_from_events(r.header, _through_json(r.events)) == r.metrics
 
@@ -47,7 +47,7 @@ def test_events_come_in_time_order_and_each_job_starts_only_after_its_submit(
     case: tuple[CompiledConfig, Workload],
 ) -> None:
     config, workload = case
-    events = simulate(config, workload).events
+    events = simulate(config, workload, keep_events=True).events
     assert [e.t for e in events] == sorted(e.t for e in events)
     assert {e.event for e in events} <= set(EVENT_KINDS)
     seen: set[str] = set()
@@ -69,7 +69,7 @@ def test_the_ai2_scenario_log_reproduces_its_metrics_for_every_policy() -> None:
     config = make_config({"lm": {"pre": 3, "post": 2}, "vision": 2, "safety": 1}, nodes=16)
     w = generate(config, cluster="c1", days=1.5, seed=3)
     for policy in ("budgets", "priority", "fifo"):
-        r = simulate(config, w, days=1.5, policy=policy)
+        r = simulate(config, w, days=1.5, policy=policy, keep_events=True)
         assert r.header is not None
         assert metrics_from_events(r.header, _through_json(r.events)) == r.metrics, policy
 

@@ -38,7 +38,7 @@ def test_a_requeued_job_runs_again_only_after_the_eligibility_delay() -> None:
 
 def _free_end(profile: LatencyProfile, checkpoint_s: float | None) -> float:
     free = JobSpec("u", 0.0, "a", 8, 1000.0, "x", min_runtime=0, kind="batch", checkpoint_interval=checkpoint_s)
-    r = simulate(CONFIG, Workload.of([free, _preemption_workload().jobs[1]]), latency=profile)
+    r = simulate(CONFIG, Workload.of([free, _preemption_workload().jobs[1]]), latency=profile, keep_events=True)
     return max(e.t for e in r.events if e.event == "end" and e.job == "u")
 
 
@@ -76,7 +76,7 @@ def test_with_time_limits_the_core_plans_with_the_limit_but_jobs_end_after_their
     p = LatencyProfile("t", limit_margin_s=30.0)
     job = JobSpec("j", 0.0, "a", 1, 45.0, "x", min_runtime=600, kind="debug")
     assert p.as_known(job).work == 120.0 and NONE.as_known(job) is job  # 45 + 30 s -> 2 min
-    r = simulate(CONFIG, Workload.of([job]), latency=p)
+    r = simulate(CONFIG, Workload.of([job]), latency=p, keep_events=True)
     # the run ended after its true work (45 s, 45 GPU-seconds charged), not its 120 s limit
     end = next(e for e in r.events if e.event == "end")
     assert end.t == pytest.approx(45.0) and end.charged_gpu_hours == pytest.approx(45.0 / 3600.0)

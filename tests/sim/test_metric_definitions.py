@@ -72,7 +72,7 @@ def test_waits_count_the_first_start_and_every_wait_after_a_requeue() -> None:
     config = make_config({"a": 1, "b": 1}, nodes=2)
     jobs = [
         _job("A", 0.0, "a", 8, 20000.0, 600.0, checkpoint_interval=600.0),
-        _job("C", 1.0, "b", 8, 1990.0, 600.0),
+        _job("C", 1.0, "b", 8, 1990.0, 1990.0),  # protected for its whole run: A may not time-slice it
     ]
     m = simulate(config, Workload.of(jobs, [NodeEvent(1000.0, "n000", "unhealthy")]), days=1 / 24).metrics
     assert m["wait"]["all"] == {"p50": 0.0, "p90": 9.0, "n": 2}

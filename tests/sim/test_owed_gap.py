@@ -43,7 +43,7 @@ def test_a_gang_bigger_than_the_allocation_behind_protected_borrowing_is_attribu
     og = _load()
     config = make_config({"a": 1, "b": 1}, nodes=1)
     jobs = [_job(f"b{i}", 0.0, "b", 1, 7200.0, 7200.0) for i in range(8)] + [_job("a0", 1.0, "a", 8, HOUR, 600.0)]
-    res = simulate(config, Workload.of(jobs), days=3 / 24)
+    res = simulate(config, Workload.of(jobs), days=3 / 24, keep_events=True)
     assert res.header is not None
     out = og.attribute(res.header, list(res.events), og.Knobs(7 * 86400.0, 0.1, 300.0), 1.0)
     a = out["teams"]["a"]
@@ -61,7 +61,7 @@ def test_protected_borrowing_is_told_apart_from_reclaimable_work() -> None:
     og = _load()
     config = make_config({"a": 1, "b": 1}, nodes=1)
     jobs = [_job("b0", 0.0, "b", 8, 2 * HOUR, 600.0), _job("a0", 1.0, "a", 4, HOUR, 600.0)]
-    res = simulate(config, Workload.of(jobs), days=1 / 24)
+    res = simulate(config, Workload.of(jobs), days=1 / 24, keep_events=True)
     assert res.header is not None
     out = og.attribute(res.header, list(res.events), og.Knobs(7 * 86400.0, 0.1, 300.0), 1.0)
     a = out["teams"]["a"]

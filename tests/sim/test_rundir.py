@@ -123,3 +123,15 @@ def test_the_same_run_saved_twice_is_byte_identical(repo_root: Path, tmp_path: P
         assert main([*args, "--save", str(run)]) == 0
     for name in rundir.FILES:
         assert (runs[0] / name).read_bytes() == (runs[1] / name).read_bytes(), name
+
+
+def test_events_gz_and_save_together_write_one_log_twice(repo_root: Path, tmp_path: Path) -> None:
+    """``--events FILE.gz`` is compressed; the run dir's copy of the same log stays plain."""
+    import gzip
+
+    ev, run = tmp_path / "e.jsonl.gz", tmp_path / "run"
+    args = ["simulate", "--repo", str(repo_root), "--scenario", "ai2", "--days", "0.05"]
+    assert main([*args, "--events", str(ev), "--save", str(run)]) == 0
+    assert gzip.decompress(ev.read_bytes()) == (run / "events.jsonl").read_bytes()
+    assert (run / "events.jsonl").read_bytes().startswith(b'{"event":"header"')
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["e.jsonl.gz", "run"]

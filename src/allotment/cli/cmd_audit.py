@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any
 
 from allotment.cli.cmd_plan import write_output
 from allotment.cli.common import add_repo_argument
@@ -16,12 +15,10 @@ from allotment.plan.audit import AuditReport, audit
 from allotment.plan.gitread import open_repo
 
 
-def register(sub: argparse._SubParsersAction[Any]) -> None:
-    p = sub.add_parser(
-        "audit",
-        help="check that every budget change on the branch was approved by an owner",
-        description="Walk first-parent history and check Approved-by trailers against the "
-        "owners each change needed.",
+def register(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Walk first-parent history and check Approved-by trailers against the "
+        "owners each change needed."
     )
     add_repo_argument(p)
     p.add_argument("--rev", default="HEAD", help="branch to audit (default: HEAD)")

@@ -8,7 +8,6 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 from pathlib import Path
-from typing import Any
 
 from allotment.cli.cmd_plan import write_output
 from allotment.cli.common import add_repo_argument
@@ -19,12 +18,10 @@ from allotment.plan.revision import compile_worktree
 TARGET = Path(".github") / "CODEOWNERS"
 
 
-def register(sub: argparse._SubParsersAction[Any]) -> None:
-    p = sub.add_parser(
-        "codeowners",
-        help="generate .github/CODEOWNERS from the budget tree",
-        description="Write .github/CODEOWNERS so that a change under budgets/.../N/ needs a "
-        "review from an owner of N, and inventory/policies one from the platform team.",
+def register(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Write .github/CODEOWNERS so that a change under budgets/.../N/ needs a "
+        "review from an owner of N, and inventory/policies one from the platform team."
     )
     add_repo_argument(p)
     p.add_argument("--check", action="store_true", help="exit 1 if the file is out of date")

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
 
 from allotment.backends.kubernetes.render import render_kai, render_kueue
 from allotment.backends.slurm.render import render_slurm
@@ -14,8 +13,7 @@ from allotment.cli.common import add_at_argument, add_repo_argument, load_compil
 from allotment.compile.render import to_json, to_table
 
 
-def register(sub: argparse._SubParsersAction[Any]) -> None:
-    p = sub.add_parser("compile", help="compute shares and entitlements", description=__doc__)
+def register(p: argparse.ArgumentParser) -> None:
     add_repo_argument(p)
     add_at_argument(p)
     p.add_argument("--format", choices=("table", "json"), default="table", help="output format")

@@ -12,14 +12,12 @@ import argparse
 import datetime as dt
 import json
 from pathlib import Path
-from typing import Any
 
 from allotment.cli.common import add_repo_argument
 from allotment.errors import UsageError
 
 
-def register(sub: argparse._SubParsersAction[Any]) -> None:
-    p = sub.add_parser("explain", help="why a job waits, runs or was preempted", description=__doc__)
+def register(p: argparse.ArgumentParser) -> None:
     p.add_argument("job", help="job id (a Slurm job id with --state)")
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--run", type=Path, metavar="DIR", help="a saved run (allot simulate --save DIR)")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any
 
 from allotment.cli.cmd_plan import write_output
 from allotment.cli.common import add_repo_argument
@@ -12,12 +11,10 @@ from allotment.plan.gitread import open_repo
 from allotment.plan.history import HistoryEvent, history
 
 
-def register(sub: argparse._SubParsersAction[Any]) -> None:
-    p = sub.add_parser(
-        "history",
-        help="timeline of a node's share and owners",
-        description="Every first-parent commit that changed NODE's share or owners: date, "
-        "commit, author, approvers, before -> after.  Follows renames.",
+def register(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Every first-parent commit that changed NODE's share or owners: date, "
+        "commit, author, approvers, before -> after.  Follows renames."
     )
     p.add_argument("node", help="budget node name (as it is named at --rev)")
     add_repo_argument(p)

@@ -11,26 +11,24 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import Any
 
 from allotment.atomic_file import write_text
-from allotment.cli.common import add_at_argument, add_repo_argument, at_date
+from allotment.cli.common import add_at_argument, add_repo_argument, at_date, positive_int
 from allotment.errors import ConfigError, UsageError
 from allotment.neutral import neutral_lines
 from allotment.plan.build import PlanRequest, make_plan
 from allotment.plan.failure import render_failure, workflow_commands
+from allotment.plan.impact import WORKERS
 from allotment.plan.plan_json import render_json
 from allotment.plan.render import render_markdown
 
 MAX_SEEDS = 64
 
 
-def register(sub: argparse._SubParsersAction[Any]) -> None:
-    p = sub.add_parser(
-        "plan",
-        help="show what a budget change does: share deltas, projected impact, approvers",
-        description="Compare the config of --head (default: the working tree) with the merge-base of "
-        "BASE, simulate both on the same workloads over several seeds, and say who must approve.",
+def register(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Compare the config of --head (default: the working tree) with the merge-base of "
+        "BASE, simulate both on the same workloads over several seeds, and say who must approve."
     )
     p.add_argument("--base", required=True, help="target revision, e.g. origin/main")
     p.add_argument("--head", help="revision to plan (default: the working tree)")
@@ -54,6 +52,13 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         help="the backend's latency profile both sides are simulated with (sim/latency.py): none, "
         "slurm, slurm-test; adjust with cycle=, requeue=, launch=, limit= seconds, as for "
         "allot simulate (default: none)",
+    )
+    p.add_argument(
+        "--workers",
+        type=positive_int,
+        default=WORKERS,
+        metavar="N",
+        help="simulate the seeds in N processes (1: in this one); any N gives the same plan",
     )
     p.add_argument(
         "--cache-dir",
@@ -162,6 +167,7 @@ def run(args: argparse.Namespace) -> int:
             cluster=args.cluster,
             env=os.environ,
             latency=latency,
+            workers=args.workers,
         )
     try:
         plan = make_plan(req, impact)

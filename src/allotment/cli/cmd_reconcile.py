@@ -16,7 +16,6 @@ import argparse
 import logging
 import time
 from pathlib import Path
-from typing import Any
 
 from allotment.atomic_file import remove_stale_temps
 from allotment.backends.kubernetes.backend import KubernetesBackend
@@ -35,10 +34,7 @@ from allotment.reconcile.skew import DEFAULT_MAX_SKEW_S
 from allotment.reconcile.source import DEFAULT_GIT_TIMEOUT_S, open_source
 
 
-def register(sub: argparse._SubParsersAction[Any]) -> None:
-    p = sub.add_parser(
-        "reconcile", help="drive a cluster to the budget repository", description=__doc__
-    )
+def register(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--backend", choices=("sim", "slurm", "kubernetes"), required=True, help="cluster to drive"
     )

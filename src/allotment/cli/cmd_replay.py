@@ -18,8 +18,7 @@ from allotment.durations import parse_duration
 from allotment.errors import UsageError
 
 
-def register(sub: argparse._SubParsersAction[Any]) -> None:
-    p = sub.add_parser("replay", help="replay a trace on a real cluster", description=__doc__)
+def register(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--backend", choices=("slurm",), default="slurm", help="backend (default: slurm)"
     )

@@ -7,11 +7,9 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
 
 
-def register(sub: argparse._SubParsersAction[Any]) -> None:
-    p = sub.add_parser("report", help="an HTML report of a saved run", description=__doc__)
+def register(p: argparse.ArgumentParser) -> None:
     p.add_argument("--run", type=Path, metavar="DIR", required=True, help="a saved run (allot simulate --save DIR)")
     p.add_argument("--baseline", type=Path, metavar="DIR", help="a saved run of the same workload under another policy")
     p.add_argument(

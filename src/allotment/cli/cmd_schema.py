@@ -6,16 +6,12 @@ from __future__ import annotations
 import argparse
 import sys
 from importlib import resources
-from typing import Any
 
 from allotment.config.kinds import KINDS
 from allotment.config.schemas import schema_file_name, schema_text
 
 
-def register(sub: argparse._SubParsersAction[Any]) -> None:
-    p = sub.add_parser(
-        "schema", help="print the JSON Schema of a config file kind", description=__doc__
-    )
+def register(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "kind", choices=sorted(KINDS), metavar="KIND", help="one of: " + ", ".join(sorted(KINDS))
     )

@@ -6,11 +6,9 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
 
 
-def register(sub: argparse._SubParsersAction[Any]) -> None:
-    p = sub.add_parser("serve", help="a live page and /metrics from the reconciler's state", description=__doc__)
+def register(p: argparse.ArgumentParser) -> None:
     p.add_argument("--state", default=Path(".allot-reconcile"), type=Path, help="the reconciler's state dir")
     p.add_argument("--port", type=int, default=8080, help="TCP port on the bind address")
     p.add_argument("--bind", default="127.0.0.1", help="address to listen on (default: loopback only)")

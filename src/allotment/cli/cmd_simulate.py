@@ -26,8 +26,7 @@ AT_HELP = (
 )
 
 
-def register(sub: argparse._SubParsersAction[Any]) -> None:
-    p = sub.add_parser("simulate", help="replay a workload under a policy", description=__doc__)
+def register(p: argparse.ArgumentParser) -> None:
     add_repo_argument(p)
     add_at_argument(p, default=DEFAULT_T0, help=AT_HELP)
     add_workload_arguments(p)
@@ -99,46 +98,58 @@ def load_workload(args: argparse.Namespace, config: Any) -> tuple[Any, str, floa
 
 
 def run(args: argparse.Namespace) -> int:
-    from allotment.atomic_file import write_text
-    from allotment.sim.events import encode_log
+    from functools import partial
+
+    from allotment.atomic_file import temp_beside, write_text
+    from allotment.sim.event_file import EventFile
     from allotment.sim.latency import parse_profile
     from allotment.sim.rundir import RunSource, metrics_json, save_run
     from allotment.sim.runner import simulate
-    from allotment.traces.writer import AtomicWriter
 
     overrides = parse_overrides(args.overrides)
     latency = parse_profile(args.profile)
     config = load_compiled(args)
     workload, cluster, days = load_workload(args, config)
-    result = simulate(
-        config, workload, cluster=cluster, days=days, seed=args.seed, policy=args.policy, overrides=overrides,
-        reference=args.no_skip,
-        latency=latency,
+    sim = partial(
+        simulate, config, workload, cluster=cluster, days=days, seed=args.seed, policy=args.policy,
+        overrides=overrides, reference=args.no_skip, latency=latency,
     )
-    m = result.metrics
-    json_to_stdout = args.json is not None and str(args.json) == "-"
-    if not json_to_stdout:
-        print(render_summary(m, result.sim_seconds))
-    if args.json is not None:
-        if json_to_stdout:
-            sys.stdout.write(metrics_json(m))
+    # events only when asked, written as the run goes (sim/event_file.py): to --events, and for
+    # --save to a plain file beside its folder that save_run copies in, removed after
+    for_save = temp_beside(args.save) if args.save is not None else None
+    logs = tuple(p for p in (args.events, for_save) if p is not None)
+    try:
+        if not logs:
+            result = sim()
         else:
-            args.json.parent.mkdir(parents=True, exist_ok=True)
-            write_text(args.json, metrics_json(m))
-    if args.events is not None and result.header is not None:
-        args.events.parent.mkdir(parents=True, exist_ok=True)
-        with AtomicWriter(args.events) as out:
-            for line in encode_log(result.header, result.events):
-                out.write_line(line.rstrip("\n"))
-    if args.save is not None:
-        src = RunSource(
-            scenario=args.scenario,
-            trace=str(args.trace) if args.trace is not None else None,
-            days=days,
-            t0=t0_of(config.at).isoformat(),
-            no_skip=bool(getattr(args, "no_skip", False)),
-        )
-        save_run(args.save, config, workload, result, src)
+            for p in logs:
+                p.parent.mkdir(parents=True, exist_ok=True)
+            with EventFile(*logs) as out:
+                result = sim(on_event=out)
+                assert result.header is not None, "simulate() always returns its header"
+                out.finish(result.header)
+        m = result.metrics
+        json_to_stdout = args.json is not None and str(args.json) == "-"
+        if not json_to_stdout:
+            print(render_summary(m, result.sim_seconds))
+        if args.json is not None:
+            if json_to_stdout:
+                sys.stdout.write(metrics_json(m))
+            else:
+                args.json.parent.mkdir(parents=True, exist_ok=True)
+                write_text(args.json, metrics_json(m))
+        if args.save is not None and for_save is not None:
+            src = RunSource(
+                scenario=args.scenario,
+                trace=str(args.trace) if args.trace is not None else None,
+                days=days,
+                t0=t0_of(config.at).isoformat(),
+                no_skip=bool(getattr(args, "no_skip", False)),
+            )
+            save_run(args.save, config, workload, result, src, events=for_save)
+    finally:
+        if for_save is not None:
+            for_save.unlink(missing_ok=True)
     return 0
 
 

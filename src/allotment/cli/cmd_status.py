@@ -11,7 +11,6 @@ import datetime as dt
 import json
 import time
 from pathlib import Path
-from typing import Any
 
 from allotment.errors import UsageError
 from allotment.reconcile.status import (
@@ -23,8 +22,7 @@ from allotment.reconcile.status import (
 )
 
 
-def register(sub: argparse._SubParsersAction[Any]) -> None:
-    p = sub.add_parser("status", help="the budget tree now, or the reconciler's status", description=__doc__)
+def register(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--reconciler", action="store_true", help="the reconciler's own status (conditions, revisions)"
     )

@@ -17,19 +17,18 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
 
 from allotment.cli.common import (
-    RawDescriptionHelpFormatter,
     add_at_argument,
     add_repo_argument,
     config_root_near,
     load_compiled,
+    positive_float,
 )
+from allotment.cli.help_text import RawDescriptionHelpFormatter
 from allotment.cli.trace_import import (
     add_fit_arguments,
     fit_from_args,
-    positive_float,
     register_import,
 )
 from allotment.core.jobs import JobSpec
@@ -50,13 +49,9 @@ _DESCRIPTION = """Make canonical traces (JSON Lines, docs/trace-format.md).
 """
 
 
-def register(sub: argparse._SubParsersAction[Any]) -> None:
-    p = sub.add_parser(
-        "trace",
-        help="import, generate and check canonical traces",
-        description=_DESCRIPTION,
-        formatter_class=RawDescriptionHelpFormatter,
-    )
+def register(p: argparse.ArgumentParser) -> None:
+    p.description = _DESCRIPTION
+    p.formatter_class = RawDescriptionHelpFormatter
     tsub = p.add_subparsers(dest="trace_command", metavar="SUBCOMMAND")
     tsub.required = True
     register_import(tsub)

@@ -7,14 +7,12 @@ import argparse
 import json
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
 
 from allotment.durations import parse_duration
 from allotment.errors import UsageError
 
 
-def register(sub: argparse._SubParsersAction[Any]) -> None:
-    p = sub.add_parser("usage", help="GPU-hours per team or user from the usage ledger", description=__doc__)
+def register(p: argparse.ArgumentParser) -> None:
     p.add_argument("--state", default=Path(".allot-reconcile"), type=Path, help="the reconciler's state dir")
     p.add_argument("--by", choices=("team", "user"), default="team", help="one row per team or per user")
     p.add_argument("--since", default="7d", help="span back from the last observation (default 7d)")

@@ -4,15 +4,11 @@ exit 2; warnings only, exit 0.  Compiles too, since some warnings depend on the 
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
 from allotment.cli.common import add_at_argument, add_repo_argument, load_compiled
 
 
-def register(sub: argparse._SubParsersAction[Any]) -> None:
-    p = sub.add_parser(
-        "validate", help="check budgets/, inventory/ and policies/", description=__doc__
-    )
+def register(p: argparse.ArgumentParser) -> None:
     add_repo_argument(p)
     add_at_argument(p)
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing when valid")

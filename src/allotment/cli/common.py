@@ -13,27 +13,6 @@ from allotment.compile.model import CompiledConfig
 from allotment.errors import Diagnostic, UsageError
 from allotment.sim.overrides import knob_names
 
-
-class HelpFormatter(argparse.HelpFormatter):
-    """Says every option's default, unless its help already does (``default`` in the text)."""
-
-    def _get_help_string(self, action: argparse.Action) -> str | None:
-        text = action.help
-        if (
-            text
-            and "default" not in text
-            and action.option_strings
-            and action.nargs != 0
-            and action.default not in (None, False, [], argparse.SUPPRESS)
-        ):
-            text += " (default: %(default)s)"
-        return text
-
-
-class RawDescriptionHelpFormatter(HelpFormatter, argparse.RawDescriptionHelpFormatter):
-    """The same, keeping a description's own line breaks (usage blocks)."""
-
-
 _CONFIG_DIRS = ("budgets", "inventory", "policies")
 
 
@@ -56,6 +35,26 @@ def config_root_near(start: Path) -> Path | None:
         if (d / ".git").exists():
             break
     return None
+
+
+def positive_int(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if v <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return v
+
+
+def positive_float(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
+    if not v > 0 or v == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
+    return v
 
 
 def add_repo_argument(parser: argparse.ArgumentParser) -> None:

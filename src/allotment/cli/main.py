@@ -1,78 +1,60 @@
 """Entry point of ``allot``.  Each subcommand lives in its own ``cmd_*.py`` module with a
-``register(subparsers)`` function; this file only wires them and maps errors to exit codes
+``register(parser)`` function that adds its options; this file lists them, imports only the one
+that runs, and maps errors to exit codes
 (0 ok, 1 policy or check failed, 2 bad input or usage, 3 backend failure)."""
 
 from __future__ import annotations
 
 import argparse
 import importlib
-import re
 import sys
 from collections.abc import Sequence
-from typing import Any
 
 from allotment import __version__
 from allotment._compiled import mode
-from allotment.cli.common import HelpFormatter
-from allotment.errors import AllotmentError, ConfigError
-from allotment.neutral import neutral_lines
+from allotment.cli.help_text import Parser
 
-COMMANDS = (
-    "validate",
-    "compile",
-    "schema",
-    "simulate",
-    "trace",
-    "explain",
-    "plan",
-    "codeowners",
-    "audit",
-    "history",
-    "reconcile",
-    "status",
-    "usage",
-    "report",
-    "serve",
-    "replay",
-)
-
-
-_RST_LITERAL = re.compile(r"``([^`]+)``")
+# every command, in the order ``allot --help`` lists them, with its one line there; the command
+# ``NAME`` lives in ``cmd_NAME.py``, imported only when it runs (``build_parser``)
+COMMANDS: dict[str, str] = {
+    "validate": "check budgets/, inventory/ and policies/",
+    "compile": "compute shares and entitlements",
+    "schema": "print the JSON Schema of a config file kind",
+    "simulate": "replay a workload under a policy",
+    "trace": "import, generate and check canonical traces",
+    "explain": "why a job waits, runs or was preempted",
+    "plan": "show what a budget change does: share deltas, projected impact, approvers",
+    "codeowners": "generate .github/CODEOWNERS from the budget tree",
+    "audit": "check that every budget change on the branch was approved by an owner",
+    "history": "timeline of a node's share and owners",
+    "reconcile": "drive a cluster to the budget repository",
+    "status": "the budget tree now, or the reconciler's status",
+    "usage": "GPU-hours per team or user from the usage ledger",
+    "report": "an HTML report of a saved run",
+    "serve": "a live page and /metrics from the reconciler's state",
+    "replay": "replay a trace on a real cluster",
+}
 
 
-def plain(text: str) -> str:
-    """Module docstrings double as ``--help`` text; show their RST literals as 'quoted'."""
-    return _RST_LITERAL.sub(r"'\1'", text)
+def build_parser(load: tuple[str, ...] = tuple(COMMANDS)) -> argparse.ArgumentParser:
+    """The parser of ``allot``, every command listed, the commands in ``load`` with their options.
 
-
-class _Parser(argparse.ArgumentParser):
-    """argparse exits 2 on usage errors already; keep its message but never a traceback.
-
-    Every subcommand's parser is of this class too (argparse makes subparsers of the parent's
-    class), so the help of every command is plain text, whatever its docstring holds."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        kwargs.setdefault("formatter_class", HelpFormatter)
-        super().__init__(*args, **kwargs)
-
-    def format_help(self) -> str:
-        return plain(super().format_help())
-
-
-def build_parser(only: str | None = None) -> argparse.ArgumentParser:
-    """The whole parser, or with ``only`` the parser of that one command.
-
-    Importing every ``cmd_*`` module pulls in numpy, the Kubernetes client and the reconciler;
-    ``allot plan`` on a warm cache needs none of them, and the import was most of its second.
-    A named command parses exactly as in the whole parser (same subparser, same options);
-    ``allot``, ``allot --help`` and an unknown word get the whole parser and its full list."""
-    parser = _Parser(prog="allot", description="GPU-time budgets for shared GPU clusters.")
+    A command's module is imported only to add its options: the ``cmd_*`` modules pull in numpy,
+    pydantic, the Kubernetes client and the reconciler, over a second of start-up, which ``allot
+    --version``, ``allot --help`` and ``allot plan`` on a warm cache do not need.  A command not in
+    ``load`` is listed by its line of ``COMMANDS`` only (the whole of what ``allot --help`` shows);
+    a loaded one gets its module's docstring as description and ``register(p)`` adds the rest.
+    A named command therefore parses exactly as in the whole parser (same subparser, options)."""
+    parser = Parser(prog="allot", description="GPU-time budgets for shared GPU clusters.")
     parser.add_argument("--version", action="version", version=f"allot {__version__} ({mode()})")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
-    for name in (only,) if only in COMMANDS else COMMANDS:
+    for name, summary in COMMANDS.items():
+        if name not in load:
+            sub.add_parser(name, help=summary)
+            continue
         module = importlib.import_module(f"allotment.cli.cmd_{name}")
-        module.register(sub)
+        module.register(sub.add_parser(name, help=summary, description=module.__doc__))
     return parser
 
 
@@ -86,9 +68,14 @@ def command_of(argv: Sequence[str]) -> str | None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser(command_of(words))
-    argv = words
-    args = parser.parse_args(argv)
+    named = command_of(words)
+    parser = build_parser(() if named is None else (named,))
+    args = parser.parse_args(words)
+    # imported once parsed: ``--version`` and ``--help`` have exited by then, without the
+    # dataclasses and inspect modules that ``errors`` brings (a fifth of their start-up)
+    from allotment.errors import AllotmentError, ConfigError
+    from allotment.neutral import neutral_lines
+
     try:
         code: int = args.func(args)
         return code

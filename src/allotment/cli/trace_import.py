@@ -15,7 +15,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from allotment.cli.common import add_at_argument, at_date, load_compiled
+from allotment.cli.common import (
+    add_at_argument,
+    at_date,
+    load_compiled,
+    positive_float,
+    positive_int,
+)
 from allotment.config.models.common import NAME_PATTERN, OWNER_PATTERN
 from allotment.durations import parse_duration
 from allotment.errors import UsageError
@@ -47,31 +53,11 @@ _ACCOUNT_FROM = {
 }
 
 
-def _positive_int(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if v <= 0:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return v
-
-
 def _duration(text: str) -> float:
     try:
         return float(parse_duration(text))
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
-
-
-def positive_float(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
-    if not v > 0 or v == float("inf"):
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
-    return v
 
 
 def register_import(tsub: argparse._SubParsersAction[Any]) -> None:
@@ -166,10 +152,10 @@ def register_import(tsub: argparse._SubParsersAction[Any]) -> None:
     )
     ro.add_argument(
         "--gpus",
-        type=_positive_int,
+        type=positive_int,
         help="cluster size in GPUs (default: node list, else peak demand)",
     )
-    ro.add_argument("--gpus-per-node", type=_positive_int, help="GPUs per node (default 8)")
+    ro.add_argument("--gpus-per-node", type=positive_int, help="GPUs per node (default 8)")
     ro.add_argument(
         "--cluster",
         default=None,

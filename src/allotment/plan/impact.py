@@ -12,8 +12,9 @@ left out of that side only.
 
 Each (side, seed) run is cached by content (``simcache``); the runs left are grouped into units
 (``impact_units``: both sides of a seed on one generated workload, longest first) and simulated
-in a pool of ``WORKERS`` processes, each run cached as soon as its unit ends.  Every run is
-deterministic, so neither the pool, the grouping nor the cache can change a result.
+in a pool of ``allot plan --workers`` processes (``WORKERS`` unless told), each run cached as
+soon as its unit ends.  Every run is deterministic, so neither the pool, its size, the grouping
+nor the cache can change a result.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ __all__ = ["ImpactRunner", "Run", "code_sha256", "for_side"]
 
 DEFAULT_DAYS = 5.0  # per seed; what five 5-day pairs cost: docs/benchmarks.md (`allot plan`)
 DEFAULT_SCENARIO = "ai2"
-WORKERS = 2  # the CI runner and the reference machine have two cores
+WORKERS = 2  # ``allot plan --workers`` unless told: the CI runner and reference machine have two cores
 
 
 @dataclass(frozen=True, slots=True)

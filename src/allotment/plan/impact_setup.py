@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from allotment.plan.impact import ImpactRunner
+from allotment.plan.impact import WORKERS, ImpactRunner
 from allotment.plan.simcache import SimCache, choose_cache
 from allotment.sim.latency import NONE, LatencyProfile
 
@@ -22,6 +22,7 @@ def impact_function(
     env: Mapping[str, str],
     cluster: str | None = None,
     latency: LatencyProfile = NONE,
+    workers: int = WORKERS,
 ) -> ImpactRunner:
     choice = choose_cache(cache_dir, _repo_root(repo), env)
     return ImpactRunner(
@@ -33,6 +34,7 @@ def impact_function(
         cache=SimCache(choice.folder),
         note=choice.note,
         latency=latency,
+        workers=workers,
     )
 
 

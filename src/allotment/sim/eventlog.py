@@ -1,9 +1,14 @@
-"""What the simulator calls when something happens: builds the ``Event``, keeps it, feeds the
-``Recorder``.  One call per event kind keeps the runner's edits to single lines; the few
-facts an event needs that the runner does not hold (a job's charge so far, whether a reservation
-or a drain state was already logged) live here."""
+"""What the simulator calls when something happens: builds the ``Event``, feeds the
+``Recorder`` and whoever else asked for the events (a list kept in memory, a file written as the
+run goes: ``sim/event_file.py``).  Nobody asking, the event is dropped once the recorder has it:
+a 30-day run emits hundreds of thousands, which held in memory were most of its peak (issue 27).
+One call per event kind keeps the runner's edits to single lines; the few facts an event needs
+that the runner does not hold (a job's charge so far, whether a reservation or a drain state was
+already logged) live here."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from allotment.core.decisions import NodeReport, Preemption, Reservation, Start
 from allotment.core.jobs import JobSpec
@@ -13,17 +18,27 @@ from allotment.sim.signals import HOUR
 
 
 class EventLog:
-    def __init__(self, recorder: Recorder) -> None:
+    def __init__(
+        self,
+        recorder: Recorder,
+        *,
+        kept: list[Event] | None = None,
+        on_event: Callable[[Event], None] | None = None,
+    ) -> None:
         self.rec = recorder
-        self.events: list[Event] = []
+        self.kept = kept  # every event, in order, when a caller keeps them in memory
+        self.on_event = on_event  # called with every event as it happens (a file writer)
         self._running: dict[str, tuple[float, float]] = {}  # job -> (start, charged GPUs)
         self._charged: dict[str, float] = {}  # job -> reference GPU-seconds charged so far
         self._reserved: dict[str, tuple[tuple[str, ...], float]] = {}
         self._drain_logged: dict[str, set[str]] = {}  # node -> drain states logged since it failed
 
     def _emit(self, e: Event) -> None:
-        self.events.append(e)
         self.rec.consume(e)
+        if self.kept is not None:
+            self.kept.append(e)
+        if self.on_event is not None:
+            self.on_event(e)
 
     def _charge_until(self, job: str, t: float) -> None:
         start, rate = self._running.pop(job)

@@ -19,7 +19,8 @@ from typing import Any
 from allotment import __version__
 from allotment.compile.model import CompiledConfig
 from allotment.compile.render import to_json
-from allotment.sim.events import dumps_line, encode_log
+from allotment.sim.event_file import read_events
+from allotment.sim.events import dumps_line
 from allotment.sim.fairshare_log import fairshare_samples
 from allotment.sim.runner import SimResult
 from allotment.traces.scenarios.workload import Workload
@@ -83,8 +84,12 @@ def _write_lines(path: Path, lines: Iterable[str]) -> None:
         f.writelines(lines)
 
 
-def save_run(path: Path, config: CompiledConfig, workload: Workload, result: SimResult, src: RunSource) -> None:
-    """Write the run directory ``path`` atomically (see the module docstring)."""
+def save_run(
+    path: Path, config: CompiledConfig, workload: Workload, result: SimResult, src: RunSource, events: Path
+) -> None:
+    """Write the run directory ``path`` atomically (see the module docstring).  ``events`` is the
+    run's event log, already written as it ran (``sim.event_file.EventFile``): copied, and read
+    one event at a time for the fair-share samples, never held whole."""
     assert result.header is not None, "simulate() always returns its header"
     tmp = path.with_name(path.name + ".tmp")
     if tmp.exists():
@@ -94,9 +99,9 @@ def save_run(path: Path, config: CompiledConfig, workload: Workload, result: Sim
         (tmp / "meta.json").write_text(json.dumps(meta(config, result, src), indent=2, sort_keys=True) + "\n", encoding="utf-8")
         (tmp / "compiled.json").write_text(to_json(config), encoding="utf-8")
         write_trace(tmp / "trace.jsonl", sorted_items(workload.jobs, workload.node_events), header=_trace_header(result, src))
-        _write_lines(tmp / "events.jsonl", encode_log(result.header, result.events))
+        shutil.copyfile(events, tmp / "events.jsonl")
         (tmp / "metrics.json").write_text(metrics_json(result.metrics), encoding="utf-8")
-        samples = fairshare_samples(result.context, result.header, result.events)
+        samples = fairshare_samples(result.context, result.header, read_events(events))
         _write_lines(tmp / "fairshare.jsonl", (dumps_line(s) for s in samples))
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)

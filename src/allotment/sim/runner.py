@@ -21,7 +21,7 @@ import datetime as dt
 import heapq
 import math
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -60,7 +60,7 @@ class SimResult:
     cluster: str
     policy: str
     header: RunHeader | None = None
-    events: tuple[Event, ...] = ()
+    events: tuple[Event, ...] | None = None  # only with simulate(keep_events=True)
     context: Any = None  # the core Context the run used (for fair-share samples of a run dir)
     sim_seconds: float = 0.0  # wall time: not a metric (it differs between identical runs)
 
@@ -76,6 +76,8 @@ def simulate(
     overrides: Mapping[str, str] | None = None,
     reference: bool = False,
     latency: LatencyProfile = NONE,
+    keep_events: bool = False,
+    on_event: Callable[[Event], None] | None = None,
 ) -> SimResult:
     """Replay ``workload`` on ``cluster`` (default: the largest) under ``policy``.
 
@@ -83,6 +85,11 @@ def simulate(
     ``seed`` is recorded; the replay itself draws no randomness.  ``reference`` runs the plain
     reference walk (same results, slower).  ``latency`` adds a backend's unavoidable delays
     (``sim.latency``; the default adds none).
+
+    The events feed the metrics and are then dropped, unless asked for: ``keep_events`` returns
+    them all in ``SimResult.events`` (for short runs and tests), ``on_event`` is called with
+    each as it happens (``sim.event_file.EventFile`` writes them to their file), so memory does
+    not grow with the log when nobody reads it.
     """
     wall = time.perf_counter()
     cluster = cluster or config.largest_cluster()
@@ -90,6 +97,9 @@ def simulate(
     pol = apply_overrides(config.policy_for(cluster), overrides or {})
     ctx = build_context(config, cluster, mode=policy, policy=pol)
     sim = _Sim(config, ctx.cluster, workload, days, ctx, seed=seed, walk=REFERENCE if reference else FAST)
+    kept: list[Event] | None = [] if keep_events else None
+    sim.log.kept = kept
+    sim.log.on_event = on_event
     sim.latency = latency
     with bulk_allocation():  # the run makes no reference cycles (tests/sim/test_no_cycles.py)
         sim.run()
@@ -97,7 +107,8 @@ def simulate(
     if latency != NONE:
         metrics["latency_profile"] = latency.name
     wall = round(time.perf_counter() - wall, 3)
-    return SimResult(metrics, cluster, policy, sim.rec.header, tuple(sim.log.events), ctx, wall)
+    events = tuple(kept) if kept is not None else None
+    return SimResult(metrics, cluster, policy, sim.rec.header, events, ctx, wall)
 
 
 def check_run(config: CompiledConfig, cluster: str, policy: str) -> None:

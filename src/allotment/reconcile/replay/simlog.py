@@ -35,8 +35,8 @@ def simulated_events(
         [_later(j, epoch_phase_s) for j in workload.jobs],
         [replace(e, time=e.time + epoch_phase_s) for e in workload.node_events],
     )
-    result = simulate(config, shifted, cluster=cluster, latency=latency)
-    back = [e.replace(t=round(e.t - epoch_phase_s, 3)) for e in result.events]
+    result = simulate(config, shifted, cluster=cluster, latency=latency, keep_events=True)
+    back = [e.replace(t=round(e.t - epoch_phase_s, 3)) for e in result.events or ()]
     return _events(back, workload)
 
 
