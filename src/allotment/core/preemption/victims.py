@@ -6,8 +6,8 @@ It may take GPUs from running jobs past their protection, in this order of prefe
    whatever its place in its queue (``only_unallocated``: the search a non-first candidate gets);
    ``reservation``: a job that started on a reserved node it would overrun, admitted because its
    protection ended before the reservation's start (``Run.yields``, ``core.reservation``), past
-   that protection, by a job that may hold a reservation (``reserve``: a gang or a starving
-   whole-node job), whatever its account -- the terms it was admitted on;
+   that protection, by the reservation's holder (``reserve``), whatever its account -- the terms
+   it was admitted on;
 1. ``within-team``: the same account's jobs of strictly lower declared priority, whatever the
    sign (priority 0 slices -5; a team slices its own time; strict order means two jobs can never
    evict each other), unless the pass forbids it (``slice_ok``, ``core.preemption.slicing``);
