@@ -24,6 +24,7 @@ from allotment.backends.protocol import Backend
 from allotment.backends.simulated import SimulatedBackend
 from allotment.backends.slurm.backend import SlurmBackend
 from allotment.backends.slurm.runner import Runner
+from allotment.cli import reconcile_control
 from allotment.config.hostlist import expand_hostlist
 from allotment.durations import parse_duration
 from allotment.errors import UsageError
@@ -39,7 +40,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         "reconcile", help="drive a cluster to the budget repository", description=__doc__
     )
     p.add_argument(
-        "--backend", choices=("sim", "slurm", "kubernetes"), required=True, help="cluster to drive"
+        "--backend", choices=("sim", "slurm", "kubernetes"), help="cluster to drive (required)"
     )
     p.add_argument(
         "--source", default=".", help="git URL, git repository or plain folder (default: .)"
@@ -95,6 +96,10 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     p.add_argument("--context", default=None, help="kubernetes: kubeconfig context")
     p.add_argument("-v", "--verbose", action="store_true", help="debug logs")
     p.set_defaults(func=run)
+    control = p.add_subparsers(
+        dest="verb", metavar="{suspend,resume,now}", title="operator requests to a running reconciler"
+    )
+    reconcile_control.register(control)
 
 
 def _seconds(text: str, flag: str) -> float:
@@ -141,6 +146,8 @@ def _report_lines(r: TickResult, dry_run: bool) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.backend is None:
+        raise UsageError("--backend is required (sim, slurm or kubernetes)")
     setup_logging(args.log_format, logging.DEBUG if args.verbose else logging.INFO)
     interval = _seconds(args.interval, "--interval")
     max_skew = _seconds(args.max_clock_skew, "--max-clock-skew")

@@ -1,5 +1,12 @@
 """``allot serve``: the live page, ``/status.json`` (what ``allot status --state --format json``
-prints) and ``/metrics``, from the standard library's HTTP server.
+prints) and ``/metrics``, from the standard library's HTTP server; ``/healthz`` and ``/readyz``
+for a liveness and a readiness probe.
+
+``/healthz`` is 200 while the server answers (it reads nothing: a liveness probe must not restart
+the server because the reconciler is down).  ``/readyz`` is 200 when the server can serve the
+page (the state dir reads and the applied revision compiles), 503 with the reason otherwise.
+Neither reflects whether the reconciler is Ready: that is ``/metrics``'
+``allotment_reconcile_condition`` and the page, which must stay reachable exactly when it is not.
 
 Read-only by construction: only GET and HEAD are answered, every request re-reads the state
 dir, and the applied config is compiled once per revision.  Loopback by default; the page
@@ -26,6 +33,7 @@ from allotment.legible.livestate import LiveState, applied_config, conditions_at
 from allotment.legible.liveview import drain_reasons, last_actions, live_view, queue
 from allotment.legible.metrics import exposition
 from allotment.legible.words import duration, percent
+from allotment.reconcile.status import suspended_line
 
 _env = jinja2.Environment(
     loader=jinja2.PackageLoader("allotment", "templates"),
@@ -68,6 +76,7 @@ def page(server: LiveServer, state: LiveState) -> str:
         "queue": queue(state)[:200], "actions": last_actions(state),
         "reasons": reasons, "refresh": server.refresh_s, "percent": percent, "duration": duration,
         "utc": _utc, "observed": state.observation is not None,
+        "suspended": suspended_line(st) if st.suspended_by is not None else None,
     }
     return _env.get_template("live.html.j2").render(**ctx)
 
@@ -84,9 +93,15 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         path = self.path.split("?", 1)[0]
+        if path == "/healthz":
+            self._send(HTTPStatus.OK, "text/plain; charset=utf-8", b"ok\n")
+            return
         try:
             state = read_state(self.server.state_dir)
-            if path == "/":
+            if path == "/readyz":
+                self.server.config(state)  # the page needs the applied revision compiled
+                self._send(HTTPStatus.OK, "text/plain; charset=utf-8", b"ok\n")
+            elif path == "/":
                 self._send(HTTPStatus.OK, "text/html; charset=utf-8", page(self.server, state).encode())
             elif path == "/metrics":
                 body = exposition(state, live_view(state, self.server.config(state)), self.server.clock())
@@ -95,7 +110,7 @@ class _Handler(BaseHTTPRequestHandler):
                 view = live_view(state, self.server.config(state))
                 self._send(HTTPStatus.OK, "application/json", json.dumps(view.to_json(), sort_keys=True, indent=2).encode())
             else:
-                self._send(HTTPStatus.NOT_FOUND, "text/plain", b"not found: / /metrics /status.json\n")
+                self._send(HTTPStatus.NOT_FOUND, "text/plain", b"not found: / /metrics /status.json /healthz /readyz\n")
         except AllotmentError as exc:
             self._send(HTTPStatus.SERVICE_UNAVAILABLE, "text/plain; charset=utf-8", f"{exc}\n".encode())
 

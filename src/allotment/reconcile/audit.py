@@ -7,6 +7,9 @@ On start (``AuditLog.__init__``) the log is repaired: a last line cut by a crash
 is moved to ``audit.jsonl.torn`` instead of swallowing the next record, and every intent with
 no outcome gets one, ``"result": "interrupted"`` (the next observation shows whether it took
 effect; the tick after that converges either way).  Nothing else ever rewrites the file.
+
+An operator's request (``allot reconcile suspend|resume|now``) is one more line,
+``"phase": "control"``, appended by the command that asks (``reconcile.control``).
 """
 
 from __future__ import annotations
@@ -20,9 +23,14 @@ from typing import Any
 from allotment.backends.actions import Action, ActionResult, PolicyAction
 
 
+def audit_time(at: float) -> float:
+    """How a record's ``time`` is written (the one place that decides it)."""
+    return round(at, 3)
+
+
 def _entry(a: Action, *, at: float, revision: str, dry_run: bool) -> dict[str, Any]:
     entry: dict[str, Any] = {
-        "time": round(at, 3),
+        "time": audit_time(at),
         "revision": revision,
         "action": a.kind,
         "target": a.target,
@@ -73,12 +81,20 @@ class AuditLog:
         self._repair()
 
     def append(self, lines: list[str]) -> None:
+        """Append in one ``write`` on an ``O_APPEND`` descriptor: an operator's request
+        (``reconcile.control``) appended by another process meanwhile lands between two
+        batches, never inside one."""
         if not lines:
             return
-        with self.path.open("a", encoding="utf-8") as f:
-            f.write("".join(line + "\n" for line in lines))
-            f.flush()
-            os.fsync(f.fileno())
+        data = "".join(line + "\n" for line in lines).encode("utf-8")
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            view = memoryview(data)
+            while view:  # a regular file takes it whole; loop only for a short write
+                view = view[os.write(fd, view):]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
     def read(self) -> list[dict[str, Any]]:
         return read_lines(self.path)

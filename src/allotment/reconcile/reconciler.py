@@ -11,6 +11,9 @@
    run the core, dry-run and apply its requeues, priorities, drains and resumes;
 6. conditions (``conditions``), audit log, status.
 
+Before step 1 the operator's requests are read (``control``): a suspended reconciler runs every
+step but applies nothing (all its actions are only dry-run, none audited as applied).
+
 A ``BackendError`` stops the tick: Stalled with the reason, the last good revision kept.  A
 state dir that cannot be written or a corrupt file in it ends the process with a one-line
 ``StateDirError``/``StateFileError``, after making sure no status says Ready.  Everything
@@ -37,6 +40,7 @@ from allotment.reconcile.active import maintenance_now, plan_cluster
 from allotment.reconcile.audit import AuditLog, audit_lines, intent_lines
 from allotment.reconcile.charging import finished_runs, observed_runs
 from allotment.reconcile.conditions import TickOutcome, set_conditions
+from allotment.reconcile.control import Control, read_control
 from allotment.reconcile.health import read_health
 from allotment.reconcile.ledger import Ledger
 from allotment.reconcile.memory_file import read_memory, save_memory
@@ -90,6 +94,31 @@ class Reconciler:
         # for, first submissions (Slurm resets submit_time at a requeue), debug backfill that
         # yields to a reservation, the usage frozen per fair-share epoch (memory_file)
         self.memory = read_memory(state_dir)
+        self._suspended = False  # set per tick from the operator's requests
+
+    @property
+    def holding(self) -> bool:
+        """Plan and dry-run only: ``--dry-run``, or suspended by an operator."""
+        return self.options.dry_run or self._suspended
+
+    def wants_tick(self) -> bool:
+        """An operator asked for a tick (``allot reconcile now``, suspend, resume) that no tick
+        has handled yet.  A control file that cannot be read asks for one: the tick reports it."""
+        try:
+            ctl = read_control(self.state_dir)
+        except (StateDirError, StateFileError):
+            return True
+        handled = self.status.last_handled_reconcile_at
+        return ctl.requested_at is not None and (handled is None or ctl.requested_at > handled)
+
+    def _take_control(self, ctl: Control) -> None:
+        st, s = self.status, ctl.suspended
+        self._suspended = s is not None
+        st.suspended_by = None if s is None else s.by
+        st.suspended_since = None if s is None else s.since
+        st.suspend_reason = "" if s is None else s.reason
+        if ctl.requested_at is not None:
+            st.last_handled_reconcile_at = ctl.requested_at
 
     def close(self) -> None:
         self.ledger.close()
@@ -105,6 +134,7 @@ class Reconciler:
         result = TickResult(None)
         try:
             try:
+                self._take_control(read_control(self.state_dir))
                 self._tick(now, result)
             except (OSError, sqlite3.DatabaseError) as exc:
                 raise state_error(exc, self.state_dir) from None
@@ -164,7 +194,7 @@ class Reconciler:
             applied += self._active(driving.config, cluster, driving.sha, now, result)
         st.driving_revision = driving.sha
         # 6. conditions
-        set_conditions(st, TickOutcome.of(result, applied, opts.dry_run, st), now)
+        set_conditions(st, TickOutcome.of(result, applied, self.holding, st), now)
 
     def _cluster(self, config: CompiledConfig) -> str:
         names = sorted(config.clusters)
@@ -226,7 +256,7 @@ class Reconciler:
             )
         except BackendError as exc:
             refused, applied = str(exc), 0
-        if opts.dry_run:
+        if self.holding:
             return choice, applied
         if refused is None:
             st.last_applied_revision, st.last_applied_inputs_sha256 = (
@@ -252,9 +282,10 @@ class Reconciler:
         if not actions:
             return 0
         dry = self.backend.apply(actions, dry_run=True)
-        if self.options.dry_run or any(r.code == "failed" for r in dry):
+        if self.holding or any(r.code == "failed" for r in dry):
             result.results.extend(dry)
-            self.audit.append(audit_lines(dry, at=now, revision=sha, dry_run=True))
+            if not self._suspended:  # held every tick of a suspension: counted, not logged
+                self.audit.append(audit_lines(dry, at=now, revision=sha, dry_run=True))
             return 0
         self.audit.append(intent_lines(actions, at=now, revision=sha))
         done = self.backend.apply(actions)

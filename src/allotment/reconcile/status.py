@@ -18,7 +18,6 @@ intervals reads as ``Ready=False, reason=Stale``.
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -27,6 +26,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from allotment.reconcile.state_errors import StateDirError, StateFileError, write_atomic
+from allotment.timefmt import parse_rfc3339, rfc3339
 
 STATUS_FILE = "status.json"
 STALE_TICKS = 3  # a last tick older than this many intervals means the reconciler is not running
@@ -69,6 +69,11 @@ class Status:
     rejected_revisions: dict[str, str] = field(default_factory=dict)  # sha -> backend's refusal
     drift: list[str] = field(default_factory=list)  # drift found in the last tick
     prune_skipped: list[str] = field(default_factory=list)
+    # an operator's requests as the last tick saw them (``reconcile.control``)
+    suspended_by: str | None = None  # None: not suspended
+    suspended_since: float | None = None
+    suspend_reason: str = ""
+    last_handled_reconcile_at: float | None = None  # Flux's lastHandledReconcileAt
 
     def set_condition(
         self, type_: str, status: bool, reason: str, message: str, now: float
@@ -110,16 +115,17 @@ def conditions(status: Status, now: float) -> list[Condition]:
     return sorted(out, key=lambda c: c.type)
 
 
+def suspended_line(status: Status) -> str:
+    """Who suspended the reconciler, since when and why (``allot reconcile suspend``)."""
+    since = "-" if status.suspended_since is None else rfc3339(status.suspended_since)
+    why = f": {status.suspend_reason}" if status.suspend_reason else ""
+    return f"by {status.suspended_by} since {since}{why}; nothing is applied until resumed"
+
+
 def is_ready(status: Status, now: float) -> bool:
     return any(c.type == "Ready" and c.status for c in conditions(status, now))
 
 
-def rfc3339(t: float) -> str:
-    return dt.datetime.fromtimestamp(t, dt.UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
-
-
-def _parse_time(text: str) -> float:
-    return dt.datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
 
 
 class _ConditionFile(BaseModel):
@@ -137,7 +143,7 @@ class _ConditionFile(BaseModel):
     def to_condition(self) -> Condition:
         truth = self.status if isinstance(self.status, bool) else _truth(self.status)
         if self.lastTransitionTime is not None:
-            when = _parse_time(self.lastTransitionTime)
+            when = parse_rfc3339(self.lastTransitionTime)
         elif self.since is not None:
             when = float(self.since)
         else:
@@ -174,6 +180,10 @@ class _StatusFile(BaseModel):
     rejected_revisions: dict[str, str] = {}
     drift: list[str] = []
     prune_skipped: list[str] = []
+    suspended_by: str | None = None
+    suspended_since: float | None = None
+    suspend_reason: str = ""
+    last_handled_reconcile_at: float | None = None
 
 
 def read_status(state_dir: Path) -> Status:
@@ -190,7 +200,8 @@ def read_status(state_dir: Path) -> Status:
         raw = json.loads(text, parse_float=float, parse_int=int)
         if isinstance(raw, dict):
             for k in ("last_tick", "interval_s", "clock_skew_s", "last_backend_time",
-                      "last_tick_duration_s", "tick_duration_sum_s"):
+                      "last_tick_duration_s", "tick_duration_sum_s", "suspended_since",
+                      "last_handled_reconcile_at"):
                 if isinstance(raw.get(k), int) and not isinstance(raw.get(k), bool):
                     raw[k] = float(raw[k])
         f = _StatusFile.model_validate(raw)
@@ -249,6 +260,8 @@ def render_text(status: Status, now: float) -> str:
         else ""
     )
     lines.append(f"last tick                {ago} (every {status.interval_s:g} s{took})")
+    if status.suspended_by is not None:
+        lines.append(f"suspended                {suspended_line(status)}")
     lines.append(f"last applied revision    {status.last_applied_revision or '-'}")
     lines.append(f"  inputs sha256          {status.last_applied_inputs_sha256 or '-'}")
     lines.append(f"last attempted revision  {status.last_attempted_revision or '-'}")
