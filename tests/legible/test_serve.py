@@ -95,7 +95,7 @@ def test_metrics_agree_with_status_json(server: str, state_dir: Path, capsys: py
     assert value("allotment_pending_gpus", account="teama1") == row["pending_gpus"]
     assert value("allotment_preemptions", rule="drain") == 1
     assert value("allotment_drained_nodes") == len(view["drained"]) == 1
-    assert {s.labels["type"] for s in fams["allotment_reconcile_condition"].samples} == {"Ready", "Reconciling", "Stalled"}
+    assert {s.labels["type"] for s in fams["allotment_reconcile_condition"].samples} == {"CapacityDrift", "Ready", "Reconciling", "Stalled"}
     # the fixture ticked on a fixed clock long past: scraped now, the reconciler is not running
     assert value("allotment_reconcile_condition", type="Ready", reason="Stale") == 0
 

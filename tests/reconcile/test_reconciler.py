@@ -197,7 +197,7 @@ def test_status_file_and_audit_log_say_what_happened(
     rec.tick()
     raw = json.loads((tmp_path / "state/status.json").read_text())
     assert raw["last_applied_revision"] == rec.status.last_applied_revision
-    assert {c["type"] for c in raw["conditions"]} == {"Ready", "Reconciling", "Stalled"}
+    assert {c["type"] for c in raw["conditions"]} == {"CapacityDrift", "Ready", "Reconciling", "Stalled"}
     outcomes = [e for e in rec.audit.read() if e["phase"] == "outcome"]
     intents = [e for e in rec.audit.read() if e["phase"] == "intent"]
     assert raw["action_counts"]["applied"] == len(outcomes) == len(intents)

@@ -77,6 +77,7 @@ def page(server: LiveServer, state: LiveState) -> str:
         "reasons": reasons, "refresh": server.refresh_s, "percent": percent, "duration": duration,
         "utc": _utc, "observed": state.observation is not None,
         "suspended": suspended_line(st) if st.suspended_by is not None else None,
+        "capacity_drift": st.capacity.message() if st.capacity is not None and st.capacity.drifted else None,
     }
     return _env.get_template("live.html.j2").render(**ctx)
 

@@ -33,11 +33,12 @@ from pathlib import Path
 from allotment.backends.actions import Action
 from allotment.backends.diff import diff_policy
 from allotment.backends.policy import desired_policy
-from allotment.backends.protocol import Backend
+from allotment.backends.protocol import Backend, Observation
 from allotment.compile.model import CompiledConfig
 from allotment.errors import BackendError, UsageError
 from allotment.reconcile.active import maintenance_now, plan_cluster
 from allotment.reconcile.audit import AuditLog, audit_lines, intent_lines
+from allotment.reconcile.capacity_drift import compare
 from allotment.reconcile.charging import finished_runs, observed_runs
 from allotment.reconcile.conditions import TickOutcome, set_conditions
 from allotment.reconcile.control import Control, read_control
@@ -293,6 +294,15 @@ class Reconciler:
         self.audit.append(audit_lines(done, at=now, revision=sha, dry_run=False))
         return sum(1 for r in done if r.code in ("applied", "pruned"))
 
+    def _capacity(self, config: CompiledConfig, cluster: str, obs: Observation, now: float) -> None:
+        """Report (never correct) a cluster that is not the inventory's (``capacity_drift``)."""
+        drift = compare(config.clusters[cluster], obs)
+        self.status.capacity = drift
+        reason = "InventoryMismatch" if drift.drifted else "InventoryMatches"
+        if drift.drifted and drift.message() != getattr(self.status.condition("CapacityDrift"), "message", None):
+            log.warning("capacity drift: %s", drift.message())
+        self.status.set_condition("CapacityDrift", drift.drifted, reason, drift.message(), now)
+
     def _active(
         self, config: CompiledConfig, cluster: str, sha: str, now: float, result: TickResult
     ) -> int:
@@ -301,6 +311,7 @@ class Reconciler:
         obs, check = on_backend_clock(raw, self.clock(), self.options.max_skew_s)
         st.clock_skew_s, result.skew = round(check.skew_s, 3), check
         save_observation(self.state_dir, obs)  # for explain --state and the live page
+        self._capacity(config, cluster, obs, now)
         if not check.ok:
             log.warning("%s", check.message())
             return 0

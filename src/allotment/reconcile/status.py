@@ -25,6 +25,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from allotment.reconcile.capacity_drift import CapacityDrift, GpuCountDiff
 from allotment.reconcile.state_errors import StateDirError, StateFileError, write_atomic
 from allotment.timefmt import parse_rfc3339, rfc3339
 
@@ -74,6 +75,8 @@ class Status:
     suspended_since: float | None = None
     suspend_reason: str = ""
     last_handled_reconcile_at: float | None = None  # Flux's lastHandledReconcileAt
+    # the observed cluster against the inventory at the last observation (``capacity_drift``)
+    capacity: CapacityDrift | None = None
 
     def set_condition(
         self, type_: str, status: bool, reason: str, message: str, now: float
@@ -184,6 +187,32 @@ class _StatusFile(BaseModel):
     suspended_since: float | None = None
     suspend_reason: str = ""
     last_handled_reconcile_at: float | None = None
+    capacity: _CapacityFile | None = None
+
+
+class _GpuCountFile(BaseModel):
+    model_config = ConfigDict(strict=True, extra="ignore")
+    node: str
+    inventory_gpus: int
+    observed_gpus: int
+
+
+class _CapacityFile(BaseModel):
+    model_config = ConfigDict(strict=True, extra="ignore")
+    inventory_gpus: int
+    observed_gpus: int
+    inventory_nodes: int
+    observed_nodes: int
+    missing: list[str] = []
+    extra: list[str] = []
+    differs: list[_GpuCountFile] = []
+
+    def to_record(self) -> CapacityDrift:
+        return CapacityDrift(
+            self.inventory_gpus, self.observed_gpus, self.inventory_nodes, self.observed_nodes,
+            tuple(self.missing), tuple(self.extra),
+            tuple(GpuCountDiff(d.node, d.inventory_gpus, d.observed_gpus) for d in self.differs),
+        )
 
 
 def read_status(state_dir: Path) -> Status:
@@ -212,8 +241,9 @@ def read_status(state_dir: Path) -> Status:
             " ".join(first[:3]) if isinstance(exc, ValidationError) else (first[0] if first else "")
         )
         raise StateFileError(f"{path}: not a reconciler status file ({why})") from None
-    data = f.model_dump(exclude={"conditions"})
-    return Status(conditions=conds, **data)
+    data = f.model_dump(exclude={"conditions", "capacity"})
+    capacity = f.capacity.to_record() if f.capacity is not None else None
+    return Status(conditions=conds, capacity=capacity, **data)
 
 
 load_status = read_status
