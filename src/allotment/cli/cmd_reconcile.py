@@ -1,7 +1,7 @@
 """``allot reconcile``: keep a cluster at the newest valid commit of the budget repository.
 
 Level-triggered: every tick fetches the source, compiles the newest commit that validates,
-diffs desired against observed, dry-runs, then applies (see ``reconcile.reconciler``).
+diffs desired against observed, dry-runs, then applies (docs/operators-guide.md).
 Exit codes: 0 after ``--once`` with nothing failing (or after SIGTERM); 1 after ``--once``
 when the newest commit was rejected (it does not validate, or the backend refused it: the last
 good revision was driven instead); 3 when the backend, an action or the state dir failed; 2 for
@@ -53,7 +53,10 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         "--state", default=".allot-reconcile", type=Path, help="state dir (status, ledger, audit)"
     )
     p.add_argument(
-        "--cluster", default=None, help="inventory cluster this backend is (default: the only one)"
+        "--cluster",
+        default=None,
+        help="inventory cluster this backend is (default: the only one; with several, the one"
+        " with the most GPUs, named in a warning)",
     )
     p.add_argument(
         "--policy-only",
