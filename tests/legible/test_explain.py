@@ -10,6 +10,7 @@ import pytest
 
 from allotment.cli.main import main
 from allotment.legible.rundir import read_run
+from allotment.reconcile.audit import entry_time
 from tests.conftest import REPO_ROOT
 
 RAW_FLOAT = re.compile(r"\d+\.\d{3,}")  # e.g. protected_until: 37680.0 or 0.2501
@@ -116,7 +117,7 @@ def test_a_requeued_live_job_says_when_and_by_which_rule(state_dir: Path, capsys
     req = next(a for a in audit if a["action"] == "requeue" and a["phase"] == "outcome" and a["result"] == "applied")
     assert main(["explain", req["target"], "--state", str(state_dir), "--format", "json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    ago = out["at"] - req["time"]
+    ago = out["at"] - entry_time(req)
     assert ago == 1810  # the fixture's ticks: requeued at the second, explained after the fourth
     assert f"requeued 30 min ago (drain: {req['reason']})" in out["summary"]
 

@@ -18,6 +18,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from allotment.cli.main import build_parser, main
 from allotment.legible.serve import LiveServer, make_server
+from allotment.reconcile.audit import audit_time, entry_time
 from allotment.reconcile.status import STALE_TICKS, read_status
 
 
@@ -147,9 +148,10 @@ def test_an_action_in_flight_is_shown_so_and_the_audit_log_is_left_as_it_is(stat
     shutil.copytree(state_dir, live)
     lines = [json.loads(x) for x in (live / "audit.jsonl").read_text().splitlines()]
     intent = next(a for a in lines if a["phase"] == "intent" and a["action"] == "set_priority")
-    batch = f"{intent['time'] + 600:.3f}/{intent['revision'][:12]}"
+    later = entry_time(intent) + 600
+    batch = f"{later:.3f}/{intent['revision'][:12]}"
     with (live / "audit.jsonl").open("a") as f:  # the reconciler, between intent and outcome
-        f.write(json.dumps(intent | {"time": intent["time"] + 600, "batch": batch, "seq": 0}) + "\n")
+        f.write(json.dumps(intent | {"time": audit_time(later), "batch": batch, "seq": 0}) + "\n")
     before = (live / "audit.jsonl").read_bytes()
     with _serving(live) as url:
         _, body = _get(url + "/")

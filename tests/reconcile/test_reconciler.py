@@ -203,7 +203,7 @@ def test_status_file_and_audit_log_say_what_happened(
     assert raw["action_counts"]["applied"] == len(outcomes) == len(intents)
     entry = next(e for e in outcomes if e["target"] == "teama1")
     assert entry["rule"] == "policy-sync" and entry["revision"] == rec.status.last_applied_revision
-    assert entry["time"] == T0 and entry["result"] == "applied"
+    assert entry["time"] == "2026-11-18T11:06:40.000Z" and entry["result"] == "applied"  # T0
     assert load_status(tmp_path / "state").ticks == 1
 
 

@@ -45,8 +45,8 @@ def run(args: argparse.Namespace) -> int:
             timeout = float(parse_duration(args.timeout))
         except ValueError as exc:
             raise UsageError(f"--timeout: {exc}") from None
-    now = round(time.time(), 3)
-    ctl = request(state, args.verb, now, getattr(args, "reason", ""))
+    ctl = request(state, args.verb, time.time(), getattr(args, "reason", ""))
+    now = ctl.requested_at or 0.0
     if timeout is None:
         what = "suspended" if ctl.suspended is not None else "resumed"
         print(f"{state}: {what} (recorded at {rfc3339(now)}; the reconciler takes it up within a second)")

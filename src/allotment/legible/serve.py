@@ -34,6 +34,7 @@ from allotment.legible.liveview import drain_reasons, last_actions, live_view, q
 from allotment.legible.metrics import exposition
 from allotment.legible.words import duration, percent
 from allotment.reconcile.status import suspended_line
+from allotment.timefmt import parse_rfc3339
 
 _env = jinja2.Environment(
     loader=jinja2.PackageLoader("allotment", "templates"),
@@ -82,8 +83,10 @@ def page(server: LiveServer, state: LiveState) -> str:
     return _env.get_template("live.html.j2").render(**ctx)
 
 
-def _utc(unix: float) -> str:
-    return dt.datetime.fromtimestamp(float(unix), dt.UTC).strftime("%Y-%m-%d %H:%M:%S")
+def _utc(when: float | str) -> str:
+    """A time on the page: Unix seconds, or an audit record's RFC 3339 ``time``."""
+    unix = parse_rfc3339(when) if isinstance(when, str) else float(when)
+    return dt.datetime.fromtimestamp(unix, dt.UTC).strftime("%Y-%m-%d %H:%M:%S")
 
 
 class _Handler(BaseHTTPRequestHandler):

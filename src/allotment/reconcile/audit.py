@@ -16,16 +16,26 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from allotment.backends.actions import Action, ActionResult, PolicyAction
+from allotment.timefmt import parse_rfc3339, rfc3339
 
 
-def audit_time(at: float) -> float:
-    """How a record's ``time`` is written (the one place that decides it)."""
-    return round(at, 3)
+def audit_time(at: float) -> str:
+    """How a record's ``time`` is written (the one place that decides it): RFC 3339 UTC to the
+    millisecond, as the log lines are."""
+    return rfc3339(at, ms=True)
+
+
+def entry_time(entry: Mapping[str, object]) -> float:
+    """A record's ``time`` in Unix seconds: RFC 3339, or a number in a log written before."""
+    t = entry.get("time", 0.0)
+    if isinstance(t, str):
+        return parse_rfc3339(t)
+    return float(t) if isinstance(t, int | float) else 0.0
 
 
 def _entry(a: Action, *, at: float, revision: str, dry_run: bool) -> dict[str, Any]:

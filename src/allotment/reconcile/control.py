@@ -100,6 +100,7 @@ def request(state_dir: Path, verb: str, now: float, reason: str = "") -> Control
     ``POLL_S`` rather than at the next interval."""
     if not state_dir.is_dir():
         raise StateFileError(f"--state {state_dir}: no such state dir (has `allot reconcile --state {state_dir}` run?)")
+    now = parse_rfc3339(rfc3339(now, ms=True))  # as the file will hold it, so a wait compares equal
     old = read_control(state_dir)
     by = who()
     if verb == "suspend":

@@ -31,6 +31,9 @@ from allotment.timefmt import parse_rfc3339, rfc3339
 
 STATUS_FILE = "status.json"
 STALE_TICKS = 3  # a last tick older than this many intervals means the reconciler is not running
+# wall-clock times, written as RFC 3339 UTC (``allotment.timefmt``) to the millisecond; a file
+# from before holds Unix seconds, which are still read
+TIME_FIELDS = ("last_tick", "last_backend_time", "suspended_since", "last_handled_reconcile_at")
 
 
 @dataclass(slots=True)
@@ -228,6 +231,9 @@ def read_status(state_dir: Path) -> Status:
     try:
         raw = json.loads(text, parse_float=float, parse_int=int)
         if isinstance(raw, dict):
+            for k in TIME_FIELDS:
+                if isinstance(raw.get(k), str):
+                    raw[k] = parse_rfc3339(raw[k])
             for k in ("last_tick", "interval_s", "clock_skew_s", "last_backend_time",
                       "last_tick_duration_s", "tick_duration_sum_s", "suspended_since",
                       "last_handled_reconcile_at"):
@@ -256,8 +262,12 @@ def _truth(text: str) -> bool:
 
 
 def status_json(status: Status, now: float | None = None) -> dict[str, Any]:
-    """The file's shape: conditions as kstatus writes them (as judged at ``now`` when given)."""
+    """The file's shape: conditions as kstatus writes them (as judged at ``now`` when given),
+    wall-clock times (``TIME_FIELDS``) as RFC 3339 UTC."""
     raw = asdict(status)
+    for k in TIME_FIELDS:
+        if raw[k] is not None:
+            raw[k] = rfc3339(raw[k], ms=True)
     conds = status.conditions if now is None else conditions(status, now)
     raw["conditions"] = [
         {
