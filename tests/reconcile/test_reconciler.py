@@ -10,6 +10,7 @@ from allotment.compile.compiler import compile_repo
 from allotment.errors import BackendError
 from allotment.reconcile.reconciler import Options
 from allotment.reconcile.status import load_status
+from allotment.timefmt import rfc3339
 from tests.reconcile.conftest import T0
 from tests.reconcile.repo import DEFAULT_SHARES, commit_all, head, write_repo
 
@@ -203,7 +204,7 @@ def test_status_file_and_audit_log_say_what_happened(
     assert raw["action_counts"]["applied"] == len(outcomes) == len(intents)
     entry = next(e for e in outcomes if e["target"] == "teama1")
     assert entry["rule"] == "policy-sync" and entry["revision"] == rec.status.last_applied_revision
-    assert entry["time"] == "2026-11-18T11:06:40.000Z" and entry["result"] == "applied"  # T0
+    assert entry["time"] == rfc3339(T0, ms=True) == "2026-11-18T11:06:40.000Z" and entry["result"] == "applied"
     assert load_status(tmp_path / "state").ticks == 1
 
 
