@@ -32,6 +32,12 @@ def explain_live(state: LiveState, config: CompiledConfig, job: str) -> dict[str
     d: dict[str, Any] = {"job": job, "at": state.now, "path": path,
                          "actions": actions[-10:], "observed": asdict(j) if j is not None else None}
     d["summary"] = _summary(state, d, rows.get(account))
+    # for a machine, wall-clock times as RFC 3339 UTC (the summary above read them as seconds)
+    d["at"] = rfc3339(state.now)
+    if d["observed"] is not None:
+        for k in ("submit", "start", "eligible"):
+            if d["observed"].get(k) is not None:
+                d["observed"][k] = rfc3339(d["observed"][k])
     return d
 
 
