@@ -100,9 +100,10 @@ def load_workload(args: argparse.Namespace, config: Any) -> tuple[Any, str, floa
 
 def run(args: argparse.Namespace) -> int:
     from allotment.atomic_file import write_text
+    from allotment.cli.progress import Progress, wanted
     from allotment.sim.events import encode_log
     from allotment.sim.latency import parse_profile
-    from allotment.sim.rundir import RunSource, metrics_json, save_run
+    from allotment.sim.rundir import metrics_json
     from allotment.sim.runner import simulate
     from allotment.traces.writer import AtomicWriter
 
@@ -110,13 +111,16 @@ def run(args: argparse.Namespace) -> int:
     latency = parse_profile(args.profile)
     config = load_compiled(args)
     workload, cluster, days = load_workload(args, config)
-    result = simulate(
-        config, workload, cluster=cluster, days=days, seed=args.seed, policy=args.policy, overrides=overrides,
-        reference=args.no_skip,
-        latency=latency,
-    )
-    m = result.metrics
     json_to_stdout = args.json is not None and str(args.json) == "-"
+    span = f"{days:g} days" if days is not None else "to the end"
+    with Progress(f"simulating {len(workload.jobs):,} jobs, {span}, on {cluster}",
+                  enabled=wanted(machine_stdout=json_to_stdout)):
+        result = simulate(
+            config, workload, cluster=cluster, days=days, seed=args.seed, policy=args.policy, overrides=overrides,
+            reference=args.no_skip,
+            latency=latency,
+        )
+    m = result.metrics
     if not json_to_stdout:
         print(render_summary(m, result.sim_seconds))
     if args.json is not None:
@@ -131,15 +135,22 @@ def run(args: argparse.Namespace) -> int:
             for line in encode_log(result.header, result.events):
                 out.write_line(line.rstrip("\n"))
     if args.save is not None:
-        src = RunSource(
-            scenario=args.scenario,
-            trace=str(args.trace) if args.trace is not None else None,
-            days=days,
-            t0=t0_of(config.at).isoformat(),
-            no_skip=bool(getattr(args, "no_skip", False)),
-        )
-        save_run(args.save, config, workload, result, src)
+        with Progress(f"saving the run to {args.save}", enabled=wanted(machine_stdout=json_to_stdout)):
+            _save(args, config, workload, result, days)
     return 0
+
+
+def _save(args: argparse.Namespace, config: Any, workload: Any, result: Any, days: float | None) -> None:
+    from allotment.sim.rundir import RunSource, save_run
+
+    src = RunSource(
+        scenario=args.scenario,
+        trace=str(args.trace) if args.trace is not None else None,
+        days=days,
+        t0=t0_of(config.at).isoformat(),
+        no_skip=bool(getattr(args, "no_skip", False)),
+    )
+    save_run(args.save, config, workload, result, src)
 
 
 def render_summary(m: dict[str, Any], sim_seconds: float | None = None) -> str:

@@ -3,7 +3,7 @@ environment (where the cache lives, whether CI forbids it; see ``simcache``)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from allotment.plan.impact import ImpactRunner
@@ -22,6 +22,7 @@ def impact_function(
     env: Mapping[str, str],
     cluster: str | None = None,
     latency: LatencyProfile = NONE,
+    progress: Callable[[int, int], None] | None = None,
 ) -> ImpactRunner:
     choice = choose_cache(cache_dir, _repo_root(repo), env)
     return ImpactRunner(
@@ -33,6 +34,7 @@ def impact_function(
         cache=SimCache(choice.folder),
         note=choice.note,
         latency=latency,
+        progress=progress,
     )
 
 
