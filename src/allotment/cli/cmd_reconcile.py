@@ -28,11 +28,15 @@ from allotment.cli import reconcile_control
 from allotment.config.hostlist import expand_hostlist
 from allotment.durations import parse_duration
 from allotment.errors import UsageError
+from allotment.reconcile.demo_feed import Feed, make_feed, restore
+from allotment.reconcile.demo_feed import save as save_feed
 from allotment.reconcile.logs import setup_logging
 from allotment.reconcile.loop import StopFlag, run_loop, state_lock
 from allotment.reconcile.reconciler import Options, Reconciler, TickResult
 from allotment.reconcile.skew import DEFAULT_MAX_SKEW_S
 from allotment.reconcile.source import DEFAULT_GIT_TIMEOUT_S, open_source
+from allotment.sim.workloads import from_scenario
+from allotment.traces.scenarios import SCENARIOS
 
 
 def register(sub: argparse._SubParsersAction[Any]) -> None:
@@ -65,8 +69,9 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     )
     p.add_argument(
         "--tiers",
-        default=",".join(f"{s}s" for s in DEFAULT_TIERS_S),
-        help="minimum-runtime QOS tiers",
+        default=None,
+        help="minimum-runtime QOS tiers (default 15m,1h,4h,8h; with --workload, those divided"
+        " by --speedup)",
     )
     p.add_argument(
         "--health-file", default=None, help="node health file (default: the inventory's)"
@@ -90,6 +95,19 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         "--sim-nodes",
         default=None,
         help="sim backend nodes as HOSTLIST:GPUS, first run only (default: the inventory's)",
+    )
+    p.add_argument(
+        "--workload",
+        default=None,
+        metavar="SCENARIO",
+        help="sim backend: feed it this scenario's jobs in real time, a demo cluster that lives"
+        f" ({', '.join(SCENARIOS)})",
+    )
+    p.add_argument(
+        "--speedup", type=float, default=60.0, help="--workload: trace seconds per second (default 60)"
+    )
+    p.add_argument(
+        "--workload-days", type=float, default=7.0, help="--workload: days of the scenario (default 7)"
     )
     p.add_argument(
         "--log-format", choices=("text", "json"), default="text", help="stderr log lines"
@@ -134,6 +152,34 @@ def _backend(args: argparse.Namespace) -> Backend:
     return SimulatedBackend(nodes, now=time.time(), follow=time.time)
 
 
+class WorkloadFeeder:
+    """``--workload``: the demo feed (``reconcile.demo_feed``), made on the first tick that has a
+    config (the scenario is drawn from the driven config's teams and users), stepped after every
+    tick on the wall clock, and kept in the state dir."""
+
+    def __init__(self, args: argparse.Namespace, state: Path, tiers: tuple[int, ...]) -> None:
+        self.args, self.state, self.tiers = args, state, tiers
+        self.feed: Feed | None = None
+
+    def step(self, rec: Reconciler, backend: SimulatedBackend) -> None:
+        now = time.time()
+        if self.feed is None:
+            config = rec.driving_config
+            if config is None:
+                return  # no revision driven yet: nothing to draw the scenario from
+            a = self.args
+            cluster = rec.status.cluster
+            work = from_scenario(config, a.workload, cluster=cluster, days=a.workload_days, seed=0)
+            label = f"{a.workload} {a.workload_days:g} days x{a.speedup:g} on {cluster}"
+            made = make_feed(
+                work.jobs, label=label, origin=now, speedup=a.speedup,
+                default_min_s=config.policy_for(cluster).default_min_runtime_s, tiers_s=self.tiers,
+            )
+            self.feed = restore(made, self.state)
+        if self.feed.step(backend, now):
+            save_feed(self.feed, self.state)
+
+
 def _report_lines(r: TickResult, dry_run: bool) -> list[str]:
     counts = " ".join(f"{k}={v}" for k, v in r.counts().items()) or "no actions"
     rev = (r.revision or "-")[:12]
@@ -155,7 +201,16 @@ def run(args: argparse.Namespace) -> int:
     interval = _seconds(args.interval, "--interval")
     max_skew = _seconds(args.max_clock_skew, "--max-clock-skew")
     git_timeout = _seconds(args.git_timeout, "--git-timeout")
-    tiers = tuple(int(_seconds(t, "--tiers")) for t in args.tiers.split(",") if t.strip())
+    if args.workload is not None and args.backend != "sim":
+        raise UsageError("--workload: only the sim backend takes a workload (a real cluster has its own)")
+    if args.workload is not None and not 0 < args.speedup < float("inf"):
+        raise UsageError(f"--speedup {args.speedup:g}: expected a positive number")
+    if args.tiers is None:
+        tiers = DEFAULT_TIERS_S
+        if args.workload is not None:  # compressed as the jobs' minimum runtimes are
+            tiers = tuple(sorted({max(1, round(t / args.speedup)) for t in DEFAULT_TIERS_S}))
+    else:
+        tiers = tuple(int(_seconds(t, "--tiers")) for t in args.tiers.split(",") if t.strip())
     if not tiers or min(tiers) <= 0:
         raise UsageError("--tiers: give at least one positive duration, like 15m,1h,4h,8h")
     state: Path = args.state
@@ -176,8 +231,11 @@ def run(args: argparse.Namespace) -> int:
         stop.install()
 
         printed: list[str] = []
+        feed = WorkloadFeeder(args, state, tiers) if args.workload is not None else None
 
         def on_tick(r: TickResult) -> None:
+            if feed is not None and isinstance(backend, SimulatedBackend) and not args.dry_run:
+                feed.step(rec, backend)
             if isinstance(backend, SimulatedBackend) and not args.dry_run:
                 backend.save(state / "sim.json")
             lines = _report_lines(r, args.dry_run)

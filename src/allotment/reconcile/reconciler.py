@@ -96,6 +96,7 @@ class Reconciler:
         # yields to a reservation, the usage frozen per fair-share epoch (memory_file)
         self.memory = read_memory(state_dir)
         self._suspended = False  # set per tick from the operator's requests
+        self.driving_config: CompiledConfig | None = None  # what the last tick drove
 
     @property
     def holding(self) -> bool:
@@ -194,6 +195,7 @@ class Reconciler:
         if opts.active:
             applied += self._active(driving.config, cluster, driving.sha, now, result)
         st.driving_revision = driving.sha
+        self.driving_config = driving.config
         # 6. conditions
         set_conditions(st, TickOutcome.of(result, applied, self.holding, st), now)
 
