@@ -163,3 +163,43 @@ def test_healthz_and_readyz_answer_on_loopback(served: str, reconciler: Path) ->
         assert code == 503 and "no status.json" in body
     finally:
         (reconciler / "status.json.moved").rename(reconciler / "status.json")
+
+
+def test_the_reconciler_serves_its_own_probes(config_repo: Path, tmp_path: Path) -> None:
+    import re
+
+    state = tmp_path / "st"
+    argv = [*ALLOT, "reconcile", "--backend", "sim", "--source", str(config_repo), "--state", str(state),
+            "--interval", "1h", "--probe-port", "0"]
+    log = tmp_path / "log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(argv, stdout=out, stderr=out, env={**os.environ})
+    try:
+        deadline = time.monotonic() + 60
+        while not (m := re.search(r"probes on (http://127\.0\.0\.1:\d+)/healthz", log.read_text())) or not (
+            state / "status.json"
+        ).exists():
+            assert proc.poll() is None and time.monotonic() < deadline, log.read_text()
+            time.sleep(0.1)
+        url = m.group(1)
+        assert _get(url + "/healthz") == (200, "ok\n")
+        assert _get(url + "/readyz") == (200, "ok\n")
+        assert _get(url + "/metrics")[0] == 404
+    finally:
+        proc.terminate()
+        assert proc.wait(60) == 0
+
+
+def test_liveness_fails_on_a_hung_tick_and_readiness_waits_for_the_first() -> None:
+    from allotment.reconcile.probes import Heartbeat, hung_after
+
+    now = [0.0]
+    hb = Heartbeat(hung_after(10.0), clock=lambda: now[0])  # 10 s ticks: hung after 600 s
+    assert hb.live().ok and not hb.ready().ok
+    hb.started()
+    now[0] = 599.0
+    assert hb.live().ok  # a slow tick (commands wait out their timeouts) is not a dead one
+    now[0] = 601.0
+    assert not hb.live().ok and "in flight for 601 s" in hb.live().message
+    hb.ended()
+    assert hb.live().ok and hb.ready().ok

@@ -32,11 +32,14 @@ from allotment.reconcile.demo_feed import Feed, make_feed, restore
 from allotment.reconcile.demo_feed import save as save_feed
 from allotment.reconcile.logs import setup_logging
 from allotment.reconcile.loop import StopFlag, run_loop, state_lock
+from allotment.reconcile.probes import Heartbeat, ProbeServer, hung_after
 from allotment.reconcile.reconciler import Options, Reconciler, TickResult
 from allotment.reconcile.skew import DEFAULT_MAX_SKEW_S
 from allotment.reconcile.source import DEFAULT_GIT_TIMEOUT_S, open_source
 from allotment.sim.workloads import from_scenario
 from allotment.traces.scenarios import SCENARIOS
+
+log = logging.getLogger("allotment.cli.reconcile")
 
 
 def register(sub: argparse._SubParsersAction[Any]) -> None:
@@ -112,6 +115,15 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     p.add_argument(
         "--log-format", choices=("text", "json"), default="text", help="stderr log lines"
     )
+    p.add_argument(
+        "--probe-port",
+        type=int,
+        default=None,
+        help="serve /healthz and /readyz on this TCP port (0: any free one; default: none)",
+    )
+    p.add_argument(
+        "--probe-bind", default="127.0.0.1", help="address of the probes (default: loopback only)"
+    )
     # --- kubernetes backend (backends/kubernetes) ---
     p.add_argument("--kubeconfig", default=None, help="kubernetes: kubeconfig file")
     p.add_argument("--context", default=None, help="kubernetes: kubeconfig context")
@@ -180,6 +192,21 @@ class WorkloadFeeder:
             save_feed(self.feed, self.state)
 
 
+def _probes(args: argparse.Namespace, heartbeat: Heartbeat) -> ProbeServer | None:
+    if args.probe_port is None:
+        return None
+    try:
+        server = ProbeServer((args.probe_bind, args.probe_port), heartbeat)
+    except OSError as exc:
+        raise UsageError(
+            f"--probe-bind {args.probe_bind} --probe-port {args.probe_port}: {exc.strerror or exc}"
+        ) from None
+    server.start()
+    host, port = server.server_address[0], server.server_address[1]
+    log.info("probes on http://%s:%s/healthz and /readyz", host, port)
+    return server
+
+
 def _report_lines(r: TickResult, dry_run: bool) -> list[str]:
     counts = " ".join(f"{k}={v}" for k, v in r.counts().items()) or "no actions"
     rev = (r.revision or "-")[:12]
@@ -229,6 +256,8 @@ def run(args: argparse.Namespace) -> int:
         rec = Reconciler(backend, source, state, opts, source_label=args.source)
         stop = StopFlag()
         stop.install()
+        heartbeat = Heartbeat(hung_after(interval))
+        probes = _probes(args, heartbeat)
 
         printed: list[str] = []
         feed = WorkloadFeeder(args, state, tiers) if args.workload is not None else None
@@ -244,8 +273,14 @@ def run(args: argparse.Namespace) -> int:
                 printed[:] = lines
 
         try:
-            last = run_loop(rec, interval_s=interval, once=args.once, stop=stop, on_tick=on_tick)
+            last = run_loop(
+                rec, interval_s=interval, once=args.once, stop=stop, on_tick=on_tick,
+                heartbeat=heartbeat,
+            )
         finally:
+            if probes is not None:
+                probes.shutdown()
+                probes.server_close()
             rec.close()
     if last is None or not args.once:
         return 0

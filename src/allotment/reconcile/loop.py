@@ -20,6 +20,7 @@ from types import FrameType
 
 from allotment.errors import UsageError
 from allotment.reconcile.control import POLL_S
+from allotment.reconcile.probes import Heartbeat
 from allotment.reconcile.reconciler import Reconciler, TickResult
 from allotment.reconcile.state_errors import StateDirError
 
@@ -74,12 +75,17 @@ def run_loop(
     stop: StopFlag,
     on_tick: Callable[[TickResult], None] = lambda r: None,
     clock: Callable[[], float] = time.monotonic,
+    heartbeat: Heartbeat | None = None,
 ) -> TickResult | None:
     last: TickResult | None = None
     deadline = clock()
     while not stop.stopped:
+        if heartbeat is not None:
+            heartbeat.started()
         last = reconciler.tick()
         on_tick(last)
+        if heartbeat is not None:
+            heartbeat.ended()
         if once:
             break
         if clock() >= deadline:  # not a tick an operator asked for between two slots
