@@ -126,6 +126,8 @@ def test_a_suspended_reconciler_observes_but_applies_nothing_until_resumed(
     assert "GPU firmware upgrade" in text.stdout
     code, page = _get(served + "/")
     assert code == 200 and 'id="suspended"' in page and "GPU firmware upgrade" in page
+    actions = page[page.index('id="actions"'):]
+    assert "<td>suspend</td>" in actions and "<td>operator</td><td>requested</td>" in actions
 
     assert _allot("reconcile", "resume", "--state", str(reconciler)).returncode == 0
     again = _allot("reconcile", "now", "--state", str(reconciler), "--timeout", "60s")

@@ -84,14 +84,17 @@ read_audit = read_lines  # never repairs the log (see the module doc)
 
 
 def audit_actions(lines: list[dict[str, Any]]) -> tuple[dict[str, Any], ...]:
-    """What the log says happened: each outcome line, and each intent that has none yet as
-    ``IN_FLIGHT``, in file order.  A line with no ``phase`` (a log from before intents) is an
-    outcome."""
+    """What the log says happened: each outcome line, each intent that has none yet as
+    ``IN_FLIGHT``, and each operator's request (``allot reconcile suspend|resume|now``: who
+    asked as the target, rule ``operator``, result ``requested``), in file order.  A line with
+    no ``phase`` (a log from before intents) is an outcome."""
     done = {_key(e) for e in lines if e.get("phase", "outcome") == "outcome"}
     out = []
     for e in lines:
         phase = e.get("phase", "outcome")
-        if phase == "outcome":
+        if phase == "control":
+            out.append(e | {"target": e.get("by", ""), "rule": "operator", "result": "requested", "dry_run": False})
+        elif phase == "outcome":
             out.append(e)
         elif phase == "intent" and _key(e) not in done:
             out.append(e | {"result": IN_FLIGHT})
