@@ -113,3 +113,14 @@ def test_allot_reconcile_with_a_workload_shows_a_living_cluster(config_repo: Pat
     obs = backend.observe()
     assert obs.running() and len(backend.history(0.0)) > 5  # jobs run, and jobs have ended
     assert main(["explain", obs.running()[0].id, "--state", str(state)]) == 0
+
+
+def test_a_workload_is_for_the_sim_backend_and_a_known_scenario(
+    config_repo: Path, tmp_path: Path, capsys: Any
+) -> None:
+    base = ["reconcile", "--source", str(config_repo), "--state", str(tmp_path / "st"), "--once"]
+    assert main([*base, "--backend", "sim", "--workload", "nosuch"]) == 2
+    assert "--workload nosuch: unknown; known: ai2" in capsys.readouterr().err
+    assert main([*base, "--backend", "slurm", "--workload", "ai2"]) == 2
+    assert "only the sim backend takes a workload" in capsys.readouterr().err
+    assert not (tmp_path / "st").exists()  # refused before anything was started

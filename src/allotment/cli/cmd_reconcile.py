@@ -230,6 +230,8 @@ def run(args: argparse.Namespace) -> int:
     git_timeout = _seconds(args.git_timeout, "--git-timeout")
     if args.workload is not None and args.backend != "sim":
         raise UsageError("--workload: only the sim backend takes a workload (a real cluster has its own)")
+    if args.workload is not None and args.workload not in SCENARIOS:
+        raise UsageError(f"--workload {args.workload}: unknown; known: {', '.join(SCENARIOS)}")
     if args.workload is not None and not 0 < args.speedup < float("inf"):
         raise UsageError(f"--speedup {args.speedup:g}: expected a positive number")
     if args.tiers is None:
