@@ -16,28 +16,22 @@ import argparse
 import logging
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from allotment.backends.kubernetes.backend import KubernetesBackend
 from allotment.backends.policy import DEFAULT_TIERS_S
-from allotment.backends.protocol import Backend
-from allotment.backends.simulated import SimulatedBackend
-from allotment.backends.slurm.backend import SlurmBackend
-from allotment.backends.slurm.runner import Runner
 from allotment.cli import reconcile_control
-from allotment.config.hostlist import expand_hostlist
 from allotment.durations import parse_duration
 from allotment.errors import UsageError
-from allotment.reconcile.demo_feed import Feed, make_feed, restore
-from allotment.reconcile.demo_feed import save as save_feed
-from allotment.reconcile.logs import setup_logging
-from allotment.reconcile.loop import StopFlag, run_loop, state_lock
-from allotment.reconcile.probes import Heartbeat, ProbeServer, hung_after
-from allotment.reconcile.reconciler import Options, Reconciler, TickResult
 from allotment.reconcile.skew import DEFAULT_MAX_SKEW_S
-from allotment.reconcile.source import DEFAULT_GIT_TIMEOUT_S, open_source
-from allotment.sim.workloads import from_scenario
+from allotment.reconcile.source import DEFAULT_GIT_TIMEOUT_S
 from allotment.traces.scenarios import SCENARIOS
+
+if TYPE_CHECKING:  # imported when run: ``allot reconcile now`` needs none of them
+    from allotment.backends.protocol import Backend
+    from allotment.backends.simulated import SimulatedBackend
+    from allotment.reconcile.demo_feed import Feed
+    from allotment.reconcile.probes import Heartbeat, ProbeServer
+    from allotment.reconcile.reconciler import Reconciler, TickResult
 
 log = logging.getLogger("allotment.cli.reconcile")
 
@@ -143,6 +137,12 @@ def _seconds(text: str, flag: str) -> float:
 
 
 def _backend(args: argparse.Namespace) -> Backend:
+    from allotment.backends.kubernetes.backend import KubernetesBackend
+    from allotment.backends.simulated import SimulatedBackend
+    from allotment.backends.slurm.backend import SlurmBackend
+    from allotment.backends.slurm.runner import Runner
+    from allotment.config.hostlist import expand_hostlist
+
     if args.backend == "kubernetes":
         timeout = _seconds(args.command_timeout, "--command-timeout")
         return KubernetesBackend.from_kubeconfig(args.kubeconfig, args.context, timeout_s=timeout)
@@ -174,6 +174,10 @@ class WorkloadFeeder:
         self.feed: Feed | None = None
 
     def step(self, rec: Reconciler, backend: SimulatedBackend) -> None:
+        from allotment.reconcile.demo_feed import make_feed, restore
+        from allotment.reconcile.demo_feed import save as save_feed
+        from allotment.sim.workloads import from_scenario
+
         now = time.time()
         if self.feed is None:
             config = rec.driving_config
@@ -193,6 +197,8 @@ class WorkloadFeeder:
 
 
 def _probes(args: argparse.Namespace, heartbeat: Heartbeat) -> ProbeServer | None:
+    from allotment.reconcile.probes import ProbeServer
+
     if args.probe_port is None:
         return None
     try:
@@ -222,6 +228,13 @@ def _report_lines(r: TickResult, dry_run: bool) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from allotment.backends.simulated import SimulatedBackend
+    from allotment.reconcile.logs import setup_logging
+    from allotment.reconcile.loop import StopFlag, run_loop, state_lock
+    from allotment.reconcile.probes import Heartbeat, hung_after
+    from allotment.reconcile.reconciler import Options, Reconciler
+    from allotment.reconcile.source import open_source
+
     if args.backend is None:
         raise UsageError("--backend is required (sim, slurm or kubernetes)")
     setup_logging(args.log_format, logging.DEBUG if args.verbose else logging.INFO)
