@@ -124,3 +124,14 @@ def test_a_workload_is_for_the_sim_backend_and_a_known_scenario(
     assert main([*base, "--backend", "slurm", "--workload", "ai2"]) == 2
     assert "only the sim backend takes a workload" in capsys.readouterr().err
     assert not (tmp_path / "st").exists()  # refused before anything was started
+
+
+def test_the_workload_is_fed_even_while_active_mode_fails(config_repo: Path, tmp_path: Path) -> None:
+    bad = tmp_path / "health.txt"
+    bad.write_text("n1 sick\n")  # not 'healthy|unhealthy': every tick is Stalled, BackendFailure
+    state = tmp_path / "st"
+    argv = ["reconcile", "--backend", "sim", "--source", str(config_repo), "--state", str(state), "--once",
+            "--workload", "ai2", "--speedup", "3600", "--health-file", str(bad)]
+    assert main(argv) == 3
+    feed = json.loads((state / "feed.json").read_text())  # the feed started on the first tick
+    assert feed["label"] == "ai2 7 days x3600 on gpulab" and feed["next"] == 0

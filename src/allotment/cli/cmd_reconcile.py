@@ -192,6 +192,7 @@ class WorkloadFeeder:
                 default_min_s=config.policy_for(cluster).default_min_runtime_s, tiers_s=self.tiers,
             )
             self.feed = restore(made, self.state)
+            save_feed(self.feed, self.state)  # its origin, so a restart keeps the same clock
         if self.feed.step(backend, now):
             save_feed(self.feed, self.state)
 

@@ -191,11 +191,11 @@ class Reconciler:
         cluster = self._cluster(choice.config)
         # 3-4. policy
         driving, applied = self._policy(choice, cluster, now, result)
+        self.driving_config = driving.config  # before active mode, which may fail
         # 5. active mode
         if opts.active:
             applied += self._active(driving.config, cluster, driving.sha, now, result)
         st.driving_revision = driving.sha
-        self.driving_config = driving.config
         # 6. conditions
         set_conditions(st, TickOutcome.of(result, applied, self.holding, st), now)
 
