@@ -289,11 +289,13 @@ class Reconciler:
             result.results.extend(dry)
             if not self._suspended:  # held every tick of a suspension: counted, not logged
                 self.audit.append(audit_lines(dry, at=now, revision=sha, dry_run=True))
+            self.audit.rotate()  # dry-run outcomes only: no intent is open
             return 0
         self.audit.append(intent_lines(actions, at=now, revision=sha))
         done = self.backend.apply(actions)
         result.results.extend(done)
         self.audit.append(audit_lines(done, at=now, revision=sha, dry_run=False))
+        self.audit.rotate()  # every intent has its outcome now (audit.py)
         return sum(1 for r in done if r.code in ("applied", "pruned"))
 
     def _capacity(self, config: CompiledConfig, cluster: str, obs: Observation, now: float) -> None:

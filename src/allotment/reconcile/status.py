@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from allotment.reconcile.capacity_drift import CapacityDrift, GpuCountDiff
 from allotment.reconcile.state_errors import StateDirError, StateFileError, write_atomic
+from allotment.strict_json import loads_finite
 from allotment.timefmt import parse_rfc3339, rfc3339
 
 STATUS_FILE = "status.json"
@@ -229,7 +230,7 @@ def read_status(state_dir: Path) -> Status:
     except OSError as exc:
         raise StateDirError(f"{path}: cannot read ({exc.strerror or exc})") from exc
     try:
-        raw = json.loads(text, parse_float=float, parse_int=int)
+        raw = loads_finite(text)
         if isinstance(raw, dict):
             for k in TIME_FIELDS:
                 if isinstance(raw.get(k), str):
