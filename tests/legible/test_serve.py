@@ -177,3 +177,19 @@ def test_without_an_observation_the_page_says_so_rather_than_none(state_dir: Pat
         code, body = _get(url + "/")
     assert code == 200
     assert "no observation in this state dir" in body and "unknown: no observation" in body
+
+
+def test_healthz_answers_while_a_slow_request_holds_the_state_lock(state_dir: Path) -> None:
+    """Liveness must not wait behind a page being built (the merge of the serialised state
+    reads with ``/healthz``): a probe that timed out would restart a healthy viewer."""
+    srv = make_server(state_dir, "127.0.0.1", 0, refresh_s=5)
+    t = threading.Thread(target=srv.serve_forever, daemon=True)
+    t.start()
+    url = f"http://127.0.0.1:{srv.server_address[1]}/healthz"
+    try:
+        with srv.lock, urllib.request.urlopen(url, timeout=5) as r:  # as a slow request would
+            assert (r.status, r.read()) == (200, b"ok\n")
+    finally:
+        srv.shutdown()
+        srv.server_close()
+        t.join()
