@@ -105,3 +105,15 @@ def test_an_audit_line_whose_time_is_not_rfc3339_is_skipped_and_rfc3339_lines_ar
     err = capsys.readouterr().err
     assert (f"audit.jsonl:{n}: 'time' must be an RFC 3339 time with a zone, "
             "got '2026-12-01T11:38:54'; line skipped") in err
+
+
+@pytest.mark.parametrize("text", [DEEP, '{"requestedAt": NaN}'])
+def test_a_deeply_nested_or_non_finite_control_file_is_one_line_and_exit_2(
+    state: Path, config_repo: Path, capsys: pytest.CaptureFixture[str], text: str
+) -> None:
+    """``control.json`` (operator requests) is a state file like the others: strict JSON."""
+    from allotment.reconcile.control import CONTROL_FILE
+
+    (state / CONTROL_FILE).write_text(text)
+    assert main(_argv(config_repo, state)) == 2
+    assert "control.json: not a reconciler control file" in _one_line(capsys)

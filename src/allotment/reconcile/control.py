@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from allotment.reconcile.state_errors import StateDirError, StateFileError, write_atomic
+from allotment.strict_json import loads_finite
 from allotment.timefmt import parse_rfc3339, rfc3339
 
 CONTROL_FILE = "control.json"
@@ -71,7 +72,7 @@ def read_control(state_dir: Path) -> Control:
     except OSError as exc:
         raise StateDirError(f"{path}: cannot read ({exc.strerror or exc})") from exc
     try:
-        raw = json.loads(text)
+        raw = loads_finite(text)
         if not isinstance(raw, dict):
             raise ValueError("not a JSON object")
         s = raw.get("suspend")
