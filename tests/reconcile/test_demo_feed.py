@@ -13,11 +13,14 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from allotment.backends.actions import ClusterAction
 from allotment.backends.simulated import SimulatedBackend
 from allotment.cli.main import main
 from allotment.core.jobs import JobSpec
-from allotment.reconcile.demo_feed import make_feed, restore, save
+from allotment.reconcile.demo_feed import FEED_FILE, make_feed, restore, save
+from allotment.reconcile.state_errors import StateFileError
 from tests.reconcile.conftest import T0, Clock
 
 
@@ -135,3 +138,15 @@ def test_the_workload_is_fed_even_while_active_mode_fails(config_repo: Path, tmp
     assert main(argv) == 3
     feed = json.loads((state / "feed.json").read_text())  # the feed started on the first tick
     assert feed["label"] == "ai2 7 days x3600 on gpulab" and feed["next"] == 0
+
+
+def test_a_feed_file_with_a_non_finite_origin_or_nested_deep_is_a_bad_state_file(tmp_path: Path) -> None:
+    """``feed.json`` is a state file like the others (issue 32, item 7): strict JSON, so an
+    origin of ``NaN`` is not taken as a clock and deep nesting is not a RecursionError."""
+    jobs = [JobSpec("a", 0.0, "teama1", 8, work=100.0, user="root")]
+    save(_feed(jobs), tmp_path)
+    good = json.loads((tmp_path / FEED_FILE).read_text())
+    for text in (json.dumps(good | {"origin": float("nan")}), "[" * 100_000 + "]" * 100_000):
+        (tmp_path / FEED_FILE).write_text(text)
+        with pytest.raises(StateFileError):
+            restore(_feed(jobs), tmp_path)

@@ -34,6 +34,7 @@ from allotment.core.jobs import JobSpec
 from allotment.errors import BackendError, UsageError
 from allotment.reconcile.replay.submit import compressed, tier_seconds
 from allotment.reconcile.state_errors import StateFileError, write_atomic
+from allotment.strict_json import loads_finite
 
 log = logging.getLogger(__name__)
 FEED_FILE = "feed.json"
@@ -177,7 +178,7 @@ def restore(feed: Feed, state_dir: Path) -> Feed:
     if not path.exists():
         return feed
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
+        raw = loads_finite(path.read_text(encoding="utf-8"))
         if raw["label"] != feed.label:
             raise StateFileError(
                 f"{path}: feeds {raw['label']}, not {feed.label}; move it and sim.json aside to start over"
