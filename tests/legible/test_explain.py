@@ -10,6 +10,8 @@ import pytest
 
 from allotment.cli.main import main
 from allotment.legible.rundir import read_run
+from allotment.reconcile.audit import entry_time
+from allotment.timefmt import parse_rfc3339, rfc3339
 from tests.conftest import REPO_ROOT
 
 RAW_FLOAT = re.compile(r"\d+\.\d{3,}")  # e.g. protected_until: 37680.0 or 0.2501
@@ -32,8 +34,9 @@ def test_a_preempted_job_names_who_took_its_gpus_by_which_rule(run_dir: Path, ca
     first = out.splitlines()[1]
     by = rd.jobs[pre.by]
     assert first.startswith("  preempted at")
-    assert f"preempted at Tue 1 Dec {int(pre.t // 3600):02d}:{int(pre.t % 3600 // 60):02d} by job {pre.by} of {by.account}" in first
-    assert f"(reclaim: {pre.reason};" in first
+    assert f"preempted at Tue 1 Dec 2026 {int(pre.t // 3600):02d}:{int(pre.t % 3600 // 60):02d} UTC by job {pre.by} of {by.account}" in first
+    assert f"(reclaim, now: {pre.reason};" in first  # a fact of this moment, unlike the week's share
+    assert "of its share this week" in first
     assert "minimum runtime" in first
     assert not RAW_FLOAT.search(first), first
 
@@ -116,7 +119,7 @@ def test_a_requeued_live_job_says_when_and_by_which_rule(state_dir: Path, capsys
     req = next(a for a in audit if a["action"] == "requeue" and a["phase"] == "outcome" and a["result"] == "applied")
     assert main(["explain", req["target"], "--state", str(state_dir), "--format", "json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    ago = out["at"] - req["time"]
+    ago = parse_rfc3339(out["at"]) - entry_time(req)
     assert ago == 1810  # the fixture's ticks: requeued at the second, explained after the fourth
     assert f"requeued 30 min ago (drain: {req['reason']})" in out["summary"]
 
@@ -137,5 +140,27 @@ def test_json_history_keeps_whether_each_start_was_allocated(run_dir: Path, caps
     start = next(e for e in rd.events if e.event == "start" and not e.allocated)
     out = json.loads(_explain(capsys, start.job, "--run", str(run_dir), "--at", str(start.t), "--format", "json"))
     starts = [e for e in out["events"] if e["event"] == "start"]
-    assert starts[-1]["allocated"] is False and starts[-1]["t"] == start.t
+    assert starts[-1]["allocated"] is False and starts[-1]["t_s"] == start.t
     assert out["state"] == "running" and "unallocated: free, never charged" in out["summary"]
+
+
+def test_json_times_are_rfc3339_utc_and_run_seconds_are_named_t_s(run_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rd = read_run(run_dir)
+    pre = next(e for e in rd.events if e.event == "preempt")
+    out = json.loads(_explain(capsys, pre.job, "--run", str(run_dir), "--at", str(pre.t), "--format", "json"))
+    assert out["t_s"] == pre.t and "t" not in out
+    assert out["time"] == rfc3339(rd.t0.timestamp() + pre.t)
+    assert out["preemption"]["t_s"] == pre.t and out["preemption"]["time"] == out["time"]
+    for e in out["events"]:
+        assert "t" not in e and parse_rfc3339(e["time"]) == rd.t0.timestamp() + int(e["t_s"])
+    # every other number that is a time is named *_t_s; no bare run seconds under a time's name
+    assert all(not isinstance(v, float) for k, v in out.items() if k in ("time", "at", "start"))
+
+
+def test_a_live_explanation_gives_wall_times_in_rfc3339(state_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    audit = [json.loads(x) for x in (state_dir / "audit.jsonl").read_text().splitlines()]
+    req = next(a for a in audit if a["action"] == "requeue" and a["phase"] == "outcome")
+    assert main(["explain", req["target"], "--state", str(state_dir), "--format", "json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["at"].endswith("Z") and parse_rfc3339(out["at"]) > 0
+    assert out["observed"] is None or out["observed"]["submit"].endswith("Z")

@@ -18,6 +18,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from allotment.cli.main import build_parser, main
 from allotment.legible.serve import LiveServer, make_server
+from allotment.reconcile.audit import audit_time, entry_time
 from allotment.reconcile.status import STALE_TICKS, read_status
 
 
@@ -95,7 +96,7 @@ def test_metrics_agree_with_status_json(server: str, state_dir: Path, capsys: py
     assert value("allotment_pending_gpus", account="teama1") == row["pending_gpus"]
     assert value("allotment_preemptions", rule="drain") == 1
     assert value("allotment_drained_nodes") == len(view["drained"]) == 1
-    assert {s.labels["type"] for s in fams["allotment_reconcile_condition"].samples} == {"Ready", "Reconciling", "Stalled"}
+    assert {s.labels["type"] for s in fams["allotment_reconcile_condition"].samples} == {"CapacityDrift", "Ready", "Reconciling", "Stalled"}
     # the fixture ticked on a fixed clock long past: scraped now, the reconciler is not running
     assert value("allotment_reconcile_condition", type="Ready", reason="Stale") == 0
 
@@ -147,9 +148,10 @@ def test_an_action_in_flight_is_shown_so_and_the_audit_log_is_left_as_it_is(stat
     shutil.copytree(state_dir, live)
     lines = [json.loads(x) for x in (live / "audit.jsonl").read_text().splitlines()]
     intent = next(a for a in lines if a["phase"] == "intent" and a["action"] == "set_priority")
-    batch = f"{intent['time'] + 600:.3f}/{intent['revision'][:12]}"
+    later = entry_time(intent) + 600
+    batch = f"{later:.3f}/{intent['revision'][:12]}"
     with (live / "audit.jsonl").open("a") as f:  # the reconciler, between intent and outcome
-        f.write(json.dumps(intent | {"time": intent["time"] + 600, "batch": batch, "seq": 0}) + "\n")
+        f.write(json.dumps(intent | {"time": audit_time(later), "batch": batch, "seq": 0}) + "\n")
     before = (live / "audit.jsonl").read_bytes()
     with _serving(live) as url:
         _, body = _get(url + "/")
@@ -175,3 +177,19 @@ def test_without_an_observation_the_page_says_so_rather_than_none(state_dir: Pat
         code, body = _get(url + "/")
     assert code == 200
     assert "no observation in this state dir" in body and "unknown: no observation" in body
+
+
+def test_healthz_answers_while_a_slow_request_holds_the_state_lock(state_dir: Path) -> None:
+    """Liveness must not wait behind a page being built (the merge of the serialised state
+    reads with ``/healthz``): a probe that timed out would restart a healthy viewer."""
+    srv = make_server(state_dir, "127.0.0.1", 0, refresh_s=5)
+    t = threading.Thread(target=srv.serve_forever, daemon=True)
+    t.start()
+    url = f"http://127.0.0.1:{srv.server_address[1]}/healthz"
+    try:
+        with srv.lock, urllib.request.urlopen(url, timeout=5) as r:  # as a slow request would
+            assert (r.status, r.read()) == (200, b"ok\n")
+    finally:
+        srv.shutdown()
+        srv.server_close()
+        t.join()

@@ -90,3 +90,17 @@ def test_serve_on_a_busy_port_is_a_usage_error(state_dir: Path, capsys: pytest.C
         port = s.getsockname()[1]
         assert main(["serve", "--state", str(state_dir), "--port", str(port)]) == 2
     assert f"--port {port}:" in capsys.readouterr().err
+
+
+def test_status_json_times_are_rfc3339_and_run_seconds_are_named_t_s(
+    state_dir: Path, run_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from allotment.timefmt import parse_rfc3339
+
+    live = _json(capsys, "status", "--state", str(state_dir), "--format", "json")
+    assert "t" not in live and "t_s" not in live
+    assert parse_rfc3339(live["time"]) == read_state(state_dir).now
+    (drained,) = live["drained"]
+    assert drained["since"].endswith("Z") and "since_t_s" not in drained
+    run = _json(capsys, "status", "--run", str(run_dir), "--at", "3600", "--format", "json")
+    assert run["t_s"] == 3600 and run["time"] == "2026-12-01T01:00:00Z"  # the run starts 1 Dec 00:00 UTC

@@ -146,6 +146,17 @@ def test_the_seed_count_is_the_base_revisions_policy_knob_and_a_pr_cannot_shrink
     assert isinstance(imp, Impact) and imp.seeds == (7,)  # --seeds wins over the knob
 
 
+def test_the_runner_tells_its_progress_in_runs_cached_ones_first() -> None:
+    base = build("acme", N(children={"a": N(), "b": N()}), gpus=16)
+    head = build("acme", N(children={"a": N(3), "b": N()}), gpus=16)
+    told: list[tuple[int, int]] = []
+    r = ImpactRunner(trace=None, scenario="ai2", cluster=None, days=0.1, seeds=(1, 2),
+                     cache=SimCache(None), workers=1, progress=lambda d, t: told.append((d, t)))
+    r(base, head)
+    assert told[0] == (0, 4) and told[-1] == (4, 4)  # 2 seeds x 2 sides, none cached
+    assert [d for d, _ in told] == sorted(d for d, _ in told)
+
+
 def _profile_plan(repo: GitRepo, cache: Path, *profile: str) -> tuple[int, dict[str, object]]:
     out = repo.path.parent / "plan-profile.json"
     out.unlink(missing_ok=True)

@@ -67,3 +67,16 @@ def test_logs_are_timestamped_levelled_and_json_on_request(
     text = capsys.readouterr().err.splitlines()
     assert len(text) == 1 and text[0][:4].isdigit() and text[0][10] == "T"
     assert " WARNING allotment.reconcile.revisions: revision " in text[0]
+
+
+def test_reconcile_help_tells_the_clusters_default_and_names_no_internal_module(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import re
+
+    with pytest.raises(SystemExit):
+        main(["reconcile", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "the one with the most GPUs, named in a warning" in text  # what _cluster does
+    modules = re.findall(r"\b(?:allotment|reconcile|backends|core|legible|cli)\.[a-z_]+\b", text)
+    assert modules == []

@@ -125,6 +125,9 @@ def test_ticks_keep_their_period_on_a_grid_and_an_overrun_skips_missed_slots() -
             now[0] += next(cost)
             return None
 
+        def wants_tick(self) -> bool:
+            return False
+
     stop = Clocked()
     run_loop(Ticking(), interval_s=1.0, once=False, stop=stop,  # type: ignore[arg-type]
              on_tick=lambda r: stop.set() if len(starts) == 5 else None, clock=lambda: now[0])

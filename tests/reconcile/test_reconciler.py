@@ -10,6 +10,7 @@ from allotment.compile.compiler import compile_repo
 from allotment.errors import BackendError
 from allotment.reconcile.reconciler import Options
 from allotment.reconcile.status import load_status
+from allotment.timefmt import rfc3339
 from tests.reconcile.conftest import T0
 from tests.reconcile.repo import DEFAULT_SHARES, commit_all, head, write_repo
 
@@ -197,13 +198,13 @@ def test_status_file_and_audit_log_say_what_happened(
     rec.tick()
     raw = json.loads((tmp_path / "state/status.json").read_text())
     assert raw["last_applied_revision"] == rec.status.last_applied_revision
-    assert {c["type"] for c in raw["conditions"]} == {"Ready", "Reconciling", "Stalled"}
+    assert {c["type"] for c in raw["conditions"]} == {"CapacityDrift", "Ready", "Reconciling", "Stalled"}
     outcomes = [e for e in rec.audit.read() if e["phase"] == "outcome"]
     intents = [e for e in rec.audit.read() if e["phase"] == "intent"]
     assert raw["action_counts"]["applied"] == len(outcomes) == len(intents)
     entry = next(e for e in outcomes if e["target"] == "teama1")
     assert entry["rule"] == "policy-sync" and entry["revision"] == rec.status.last_applied_revision
-    assert entry["time"] == T0 and entry["result"] == "applied"
+    assert entry["time"] == rfc3339(T0, ms=True) == "2026-11-18T11:06:40.000Z" and entry["result"] == "applied"
     assert load_status(tmp_path / "state").ticks == 1
 
 

@@ -168,3 +168,13 @@ def test_a_status_file_from_before_kstatus_is_still_read(tmp_path: Path) -> None
     assert st.last_applied_revision == "ab" * 20 and st.ticks == 3
     ready = st.condition("Ready")
     assert ready is not None and ready.status and ready.since == T0 - 60
+
+
+def test_status_json_times_are_rfc3339_utc_and_read_back_exactly(make_reconciler: Any, tmp_path: Path) -> None:
+    rec = make_reconciler()
+    rec.tick()
+    raw = json.loads((tmp_path / "state" / STATUS_FILE).read_text())
+    assert raw["last_tick"] == "2026-11-18T11:06:40.000Z"  # T0
+    assert raw["last_backend_time"].endswith("Z") and "T" in raw["last_backend_time"]
+    back = read_status(tmp_path / "state")
+    assert back.last_tick == T0 and back.last_backend_time == rec.status.last_backend_time

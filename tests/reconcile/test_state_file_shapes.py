@@ -85,3 +85,35 @@ def test_a_deeply_nested_or_non_finite_observation_or_status_is_a_bad_file(state
 def test_strict_json_reads_what_json_writes() -> None:
     doc = {"a": [1, 2.5, -0.0, 1e300, None, True, "NaN"], "b": {"c": "x"}}
     assert loads_finite(json.dumps(doc)) == doc
+
+
+def test_an_audit_line_whose_time_is_not_rfc3339_is_skipped_and_rfc3339_lines_are_kept(
+    state: Path, config_repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Audit times are RFC 3339 (``audit_time``): those lines are read without a word, and a
+    time that is not one (no zone, not a time) is skipped with a ``file:line`` warning."""
+    from allotment.reconcile.audit import read_lines
+
+    log = state / "audit.jsonl"
+    skipped: list[str] = []
+    kept = read_lines(log, skipped)
+    assert kept and skipped == [] and all(isinstance(e["time"], str) for e in kept)
+    with log.open("a") as f:
+        f.write(json.dumps({"phase": "outcome", "seq": 0, "batch": "b", "time": "2026-12-01T11:38:54"}) + "\n")
+    n = len(log.read_text().splitlines())
+    assert main(_argv(config_repo, state)) == 0
+    err = capsys.readouterr().err
+    assert (f"audit.jsonl:{n}: 'time' must be an RFC 3339 time with a zone, "
+            "got '2026-12-01T11:38:54'; line skipped") in err
+
+
+@pytest.mark.parametrize("text", [DEEP, '{"requestedAt": NaN}'])
+def test_a_deeply_nested_or_non_finite_control_file_is_one_line_and_exit_2(
+    state: Path, config_repo: Path, capsys: pytest.CaptureFixture[str], text: str
+) -> None:
+    """``control.json`` (operator requests) is a state file like the others: strict JSON."""
+    from allotment.reconcile.control import CONTROL_FILE
+
+    (state / CONTROL_FILE).write_text(text)
+    assert main(_argv(config_repo, state)) == 2
+    assert "control.json: not a reconciler control file" in _one_line(capsys)

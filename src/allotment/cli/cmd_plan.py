@@ -150,7 +150,10 @@ def run(args: argparse.Namespace) -> int:
         approved_by=tuple(args.approved_by) if args.approved_by is not None else None,
         authors=tuple(args.author),
     )
+    from allotment.cli.progress import Progress, wanted
+
     impact = None
+    bar = Progress("planning", enabled=wanted(machine_stdout=args.format == "json" and args.out is None))
     if not args.no_simulate:
         from allotment.plan.impact_setup import impact_function
         from allotment.sim.latency import parse_profile
@@ -168,9 +171,11 @@ def run(args: argparse.Namespace) -> int:
             env=os.environ,
             latency=latency,
             workers=args.workers,
+            progress=bar.runs("simulating the impact (runs of both sides)"),
         )
     try:
-        plan = make_plan(req, impact)
+        with bar:
+            plan = make_plan(req, impact)
     except ConfigError as exc:
         if args.github_annotations:
             sys.stdout.write(workflow_commands(exc.diagnostics))

@@ -1,7 +1,7 @@
 """``allot reconcile``: keep a cluster at the newest valid commit of the budget repository.
 
 Level-triggered: every tick fetches the source, compiles the newest commit that validates,
-diffs desired against observed, dry-runs, then applies (see ``reconcile.reconciler``).
+diffs desired against observed, dry-runs, then applies (docs/operators-guide.md).
 Exit codes: 0 after ``--once`` with nothing failing (or after SIGTERM); 1 after ``--once``
 when the newest commit was rejected (it does not validate, or the backend refused it: the last
 good revision was driven instead); 3 when the backend, an action or the state dir failed; 2 for
@@ -16,27 +16,30 @@ import argparse
 import logging
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from allotment.atomic_file import remove_stale_temps
-from allotment.backends.kubernetes.backend import KubernetesBackend
 from allotment.backends.policy import DEFAULT_TIERS_S
-from allotment.backends.protocol import Backend
-from allotment.backends.simulated import SimulatedBackend
-from allotment.backends.slurm.backend import SlurmBackend
-from allotment.backends.slurm.runner import Runner
-from allotment.config.hostlist import expand_hostlist
+from allotment.cli import reconcile_control
 from allotment.durations import parse_duration
 from allotment.errors import UsageError
-from allotment.reconcile.logs import setup_logging
-from allotment.reconcile.loop import StopFlag, run_loop, state_lock
-from allotment.reconcile.reconciler import Options, Reconciler, TickResult
 from allotment.reconcile.skew import DEFAULT_MAX_SKEW_S
-from allotment.reconcile.source import DEFAULT_GIT_TIMEOUT_S, open_source
+from allotment.reconcile.source import DEFAULT_GIT_TIMEOUT_S
+from allotment.traces.scenarios import SCENARIOS
+
+if TYPE_CHECKING:  # imported when run: ``allot reconcile now`` needs none of them
+    from allotment.backends.protocol import Backend
+    from allotment.backends.simulated import SimulatedBackend
+    from allotment.reconcile.demo_feed import Feed
+    from allotment.reconcile.probes import Heartbeat, ProbeServer
+    from allotment.reconcile.reconciler import Reconciler, TickResult
+
+log = logging.getLogger("allotment.cli.reconcile")
 
 
 def register(p: argparse.ArgumentParser) -> None:
     p.add_argument(
-        "--backend", choices=("sim", "slurm", "kubernetes"), required=True, help="cluster to drive"
+        "--backend", choices=("sim", "slurm", "kubernetes"), help="cluster to drive (required)"
     )
     p.add_argument(
         "--source", default=".", help="git URL, git repository or plain folder (default: .)"
@@ -49,7 +52,10 @@ def register(p: argparse.ArgumentParser) -> None:
         "--state", default=".allot-reconcile", type=Path, help="state dir (status, ledger, audit)"
     )
     p.add_argument(
-        "--cluster", default=None, help="inventory cluster this backend is (default: the only one)"
+        "--cluster",
+        default=None,
+        help="inventory cluster this backend is (default: the only one; with several, the one"
+        " with the most GPUs, named in a warning)",
     )
     p.add_argument(
         "--policy-only",
@@ -58,8 +64,9 @@ def register(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--tiers",
-        default=",".join(f"{s}s" for s in DEFAULT_TIERS_S),
-        help="minimum-runtime QOS tiers",
+        default=None,
+        help="minimum-runtime QOS tiers (default 15m,1h,4h,8h; with --workload, those divided"
+        " by --speedup)",
     )
     p.add_argument(
         "--health-file", default=None, help="node health file (default: the inventory's)"
@@ -85,13 +92,39 @@ def register(p: argparse.ArgumentParser) -> None:
         help="sim backend nodes as HOSTLIST:GPUS, first run only (default: the inventory's)",
     )
     p.add_argument(
+        "--workload",
+        default=None,
+        metavar="SCENARIO",
+        help="sim backend: feed it this scenario's jobs in real time, a demo cluster that lives"
+        f" ({', '.join(SCENARIOS)})",
+    )
+    p.add_argument(
+        "--speedup", type=float, default=60.0, help="--workload: trace seconds per second (default 60)"
+    )
+    p.add_argument(
+        "--workload-days", type=float, default=7.0, help="--workload: days of the scenario (default 7)"
+    )
+    p.add_argument(
         "--log-format", choices=("text", "json"), default="text", help="stderr log lines"
+    )
+    p.add_argument(
+        "--probe-port",
+        type=int,
+        default=None,
+        help="serve /healthz and /readyz on this TCP port (0: any free one; default: none)",
+    )
+    p.add_argument(
+        "--probe-bind", default="127.0.0.1", help="address of the probes (default: loopback only)"
     )
     # --- kubernetes backend (backends/kubernetes) ---
     p.add_argument("--kubeconfig", default=None, help="kubernetes: kubeconfig file")
     p.add_argument("--context", default=None, help="kubernetes: kubeconfig context")
     p.add_argument("-v", "--verbose", action="store_true", help="debug logs")
     p.set_defaults(func=run)
+    control = p.add_subparsers(
+        dest="verb", metavar="{suspend,resume,now}", title="operator requests to a running reconciler"
+    )
+    reconcile_control.register(control)
 
 
 def _seconds(text: str, flag: str) -> float:
@@ -102,6 +135,12 @@ def _seconds(text: str, flag: str) -> float:
 
 
 def _backend(args: argparse.Namespace) -> Backend:
+    from allotment.backends.kubernetes.backend import KubernetesBackend
+    from allotment.backends.simulated import SimulatedBackend
+    from allotment.backends.slurm.backend import SlurmBackend
+    from allotment.backends.slurm.runner import Runner
+    from allotment.config.hostlist import expand_hostlist
+
     if args.backend == "kubernetes":
         timeout = _seconds(args.command_timeout, "--command-timeout")
         return KubernetesBackend.from_kubeconfig(args.kubeconfig, args.context, timeout_s=timeout)
@@ -123,6 +162,56 @@ def _backend(args: argparse.Namespace) -> Backend:
     return SimulatedBackend(nodes, now=time.time(), follow=time.time)
 
 
+class WorkloadFeeder:
+    """``--workload``: the demo feed (``reconcile.demo_feed``), made on the first tick that has a
+    config (the scenario is drawn from the driven config's teams and users), stepped after every
+    tick on the wall clock, and kept in the state dir."""
+
+    def __init__(self, args: argparse.Namespace, state: Path, tiers: tuple[int, ...]) -> None:
+        self.args, self.state, self.tiers = args, state, tiers
+        self.feed: Feed | None = None
+
+    def step(self, rec: Reconciler, backend: SimulatedBackend) -> None:
+        from allotment.reconcile.demo_feed import make_feed, restore
+        from allotment.reconcile.demo_feed import save as save_feed
+        from allotment.sim.workloads import from_scenario
+
+        now = time.time()
+        if self.feed is None:
+            config = rec.driving_config
+            if config is None:
+                return  # no revision driven yet: nothing to draw the scenario from
+            a = self.args
+            cluster = rec.status.cluster
+            work = from_scenario(config, a.workload, cluster=cluster, days=a.workload_days, seed=0)
+            label = f"{a.workload} {a.workload_days:g} days x{a.speedup:g} on {cluster}"
+            made = make_feed(
+                work.jobs, label=label, origin=now, speedup=a.speedup,
+                default_min_s=config.policy_for(cluster).default_min_runtime_s, tiers_s=self.tiers,
+            )
+            self.feed = restore(made, self.state)
+            save_feed(self.feed, self.state)  # its origin, so a restart keeps the same clock
+        if self.feed.step(backend, now):
+            save_feed(self.feed, self.state)
+
+
+def _probes(args: argparse.Namespace, heartbeat: Heartbeat) -> ProbeServer | None:
+    from allotment.reconcile.probes import ProbeServer
+
+    if args.probe_port is None:
+        return None
+    try:
+        server = ProbeServer((args.probe_bind, args.probe_port), heartbeat)
+    except OSError as exc:
+        raise UsageError(
+            f"--probe-bind {args.probe_bind} --probe-port {args.probe_port}: {exc.strerror or exc}"
+        ) from None
+    server.start()
+    host, port = server.server_address[0], server.server_address[1]
+    log.info("probes on http://%s:%s/healthz and /readyz", host, port)
+    return server
+
+
 def _report_lines(r: TickResult, dry_run: bool) -> list[str]:
     counts = " ".join(f"{k}={v}" for k, v in r.counts().items()) or "no actions"
     rev = (r.revision or "-")[:12]
@@ -138,17 +227,37 @@ def _report_lines(r: TickResult, dry_run: bool) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from allotment.backends.simulated import SimulatedBackend
+    from allotment.reconcile.logs import setup_logging
+    from allotment.reconcile.loop import StopFlag, run_loop, state_lock
+    from allotment.reconcile.probes import Heartbeat, hung_after
+    from allotment.reconcile.reconciler import Options, Reconciler
+    from allotment.reconcile.source import open_source
+
+    if args.backend is None:
+        raise UsageError("--backend is required (sim, slurm or kubernetes)")
     setup_logging(args.log_format, logging.DEBUG if args.verbose else logging.INFO)
     interval = _seconds(args.interval, "--interval")
     max_skew = _seconds(args.max_clock_skew, "--max-clock-skew")
     git_timeout = _seconds(args.git_timeout, "--git-timeout")
-    tiers = tuple(int(_seconds(t, "--tiers")) for t in args.tiers.split(",") if t.strip())
+    if args.workload is not None and args.backend != "sim":
+        raise UsageError("--workload: only the sim backend takes a workload (a real cluster has its own)")
+    if args.workload is not None and args.workload not in SCENARIOS:
+        raise UsageError(f"--workload {args.workload}: unknown; known: {', '.join(SCENARIOS)}")
+    if args.workload is not None and not 0 < args.speedup < float("inf"):
+        raise UsageError(f"--speedup {args.speedup:g}: expected a positive number")
+    if args.tiers is None:
+        tiers = DEFAULT_TIERS_S
+        if args.workload is not None:  # compressed as the jobs' minimum runtimes are
+            tiers = tuple(sorted({max(1, round(t / args.speedup)) for t in DEFAULT_TIERS_S}))
+    else:
+        tiers = tuple(int(_seconds(t, "--tiers")) for t in args.tiers.split(",") if t.strip())
     if not tiers or min(tiers) <= 0:
         raise UsageError("--tiers: give at least one positive duration, like 15m,1h,4h,8h")
     state: Path = args.state
     with state_lock(state):
         for p in remove_stale_temps(state):  # left by a kill -9 during a write; we are its writer
-            logging.getLogger(__name__).info("removed %s, left by an interrupted write", p.name)
+            log.info("removed %s, left by an interrupted write", p.name)
         backend = _backend(args)
         source = open_source(args.source, args.branch, state, timeout_s=git_timeout)
         opts = Options(
@@ -163,10 +272,15 @@ def run(args: argparse.Namespace) -> int:
         rec = Reconciler(backend, source, state, opts, source_label=args.source)
         stop = StopFlag()
         stop.install()
+        heartbeat = Heartbeat(hung_after(interval))
+        probes = _probes(args, heartbeat)
 
         printed: list[str] = []
+        feed = WorkloadFeeder(args, state, tiers) if args.workload is not None else None
 
         def on_tick(r: TickResult) -> None:
+            if feed is not None and isinstance(backend, SimulatedBackend) and not args.dry_run:
+                feed.step(rec, backend)
             if isinstance(backend, SimulatedBackend) and not args.dry_run:
                 backend.save(state / "sim.json")
             lines = _report_lines(r, args.dry_run)
@@ -175,8 +289,14 @@ def run(args: argparse.Namespace) -> int:
                 printed[:] = lines
 
         try:
-            last = run_loop(rec, interval_s=interval, once=args.once, stop=stop, on_tick=on_tick)
+            last = run_loop(
+                rec, interval_s=interval, once=args.once, stop=stop, on_tick=on_tick,
+                heartbeat=heartbeat,
+            )
         finally:
+            if probes is not None:
+                probes.shutdown()
+                probes.server_close()
             rec.close()
     if last is None or not args.once:
         return 0

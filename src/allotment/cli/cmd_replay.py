@@ -204,6 +204,7 @@ def _replay(
     interval_s: float,
 ) -> Any:
     from allotment.backends.slurm.backend import SlurmBackend
+    from allotment.cli.progress import Progress, wanted
     from allotment.reconcile.reconciler import Reconciler
     from allotment.reconcile.replay.drive import Replay, epoch_phase
     from allotment.reconcile.source import open_source
@@ -224,7 +225,10 @@ def _replay(
             interval_s=interval_s,
             max_wall_s=parse_duration(args.max_wall),
         )
-        events = replay.run()
+        with Progress(f"replaying {len(trace.jobs)} jobs on {cluster}", enabled=wanted(),
+                      total=len(trace.jobs)) as bar:
+            replay.progress = bar.update
+            events = replay.run()
         phase = epoch_phase(replay.t0, config.policy_for(cluster).fairshare_period_s)
         return events, phase, replay.late_ticks
     finally:

@@ -20,12 +20,15 @@ def register(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from allotment.atomic_file import write_text
+    from allotment.cli.progress import Progress, wanted
     from allotment.legible.report import render_report
     from allotment.legible.rundir import read_run
 
-    new = read_run(args.run)
-    base = read_run(args.baseline) if args.baseline is not None else None
-    html = render_report(new, base)
+    with Progress(f"reading {args.run}", enabled=wanted()) as bar:
+        new = read_run(args.run)
+        base = read_run(args.baseline) if args.baseline is not None else None
+        bar.phase(f"rendering {args.output}")
+        html = render_report(new, base)
     args.output.parent.mkdir(parents=True, exist_ok=True)
     write_text(args.output, html)
     print(f"wrote {args.output} ({len(html.encode()) / 1e6:.1f} MB)")

@@ -1,6 +1,7 @@
 """``allot serve --state DIR``: a small read-only web page of the live reconciler (budget tree
 usage vs entitlement, the queue with each job's sort key, drained nodes, the last audited
-actions), refreshing itself, and ``/metrics`` for Prometheus.  Binds to loopback unless told."""
+actions), refreshing itself, ``/metrics`` for Prometheus, and ``/healthz`` and ``/readyz`` for
+probes.  Binds to loopback unless told."""
 
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise UsageError(f"--bind {args.bind} --port {args.port}: {exc.strerror or exc}") from None
     host, port = str(server.server_address[0]), int(server.server_address[1])
-    print(f"serving {args.state} on http://{host}:{port}/ (metrics at /metrics); Ctrl-C stops", flush=True)
+    print(f"serving {args.state} on http://{host}:{port}/ (metrics at /metrics, probes at /healthz /readyz); Ctrl-C stops", flush=True)
     try:
         server.serve_forever()
     finally:

@@ -101,6 +101,7 @@ def run(args: argparse.Namespace) -> int:
     from functools import partial
 
     from allotment.atomic_file import temp_beside, write_text
+    from allotment.cli.progress import Progress, wanted
     from allotment.sim.event_file import EventFile
     from allotment.sim.latency import parse_profile
     from allotment.sim.rundir import RunSource, metrics_json, save_run
@@ -110,6 +111,8 @@ def run(args: argparse.Namespace) -> int:
     latency = parse_profile(args.profile)
     config = load_compiled(args)
     workload, cluster, days = load_workload(args, config)
+    json_to_stdout = args.json is not None and str(args.json) == "-"
+    span = f"{days:g} days" if days is not None else "to the end"
     sim = partial(
         simulate, config, workload, cluster=cluster, days=days, seed=args.seed, policy=args.policy,
         overrides=overrides, reference=args.no_skip, latency=latency,
@@ -119,17 +122,18 @@ def run(args: argparse.Namespace) -> int:
     for_save = temp_beside(args.save) if args.save is not None else None
     logs = tuple(p for p in (args.events, for_save) if p is not None)
     try:
-        if not logs:
-            result = sim()
-        else:
-            for p in logs:
-                p.parent.mkdir(parents=True, exist_ok=True)
-            with EventFile(*logs) as out:
-                result = sim(on_event=out)
-                assert result.header is not None, "simulate() always returns its header"
-                out.finish(result.header)
+        with Progress(f"simulating {len(workload.jobs):,} jobs, {span}, on {cluster}",
+                      enabled=wanted(machine_stdout=json_to_stdout)):
+            if not logs:
+                result = sim()
+            else:
+                for p in logs:
+                    p.parent.mkdir(parents=True, exist_ok=True)
+                with EventFile(*logs) as out:
+                    result = sim(on_event=out)
+                    assert result.header is not None, "simulate() always returns its header"
+                    out.finish(result.header)
         m = result.metrics
-        json_to_stdout = args.json is not None and str(args.json) == "-"
         if not json_to_stdout:
             print(render_summary(m, result.sim_seconds))
         if args.json is not None:
@@ -146,7 +150,8 @@ def run(args: argparse.Namespace) -> int:
                 t0=t0_of(config.at).isoformat(),
                 no_skip=bool(getattr(args, "no_skip", False)),
             )
-            save_run(args.save, config, workload, result, src, events=for_save)
+            with Progress(f"saving the run to {args.save}", enabled=wanted(machine_stdout=json_to_stdout)):
+                save_run(args.save, config, workload, result, src, events=for_save)
     finally:
         if for_save is not None:
             for_save.unlink(missing_ok=True)

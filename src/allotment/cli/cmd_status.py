@@ -61,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
     if args.cluster and args.cluster != view.cluster:
         raise UsageError(f"--cluster {args.cluster}: this view is of cluster {view.cluster}")
     if as_json:
-        print(json.dumps(view.to_json(), sort_keys=True, indent=2))
+        print(json.dumps(view.to_json(t0 if args.run is not None else None), sort_keys=True, indent=2))
     else:
         print(tree_table(view, t0), end="")
     return 0

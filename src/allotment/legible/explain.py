@@ -151,33 +151,46 @@ def _node_sizes(sched: Scheduler) -> dict[str, int]:
 
 
 def facts_json(f: Facts, run: RunDir) -> dict[str, Any]:
+    """The facts for a machine.  Wall-clock times are RFC 3339 UTC (``time``, ``start``,
+    ``protected_until``, ``at``); the run-relative seconds they come from (seconds since the
+    run's start, as the event log keeps them) are kept beside them, always named ``t_s`` or
+    ``*_t_s``."""
     from allotment.legible.explain_words import summary
-    from allotment.legible.words import clock
+    from allotment.legible.words import utc
+
+    def when(t: float) -> str:
+        return utc(run.t0, t)
 
     d: dict[str, Any] = {
         "job": f.spec.id, "account": f.spec.account, "user": f.spec.user, "kind": f.spec.kind,
-        "gpus": f.spec.gpus, "t": f.t, "time": clock(run.t0, f.t), "state": f.state,
+        "gpus": f.spec.gpus, "t_s": f.t, "time": when(f.t), "state": f.state,
         "summary": summary(f, run),
         "path": [asdict(r) for r in f.path],
         "min_runtime_s": f.min_runtime_s,
-        "events": [_event_json(e) for e in f.history if e.t <= f.t],
+        "events": [_event_json(e, when(e.t)) for e in f.history if e.t <= f.t],
     }
     if f.team is not None:
         d["team_position"] = {"position": f.team.position, "of": f.team.of, "score": asdict(f.team.score)}
     if f.run_start is not None:
-        d["run"] = {"start": f.run_start, "nodes": list(f.run_nodes), "allocated": f.allocated,
-                    "protected_until": f.run_start + f.min_runtime_s if f.allocated else f.run_start}
+        until = f.run_start + f.min_runtime_s if f.allocated else f.run_start
+        d["run"] = {"start": when(f.run_start), "start_t_s": f.run_start, "nodes": list(f.run_nodes),
+                    "allocated": f.allocated, "protected_until": when(until), "protected_until_t_s": until}
     if f.preempted is not None:
-        d["preemption"] = {"t": f.preempted.t, "by": f.preempted.by, "rule": f.preempted.rule,
-                           "reason": f.preempted.reason, "ran_s": f.preempted_run_s}
+        d["preemption"] = {"t_s": f.preempted.t, "time": when(f.preempted.t), "by": f.preempted.by,
+                           "rule": f.preempted.rule, "reason": f.preempted.reason, "ran_s": f.preempted_run_s}
     if f.reservation is not None:
-        d["reservation"] = {"nodes": list(f.reservation.nodes), "at": f.reservation.at}
+        at = f.reservation.at
+        d["reservation"] = {"nodes": list(f.reservation.nodes), "at": None if at is None else when(at), "at_t_s": at}
     return d
 
 
-def _event_json(e: Event) -> dict[str, Any]:
-    """The event as it was logged: empty fields left out, ``allocated`` only on starts."""
-    d = {k: v for k, v in asdict(e).items() if k != "allocated" and v not in ("", (), None) and not (k != "t" and v == 0.0)}
+def _event_json(e: Event, time: str) -> dict[str, Any]:
+    """The event as it was logged (its run-relative ``t`` as ``t_s``, ``at`` as ``at_t_s``) with
+    its wall-clock ``time``: empty fields left out, ``allocated`` only on starts."""
+    names = {"t": "t_s", "at": "at_t_s"}
+    d = {names.get(k, k): v for k, v in asdict(e).items()
+         if k != "allocated" and v not in ("", (), None) and not (k != "t" and v == 0.0)}
+    d["time"] = time
     if e.event == "start":
         d["allocated"] = e.allocated
     return d

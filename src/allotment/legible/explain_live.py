@@ -14,6 +14,8 @@ from allotment.errors import UsageError
 from allotment.legible.livestate import LiveState, pinned_order
 from allotment.legible.liveview import live_view, queue
 from allotment.legible.words import duration, ordinal, percent
+from allotment.reconcile.audit import entry_time
+from allotment.timefmt import rfc3339
 
 
 def explain_live(state: LiveState, config: CompiledConfig, job: str) -> dict[str, Any]:
@@ -30,6 +32,12 @@ def explain_live(state: LiveState, config: CompiledConfig, job: str) -> dict[str
     d: dict[str, Any] = {"job": job, "at": state.now, "path": path,
                          "actions": actions[-10:], "observed": asdict(j) if j is not None else None}
     d["summary"] = _summary(state, d, rows.get(account))
+    # for a machine, wall-clock times as RFC 3339 UTC (the summary above read them as seconds)
+    d["at"] = rfc3339(state.now)
+    if d["observed"] is not None:
+        for k in ("submit", "start", "eligible"):
+            if d["observed"].get(k) is not None:
+                d["observed"][k] = rfc3339(d["observed"][k])
     return d
 
 
@@ -59,7 +67,7 @@ def _summary(state: LiveState, d: dict[str, Any], leaf: Any) -> str:
     if requeues:
         r = requeues[-1]
         done = "cancelled" if r["action"] == "cancel" else "requeued"
-        parts.append(f"{done} {duration(state.now - float(r['time']))} ago ({r.get('rule')}: {r.get('reason')})")
+        parts.append(f"{done} {duration(state.now - entry_time(r))} ago ({r.get('rule')}: {r.get('reason')})")
     if team:
         parts.append(team)
     return "; ".join(parts)
@@ -77,5 +85,5 @@ def render_live(d: dict[str, Any]) -> str:
                      f"used {r['usage_gpu_hours']:.1f} of {r['owed_gpu_hours']:.1f} GPU-h owed ({ratio})")
     lines += ["", "audited actions on this job (newest last):"]
     for a in d["actions"]:
-        lines.append(f"  {a.get('time')}  {a.get('action')} [{a.get('rule')}] {a.get('reason')} -> {a.get('result')}")
+        lines.append(f"  {rfc3339(entry_time(a))}  {a.get('action')} [{a.get('rule')}] {a.get('reason')} -> {a.get('result')}")
     return "\n".join(lines) + "\n"

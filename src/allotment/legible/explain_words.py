@@ -63,7 +63,10 @@ def _preempted(f: Facts, run: RunDir) -> str:
         contract = f"this job was past its {duration(f.min_runtime_s)} minimum runtime"
     else:
         contract = f"it had run {duration(f.preempted_run_s)} of its {duration(f.min_runtime_s)} minimum runtime"
-    return f"preempted at {clock(run.t0, p.t)}{by} ({p.rule}: {p.reason}; {contract})"
+    # the rule's reason is a fact of that moment (GPUs running over an entitlement), unlike the
+    # share used this week in the same sentence: say which
+    moment = "now" if p.t == f.t else "at the time"
+    return f"preempted at {clock(run.t0, p.t)}{by} ({p.rule}, {moment}: {p.reason}; {contract})"
 
 
 def summary(f: Facts, run: RunDir) -> str:

@@ -84,16 +84,20 @@ class AuditDigest:
                     self.preemptions[rule] = self.preemptions.get(rule, 0) + 1
                 elif e.get("action") == "set_priority":
                     self.pinned[str(e.get("target"))] = e
-        else:
+        elif phase != "control":
             return
         self.recent.append(e)
 
     def actions(self) -> tuple[dict[str, Any], ...]:
-        """What the log says happened: each outcome, and each intent that has none yet as
-        ``IN_FLIGHT``, in file order."""
+        """What the log says happened: each outcome, each intent that has none yet as
+        ``IN_FLIGHT``, and each operator's request (``allot reconcile suspend|resume|now``: who
+        asked as the target, rule ``operator``, result ``requested``), in file order."""
         out = []
         for e in self.recent:
-            if e.get("phase", "outcome") == "outcome":
+            phase = e.get("phase", "outcome")
+            if phase == "control":
+                out.append(e | {"target": e.get("by", ""), "rule": "operator", "result": "requested", "dry_run": False})
+            elif phase == "outcome":
                 out.append(e)
             elif self.open.get(audit_key(e)) is e:
                 out.append(e | {"result": IN_FLIGHT})

@@ -72,6 +72,7 @@ class _Snapshot(Collector):
             cond.add_metric([c, k.type, k.reason], 1.0 if k.status else 0.0)
         yield from (ticks, last, result, cond)
         yield from _tick_duration(st, c)
+        yield from _capacity(st, c)
         if st.clock_skew_s is not None:
             skew = GaugeMetricFamily("allotment_reconcile_clock_skew_seconds", "Backend clock minus the reconciler's at the last observation", labels=["cluster"])
             skew.add_metric([c], st.clock_skew_s)
@@ -90,6 +91,22 @@ def _tick_duration(st: Status, c: str) -> Iterator[Metric]:
         last = GaugeMetricFamily("allotment_reconcile_last_tick_duration_seconds", "Wall time of the last reconcile tick", labels=["cluster", "result"])
         last.add_metric([c, st.last_tick_result or "unknown"], st.last_tick_duration_s)
         yield last
+
+
+def _capacity(st: Status, c: str) -> Iterator[Metric]:
+    """The cluster as observed against the inventory (``reconcile.capacity_drift``): alert on
+    ``allotment_capacity_drift_gpus != 0`` or on the nodes by kind."""
+    cap = st.capacity
+    if cap is None:  # no observation yet, or policy-only mode
+        return
+    seen = GaugeMetricFamily("allotment_observed_capacity_gpus", "GPUs the backend reports on GPU nodes at the last observation", labels=["cluster"])
+    seen.add_metric([c], cap.observed_gpus)
+    gpus = GaugeMetricFamily("allotment_capacity_drift_gpus", "Observed GPUs minus the inventory's (0: no drift)", labels=["cluster"])
+    gpus.add_metric([c], cap.observed_gpus - cap.inventory_gpus)
+    nodes = GaugeMetricFamily("allotment_capacity_drift_nodes", "Nodes that differ from the inventory, by kind (missing, extra, gpu_count)", labels=["cluster", "kind"])
+    for kind, n in (("missing", len(cap.missing)), ("extra", len(cap.extra)), ("gpu_count", len(cap.differs))):
+        nodes.add_metric([c, kind], n)
+    yield from (seen, gpus, nodes)
 
 
 def exposition(state: LiveState, view: ClusterView, now: float) -> bytes:

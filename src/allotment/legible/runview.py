@@ -3,6 +3,7 @@ moment, from its Fair Tree snapshot (usage, shares) and its event log (who runs 
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -15,6 +16,7 @@ from allotment.legible.tree import (
     compiled_entitlements,
     compiled_parents,
 )
+from allotment.timefmt import rfc3339
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,8 +40,24 @@ class ClusterView:
     def occupancy(self) -> float:
         return self.running_gpus / self.capacity_gpus if self.capacity_gpus else 0.0
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, t0: dt.datetime | None = None) -> dict[str, Any]:
+        """For a machine: wall-clock times RFC 3339 UTC (``time``, each drained node's ``since``).
+        A saved run's view (``t0`` its start) keeps its run-relative seconds beside them, as
+        ``t_s`` and ``since_t_s``; a live view's ``t`` is Unix seconds, so ``time`` says it all."""
         d = asdict(self)
+        origin = t0 if t0 is not None else dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+
+        def when(t: float) -> str:
+            return rfc3339((origin + dt.timedelta(seconds=t)).timestamp())
+
+        d["time"] = when(self.t)
+        del d["t"]
+        if t0 is not None:
+            d["t_s"] = self.t
+        for row, node in zip(d["drained"], self.drained, strict=True):
+            row["since"] = when(node.since)
+            if t0 is not None:
+                row["since_t_s"] = node.since
         d["occupancy"] = round(self.occupancy, 4)
         return d
 

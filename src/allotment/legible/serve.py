@@ -1,5 +1,12 @@
 """``allot serve``: the live page, ``/status.json`` (what ``allot status --state --format json``
-prints) and ``/metrics``, from the standard library's HTTP server.
+prints) and ``/metrics``, from the standard library's HTTP server; ``/healthz`` and ``/readyz``
+for a liveness and a readiness probe.
+
+``/healthz`` is 200 while the server answers (it reads nothing: a liveness probe must not restart
+the server because the reconciler is down).  ``/readyz`` is 200 when the server can serve the
+page (the state dir reads and the applied revision compiles), 503 with the reason otherwise.
+Neither reflects whether the reconciler is Ready: that is ``/metrics``'
+``allotment_reconcile_condition`` and the page, which must stay reachable exactly when it is not.
 
 Read-only by construction: only GET and HEAD are answered, every request re-reads the state
 dir, and the applied config is compiled once per revision.  Loopback by default; the page
@@ -41,6 +48,8 @@ from allotment.legible.livestate import (
 from allotment.legible.liveview import drain_reasons, last_actions, live_view, queue
 from allotment.legible.metrics import exposition
 from allotment.legible.words import duration, percent
+from allotment.reconcile.status import suspended_line
+from allotment.timefmt import parse_rfc3339
 
 _env = jinja2.Environment(
     loader=jinja2.PackageLoader("allotment", "templates"),
@@ -115,6 +124,8 @@ def page(server: LiveServer, state: LiveState) -> str:
         "queue": queue(state)[:200], "actions": last_actions(state),
         "reasons": reasons, "refresh": server.refresh_s, "percent": percent, "duration": duration,
         "utc": _utc, "observed": state.observation is not None,
+        "suspended": suspended_line(st) if st.suspended_by is not None else None,
+        "capacity_drift": st.capacity.message() if st.capacity is not None and st.capacity.drifted else None,
     }
     return _env.get_template("live.html.j2").render(**ctx)
 
@@ -124,8 +135,10 @@ def _unavailable(message: str) -> tuple[HTTPStatus, str, bytes]:
     return HTTPStatus.SERVICE_UNAVAILABLE, "text/plain; charset=utf-8", f"{line}\n".encode()
 
 
-def _utc(unix: float) -> str:
-    return dt.datetime.fromtimestamp(float(unix), dt.UTC).strftime("%Y-%m-%d %H:%M:%S")
+def _utc(when: float | str) -> str:
+    """A time on the page: Unix seconds, or an audit record's RFC 3339 ``time``."""
+    unix = parse_rfc3339(when) if isinstance(when, str) else float(when)
+    return dt.datetime.fromtimestamp(unix, dt.UTC).strftime("%Y-%m-%d %H:%M:%S")
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -136,14 +149,21 @@ class _Handler(BaseHTTPRequestHandler):
         self.do_GET()
 
     def do_GET(self) -> None:
+        path = self.path.split("?", 1)[0]
+        if path == "/healthz":  # liveness: the process answers, whatever the state dir says
+            self._send(HTTPStatus.OK, "text/plain; charset=utf-8", b"ok\n")
+            return
         with self.server.lock:
-            reply = self._respond(self.path.split("?", 1)[0])
+            reply = self._respond(path)
         self._send(*reply)
 
     def _respond(self, path: str) -> tuple[HTTPStatus, str, bytes]:
         """The reply, computed before anything is sent: a fault is a whole 503, never half a page."""
         try:
             state = self.server.state()
+            if path == "/readyz":
+                self.server.config(state)  # the page needs the applied revision compiled
+                return HTTPStatus.OK, "text/plain; charset=utf-8", b"ok\n"
             if path == "/":
                 return HTTPStatus.OK, "text/html; charset=utf-8", page(self.server, state).encode()
             if path == "/metrics":
@@ -152,7 +172,7 @@ class _Handler(BaseHTTPRequestHandler):
             if path == "/status.json":
                 view = live_view(state, self.server.config(state))
                 return HTTPStatus.OK, "application/json", json.dumps(view.to_json(), sort_keys=True, indent=2).encode()
-            return HTTPStatus.NOT_FOUND, "text/plain", b"not found: / /metrics /status.json\n"
+            return HTTPStatus.NOT_FOUND, "text/plain", b"not found: / /metrics /status.json /healthz /readyz\n"
         except AllotmentError as exc:
             return _unavailable(str(exc))
         except (OSError, ValueError, LookupError, TypeError, RecursionError, jinja2.TemplateError) as exc:

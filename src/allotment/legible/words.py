@@ -25,9 +25,17 @@ def duration(seconds: float) -> str:
 
 
 def clock(t0: dt.datetime, t: float, *, with_day: bool = True) -> str:
-    """Wall time of run time ``t``: 'Tue 1 Dec 14:02' (UTC)."""
-    when = t0 + dt.timedelta(seconds=t)
-    return when.strftime("%a %-d %b %H:%M") if with_day else when.strftime("%H:%M")
+    """Wall time of run time ``t`` for a person: 'Tue 1 Dec 2026 14:02 UTC' (the year and the
+    zone always: a run may be of any year, and its reader in any zone)."""
+    when = (t0 + dt.timedelta(seconds=t)).astimezone(dt.UTC)
+    return when.strftime("%a %-d %b %Y %H:%M UTC") if with_day else when.strftime("%H:%M UTC")
+
+
+def utc(t0: dt.datetime, t: float) -> str:
+    """Wall time of run time ``t`` for a machine: RFC 3339 UTC (``allotment.timefmt``)."""
+    from allotment.timefmt import rfc3339
+
+    return rfc3339((t0 + dt.timedelta(seconds=t)).timestamp())
 
 
 def gpu_hours(x: float) -> str:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import hashlib
 import json
 import multiprocessing
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from functools import cache
@@ -90,6 +90,7 @@ class ImpactRunner:
         note: str = "",
         grouping: Grouping = by_seed,
         latency: LatencyProfile = NONE,
+        progress: Callable[[int, int], None] | None = None,
     ) -> None:
         self.trace = trace
         self.scenario = scenario or DEFAULT_SCENARIO
@@ -101,6 +102,8 @@ class ImpactRunner:
         self.note = note
         self.grouping = grouping  # impact_units.one_per_run is the plain reference
         self.latency = latency  # the backend's delays, both sides alike (sim/latency.py)
+        # told (runs done, runs in all) as the cache is read and as each unit ends; the CLI's bar
+        self.progress = progress or (lambda done, total: None)
 
     def __call__(self, base: CompiledConfig, head: CompiledConfig) -> Impact:
         cluster = self.cluster or base.largest_cluster()
@@ -145,6 +148,7 @@ class ImpactRunner:
             if hit is not None:
                 done[t.key] = hit
         cached = set(done)
+        self.progress(len(done), len(tasks))
         todo = impact_units.units(
             setup, [t for t in tasks if t.key not in done], self.workers, self.grouping
         )
@@ -152,6 +156,7 @@ class ImpactRunner:
             for t, m in zip(u.tasks, metrics, strict=True):
                 done[t.key] = m
                 self.cache.put(t.key, m)
+            self.progress(len(done), len(tasks))
         return [Run(t.side, t.seed, t.key, done[t.key], t.key in cached) for t in tasks]
 
     def _simulate(self, todo: list[Unit]) -> Iterator[tuple[Unit, tuple[dict[str, Any], ...]]]:

@@ -3,7 +3,7 @@ environment (where the cache lives, whether CI forbids it; see ``simcache``)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from allotment.plan.impact import WORKERS, ImpactRunner
@@ -23,6 +23,7 @@ def impact_function(
     cluster: str | None = None,
     latency: LatencyProfile = NONE,
     workers: int = WORKERS,
+    progress: Callable[[int, int], None] | None = None,
 ) -> ImpactRunner:
     choice = choose_cache(cache_dir, _repo_root(repo), env)
     return ImpactRunner(
@@ -35,6 +36,7 @@ def impact_function(
         note=choice.note,
         latency=latency,
         workers=workers,
+        progress=progress,
     )
 
 

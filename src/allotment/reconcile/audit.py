@@ -8,15 +8,19 @@ is moved to ``audit.jsonl.torn`` instead of swallowing the next record, and ever
 no outcome gets one, ``"result": "interrupted"`` (the next observation shows whether it took
 effect; the tick after that converges either way).  Nothing else ever rewrites the file.
 
+An operator's request (``allot reconcile suspend|resume|now``) is one more line,
+``"phase": "control"``, appended by the command that asks (``reconcile.control``).
+
 The log is rotated by size (``AuditLog.rotate``, after a tick's outcomes, so no intent is ever
 separated from its outcome): past ``ROTATE_BYTES`` it becomes ``audit.jsonl.1``, the older ones
 move up to ``.{ROTATE_KEEP}`` and the oldest is dropped, so the log holds at most about
 ``(ROTATE_KEEP + 1) x ROTATE_BYTES`` (issue 32, item 4: nothing rotated it, and at 1M lines every
 page view re-read 222 MB).
 
-A whole line of the wrong shape (``"seq": "x"``, a time that is not a finite number: a hand
-edit, another tool) is skipped by every reader with a ``file:line`` warning, never a crash: it
-was never written by a reconciler, so skipping it loses no record the reconciler relies on.
+A whole line of the wrong shape (``"seq": "x"``, a time that is neither RFC 3339 with a zone
+nor a finite number: a hand edit, another tool) is skipped by every reader with a ``file:line``
+warning, never a crash: it was never written by a reconciler, so skipping it loses no record the
+reconciler relies on.
 """
 
 from __future__ import annotations
@@ -25,18 +29,34 @@ import json
 import logging
 import math
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from allotment.backends.actions import Action, ActionResult, PolicyAction
+from allotment.timefmt import parse_rfc3339, rfc3339
+
+
+def audit_time(at: float) -> str:
+    """How a record's ``time`` is written (the one place that decides it): RFC 3339 UTC to the
+    millisecond, as the log lines are."""
+    return rfc3339(at, ms=True)
+
+
+def entry_time(entry: Mapping[str, object]) -> float:
+    """A record's ``time`` in Unix seconds: RFC 3339, or a number in a log written before."""
+    t = entry.get("time", 0.0)
+    if isinstance(t, str):
+        return parse_rfc3339(t)
+    return float(t) if isinstance(t, int | float) else 0.0
+
 
 log = logging.getLogger(__name__)
 
 
 def _entry(a: Action, *, at: float, revision: str, dry_run: bool) -> dict[str, Any]:
     entry: dict[str, Any] = {
-        "time": round(at, 3),
+        "time": audit_time(at),
         "revision": revision,
         "action": a.kind,
         "target": a.target,
@@ -113,12 +133,20 @@ class AuditLog:
         return True
 
     def append(self, lines: list[str]) -> None:
+        """Append in one ``write`` on an ``O_APPEND`` descriptor: an operator's request
+        (``reconcile.control``) appended by another process meanwhile lands between two
+        batches, never inside one."""
         if not lines:
             return
-        with self.path.open("a", encoding="utf-8") as f:
-            f.write("".join(line + "\n" for line in lines))
-            f.flush()
-            os.fsync(f.fileno())
+        data = "".join(line + "\n" for line in lines).encode("utf-8")
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            view = memoryview(data)
+            while view:  # a regular file takes it whole; loop only for a short write
+                view = view[os.write(fd, view):]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
     def read(self) -> list[dict[str, Any]]:
         return read_lines(self.path)
@@ -199,6 +227,12 @@ def _shape_problem(e: dict[str, Any]) -> str:
     if isinstance(seq, bool) or not isinstance(seq, int):
         return f"'seq' must be a whole number, got {seq!r}"
     t = e.get("time", 0.0)
+    if isinstance(t, str):  # RFC 3339, as audit_time writes it
+        try:
+            parse_rfc3339(t)
+        except ValueError:
+            return f"'time' must be an RFC 3339 time with a zone, got {t!r}"
+        return ""
     if isinstance(t, bool) or not isinstance(t, int | float) or not math.isfinite(t):
-        return f"'time' must be a finite number, got {t!r}"
+        return f"'time' must be an RFC 3339 time or a finite number, got {t!r}"
     return ""

@@ -10,9 +10,11 @@ The first match wins (``TickOutcome.of``):
 5. the source could not be fetched (the local copy's revision is driven)
                                                   -> Stalled ``SourceUnavailable``
 6. the newest commit is not the one driven        -> Stalled ``NewestRevisionRejected``
-7. drift left as found (policy ``drift: report``) -> Ready False ``DriftReported``
-8. ``--dry-run`` with actions to do               -> Ready False ``DryRun``
-9. otherwise                                      -> Ready True ``Synced``
+7. an operator suspended it (``allot reconcile suspend``; it observes, applies nothing)
+                                                  -> Ready False ``Suspended``
+8. drift left as found (policy ``drift: report``) -> Ready False ``DriftReported``
+9. ``--dry-run`` with actions to do               -> Ready False ``DryRun``
+10. otherwise                                     -> Ready True ``Synced``
 
 ``Reconciling`` is True when the tick changed something.  ``Ready`` is False whenever
 ``Stalled`` or ``Reconciling`` is True (``status.conditions`` enforces it for every reader).
@@ -22,7 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from allotment.reconcile.status import Status
+from allotment.reconcile.status import Status, suspended_line
 from allotment.reconcile.tick import TickResult
 
 
@@ -66,6 +68,11 @@ class TickOutcome:
                 "NewestRevisionRejected",
                 f"driving last good {driving}: {r.newest_rejected}",
                 applied=applied,
+            )
+        if st.suspended_by is not None:
+            held = sum(1 for x in r.results if x.code == "dry_run")
+            return cls(
+                None, f"{suspended_line(st)}; {held} action(s) held", "Suspended", False, applied
             )
         if r.drift and st.drift:
             n = len(r.drift)

@@ -6,15 +6,15 @@ the clocks disagree) are printed when they change, not every 10 s (``OnChange``)
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import logging
 import sys
 
+from allotment.timefmt import rfc3339
+
 
 def _time(record: logging.LogRecord) -> str:
-    t = dt.datetime.fromtimestamp(record.created, dt.UTC)
-    return t.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return rfc3339(record.created, ms=True)
 
 
 class TextFormatter(logging.Formatter):

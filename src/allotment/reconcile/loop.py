@@ -1,6 +1,8 @@
 """Run ticks until told to stop.  SIGTERM/SIGINT never interrupt a tick: the flag is checked
 between ticks, so the tick in flight finishes, the ledger and status are flushed, and the process
 exits 0.  One reconciler per state dir (an exclusive ``flock``), so two copies never race.
+Between ticks the operator's requests (``control``) are looked for every ``POLL_S``: "reconcile
+now", suspend and resume start a tick at once, and the next tick keeps its slot on the grid.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from pathlib import Path
 from types import FrameType
 
 from allotment.errors import UsageError
+from allotment.reconcile.control import POLL_S
+from allotment.reconcile.probes import Heartbeat
 from allotment.reconcile.reconciler import Reconciler, TickResult
 from allotment.reconcile.state_errors import StateDirError
 
@@ -71,16 +75,23 @@ def run_loop(
     stop: StopFlag,
     on_tick: Callable[[TickResult], None] = lambda r: None,
     clock: Callable[[], float] = time.monotonic,
+    heartbeat: Heartbeat | None = None,
 ) -> TickResult | None:
     last: TickResult | None = None
     deadline = clock()
     while not stop.stopped:
+        if heartbeat is not None:
+            heartbeat.started()
         last = reconciler.tick()
         on_tick(last)
+        if heartbeat is not None:
+            heartbeat.ended()
         if once:
             break
-        deadline = next_tick(deadline, clock(), interval_s)
-        stop.wait(deadline - clock())
+        if clock() >= deadline:  # not a tick an operator asked for between two slots
+            deadline = next_tick(deadline, clock(), interval_s)
+        while not stop.stopped and clock() < deadline and not reconciler.wants_tick():
+            stop.wait(min(POLL_S, deadline - clock()))
     return last
 
 

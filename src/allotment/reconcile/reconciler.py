@@ -11,6 +11,9 @@
    run the core, dry-run and apply its requeues, priorities, drains and resumes;
 6. conditions (``conditions``), audit log, status.
 
+Before step 1 the operator's requests are read (``control``): a suspended reconciler runs every
+step but applies nothing (all its actions are only dry-run, none audited as applied).
+
 A ``BackendError`` stops the tick: Stalled with the reason, the last good revision kept.  A
 state dir that cannot be written or a corrupt file in it ends the process with a one-line
 ``StateDirError``/``StateFileError``, after making sure no status says Ready.  Everything
@@ -30,13 +33,15 @@ from pathlib import Path
 from allotment.backends.actions import Action
 from allotment.backends.diff import diff_policy
 from allotment.backends.policy import desired_policy
-from allotment.backends.protocol import Backend
+from allotment.backends.protocol import Backend, Observation
 from allotment.compile.model import CompiledConfig
 from allotment.errors import BackendError, UsageError
 from allotment.reconcile.active import maintenance_now, plan_cluster
 from allotment.reconcile.audit import AuditLog, audit_lines, intent_lines
+from allotment.reconcile.capacity_drift import compare
 from allotment.reconcile.charging import finished_runs, observed_runs
 from allotment.reconcile.conditions import TickOutcome, set_conditions
+from allotment.reconcile.control import Control, read_control
 from allotment.reconcile.health import read_health
 from allotment.reconcile.ledger import Ledger
 from allotment.reconcile.memory_file import read_memory, save_memory
@@ -90,6 +95,32 @@ class Reconciler:
         # for, first submissions (Slurm resets submit_time at a requeue), debug backfill that
         # yields to a reservation, the usage frozen per fair-share epoch (memory_file)
         self.memory = read_memory(state_dir)
+        self._suspended = False  # set per tick from the operator's requests
+        self.driving_config: CompiledConfig | None = None  # what the last tick drove
+
+    @property
+    def holding(self) -> bool:
+        """Plan and dry-run only: ``--dry-run``, or suspended by an operator."""
+        return self.options.dry_run or self._suspended
+
+    def wants_tick(self) -> bool:
+        """An operator asked for a tick (``allot reconcile now``, suspend, resume) that no tick
+        has handled yet.  A control file that cannot be read asks for one: the tick reports it."""
+        try:
+            ctl = read_control(self.state_dir)
+        except (StateDirError, StateFileError):
+            return True
+        handled = self.status.last_handled_reconcile_at
+        return ctl.requested_at is not None and (handled is None or ctl.requested_at > handled)
+
+    def _take_control(self, ctl: Control) -> None:
+        st, s = self.status, ctl.suspended
+        self._suspended = s is not None
+        st.suspended_by = None if s is None else s.by
+        st.suspended_since = None if s is None else s.since
+        st.suspend_reason = "" if s is None else s.reason
+        if ctl.requested_at is not None:
+            st.last_handled_reconcile_at = ctl.requested_at
 
     def close(self) -> None:
         self.ledger.close()
@@ -105,6 +136,7 @@ class Reconciler:
         result = TickResult(None)
         try:
             try:
+                self._take_control(read_control(self.state_dir))
                 self._tick(now, result)
             except (OSError, sqlite3.DatabaseError) as exc:
                 raise state_error(exc, self.state_dir) from None
@@ -159,12 +191,13 @@ class Reconciler:
         cluster = self._cluster(choice.config)
         # 3-4. policy
         driving, applied = self._policy(choice, cluster, now, result)
+        self.driving_config = driving.config  # before active mode, which may fail
         # 5. active mode
         if opts.active:
             applied += self._active(driving.config, cluster, driving.sha, now, result)
         st.driving_revision = driving.sha
         # 6. conditions
-        set_conditions(st, TickOutcome.of(result, applied, opts.dry_run, st), now)
+        set_conditions(st, TickOutcome.of(result, applied, self.holding, st), now)
 
     def _cluster(self, config: CompiledConfig) -> str:
         names = sorted(config.clusters)
@@ -226,7 +259,7 @@ class Reconciler:
             )
         except BackendError as exc:
             refused, applied = str(exc), 0
-        if opts.dry_run:
+        if self.holding:
             return choice, applied
         if refused is None:
             st.last_applied_revision, st.last_applied_inputs_sha256 = (
@@ -252,9 +285,10 @@ class Reconciler:
         if not actions:
             return 0
         dry = self.backend.apply(actions, dry_run=True)
-        if self.options.dry_run or any(r.code == "failed" for r in dry):
+        if self.holding or any(r.code == "failed" for r in dry):
             result.results.extend(dry)
-            self.audit.append(audit_lines(dry, at=now, revision=sha, dry_run=True))
+            if not self._suspended:  # held every tick of a suspension: counted, not logged
+                self.audit.append(audit_lines(dry, at=now, revision=sha, dry_run=True))
             self.audit.rotate()  # dry-run outcomes only: no intent is open
             return 0
         self.audit.append(intent_lines(actions, at=now, revision=sha))
@@ -264,6 +298,15 @@ class Reconciler:
         self.audit.rotate()  # every intent has its outcome now (audit.py)
         return sum(1 for r in done if r.code in ("applied", "pruned"))
 
+    def _capacity(self, config: CompiledConfig, cluster: str, obs: Observation, now: float) -> None:
+        """Report (never correct) a cluster that is not the inventory's (``capacity_drift``)."""
+        drift = compare(config.clusters[cluster], obs)
+        self.status.capacity = drift
+        reason = "InventoryMismatch" if drift.drifted else "InventoryMatches"
+        if drift.drifted and drift.message() != getattr(self.status.condition("CapacityDrift"), "message", None):
+            log.warning("capacity drift: %s", drift.message())
+        self.status.set_condition("CapacityDrift", drift.drifted, reason, drift.message(), now)
+
     def _active(
         self, config: CompiledConfig, cluster: str, sha: str, now: float, result: TickResult
     ) -> int:
@@ -272,6 +315,7 @@ class Reconciler:
         obs, check = on_backend_clock(raw, self.clock(), self.options.max_skew_s)
         st.clock_skew_s, result.skew = round(check.skew_s, 3), check
         save_observation(self.state_dir, obs)  # for explain --state and the live page
+        self._capacity(config, cluster, obs, now)
         if not check.ok:
             log.warning("%s", check.message())
             return 0

@@ -18,7 +18,6 @@ intervals reads as ``Ready=False, reason=Stale``.
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -26,11 +25,16 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from allotment.reconcile.capacity_drift import CapacityDrift, GpuCountDiff
 from allotment.reconcile.state_errors import StateDirError, StateFileError, write_atomic
 from allotment.strict_json import loads_finite
+from allotment.timefmt import parse_rfc3339, rfc3339
 
 STATUS_FILE = "status.json"
 STALE_TICKS = 3  # a last tick older than this many intervals means the reconciler is not running
+# wall-clock times, written as RFC 3339 UTC (``allotment.timefmt``) to the millisecond; a file
+# from before holds Unix seconds, which are still read
+TIME_FIELDS = ("last_tick", "last_backend_time", "suspended_since", "last_handled_reconcile_at")
 
 
 @dataclass(slots=True)
@@ -70,6 +74,13 @@ class Status:
     rejected_revisions: dict[str, str] = field(default_factory=dict)  # sha -> backend's refusal
     drift: list[str] = field(default_factory=list)  # drift found in the last tick
     prune_skipped: list[str] = field(default_factory=list)
+    # an operator's requests as the last tick saw them (``reconcile.control``)
+    suspended_by: str | None = None  # None: not suspended
+    suspended_since: float | None = None
+    suspend_reason: str = ""
+    last_handled_reconcile_at: float | None = None  # Flux's lastHandledReconcileAt
+    # the observed cluster against the inventory at the last observation (``capacity_drift``)
+    capacity: CapacityDrift | None = None
 
     def set_condition(
         self, type_: str, status: bool, reason: str, message: str, now: float
@@ -111,16 +122,17 @@ def conditions(status: Status, now: float) -> list[Condition]:
     return sorted(out, key=lambda c: c.type)
 
 
+def suspended_line(status: Status) -> str:
+    """Who suspended the reconciler, since when and why (``allot reconcile suspend``)."""
+    since = "-" if status.suspended_since is None else rfc3339(status.suspended_since)
+    why = f": {status.suspend_reason}" if status.suspend_reason else ""
+    return f"by {status.suspended_by} since {since}{why}; nothing is applied until resumed"
+
+
 def is_ready(status: Status, now: float) -> bool:
     return any(c.type == "Ready" and c.status for c in conditions(status, now))
 
 
-def rfc3339(t: float) -> str:
-    return dt.datetime.fromtimestamp(t, dt.UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
-
-
-def _parse_time(text: str) -> float:
-    return dt.datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
 
 
 class _ConditionFile(BaseModel):
@@ -138,7 +150,7 @@ class _ConditionFile(BaseModel):
     def to_condition(self) -> Condition:
         truth = self.status if isinstance(self.status, bool) else _truth(self.status)
         if self.lastTransitionTime is not None:
-            when = _parse_time(self.lastTransitionTime)
+            when = parse_rfc3339(self.lastTransitionTime)
         elif self.since is not None:
             when = float(self.since)
         else:
@@ -175,6 +187,36 @@ class _StatusFile(BaseModel):
     rejected_revisions: dict[str, str] = {}
     drift: list[str] = []
     prune_skipped: list[str] = []
+    suspended_by: str | None = None
+    suspended_since: float | None = None
+    suspend_reason: str = ""
+    last_handled_reconcile_at: float | None = None
+    capacity: _CapacityFile | None = None
+
+
+class _GpuCountFile(BaseModel):
+    model_config = ConfigDict(strict=True, extra="ignore")
+    node: str
+    inventory_gpus: int
+    observed_gpus: int
+
+
+class _CapacityFile(BaseModel):
+    model_config = ConfigDict(strict=True, extra="ignore")
+    inventory_gpus: int
+    observed_gpus: int
+    inventory_nodes: int
+    observed_nodes: int
+    missing: list[str] = []
+    extra: list[str] = []
+    differs: list[_GpuCountFile] = []
+
+    def to_record(self) -> CapacityDrift:
+        return CapacityDrift(
+            self.inventory_gpus, self.observed_gpus, self.inventory_nodes, self.observed_nodes,
+            tuple(self.missing), tuple(self.extra),
+            tuple(GpuCountDiff(d.node, d.inventory_gpus, d.observed_gpus) for d in self.differs),
+        )
 
 
 def read_status(state_dir: Path) -> Status:
@@ -190,8 +232,12 @@ def read_status(state_dir: Path) -> Status:
     try:
         raw = loads_finite(text)
         if isinstance(raw, dict):
+            for k in TIME_FIELDS:
+                if isinstance(raw.get(k), str):
+                    raw[k] = parse_rfc3339(raw[k])
             for k in ("last_tick", "interval_s", "clock_skew_s", "last_backend_time",
-                      "last_tick_duration_s", "tick_duration_sum_s"):
+                      "last_tick_duration_s", "tick_duration_sum_s", "suspended_since",
+                      "last_handled_reconcile_at"):
                 if isinstance(raw.get(k), int) and not isinstance(raw.get(k), bool):
                     raw[k] = float(raw[k])
         f = _StatusFile.model_validate(raw)
@@ -202,8 +248,9 @@ def read_status(state_dir: Path) -> Status:
             " ".join(first[:3]) if isinstance(exc, ValidationError) else (first[0] if first else "")
         )
         raise StateFileError(f"{path}: not a reconciler status file ({why})") from None
-    data = f.model_dump(exclude={"conditions"})
-    return Status(conditions=conds, **data)
+    data = f.model_dump(exclude={"conditions", "capacity"})
+    capacity = f.capacity.to_record() if f.capacity is not None else None
+    return Status(conditions=conds, capacity=capacity, **data)
 
 
 load_status = read_status
@@ -216,8 +263,12 @@ def _truth(text: str) -> bool:
 
 
 def status_json(status: Status, now: float | None = None) -> dict[str, Any]:
-    """The file's shape: conditions as kstatus writes them (as judged at ``now`` when given)."""
+    """The file's shape: conditions as kstatus writes them (as judged at ``now`` when given),
+    wall-clock times (``TIME_FIELDS``) as RFC 3339 UTC."""
     raw = asdict(status)
+    for k in TIME_FIELDS:
+        if raw[k] is not None:
+            raw[k] = rfc3339(raw[k], ms=True)
     conds = status.conditions if now is None else conditions(status, now)
     raw["conditions"] = [
         {
@@ -250,6 +301,8 @@ def render_text(status: Status, now: float) -> str:
         else ""
     )
     lines.append(f"last tick                {ago} (every {status.interval_s:g} s{took})")
+    if status.suspended_by is not None:
+        lines.append(f"suspended                {suspended_line(status)}")
     lines.append(f"last applied revision    {status.last_applied_revision or '-'}")
     lines.append(f"  inputs sha256          {status.last_applied_inputs_sha256 or '-'}")
     lines.append(f"last attempted revision  {status.last_attempted_revision or '-'}")

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from allotment.backends.slurm.shape import gpus_in
 from allotment.core.jobs import JobSpec
+from allotment.reconcile.audit import entry_time
 from allotment.reconcile.replay.events import Event, EventKind
 
 SACCT_FIELDS = "JobIDRaw,JobName,State,Start,End,AllocTRES,NodeList"
@@ -119,7 +120,7 @@ def _health_events(audit: Sequence[Mapping[str, object]], t: Callable[..., float
     for a in audit:
         if a.get("action") in ("drain", "resume") and a.get("result") == "applied":
             kind: EventKind = "drain" if a["action"] == "drain" else "resume"
-            at = float(a.get("time", 0.0))  # type: ignore[arg-type]
+            at = entry_time(a)
             out.append(
                 Event(
                     t(at, whole=False),
@@ -134,5 +135,5 @@ def _health_events(audit: Sequence[Mapping[str, object]], t: Callable[..., float
 
 def _nearest(records: list[Mapping[str, object]], at: float) -> Mapping[str, object] | None:
     """The audit record of the requeue that ended a run at ``at`` (the latest one before)."""
-    before = [a for a in records if float(a.get("time", 0.0)) <= at + 5.0]  # type: ignore[arg-type]
-    return max(before, key=lambda a: float(a.get("time", 0.0)), default=None)  # type: ignore[arg-type]
+    before = [a for a in records if entry_time(a) <= at + 5.0]
+    return max(before, key=entry_time, default=None)

@@ -68,6 +68,8 @@ class Replay:
     submitted: dict[str, float] = field(default_factory=dict)  # trace id -> wall time of sbatch
     rejected: list[Event] = field(default_factory=list)
     late_ticks: int = 0  # ticks skipped because the one before overran its slot
+    # told (jobs submitted, jobs in the trace) after each submission, from the feeding thread
+    progress: Callable[[int, int], None] = lambda done, total: None
 
     def run(self) -> list[Event]:
         jobs_dir = self.state_dir / "jobs"
@@ -151,6 +153,7 @@ class Replay:
                 health.write_text(lines, encoding="utf-8")
                 continue
             self.submitted[item.job.id] = self.clock()
+            self.progress(len(self.submitted), len(subs))
             try:
                 out = self.runner.write(list(item.argv))
                 self.ids[item.job.id] = out.strip().split(";")[0]
