@@ -11,8 +11,6 @@ The score is a weighted sum of signals (weights from ``Policy.priority_weights``
 * fairness among the team's users: a user with fewer GPUs running goes first;
 * fit: 1 when the job fits the free capacity right now, so free GPUs do not idle behind a job
   that cannot start; its weight grows with load (when demand is high, packing matters more);
-  a starving job (``core.starvation``) counts as fitting at the full weight, so age eventually
-  beats fit (``fit``);
 * boosts: manual, expiring bumps from ``Policy.boosts`` (``active_boosts``).
 
 A prerequisite scores at least ``INHERIT`` (0.9) x the score of each job of its own team that
@@ -43,7 +41,6 @@ from allotment.core.context import Context
 from allotment.core.ids import UserGpus
 from allotment.core.inherited import DependantFactsCache, dependant_part, keep_best
 from allotment.core.jobs import JobSpec
-from allotment.core.starvation import is_starving
 from allotment.core.state import InheritedParts, Pend, StaticScore
 from allotment.core.weights import ScoreWeights
 
@@ -180,7 +177,7 @@ class Scorer:
     looked up by name)."""
 
     __slots__ = ("age_cap", "age_div", "boost_index", "boosts", "deps", "facts", "k", "max_free", "memo", "t",
-                 "user_gpus", "w", "w_fair", "w_fit", "w_fit_full")
+                 "user_gpus", "w", "w_fair", "w_fit")
 
     def __init__(
         self,
@@ -205,7 +202,6 @@ class Scorer:
         self.age_cap = k.age_cap
         self.age_div = k.age_div
         self.w_fit = k.fit * min(3.0, max(1.0, load))
-        self.w_fit_full = k.fit * 3.0  # a starving job's fit term (``fit``)
         self.w_fair = k.fairness
         self.max_free = max_free
         self.user_gpus = user_gpus
@@ -326,14 +322,10 @@ class Scorer:
         return self.boost_index
 
     def fit(self, p: Pend) -> float:
-        """The fit term: its weight when ``p`` fits the best node's free GPUs now.  A starving
-        job (``core.starvation``) counts as fitting at the term's full weight (its weight at
-        load >= 3), whether it fits or not: so inside a team age eventually beats fit at every
-        load and the job becomes its team's head, to start or to hold the reservation
-        (docs/design/priority.md).  A constant: the kept orders need not read the load or the
-        free GPUs for it (``core.candidates``)."""
-        if is_starving(self.t - p.eligible):
-            return self.w_fit_full
+        """The fit term: its weight when ``p`` fits the best node's free GPUs now.  (Age beats
+        fit for a job that waits too long through the reservation, not through the score: the
+        reservation's holder is the oldest job that may hold it, offered first in its queue;
+        docs/design/priority.md.)"""
         return self.w_fit if p.gpus <= self.max_free else 0.0
 
     def _signals(self, p: Pend) -> tuple[float, float, float, float, float, float]:
