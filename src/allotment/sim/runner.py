@@ -63,6 +63,7 @@ class SimResult:
     events: tuple[Event, ...] = ()
     context: Any = None  # the core Context the run used (for fair-share samples of a run dir)
     sim_seconds: float = 0.0  # wall time: not a metric (it differs between identical runs)
+    recorder: Any = None  # the run's metrics.Recorder: what sim.window measures a part of the run from
 
 
 def simulate(
@@ -97,7 +98,7 @@ def simulate(
     if latency != NONE:
         metrics["latency_profile"] = latency.name
     wall = round(time.perf_counter() - wall, 3)
-    return SimResult(metrics, cluster, policy, sim.rec.header, tuple(sim.log.events), ctx, wall)
+    return SimResult(metrics, cluster, policy, sim.rec.header, tuple(sim.log.events), ctx, wall, sim.rec)
 
 
 def check_run(config: CompiledConfig, cluster: str, policy: str) -> None:
