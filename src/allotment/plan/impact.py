@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import multiprocessing
 from collections.abc import Iterator, Mapping
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -40,7 +41,7 @@ from allotment.sim.latency import NONE, LatencyProfile
 
 __all__ = ["ImpactRunner", "Run", "code_sha256", "for_side"]
 
-DEFAULT_DAYS = 5.0  # per seed; what five 5-day pairs cost: docs/benchmarks.md (`allot plan`)
+DEFAULT_DAYS = 3.0  # measured per seed, after the warm-up; what it costs: docs/plan.md
 DEFAULT_SCENARIO = "ai2"
 WORKERS = 2  # the CI runner and the reference machine have two cores
 
@@ -108,15 +109,20 @@ class ImpactRunner:
         if self.trace is not None:
             seeds = seeds[:1]  # a trace is one workload
         renames = tuple(diff_configs(base, head).renamed)
+        warmup = warmup_days(base, cluster)
         if self.trace is not None:
             recipe: dict[str, Any] = {"trace": hashlib.sha256(_read_bytes(self.trace)).hexdigest()}
-            days = self.days or _trace_days(self.trace)
+            # a trace's first lookback window is its warm-up; a trace too short for one has none
+            span = _trace_days(self.trace)
+            warmup = warmup if span > 2 * warmup else 0.0
+            days = self.days or max(1.0, span - warmup)
             label = f"trace {self.trace.name} on {cluster}"
         else:
             recipe = {"scenario": self.scenario, "generated_from": base.inputs_sha256}
             days = self.days or DEFAULT_DAYS
             label = f"scenario {self.scenario} on {cluster}"
         common = {**recipe, "at": base.at.isoformat(), "cluster": cluster, "days": days}
+        common["warmup_days"] = warmup
         common["code"] = code_sha256()
         common["latency"] = self.latency.key()  # a metric under another profile is another run
         tasks = []
@@ -127,12 +133,13 @@ class ImpactRunner:
                     fields["renames"] = [list(p) for p in renames]
                 tasks.append(Task(side, seed, _key(fields)))
         setup = Setup(
-            base, head, renames, cluster, days, self.scenario, self.trace, self.latency
+            base, head, renames, cluster, days, self.scenario, self.trace, self.latency, warmup
         )
         runs = self._run(setup, tasks)
         return summarize(
             base, head, runs, workload=label, workload_key=_key(common), days=days,
             seeds=seeds, cluster=cluster, note=self.note, latency_profile=self.latency.spec(),
+            warmup_days=warmup,
         )
 
     def _run(self, setup: Setup, tasks: list[Task]) -> list[Run]:
@@ -169,6 +176,15 @@ class ImpactRunner:
             futures = {pool.submit(impact_units.run_unit, u): u for u in todo}
             for f in as_completed(futures):
                 yield futures[f], f.result()
+
+
+def warmup_days(base: CompiledConfig, cluster: str) -> float:
+    """One lookback window of the base side, in whole hours (``sim.window`` measures from a
+    whole hour): by then every team's window holds only usage of the steady state, none of the
+    start from an empty window.  Read from the base, like the seeds: a pull request cannot
+    shorten its own warm-up."""
+    lookback_s = base.policy_for(cluster).lookback_s
+    return math.ceil(lookback_s / 3600.0) / 24.0
 
 
 def _key(fields: Mapping[str, Any]) -> str:
