@@ -133,3 +133,28 @@ def _compiled_nodes(cfg: Any) -> list[dict[str, Any]]:
     """What ``allot compile --format json`` prints for every node."""
     nodes: list[dict[str, Any]] = to_dict(cfg)["nodes"]
     return nodes
+
+
+def _cluster_metrics(in_service: float, charged: float, free: float) -> dict[str, Any]:
+    return {**_metrics({"a": 1.0, "b": 1.0, "c": 1.0}), "in_service_gpu_hours": in_service,
+            "charged_gpu_hours": charged, "unallocated_gpu_hours": free, "occupancy": 0.9}
+
+
+def test_a_capacity_cut_says_how_much_of_it_unallocated_work_absorbed() -> None:
+    from allotment.plan.render_view import overall_text
+
+    smaller = build("acme", N(children={"a": N(), "b": N(), "c": N()}), gpus=8)
+    runs = []
+    for seed, wobble in ((1, 0.0), (2, 10.0), (3, -10.0)):
+        runs.append(_Run("base", seed, _cluster_metrics(2000.0 + wobble, 1500.0, 400.0)))
+        runs.append(_Run("head", seed, _cluster_metrics(1000.0 + wobble, 1400.0 + wobble, 0.0)))
+    imp = summarize(BASE, smaller, runs, workload="w", workload_key="k", days=7.0,
+                    seeds=(1, 2, 3), cluster="c1")
+    assert imp.capacity is not None and imp.capacity.absorbed == pytest.approx(0.4)
+    assert "of the -1,000 GPU-h/week change in service, unallocated work took -400 (40%)" in (
+        overall_text(imp))
+    # the same numbers without a capacity change in the PR: the side's luck, not a cut
+    same = summarize(BASE, HEAD, runs, workload="w", workload_key="k", days=7.0,
+                     seeds=(1, 2, 3), cluster="c1")
+    assert same.capacity is not None and same.capacity.absorbed is None
+    assert "unallocated work took" not in overall_text(same)

@@ -117,9 +117,13 @@ def _ratio(delivered: float, owed: float) -> float | None:
     return delivered / owed if owed > 0 else None
 
 
-def capacity(pairs: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]], days: float) -> Capacity | None:
+def capacity(
+    pairs: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]],
+    days: float,
+    changed: bool = False,
+) -> Capacity | None:
     """The cluster's GPU-hours per week before and after (a capacity change, and what unallocated
-    work absorbed of it)."""
+    work absorbed of it); ``changed``: the PR changes the cluster's capacity."""
     if not pairs:
         return None
 
@@ -137,7 +141,16 @@ def capacity(pairs: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]], days:
         unallocated_after=statistics.fmean(free_a),
         in_service_change=paired_interval([a - b for a, b in zip(cap_a, cap_b, strict=True)]),
         unallocated_change=paired_interval([a - b for a, b in zip(free_a, free_b, strict=True)]),
+        changed=changed,
     )
+
+
+def capacity_changed(base: CompiledConfig, head: CompiledConfig, cluster: str) -> bool:
+    """Whether the PR changes ``cluster``'s GPUs or its maintenance windows."""
+    b, h = base.clusters.get(cluster), head.clusters.get(cluster)
+    if b is None or h is None:
+        return b is not h
+    return b.gpus != h.gpus or b.node_groups != h.node_groups or b.maintenance != h.maintenance
 
 
 def _team_metric(metrics: Mapping[str, Any], team: str | None, path: Sequence[str]) -> float | None:
@@ -238,6 +251,6 @@ def summarize(
         note=note,
         latency_profile=latency_profile,
         warmup_days=warmup_days,
-        capacity=capacity(pairs, days),
+        capacity=capacity(pairs, days, capacity_changed(base, head, cluster)),
         family_alpha=ALPHA,
     )

@@ -76,13 +76,15 @@ class Capacity:
     unallocated_after: float
     in_service_change: Interval
     unallocated_change: Interval
+    changed: bool = False  # the PR changes the cluster's GPUs or maintenance (not the sim's luck)
 
     @property
     def absorbed(self) -> float | None:
         """Share of the change in GPUs in service taken up by the change in unallocated work
-        (both means); None when capacity did not change by a GPU-hour a week."""
+        (both means); None unless the PR changes capacity (a node failing a little earlier on
+        one side is not a capacity change) by at least a GPU-hour a week."""
         d_cap = self.in_service_after - self.in_service_before
-        if abs(d_cap) < 1.0:
+        if not self.changed or abs(d_cap) < 1.0:
             return None
         return (self.unallocated_after - self.unallocated_before) / d_cap
 
