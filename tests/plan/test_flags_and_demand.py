@@ -3,6 +3,7 @@ under test, a warm-up left out of every number, and the plan's units equal to th
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass
 from typing import Any
 
@@ -158,3 +159,35 @@ def test_a_capacity_cut_says_how_much_of_it_unallocated_work_absorbed() -> None:
                      seeds=(1, 2, 3), cluster="c1")
     assert same.capacity is not None and same.capacity.absorbed is None
     assert "unallocated work took" not in overall_text(same)
+
+
+def test_a_simulated_plan_states_its_unit_and_warm_up_and_follows_the_json_schema(
+    small_repo: Any,
+) -> None:
+    import json
+    from pathlib import Path
+
+    import jsonschema
+
+    from allotment.plan.build import PlanRequest, make_plan
+    from allotment.plan.impact import ImpactRunner
+    from allotment.plan.model import Impact
+    from allotment.plan.plan_json import render_json
+    from allotment.plan.simcache import SimCache
+
+    small_repo.switch("pr", create=True)
+    small_repo.set_share("budgets/acme/ml/budget.yaml", "vision", 70)
+    small_repo.commit("vision +", author="vera@acme.example")
+    req = PlanRequest(repo=small_repo.path, base="main", head="pr", at=dt.date(2026, 1, 2))
+    runner = ImpactRunner(trace=None, scenario="ai2", cluster=None, days=0.25, seeds=(1, 2),
+                          cache=SimCache(None), workers=1)
+    plan = make_plan(req, runner)
+    assert isinstance(plan.impact, Impact) and plan.impact.warmup_days == 7.0
+    doc = json.loads(render_json(plan))
+    schema = Path(__file__).resolve().parents[2] / "src/allotment/schemas/plan-output.json"
+    jsonschema.validate(doc, json.loads(schema.read_text()))
+    imp = doc["impact"]
+    assert imp["unit"] == "c1 GPU-hours per week" and imp["warmup_days"] == 7.0
+    for t in imp["teams"]:  # owed never exceeds demand; what ran charged never exceeds demand
+        assert t["owed_gpu_hours_week_before"] <= t["demand_gpu_hours_week_before"] + 1e-6
+        assert t["delivered_gpu_hours_week_before"] <= t["demand_gpu_hours_week_before"] + 1e-6
