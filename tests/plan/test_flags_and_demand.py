@@ -191,3 +191,41 @@ def test_a_simulated_plan_states_its_unit_and_warm_up_and_follows_the_json_schem
     for t in imp["teams"]:  # owed never exceeds demand; what ran charged never exceeds demand
         assert t["owed_gpu_hours_week_before"] <= t["demand_gpu_hours_week_before"] + 1e-6
         assert t["delivered_gpu_hours_week_before"] <= t["demand_gpu_hours_week_before"] + 1e-6
+
+
+def _history_plan(repo: Any, head: str) -> Any:
+    from allotment.plan.build import PlanRequest, make_plan
+    from allotment.plan.impact import ImpactRunner
+    from allotment.plan.simcache import SimCache
+
+    req = PlanRequest(repo=repo.path, base="main", head=head, at=dt.date(2026, 1, 2))
+    runner = ImpactRunner(trace=None, scenario="ai2", cluster=None, days=0.25, seeds=(1, 2),
+                          cache=SimCache(None), workers=1, repo=repo.path)
+    return make_plan(req, runner).impact
+
+
+def test_history_named_by_the_base_revision_is_replayed_and_a_pr_cannot_swap_it(
+    small_repo: Any,
+) -> None:
+    """``plan_workload`` in the base's policies names a trace committed in the config repo: the
+    plan replays it as the base has it, whatever the PR does to the file or the setting."""
+    from allotment.compile.compiler import compile_repo
+    from allotment.traces.writer import sorted_items, write_trace
+
+    cfg = compile_repo(small_repo.path, dt.date(2026, 1, 2))
+    w = generate("ai2", cfg, cfg, (), "c1", 0.5, 1)
+    (small_repo.path / "history").mkdir()
+    write_trace(small_repo.path / "history" / "trace.jsonl", sorted_items(w.jobs, w.node_events))
+    small_repo.edit_yaml("policies/scheduler.yaml",
+                         lambda d: d.update({"plan_workload": "history/trace.jsonl"}))
+    small_repo.commit("replay our own history", author="pat@acme.example")
+    small_repo.switch("pr", create=True)
+    small_repo.set_share("budgets/acme/ml/budget.yaml", "vision", 70)
+    small_repo.commit("vision +", author="vera@acme.example")
+    clean = _history_plan(small_repo, "pr")
+    assert clean.workload == "trace trace.jsonl on c1"
+    small_repo.write("history/trace.jsonl", "")  # the PR empties the history ...
+    small_repo.edit_yaml("policies/scheduler.yaml", lambda d: d.pop("plan_workload"))  # ... and unsets it
+    small_repo.commit("hide the history", author="vera@acme.example")
+    tampered = _history_plan(small_repo, "pr")
+    assert tampered.workload == clean.workload and tampered.workload_key == clean.workload_key

@@ -33,6 +33,7 @@ def impact_function(
         cache=SimCache(choice.folder),
         note=choice.note,
         latency=latency,
+        repo=repo,
     )
 
 
