@@ -70,8 +70,8 @@ class PolicyKnobs(Strict):
         max_length=300,
         pattern=r"^[A-Za-z0-9_][A-Za-z0-9._/-]*$",
         description="allot plan replays this canonical trace (a file of the config repo, e.g. "
-        "an sacct or ledger export), read from the base revision, instead of the generated "
-        "scenario (none).",
+        "an sacct export converted by allot trace import), read from the base revision, "
+        "instead of the generated scenario (none).",
     )
     drift: Literal["report", "correct"] | None = Field(
         default=None, description="Reconciler: report or correct drift (correct)."
