@@ -56,6 +56,24 @@ def test_fresh_extensions_run_and_a_newer_source_wins(tmp_path: Path) -> None:
     assert sched.endswith("scheduler.py") and runner.endswith("runner.py")
 
 
+@pytest.mark.skipif(not _compiled_here(), reason="installed with ALLOTMENT_COMPILE=0: nothing compiled")
+def test_an_install_that_writes_sources_after_extensions_runs_compiled(tmp_path: Path) -> None:
+    """What a wheel or ``pip install .`` leaves: the record of the sources compiled, and every
+    ``.py`` newer than its extension.  Content decides: compiled (issue 26)."""
+    src = _copy(tmp_path)
+    _compiled.write_record(src)
+    newest = max(p.stat().st_mtime for p in src.rglob("*.so"))
+    for py in (src / "allotment").rglob("*.py"):
+        os.utime(py, (newest + 10, newest + 10))
+    mode, sched, _ = _probe(src)
+    assert mode == "compiled with mypyc" and not sched.endswith(".py")
+    (src / "allotment" / "core" / "scheduler.py").write_text(
+        (src / "allotment" / "core" / "scheduler.py").read_text() + "\n# edited\n"
+    )
+    mode, sched, _ = _probe(src)
+    assert "changed since the build" in mode and sched.endswith("scheduler.py")
+
+
 def test_pure_on_request(tmp_path: Path) -> None:
     src = _copy(tmp_path)
     mode, sched, runner = _probe(src, ALLOTMENT_PURE="1")

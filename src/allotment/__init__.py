@@ -7,6 +7,6 @@ Layers (dependencies flow one way, enforced by import-linter in ``make test``)::
 
 from allotment._compiled import use_fresh_sources
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"  # = pyproject.toml; tests/test_versions.py checks every pin of it
 
 use_fresh_sources()

@@ -8,17 +8,27 @@ extension would silently run old code.  ``use_fresh_sources`` (called by ``allot
 then routes every hot module to its source instead, all of them at once because compiled
 modules call each other natively.  ``ALLOTMENT_PURE=1`` does the same on purpose.
 
+Fresh means *same content*: ``setup.py`` records the SHA-256 of every source it compiles in
+``_compiled_sources.json`` (``write_record``), and a module is stale when its ``.py`` no longer
+hashes to that.  Timestamps cannot tell: a wheel or ``pip install .`` writes the ``.py`` files
+after the extensions, so every fresh install looked stale and ran pure Python (issue 26).  A
+build from before the record exists is still judged by timestamps.
+
+How the modules run is said once, in ``allot --version`` (``mode``), with the reason when pure.
+
 Standard library only: ``setup.py`` reads ``HOT`` before any dependency is installed.
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib.abc
 import importlib.machinery
 import importlib.util
+import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
 
@@ -26,6 +36,7 @@ HOT: tuple[str, ...] = (
     "allotment.core.ids",
     "allotment.core.state",
     "allotment.core.debug",
+    "allotment.core.starvation",
     "allotment.core.contract",
     "allotment.core.placement",
     "allotment.core.usage",
@@ -88,25 +99,67 @@ class _SourceFirst(importlib.abc.MetaPathFinder):
         return importlib.util.spec_from_file_location(fullname, py)
 
 
+RECORD = "_compiled_sources.json"  # next to this file: {module: sha256 of the source compiled}
+
+
+def source_digest(py: Path) -> str:
+    return hashlib.sha256(py.read_bytes()).hexdigest()
+
+
+def write_record(src: Path) -> Path:
+    """Called by ``setup.py`` as it compiles: the digest of every hot module's source."""
+    out = src / "allotment" / RECORD
+    digests = {n: source_digest(src / Path(*n.split(".")).with_suffix(".py")) for n in HOT}
+    out.write_text(json.dumps(digests, indent=1, sort_keys=True) + "\n")
+    return out
+
+
+def _read_record(src: Path) -> dict[str, str] | None:
+    try:
+        data = json.loads((src / "allotment" / RECORD).read_text())
+    except (OSError, ValueError):
+        return None
+    return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else None
+
+
+def stale_modules(
+    found: Mapping[str, tuple[Path, list[Path]]], record: Mapping[str, str] | None
+) -> list[str]:
+    """The compiled modules whose source changed since the build: by content when the build
+    left a record, else (an older build) by timestamp."""
+    if record is not None:
+        return [n for n, (py, exts) in found.items() if exts and record.get(n) != source_digest(py)]
+    return [
+        n for n, (py, exts) in found.items()
+        if exts and py.stat().st_mtime > max(e.stat().st_mtime for e in exts)
+    ]
+
+
+def judge(
+    found: Mapping[str, tuple[Path, list[Path]]], record: Mapping[str, str] | None, forced: bool
+) -> str:
+    """``compiled with mypyc``, or ``pure Python (why)``: the one rule for which code runs."""
+    if forced:
+        return "pure Python (ALLOTMENT_PURE=1)"
+    if not all(exts for _, exts in found.values()):
+        return "pure Python (not compiled)"
+    if stale_modules(found, record):
+        return (
+            "pure Python (a source changed since the build: reinstall)"
+            if record is not None
+            else "pure Python (compiled modules are older than their source)"
+        )
+    return "compiled with mypyc"
+
+
 def use_fresh_sources() -> None:
     global _MODE
-    found = [_paths(n) for n in HOT]
-    compiled = all(exts for _, exts in found)
-    stale = any(py.stat().st_mtime > max(e.stat().st_mtime for e in exts) for py, exts in found if exts)
-    forced = os.environ.get("ALLOTMENT_PURE") == "1"
-    if forced or (compiled and stale) or not compiled:
-        if any(exts for _, exts in found):  # some extension exists but must not be used
-            sys.meta_path.insert(0, _SourceFirst())
-        why = (
-            " (ALLOTMENT_PURE=1)"
-            if forced
-            else " (compiled modules are older than their source)" if compiled and stale else ""
-        )
-        _MODE = "pure Python" + why
-    else:
-        _MODE = "compiled with mypyc"
+    found = {n: _paths(n) for n in HOT}
+    _MODE = judge(found, _read_record(_SRC), os.environ.get("ALLOTMENT_PURE") == "1")
+    if _MODE != "compiled with mypyc" and any(exts for _, exts in found.values()):
+        sys.meta_path.insert(0, _SourceFirst())  # some extension exists but must not be used
 
 
 def mode() -> str:
-    """How the hot modules run: ``compiled with mypyc`` or ``pure Python``."""
+    """How the hot modules run: ``compiled with mypyc`` or ``pure Python (why)``."""
     return _MODE

@@ -8,20 +8,44 @@ The temporary file is a *named file opened exclusively* (``x`` mode), not ``temp
 mkstemp creates files with mode 0600 whatever the user's umask, so a plan comment written for a
 CI job or a status file read by a monitoring user would be unreadable to them.  With ``open`` the
 result has the mode every other file the user creates has.
+
+A ``kill -9`` between creating the temporary file and the rename leaves it behind, one per
+kill, each as large as what was being written; ``remove_stale_temps`` removes them when the
+folder's only writer starts again (the reconciler, under its state-dir lock).
 """
 
 from __future__ import annotations
 
 import os
+import re
 import secrets
 from pathlib import Path
 from typing import IO
+
+_TOKEN_BYTES = 6
+_TEMP_NAME = re.compile(rf"\..+\.[0-9a-f]{{{2 * _TOKEN_BYTES}}}\.tmp")
 
 
 def temp_beside(path: Path) -> Path:
     """A fresh, unused name in ``path``'s folder for its temporary file (same filesystem, so the
     final rename is atomic)."""
-    return path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
+    return path.with_name(f".{path.name}.{secrets.token_hex(_TOKEN_BYTES)}.tmp")
+
+
+def remove_stale_temps(folder: Path) -> list[Path]:
+    """Remove the temporary files interrupted writes left in ``folder`` (its direct entries
+    named as ``temp_beside`` names them); return them, sorted.  Only for a folder nobody else is
+    writing to at the time: another writer's temporary file would be removed before its rename."""
+    try:
+        entries = sorted(folder.iterdir())
+    except FileNotFoundError:
+        return []
+    gone = []
+    for p in entries:
+        if _TEMP_NAME.fullmatch(p.name) and p.is_file() and not p.is_symlink():
+            p.unlink(missing_ok=True)
+            gone.append(p)
+    return gone
 
 
 def open_temp(path: Path) -> tuple[Path, IO[bytes]]:

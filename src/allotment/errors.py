@@ -18,6 +18,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from allotment.neutral import neutral
+
 Severity = Literal["error", "warning"]
 
 
@@ -36,8 +38,9 @@ class Diagnostic:
     severity: Severity = "error"
 
     def format(self) -> str:
+        """One line, inert in a CI log: the file name and message may come from a PR."""
         prefix = "warning: " if self.severity == "warning" else ""
-        return f"{self.file}:{self.line}:{self.col}: {prefix}{self.message}"
+        return neutral(f"{self.file}:{self.line}:{self.col}: {prefix}{self.message}")
 
 
 class AllotmentError(Exception):

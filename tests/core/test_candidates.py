@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from allotment.compile.model import Policy
+from allotment.compile.model import Policy, PriorityWeights
 from allotment.core.candidates import CandidateOrders, fit_key, fit_weight_key
 from allotment.core.context import build_context
 from allotment.core.ids import UserGpus
@@ -15,6 +15,7 @@ from allotment.core.state import Pend
 from tests.core.builders import make_config
 
 CTX = build_context(make_config({"a": 1, "b": 1}, nodes=2, policy=Policy()), "c1")
+NO_FIT = build_context(make_config({"a": 1, "b": 1}, nodes=2, policy=Policy(priority_weights=PriorityWeights(fit=0.0))), "c1")
 
 jobs = st.lists(
     st.tuples(st.integers(-1, 1), st.sampled_from([0, 100, 3000]), st.integers(1, 8), st.sampled_from(["u", "v"]),
@@ -90,9 +91,11 @@ def test_a_prerequisite_is_scored_again_when_only_the_user_of_a_job_waiting_for_
     orders = CandidateOrders()
 
     def offered(version: int) -> list[str]:
-        got = orders.best("a", lambda: list(queue), lambda: Scorer(CTX, t, 1.0, 0, users, {}, deps, memo=True),
+        # no fit weight: x has waited 12 h (starving, it would count as fitting); this test is
+        # about the dependant's user, not fit
+        got = orders.best("a", lambda: list(queue), lambda: Scorer(NO_FIT, t, 1.0, 0, users, {}, deps, memo=True),
                           t, 1.0, deps, 0, version, 0, set(), 8)
-        assert got == Scorer(CTX, t, 1.0, 0, users, {}, deps).best(queue, 8)
+        assert got == Scorer(NO_FIT, t, 1.0, 0, users, {}, deps).best(queue, 8)
         return [p.jid for p in got]
 
     assert offered(0) == ["dep", "pre", "x"]  # pre inherits 0.9 x dep's score, above x's

@@ -112,3 +112,21 @@ def test_a_job_evicted_by_a_debug_job_may_be_taken_again_by_a_shorter_one() -> N
     res = _run(jobs, max_gpus={"a": 8})
     assert _preempts(res) == [("d1", "d2", "debug-slice"), ("d1", "d3", "debug-slice")]
     assert _starts(res, "d3") == [1400.0]
+
+
+def test_a_non_resumable_job_is_thrown_away_by_debug_slicing_at_most_once() -> None:
+    # a's ceiling is 8 GPUs; its non-resumable 40-minute job nr holds them, and a stream of its
+    # debug jobs (4 GPUs, 5 min protection, 10 min of work) arrives every 5 minutes.  The first may
+    # take nr's place; nr, requeued, restarts from zero and is never thrown away by the stream again
+    # (before: evicted over and over, each time losing everything it ran).
+    stream = [_job(f"d{i}", "a", 4, 100.0 + 300.0 * i, 600.0, mr=300.0) for i in range(40)]
+    res = _run([_job("nr", "a", 8, 0.0, 2400.0, resumable=False), *stream], max_gpus={"a": 8})
+    assert [(j, rule) for j, _, rule in _preempts(res) if j == "nr"] == [("nr", "debug-slice")]
+
+
+def test_a_debug_job_does_not_take_the_place_of_work_it_would_leave_mostly_idle() -> None:
+    # a's 10 h, 8-GPU run fills its ceiling; a 1-GPU debug job taking its place would leave 7 of
+    # the node's 8 GPUs idle while the run waits to restart: it waits for the run instead.  A
+    # 4-GPU debug job leaves half the node to the run's team: it may (the first test above).
+    res = _run([_job("long", "a", 8, 0.0, 10 * HOUR), _job("d", "a", 1, 100.0, 900.0, mr=300.0)], max_gpus={"a": 8})
+    assert _preempts(res) == []

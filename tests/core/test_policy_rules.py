@@ -46,20 +46,33 @@ def test_a_start_through_preemption_does_not_take_a_reserved_node() -> None:
 
 
 def test_a_debug_job_backfills_a_reserved_node_if_its_protection_ends_in_time_and_yields_to_the_gang() -> None:
-    # n000 frees at 1,000 s, n001 at 5,000 s: b's gang g holds both from 5,000 s.  At 4,000 s a's
-    # debug job d (600 s protection, 1,500 s of work) would overrun the reservation, but its
-    # protection ends by then: it starts at once on n000 and yields to g at 5,000 s.  A longer
-    # protection (batch job q, 1,800 s) may not use the reserved node: it waits for the gang.
+    # n000 frees at 1,000 s, n001 at 5,000 s: b's gang g holds both from 5,000 s.  At 4,500 s a's
+    # debug job d (300 s protection, 800 s of work: short by both) would overrun the reservation,
+    # but its protection ends by then: it starts at once on n000 and yields to g at 5,000 s.  A
+    # longer protection (batch job q, 1,800 s) may not use the reserved node: it waits for the gang.
     jobs = [
         _job("a0", "a", 8, 0.0, 1000.0, mr=1000.0), _job("a1", "a", 8, 0.0, 5000.0, mr=5000.0),
-        _job("g", "b", 16, 10.0, HOUR, mr=HOUR), _job("d", "a", 8, 4000.0, 1500.0, mr=600.0),
+        _job("g", "b", 16, 10.0, HOUR, mr=HOUR), _job("d", "a", 8, 4500.0, 800.0, mr=300.0),
         _job("q", "a", 8, 4000.0, 1500.0, mr=1800.0),
     ]
     res = _run(jobs)
     assert _starts(res, "g") == [5000.0]  # not delayed
-    assert _starts(res, "d")[0] <= 4010.0  # a debug job starts in seconds
+    assert _starts(res, "d")[0] <= 4510.0  # a debug job starts in seconds
     assert [(e.t, e.rule) for e in res.events if e.event == "preempt" and e.job == "d"] == [(5000.0, "reservation")]
     assert _starts(res, "q")[0] >= 5000.0 + HOUR  # after the gang
+
+
+def test_only_a_job_short_by_its_work_backfills_a_reserved_node_not_one_protected_briefly_but_long() -> None:
+    # as above, but d is protected 600 s and runs 12 h: short by its minimum runtime only.  It may
+    # not take the reserved node and be thrown away at the gang's start; it waits for the gang.
+    jobs = [
+        _job("a0", "a", 8, 0.0, 1000.0, mr=1000.0), _job("a1", "a", 8, 0.0, 5000.0, mr=5000.0),
+        _job("g", "b", 16, 10.0, HOUR, mr=HOUR), _job("d", "a", 8, 4000.0, 12 * HOUR, mr=600.0),
+    ]
+    res = _run(jobs)
+    assert _starts(res, "g") == [5000.0]
+    assert _preempted(res, "d") == []
+    assert _starts(res, "d")[0] >= 5000.0 + HOUR
 
 
 def test_an_over_served_teams_priority_never_takes_gpus_ahead_of_a_better_ranked_team() -> None:
@@ -172,3 +185,18 @@ def test_a_prerequisite_inherits_its_same_team_dependants_boost_not_only_its_dec
     res = _run(jobs, nodes=1, boosts=(boost,))
     assert _starts(res, "pre") == [1000.0]  # not 2,000 s, after x
     assert _starts(res, "dep")[0] <= _starts(res, "x")[0]  # dep follows pre, x waits for both
+
+
+def test_free_work_yields_to_an_allocated_job_beyond_its_queues_first_candidates() -> None:
+    # one node: b's protected 4-GPU job and b's free work (4 GPUs) fill it.  a queues eight 6-GPU
+    # jobs (none can start: free work frees only 4) and then a 4-GPU job, ninth in its queue by
+    # age, beyond the queue_depth (8) candidates a visit offers.  Free work yields to any allocated
+    # job: the 4-GPU job takes its place at once (it waited 31,800 s in a 30-day run).
+    jobs = [
+        _job("r", "b", 4, 0.0, 10 * HOUR, mr=10 * HOUR), _job("u", "b", 4, 0.0, 10 * HOUR, mr=0.0),
+        *[_job(f"big{i}", "a", 6, 50.0 + i, HOUR) for i in range(8)], _job("small", "a", 4, 100.0, HOUR),
+    ]
+    res = _run(jobs, nodes=1)
+    assert _starts(res, "small")[0] <= 110.0
+    first = next((e.t, e.by, e.rule) for e in res.events if e.event == "preempt" and e.job == "u")
+    assert first == (_starts(res, "small")[0], "small", "unallocated")

@@ -82,3 +82,24 @@ def test_within_team_slicing_takes_lower_priority_work_of_the_same_team() -> Non
     d = _decide(running, (PendingJob(_job("hi", "a", 4, prio=1), 0.0, 0.0),), {"a": 0.0, "b": 0.0})
     assert [(p.job_id, p.rule) for p in d.preemptions] == [("low", "within-team")]
     assert [s.job_id for s in d.starts] == ["hi"]
+
+
+def test_the_distance_check_counts_a_victim_that_yields_to_a_reservation_too() -> None:
+    # a is owed 16 and runs 8; b is owed 16 and runs 24 (y, r, k: 8 each).  A 16-GPU gang of a
+    # taking y (it yields to the reservation) and r (a reclaim) leaves a at 24 and b at 8: the
+    # summed distance stays 16 (8 + 8 -> 8 + 8), so the reclaim is refused.  Leaving y out of the
+    # sums counted b at 16 and let it through (16 -> 8).  y alone, yielding, needs no check.
+    from allotment.core.decide import build_scheduler
+    from allotment.core.preemption.victims import _lowers_distance
+    from allotment.core.preemption.view import VictimView
+
+    nodes = tuple(NodeState(f"n{i:03d}", 8) for i in range(4))
+    ctx = build_context(make_config({"a": 1, "b": 1}, nodes=4), "c1")
+    running = (_run(_job("y", "b", 8), "n000"), _run(_job("r", "b", 8), "n001"), _run(_job("k", "b", 8), "n002"),
+               _run(_job("x", "a", 8), "n003"))
+    sched = build_scheduler(Snapshot(nodes, running), ctx, 0.0, frozenset())
+    view = VictimView(sched.pool, sched.running, sched.acct, False, 0.1, True, 0.0)
+    owed = {"a": 16.0, "b": 16.0}
+    assert not _lowers_distance(view, "a", 16, ["y", "r"], owed, {"y"})
+    assert _lowers_distance(view, "a", 16, ["y"], owed, {"y"})  # the reservation's terms: no check
+    assert _lowers_distance(view, "a", 8, ["r"], owed, set())  # one reclaim alone: 16 -> 0

@@ -21,6 +21,7 @@ from allotment.core.priority import (
     dependants_by_search,
     propagate,
 )
+from allotment.core.starvation import STARVING_S
 from allotment.core.state import Pend
 from tests.core.builders import make_config
 
@@ -73,6 +74,19 @@ def test_fit_counts_only_for_jobs_that_fit_and_weighs_more_under_load() -> None:
     assert _scorer(max_free=4).parts(_pend(gpus=8)).fit == 0.0
     low, high = _scorer(load=1.0).parts(_pend()).fit, _scorer(load=2.5).parts(_pend()).fit
     assert 0 < low < high
+
+
+def test_a_starving_job_counts_as_fitting_so_age_eventually_beats_fit_inside_a_team() -> None:
+    # load 2.5: fit weighs 1.5, more than capped age (1.0).  A whole-node job that waited just
+    # under STARVING_S scores below a fitting job submitted now; from STARVING_S on, above it.
+    t = 100_000.0
+    s = _scorer(t=t, load=2.5, max_free=4)
+    small = _pend("small", eligible=t, gpus=4)
+    assert s.total(_pend("big", eligible=t - STARVING_S + 1.0, gpus=8)) < s.total(small)
+    starving = _pend("big", eligible=t - STARVING_S, gpus=8)
+    assert s.parts(starving).fit == _scorer(t=t, load=3.0).parts(small).fit > s.parts(small).fit > 0.0  # full weight
+    assert s.total(starving) > s.total(small)
+    assert s.best([small, starving], 1) == [starving]
 
 
 def test_boosts_match_job_user_and_account_and_expire() -> None:

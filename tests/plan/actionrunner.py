@@ -54,12 +54,16 @@ class ActionRun:
     def subst(self, text: str) -> str:
         return _EXPR.sub(lambda m: self.value(m.group(1)), str(text))
 
-    def run(self, bin_dir: Path) -> None:
+    def run(self, bin_dir: Path, only: frozenset[str] | None = None) -> None:
+        """Run the shell steps in order (only those whose id is in ``only``, when given),
+        stopping at the first that fails, as the runner does."""
         temp = Path(self.context["runner.temp"])
         temp.mkdir(parents=True, exist_ok=True)
         self.summary = temp / "step-summary.md"
         for i, step in enumerate(self.doc()["runs"]["steps"]):
             if "uses" in step or step.get("id") == "install":
+                continue
+            if only is not None and step.get("id") not in only:
                 continue
             out_file = temp / f"output-{i}"
             out_file.write_text("")
@@ -67,6 +71,7 @@ class ActionRun:
                 "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '/usr/bin:/bin')}",
                 "HOME": str(temp / "home"),
                 "CI": "true",
+                "GIT_TERMINAL_PROMPT": "0",  # a runner has no terminal to ask for a password
                 "GITHUB_OUTPUT": str(out_file),
                 "GITHUB_STEP_SUMMARY": str(self.summary),
                 **{k: self.subst(v) for k, v in (step.get("env") or {}).items()},

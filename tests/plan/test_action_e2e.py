@@ -50,9 +50,10 @@ def run_plan_action(tmp: Path, change: str) -> ActionRun:
     run = ActionRun(
         PLAN_ACTION,
         ws,
-        inputs={"allot-version": "0.1.0", "config-path": "pr", "seeds": "1,2", "days": "0.5"},
+        inputs={"allot-version": "0.2.0", "config-path": "pr", "seeds": "1,2", "days": "0.5"},
         context={
             "github.base_ref": "main",
+            "github.token": "",
             "github.event.pull_request.number": "7",
             "runner.temp": str(tmp / "runner-temp"),
         },
@@ -112,8 +113,12 @@ const github = {
       updateComment: async ({ comment_id, body }) => {
         state.comments.find((c) => c.id === comment_id).body = body; },
       createComment: async ({ body }) => {
-        state.comments.push({ id: state.comments.length + 1, user: { login: 'github-actions[bot]' }, body }); },
+        state.comments.push({ id: state.comments.length + 1,
+          user: state.poster || { login: 'github-actions[bot]', type: 'Bot' }, body }); },
     },
+    users: { getAuthenticated: async () => {
+      if (!state.me) { throw new Error('Resource not accessible by integration'); }
+      return { data: { login: state.me } }; } },
   },
   paginate: async () => state.comments,
 };
@@ -160,3 +165,37 @@ def test_sticky_comment_follows_the_workflow_run_not_the_commit_date(tmp_path: P
     state = post(tmp_path, state, "<!-- allotment-plan head=h1 -->\nstale\n", 300, 1, "h1")
     assert state["comments"][0]["body"].endswith("later\n")  # type: ignore[index]
     assert len(state["comments"]) == 1  # type: ignore[arg-type]
+
+
+@pytest.mark.skipif(NODE is None, reason="node not installed")
+def test_sticky_comment_is_found_by_its_marker_whoever_posts_it(tmp_path: Path) -> None:
+    """A GitHub App token posts as ``<app>[bot]``: its second plan replaces its first."""
+    app = {"login": "budget-bot[bot]", "type": "Bot"}
+    state: dict[str, object] = {"pr_head": "h", "comments": [], "log": [], "poster": app}
+    state = post(tmp_path, state, "<!-- allotment-plan head=h -->\nfirst\n", 10, 1, "h")
+    state = post(tmp_path, state, "<!-- allotment-plan head=h -->\nsecond\n", 11, 1, "h")
+    comments = state["comments"]
+    assert isinstance(comments, list) and len(comments) == 1
+    assert comments[0]["body"].endswith("second\n")
+
+
+@pytest.mark.skipif(NODE is None, reason="node not installed")
+def test_a_person_pasting_the_marker_cannot_capture_or_freeze_the_plan(tmp_path: Path) -> None:
+    forged = {"id": 1, "user": {"login": "mallory", "type": "User"},
+              "body": "<!-- allotment-run id=999999 attempt=9 -->\n<!-- allotment-plan x -->\nfake\n"}
+    state: dict[str, object] = {"pr_head": "h", "comments": [forged], "log": []}
+    state = post(tmp_path, state, "<!-- allotment-plan head=h -->\nreal\n", 10, 1, "h")
+    comments = state["comments"]
+    assert isinstance(comments, list) and len(comments) == 2
+    assert comments[0]["body"].endswith("fake\n") and comments[1]["body"].endswith("real\n")
+
+
+@pytest.mark.skipif(NODE is None, reason="node not installed")
+def test_with_a_personal_token_the_comment_is_the_tokens_users(tmp_path: Path) -> None:
+    me = {"login": "ops-bot", "type": "User"}
+    state: dict[str, object] = {"pr_head": "h", "comments": [], "log": [], "poster": me, "me": "ops-bot"}
+    state = post(tmp_path, state, "<!-- allotment-plan head=h -->\nfirst\n", 10, 1, "h")
+    state = post(tmp_path, state, "<!-- allotment-plan head=h -->\nsecond\n", 11, 1, "h")
+    comments = state["comments"]
+    assert isinstance(comments, list) and len(comments) == 1
+    assert comments[0]["body"].endswith("second\n")

@@ -280,7 +280,7 @@ def test_invalid_head_with_invalid_comment_writes_the_errors_as_the_comment(
                      "--github-annotations")
     assert code == 2
     assert out.startswith("<!-- allotment-plan format=2 invalid head=pr -->\n")
-    assert f"- `{ML}:3:19: children.vision.share: must be &gt; 0, got -3`" in out
+    assert f"- `{ML}:3:19: children.vision.share: must be > 0, got -3`" in out  # shown as written: no entity in a code span
     stdout = capsys.readouterr().out
     assert stdout == f"::error file={ML},line=3,col=19::children.vision.share: must be > 0, got -3\n"
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -80,6 +79,10 @@ def test_only_the_comment_job_can_write_and_it_runs_no_pr_code() -> None:
             perms = job.get("permissions", {})
             if any(v == "write" for v in perms.values()):
                 writers.append((wf.parent.name, wf.name, name))
+                if wf.name == "release.yml":  # a pushed tag only, never a pull request
+                    assert set(triggers) == {"push"} and set(triggers["push"]) == {"tags"}
+                    assert perms == {"contents": "write"}
+                    continue
                 assert perms == {"actions": "read", "pull-requests": "write"}
                 steps = [s for step in job["steps"] for s in _steps_of(step)]
                 for s in steps:
@@ -92,6 +95,7 @@ def test_only_the_comment_job_can_write_and_it_runs_no_pr_code() -> None:
     assert sorted(writers) == [
         ("config-repo-example", "budget-plan-comment.yml", "comment"),
         ("workflows", "budget-plan-comment.yml", "comment"),
+        ("workflows", "release.yml", "release"),
     ]
 
 
@@ -112,5 +116,7 @@ def test_plan_workflow_installs_the_tool_and_its_action_from_the_target_branch()
 def test_the_config_repo_example_pins_allotment() -> None:
     doc = load(REPO_ROOT / ".github/config-repo-example/budget-plan.yml")
     (plan,) = [s for s in doc["jobs"]["plan"]["steps"] if "actions/plan" in str(s.get("uses", ""))]
-    assert "@" in plan["uses"] and re.fullmatch(r"\d+\.\d+\.\d+", plan["with"]["allot-version"])
+    # the tool repository at the action's own tag: installs before anything is on an index
+    tag = plan["uses"].rsplit("@", 1)[1]
+    assert plan["with"]["allot-package"] == f"git+https://github.com/your-org/allotment@{tag}"
     assert doc["jobs"]["plan"]["permissions"] == {"contents": "read"}

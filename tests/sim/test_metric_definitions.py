@@ -94,6 +94,18 @@ def test_a_job_held_by_a_dependency_waits_from_when_it_becomes_eligible() -> Non
     assert m["demand_ratio"] == 0.2799
 
 
+def test_a_rejected_job_is_counted_apart_and_never_as_a_wait() -> None:
+    """BIG (16 GPUs) can never fit one 8-GPU node: rejected at submission, so it is in
+    ``jobs.rejected`` and in no wait statistic -- not a wait censored at the run's end (1 h).
+    D1 starts at once: every wait is 0 s, over one job."""
+    config = make_config({"a": 1}, nodes=1)
+    jobs = [_job("BIG", 0.0, "a", 16, 1000.0, 600.0), _job("D1", 0.0, "a", 8, 1000.0, 600.0)]
+    m = simulate(config, Workload.of(jobs), days=1 / 24).metrics
+    assert m["jobs"]["rejected"] == 1
+    assert m["wait"]["all"] == {"p50": 0.0, "p90": 0.0, "n": 1}
+    assert m["wait"]["large"]["n"] == 0
+
+
 def test_debug_jobs_are_counted_by_the_policy_not_by_the_kind_label() -> None:
     """debug_threshold 15 min.  Debug: "t" (kind train, 5 min minimum, 2 GPUs).  Not debug:
     "d1" (kind debug, 1 h minimum), "d2" (kind debug, 5 min but 16 GPUs: more than a node),

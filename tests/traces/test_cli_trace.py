@@ -167,8 +167,9 @@ def test_alibaba_node_list_is_found_next_to_the_pods(
 
 
 def test_check_reports_a_valid_trace_and_rejects_a_bad_one(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.chdir(tmp_path)  # outside any config repository: the format only
     good = tmp_path / "g.jsonl"
     good.write_text('{"id":"a","submit":0,"account":"t","gpus":2,"work":3600}\n')
     assert main(["trace", "check", str(good)]) == 0

@@ -97,6 +97,18 @@ def test_trace_check_without_repo_checks_the_format_only(
     assert _stderr_lines(capsys) == [e for e in EXPECTED if ":7:" in e or ":8:" in e]
 
 
+def test_trace_check_without_repo_finds_the_config_repo_as_validate_does(
+    bad_trace: Path, repo_root: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Issue 32, item 11: run from inside a config repository, ``trace check`` checks the
+    accounts, GPU types and sizes against it, as ``allot validate`` finds the same repository."""
+    trace = bad_trace.resolve()
+    monkeypatch.chdir(repo_root / "budgets")
+    assert main(["trace", "check", str(trace), *AT]) == 2
+    assert _stderr_lines(capsys) == [e.replace("t.jsonl", str(trace), 1) for e in EXPECTED]
+
+
 def test_a_trace_that_fits_passes_check_with_repo(
     tmp_path: Path, repo_root: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

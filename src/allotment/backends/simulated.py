@@ -36,7 +36,8 @@ from allotment.backends.policy import (
 )
 from allotment.backends.protocol import FinishedRun, JobObs, NodeObs, Observation
 from allotment.compile.model import Cluster
-from allotment.errors import BackendError
+from allotment.errors import BackendError, UsageError
+from allotment.strict_json import loads_finite
 
 
 @dataclass(slots=True)
@@ -365,7 +366,18 @@ class SimulatedBackend:
         requeue_delay_s: float = 11.0,
         follow: Callable[[], float] | None = None,
     ) -> SimulatedBackend:
-        raw = json.loads(path.read_text(encoding="utf-8"))
+        try:
+            return cls._load(loads_finite(path.read_text(encoding="utf-8")), requeue_delay_s, follow)
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise UsageError(
+                f"{path}: not a simulated cluster's state ({type(exc).__name__}: {exc}); "
+                "move it aside to start afresh"
+            ) from None
+
+    @classmethod
+    def _load(
+        cls, raw: Any, requeue_delay_s: float, follow: Callable[[], float] | None
+    ) -> SimulatedBackend:
         b = cls(requeue_delay_s=requeue_delay_s, follow=follow)
         st = b.state
         st.now, st.next_id = float(raw["now"]), int(raw["next_id"])

@@ -16,6 +16,7 @@ from typing import Any
 from allotment.atomic_file import write_text
 from allotment.cli.common import add_at_argument, add_repo_argument, at_date
 from allotment.errors import ConfigError, UsageError
+from allotment.neutral import neutral_lines
 from allotment.plan.build import PlanRequest, make_plan
 from allotment.plan.failure import render_failure, workflow_commands
 from allotment.plan.plan_json import render_json
@@ -127,7 +128,7 @@ def check_out_path(out: Path | None, flag: str = "--out") -> None:
 def write_output(text: str, out: Path | None) -> None:
     """Write all or nothing: a half-written plan.md must never be posted."""
     if out is None:
-        sys.stdout.write(text)
+        sys.stdout.write(neutral_lines(text))  # a CI log: no line may start a workflow command
         return
     write_text(out.resolve(), text)
 

@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from allotment.atomic_file import remove_stale_temps
 from allotment.backends.kubernetes.backend import KubernetesBackend
 from allotment.backends.policy import DEFAULT_TIERS_S
 from allotment.backends.protocol import Backend
@@ -150,6 +151,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--tiers: give at least one positive duration, like 15m,1h,4h,8h")
     state: Path = args.state
     with state_lock(state):
+        for p in remove_stale_temps(state):  # left by a kill -9 during a write; we are its writer
+            logging.getLogger(__name__).info("removed %s, left by an interrupted write", p.name)
         backend = _backend(args)
         source = open_source(args.source, args.branch, state, timeout_s=git_timeout)
         opts = Options(

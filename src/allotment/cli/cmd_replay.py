@@ -72,7 +72,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from allotment.reconcile.reconciler import Options
-    from allotment.reconcile.replay.events import read_events, write_events
+    from allotment.reconcile.replay.events import write_events
     from allotment.reconcile.replay.submit import tiers
     from allotment.traces.reader import read_trace
 
@@ -95,7 +95,15 @@ def run(args: argparse.Namespace) -> int:
     )
     late = 0
     if args.from_events is not None:
-        events, phase = read_events(args.from_events), args.epoch_phase
+        from allotment.core.context import build_context
+        from allotment.reconcile.replay.event_checks import read_consistent_events
+
+        ctx = build_context(config, cluster)
+        events = read_consistent_events(
+            args.from_events, jobs={j.id for j in trace.jobs}, accounts=set(ctx.leaves),
+            capacity_gpus=ctx.capacity_gpus,
+        )
+        phase = args.epoch_phase
     else:
         events, phase, late = _replay(args, config, cluster, trace, state, opts, interval)
     if args.events:

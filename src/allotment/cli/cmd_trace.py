@@ -7,7 +7,8 @@
 * ``allot trace generate --scenario ai2 [--days N] [--seed N] -o OUT.jsonl`` writes a built-in
   scenario so it can be inspected, edited and replayed with ``allot simulate --trace``.
 * ``allot trace check FILE [--repo DIR]`` validates a canonical trace and prints what it holds
-  (with ``--repo``, also that every job replays on that config).
+  and that every job replays on the config (``--repo``, or the one holding the current folder,
+  found as ``allot validate`` finds it; with none, the format only).
 
 The import's options and run live in ``trace_import``.
 """
@@ -22,6 +23,7 @@ from allotment.cli.common import (
     RawDescriptionHelpFormatter,
     add_at_argument,
     add_repo_argument,
+    config_root_near,
     load_compiled,
 )
 from allotment.cli.trace_import import (
@@ -33,7 +35,7 @@ from allotment.cli.trace_import import (
 from allotment.core.jobs import JobSpec
 from allotment.errors import UsageError
 from allotment.traces.bounds import MAX_DAYS
-from allotment.traces.canonical import read_trace, sorted_items, write_trace
+from allotment.traces.canonical import iter_trace, sorted_items, write_trace
 
 _DESCRIPTION = """Make canonical traces (JSON Lines, docs/trace-format.md).
 
@@ -43,8 +45,8 @@ _DESCRIPTION = """Make canonical traces (JSON Lines, docs/trace-format.md).
   allot trace generate --scenario ai2 [--days N] [--seed N] -o OUT.jsonl
       write a built-in scenario, to inspect, edit and replay with allot simulate --trace
   allot trace check FILE [--repo DIR [--cluster NAME]]
-      validate a canonical trace and print what it holds; with --repo, also that every job
-      replays on that config (the checks allot simulate --trace runs)
+      validate a canonical trace and print what it holds, and that every job replays on the
+      config (--repo, or the one holding the current folder, as allot validate finds it)
 """
 
 
@@ -76,12 +78,13 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     chk = tsub.add_parser(
         "check",
         help="validate a canonical trace and summarize it",
-        description="Validate a canonical trace: format and bounds always; with --repo, also "
-        "that every job replays on a cluster of that config (account a budget leaf, GPU type "
+        description="Validate a canonical trace: format and bounds always; with a config "
+        "repository (--repo, or the one holding the current folder, as allot validate finds "
+        "it), also that every job replays on a cluster of that config (account a budget leaf, GPU type "
         "known, job not larger than the cluster), exactly as allot simulate --trace checks.",
     )
     chk.add_argument("file", metavar="FILE", type=Path, help="canonical trace (.jsonl[.gz])")
-    add_fit_arguments(chk)
+    add_fit_arguments(chk, found=True)
     chk.add_argument("--cluster", help="cluster of --repo to check against (default: the largest)")
     add_at_argument(chk)
     chk.set_defaults(func=run_check)
@@ -119,14 +122,24 @@ def run_generate(args: argparse.Namespace) -> int:
 def run_check(args: argparse.Namespace) -> int:
     if not args.file.is_file():
         raise UsageError(f"{args.file}: no such file")
+    if args.repo is None:  # as allot validate finds it; none around: the format only
+        args.repo = config_root_near(Path("."))
     fit = fit_from_args(args)
-    trace = read_trace(args.file, display_name=str(args.file), fit=fit)
-    jobs: tuple[JobSpec, ...] = trace.jobs
-    accounts = {j.account for j in jobs}
-    gpu_hours = sum(j.gpus * j.work for j in jobs) / 3600
-    span = max((j.submit + j.work for j in jobs), default=0.0)
+    # streamed: memory follows one line and the id index, not the file (issue 32, item 5)
+    jobs = node_events = 0
+    accounts: set[str] = set()
+    gpu_seconds = span = 0.0
+    for item in iter_trace(args.file, display_name=str(args.file), fit=fit):
+        if isinstance(item, JobSpec):
+            jobs += 1
+            accounts.add(item.account)
+            gpu_seconds += item.gpus * item.work
+            span = max(span, item.submit + item.work)
+        else:
+            node_events += 1
+    gpu_hours = gpu_seconds / 3600
     print(
-        f"ok: {len(jobs):,} jobs, {len(trace.node_events):,} node events, {len(accounts):,} accounts, "
+        f"ok: {jobs:,} jobs, {node_events:,} node events, {len(accounts):,} accounts, "
         f"{gpu_hours:,.0f} GPU-hours, span {span / 86400:.1f} days"
         + (
             f"; every job replays on {fit.cluster} of {args.repo}"

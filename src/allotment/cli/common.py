@@ -42,13 +42,20 @@ def find_config_root(start: Path) -> Path:
     a ``budgets/``, ``inventory/`` or ``policies/`` folder, as git finds its root (so ``allot
     validate`` from ``budgets/ai2/`` checks the whole repository, not an empty one).  The search
     stops at a git work tree's top; when nothing is found, ``start`` itself (and its errors)."""
+    found = config_root_near(start)
+    return found if found is not None else start
+
+
+def config_root_near(start: Path) -> Path | None:
+    """``find_config_root`` without the fallback: None when no config repository holds
+    ``start`` (``allot trace check`` then checks the format only)."""
     here = start.resolve()
     for d in (here, *here.parents):
         if any((d / name).is_dir() for name in _CONFIG_DIRS):
             return d if d != here else start
         if (d / ".git").exists():
             break
-    return start
+    return None
 
 
 def add_repo_argument(parser: argparse.ArgumentParser) -> None:

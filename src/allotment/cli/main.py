@@ -15,6 +15,7 @@ from allotment import __version__
 from allotment._compiled import mode
 from allotment.cli.common import HelpFormatter
 from allotment.errors import AllotmentError, ConfigError
+from allotment.neutral import neutral_lines
 
 COMMANDS = (
     "validate",
@@ -96,7 +97,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(d.format(), file=sys.stderr)
         return exc.exit_code
     except AllotmentError as exc:
-        print(f"allot {args.command}: {exc}", file=sys.stderr)
+        print(neutral_lines(f"allot {args.command}: {exc}"), file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         return 130

@@ -185,14 +185,20 @@ def register_import(tsub: argparse._SubParsersAction[Any]) -> None:
     imp.set_defaults(func=run_import)
 
 
-def add_fit_arguments(p: argparse.ArgumentParser) -> None:
+def add_fit_arguments(p: argparse.ArgumentParser, *, found: bool = False) -> None:
+    """``--repo`` of the trace commands; ``found``: without it, the config repository holding
+    the current folder is used when there is one, as ``allot validate`` finds it."""
+    default = (
+        "the one holding the current folder, found upwards as allot validate does; none: "
+        "no config checks" if found else "no config checks"
+    )
     p.add_argument(
         "--repo",
         metavar="DIR",
         type=Path,
         default=None,
         help="config repository the trace is for: check each job's account, GPU type and "
-        "size against it (default: no config checks)",
+        f"size against it (default: {default})",
     )
 
 

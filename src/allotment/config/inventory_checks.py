@@ -9,6 +9,7 @@ from allotment.config.hostlist import expand_hostlist, numbered_names
 from allotment.config.loaded import LoadedCluster, LoadedGroup, LoadedMaintenance, Where
 from allotment.config.models.inventory import ClusterFile, GpuTypeEntry
 from allotment.config.sourcemap import SourceMap
+from allotment.config.target_names import target_name_problem
 from allotment.errors import Diagnostic
 
 
@@ -37,6 +38,9 @@ def check_cluster(
                     f"unknown GPU type '{g.gpu_type}' (known: {', '.join(sorted(gpu_types))})"
                 )
             )
+        problem = target_name_problem(g.gpu_type.lower())  # kueue's resource flavor name
+        if problem is not None:
+            diags.append(_at(smap, "node_groups", i, "gpu_type").diagnostic(f"GPU type {problem}"))
         names: tuple[str, ...] = ()
         if (g.nodes is None) == (g.prefix is None):
             diags.append(

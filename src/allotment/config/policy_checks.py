@@ -1,6 +1,8 @@
 """Cross-checks on scheduler knobs, after per-cluster overrides are applied: a minimum-runtime
 cap longer than the lookback window would let one job's protected time exceed the window that
-judges it, so it is refused; likewise a default minimum runtime above the cap."""
+judges it, so it is refused; likewise a default minimum runtime above the cap, and a fair-share
+period longer than the lookback (usage would be re-read less often than the window it judges
+turns over: a reclaim justified by it could wait longer than the window itself)."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ from allotment.config.sourcemap import DocPath, SourceMap
 from allotment.durations import format_duration, parse_duration
 from allotment.errors import Diagnostic
 
-DEFAULTS = {"lookback": "7d", "min_runtime_cap": "8h", "default_min_runtime": "2h"}
+DEFAULTS = {"lookback": "7d", "min_runtime_cap": "8h", "default_min_runtime": "2h", "fairshare_period": "5m"}
 
 
 def _resolved(
@@ -61,6 +63,14 @@ def check_scheduler(
             diags.append(
                 at(cap_at or look_at).diagnostic(
                     f"min_runtime_cap {format_duration(cap)} is longer than the lookback window "
+                    f"{format_duration(look)}{label}"
+                )
+            )
+        (period, period_at) = r["fairshare_period"]
+        if period > look:
+            diags.append(
+                at(period_at or look_at).diagnostic(
+                    f"fairshare_period {format_duration(period)} is longer than the lookback window "
                     f"{format_duration(look)}{label}"
                 )
             )

@@ -16,6 +16,7 @@ from allotment.config.loaded import LoadedNode, LoadedUser, Located, Where
 from allotment.config.models.budget import BudgetFile
 from allotment.config.models.common import EMAIL_PATTERN, NAME_PATTERN
 from allotment.config.sourcemap import SourceMap
+from allotment.config.target_names import target_name_problem
 from allotment.config.users import Memberships
 from allotment.errors import Diagnostic
 
@@ -153,6 +154,10 @@ def build_tree(
                         f"end {terms.end} is before start {terms.start}"
                     )
                 )
+        problem = target_name_problem(name)
+        if problem is not None:  # at the parent's key (the root: its own file)
+            where = terms_at.where() if terms_at is not None else Where(file, 1, 1)
+            diags.append(where.diagnostic(f"node name {problem}"))
         _check_owners(model, smap, name, diags)
         children = tuple(sorted(model.children))
         if children and model.members:

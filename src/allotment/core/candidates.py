@@ -11,7 +11,8 @@ itself (a requeued job is a new ``Pend``, so it changes the queue):
 * the epoch ``t`` (age, deadline, boosts) and the dependants map -- the same for a whole pass,
   and for every pass of one epoch;
 * the load, through the fit weight, only for the jobs that fit (``fit_weight_key``): when none
-  does, the order holds whatever the demand;
+  does, the order holds whatever the demand (a starving job's fit term is a constant,
+  ``Scorer.fit``);
 * the running GPUs of the users of ``q``'s account, its own and its dependants' (dependants are
   of the same account: ``priority.dependants``) -- ``Accounting.user_version[account id]``;
 * whether each job's GPUs fit the best node's free GPUs: ``max_free`` clamped to the queue's
@@ -122,6 +123,10 @@ class CandidateOrders:
         elif need == REBUILD:
             self.rebuild(q, jobs(), scorer(), t, load, deps, max_free, users, queued)
         return self.first(q, tried, depth)
+
+    def jobs(self, q: str) -> list[Pend]:
+        """``q``'s whole kept order, best first -- once ``state`` says it holds (read only)."""
+        return self._by[q].jobs
 
     def first(self, q: str, tried: set[str], depth: int) -> list[Pend]:
         """The first ``depth`` jobs of ``q``'s kept order not in ``tried``, best first -- once

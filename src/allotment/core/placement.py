@@ -222,6 +222,14 @@ class NodePool:
                 return k
         return 0
 
+    def max_free_outside(self, nodes: frozenset[int]) -> int:
+        """The most free GPUs on one healthy node not in ``nodes`` (a reservation's)."""
+        for k in range(self.max_gpus, 0, -1):
+            for i in self.buckets[k]:
+                if i not in nodes:
+                    return k
+        return 0
+
     def max_free(self) -> int:
         """The most free GPUs on one healthy node (cached until the pool changes)."""
         if self._mf_version == self.version:

@@ -11,6 +11,8 @@ The score is a weighted sum of signals (weights from ``Policy.priority_weights``
 * fairness among the team's users: a user with fewer GPUs running goes first;
 * fit: 1 when the job fits the free capacity right now, so free GPUs do not idle behind a job
   that cannot start; its weight grows with load (when demand is high, packing matters more);
+  a starving job (``core.starvation``) counts as fitting at the full weight, so age eventually
+  beats fit (``fit``);
 * boosts: manual, expiring bumps from ``Policy.boosts`` (``active_boosts``).
 
 A prerequisite scores at least ``INHERIT`` (0.9) x the score of each job of its own team that
@@ -41,6 +43,7 @@ from allotment.core.context import Context
 from allotment.core.ids import UserGpus
 from allotment.core.inherited import DependantFactsCache, dependant_part, keep_best
 from allotment.core.jobs import JobSpec
+from allotment.core.starvation import is_starving
 from allotment.core.state import InheritedParts, Pend, StaticScore
 from allotment.core.weights import ScoreWeights
 
@@ -177,7 +180,7 @@ class Scorer:
     looked up by name)."""
 
     __slots__ = ("age_cap", "age_div", "boost_index", "boosts", "deps", "facts", "k", "max_free", "memo", "t",
-                 "user_gpus", "w", "w_fair", "w_fit")
+                 "user_gpus", "w", "w_fair", "w_fit", "w_fit_full")
 
     def __init__(
         self,
@@ -202,6 +205,7 @@ class Scorer:
         self.age_cap = k.age_cap
         self.age_div = k.age_div
         self.w_fit = k.fit * min(3.0, max(1.0, load))
+        self.w_fit_full = k.fit * 3.0  # a starving job's fit term (``fit``)
         self.w_fair = k.fairness
         self.max_free = max_free
         self.user_gpus = user_gpus
@@ -233,7 +237,7 @@ class Scorer:
         if s is None or s.t != self.t or s.weights is not self.w or not self.memo:
             s = self._static(p)
         fairness = self.w_fair * (1.0 / (1.0 + self._running(p) / 8.0))
-        fit = self.w_fit if p.gpus <= self.max_free else 0.0
+        fit = self.fit(p)
         own = s.head + fairness + fit + s.boost
         got = self.deps.get(p.jid) if self.deps else None
         if got is None:
@@ -267,7 +271,7 @@ class Scorer:
         ):
             m = self._inherited_parts(p, got)
         w_fair, users = self.w_fair, self.user_gpus.gpus
-        fit = self.w_fit if p.gpus <= self.max_free else 0.0
+        fit = self.fit(p)
         best = -math.inf
         for who, head, boost in m.parts:
             score = head + w_fair * (1.0 / (1.0 + users[who] / 8.0)) + fit + boost
@@ -321,6 +325,17 @@ class Scorer:
             self.boost_index = BoostIndex(self.boosts)
         return self.boost_index
 
+    def fit(self, p: Pend) -> float:
+        """The fit term: its weight when ``p`` fits the best node's free GPUs now.  A starving
+        job (``core.starvation``) counts as fitting at the term's full weight (its weight at
+        load >= 3), whether it fits or not: so inside a team age eventually beats fit at every
+        load and the job becomes its team's head, to start or to hold the reservation
+        (docs/design/priority.md).  A constant: the kept orders need not read the load or the
+        free GPUs for it (``core.candidates``)."""
+        if is_starving(self.t - p.eligible):
+            return self.w_fit_full
+        return self.w_fit if p.gpus <= self.max_free else 0.0
+
     def _signals(self, p: Pend) -> tuple[float, float, float, float, float, float]:
         w, t = self.k, self.t
         urgency = 0.0
@@ -330,7 +345,7 @@ class Scorer:
             urgency = 1.0 if slack <= 0 else 1.0 / (1.0 + slack / 3600.0)
         age = min(max(0.0, t - p.eligible), self.age_cap) / self.age_div
         fairness = 1.0 / (1.0 + self._running(p) / 8.0)
-        fit = self.w_fit if p.gpus <= self.max_free else 0.0
+        fit = self.fit(p)
         boost = boost_of(self._boosts(), p.jid, p.user, p.account) if self.boosts else 0.0
         return (w.declared * p.declared, w.deadline * urgency, w.age * age, w.fairness * fairness, fit, boost)
 

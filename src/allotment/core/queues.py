@@ -11,11 +11,13 @@ asks the fewest GPUs per node any job of a queue needs (``min_per``) from the sa
 
 from __future__ import annotations
 
-from bisect import bisect_left
+import math
+from bisect import bisect_left, insort
 from collections.abc import Iterator
 
 from allotment.core.ids import NO_ACCOUNT
 from allotment.core.modes import FREE_SUFFIX
+from allotment.core.starvation import is_starving
 from allotment.core.state import Pend
 
 Key = tuple[float, float, str]
@@ -28,13 +30,24 @@ class Shapes:
     ``most_alloc_per``) are kept until the next count changes them, not found by a loop over
     the counts each time."""
 
-    __slots__ = ("_fresh", "_hi_alloc_per", "_lo_alloc_gpus", "_lo_per", "alloc_gpus", "alloc_per", "gangs", "per")
+    __slots__ = ("_fresh", "_hi_alloc_per", "_lo_alloc_gpus", "_lo_per", "alloc_eligible", "alloc_gpus", "alloc_per",
+                 "gang_eligible", "gangs", "per", "short")
 
     def __init__(self) -> None:
         self.per: dict[int, int] = {}
         self.alloc_gpus: dict[int, int] = {}
         self.alloc_per: dict[int, int] = {}
         self.gangs = 0
+        # (eligible, id) of the allocated placeable jobs, sorted: the oldest tells at once whether
+        # any of them is starving (``core.starvation``), for the reservation's holder search
+        # and the fast walk (a starving job of a tier-0 queue may hold the reservation)
+        self.alloc_eligible: list[tuple[float, str]] = []
+        self.gang_eligible: list[tuple[float, str]] = []  # the same, of the allocated gangs
+        # (how soon it could leave a reserved node, id) of every placeable job, sorted: its
+        # minimum runtime or remaining work, whichever is less (0 for unallocated work, which
+        # yields at once) -- a lower bound of what ``reservation.allow_for`` compares with the
+        # hold's start, so the fast walk knows whether any job here may start on reserved GPUs
+        self.short: list[tuple[float, str]] = []
         self._fresh = False  # are the three extremes below those of the counts?
         self._lo_per = self._lo_alloc_gpus = self._hi_alloc_per = 0
 
@@ -43,11 +56,22 @@ class Shapes:
             return
         self._fresh = False
         _bump(self.per, p.per, by)
+        _place(self.short, (min(p.mr, max(0.0, p.work - p.done_work)) if p.mr > 0 else 0.0, p.jid), by)
         if p.mr > 0:
             _bump(self.alloc_gpus, p.gpus, by)
             _bump(self.alloc_per, p.per, by)
             if p.n > 1:
                 self.gangs += by
+                _place(self.gang_eligible, (p.eligible, p.jid), by)
+            _place(self.alloc_eligible, (p.eligible, p.jid), by)
+
+    def any_starving(self, t: float) -> bool:
+        """Is an allocated placeable job of the queue starving at ``t`` (``core.starvation``)?"""
+        return bool(self.alloc_eligible) and is_starving(t - self.alloc_eligible[0][0])
+
+    def least_short(self) -> float:
+        """The least of ``short`` (inf: no placeable job)."""
+        return self.short[0][0] if self.short else math.inf
 
     def least_per(self) -> int:
         """The fewest GPUs per node of a placeable job (0: none)."""
@@ -84,6 +108,14 @@ def _extreme(counts: dict[int, int], sign: int) -> int:
         if first or v < best:
             best, first = v, False
     return best
+
+
+def _place(sorted_list: list[tuple[float, str]], e: tuple[float, str], by: int) -> None:
+    """Add (``by`` > 0) or remove ``e`` in ``sorted_list``, kept sorted."""
+    if by > 0:
+        insort(sorted_list, e)
+    else:
+        del sorted_list[bisect_left(sorted_list, e)]
 
 
 def _name_of(q: Queue) -> str:

@@ -9,10 +9,13 @@ pass from the state alone: nothing is carried between passes.  The same filter (
 binds every way a job starts: on free GPUs, and through preemption (its victims and its
 placement after the eviction), so no start can overrun a reserved node.
 
-A whole-node job (one node, all its GPUs) of a queue in tier 0 (its team runs below what it is
-owed) that has waited ``STARVING_S`` since it became eligible may hold a reservation too, as if it
-were a gang: otherwise another team's stream of small jobs, each protected for its whole run, can
-keep every node partly busy forever (``may_hold``).
+Any allocated single-node job of a queue in tier 0 (its team runs below what it is owed) that is
+starving (``core.starvation``: waited ``STARVING_S`` since it became eligible) may hold a
+reservation too, as if it were a gang, whatever its size: otherwise another team's stream of small
+jobs, each protected for its whole run, can keep every node partly busy forever -- an 8-GPU job
+never finds an empty node, a 6- or 7-GPU job never finds a node with that many free (``may_hold``).
+Such a hold drains whole nodes (``NodeEnds`` knows when a node has no allocated job left, not
+when it has ``per`` GPUs free): later than needed for a small job, never earlier.
 """
 
 from __future__ import annotations
@@ -22,15 +25,14 @@ from bisect import bisect_left, insort
 from collections.abc import Mapping
 
 from allotment.core.placement import NodeFilter, NodePool
+from allotment.core.starvation import is_starving
 from allotment.core.state import Pend, Run
 
-STARVING_S = 3600.0  # a whole-node job of an under-served team waiting this long reserves a node
 
-
-def may_hold(p: Pend, node_gpus: int, guaranteed: bool, waited_s: float) -> bool:
-    """May the blocked allocated job ``p`` hold the reservation?  Gangs always; a whole-node
-    job of a tier-0 queue (``guaranteed``) once it has waited ``STARVING_S``."""
-    return p.n > 1 or (p.n == 1 and p.per >= node_gpus and guaranteed and waited_s >= STARVING_S)
+def may_hold(p: Pend, guaranteed: bool, waited_s: float) -> bool:
+    """May the blocked allocated job ``p`` hold the reservation?  Gangs always; any single-node
+    job of a tier-0 queue (``guaranteed``) once it is starving (``core.starvation``)."""
+    return p.n > 1 or (p.n == 1 and guaranteed and is_starving(waited_s))
 
 
 class Unreserved:

@@ -45,7 +45,7 @@ from allotment.core.snapshot import NodeState
 from allotment.core.starting import Starting
 from allotment.core.state import Pend
 from allotment.core.tiers import GUARANTEED
-from allotment.core.walk import FAST, WalkPolicy
+from allotment.core.walk import FAST, Room, WalkPolicy
 from allotment.core.weights import ScoreWeights
 
 __all__ = ["PassInputs", "QueueKey", "Scheduler"]
@@ -201,8 +201,9 @@ class Scheduler(Starting):
         return (key[0] * ranks + key[1]) * names + self.queues.rank[q.qid]
 
     def _round(self, pi: PassInputs, starts: list[Start], preemptions: list[Preemption]) -> bool:
-        """One walk over the queues; True if it decided anything."""
-        self.hold = None
+        """One walk over the queues; True if it decided anything.  The reservation is decided
+        before the walk (``_decide_hold``), so it binds every start of the round, of better-ranked
+        queues and of the holder's own queue too (docs/design/reservation.md)."""
         tried: set[str] = set()
         # the queues still to visit, best key first: order[i:], each key as its integer
         # (``_order``: keys end in their queue, so no two are equal); a sorted list rather than
@@ -210,6 +211,7 @@ class Scheduler(Starting):
         order = [self._round_key(q, pi).order for q in self.queues.nonempty_queues()]
         order.sort()
         names, ranks = len(self.queues.queues), len(pi.rank_index) + 1
+        self.hold = self._decide_hold(order, names, ranks, pi)
         ranks_names = ranks * names
         by_rank, dealt = self.queues.by_rank, self.queues.names_version
         i = 0
@@ -221,12 +223,18 @@ class Scheduler(Starting):
             if not q.keys:
                 continue
             tier = o // ranks_names
-            if not self.walk.may_visit(q.shapes, tier, q.account, self.pool, self.acct, self.mode):
-                continue
-            cands = self._candidates(q, pi, tried)
-            if not self.walk.must_visit(cands, tier, q.account, self.pool, self.acct, self.mode):
-                continue
-            if self._visit(cands, _key_of(o, names, ranks, by_rank), pi, tried, starts, preemptions):
+            h = self.hold  # the holder's queue is always visited: it starts there, or re-plans
+            holds_here = h is not None and h.queue_key[2] == q.name and h.holder not in tried
+            if holds_here:
+                cands = self._with_holder(q, self._candidates(q, pi, tried), tried)
+            else:
+                room = self._room(h, pi.now)
+                if not self.walk.may_visit(q.shapes, tier, q.account, self.pool, self.acct, self.mode, room):
+                    continue
+                cands = self._candidates(q, pi, tried)
+                if not self.walk.must_visit(cands, q.shapes, tier, q.account, self.pool, self.acct, self.mode, room):
+                    continue
+            if self._visit(q, cands, _key_of(o, names, ranks, by_rank), pi, tried, starts, preemptions):
                 decided = True
                 if self.queues.names_version != dealt:
                     # a victim requeued into a queue new to this scheduler (a snapshot's running
@@ -238,6 +246,68 @@ class Scheduler(Starting):
                 if q.keys:
                     insort(order, self._round_key(q, pi).order, lo=i)
         return decided
+
+    def _room(self, h: Hold | None, now: float) -> Room:
+        """What the fast walk's tests read of the reservation (``walk.Room``)."""
+        if h is None:
+            return Room(self.pool.max_free(), math.inf)
+        return Room(self.pool.max_free_outside(h.nodes), h.at - now)
+
+    def _decide_hold(self, order: list[int], names: int, ranks: int, pi: PassInputs) -> Hold | None:
+        """The round's reservation, before its walk: walking the queues in the round's ``order``,
+        the first queue's holder (``_holder_in``).  One that fits free GPUs now holds them too
+        (from now): otherwise a start walked before it takes them, and it is overtaken again each
+        time nodes free up.  A function of the state alone, like the whole pass: the same state
+        gives the same hold, so a reservation moves only when the cluster changed."""
+        by_rank = self.queues.by_rank
+        ranks_names = ranks * names
+        for o in order:
+            q = by_rank[o % names]
+            if not q.keys or q.free:
+                continue
+            p = self._holder_in(q, self.mode.ranks_queues and o // ranks_names == GUARANTEED, pi.t)
+            if p is not None:
+                h = self._plan_hold(p, _key_of(o, names, ranks, by_rank), pi.now)
+                if h is not None:
+                    return h
+        return None
+
+    def _holder_in(self, q: Queue, guaranteed: bool, t: float) -> Pend | None:
+        """The job of ``q`` that holds the reservation if ``q`` is the first queue with one: of
+        its jobs that may hold it (``may_hold``: its gangs, and in a tier-0 queue its starving
+        allocated jobs) and are within their caps and limits, the one that waited longest
+        (eligible first, then id).  By age, not by the score: a reservation is how a job that
+        waits does not starve, and it is read off the queue's sorted eligible times
+        (``Shapes``) without scoring anything.  The visit offers it first (``_visit``)."""
+        sh = q.shapes
+        if guaranteed and sh.any_starving(t):
+            for _, jid in sh.alloc_eligible:
+                p = self.pending[jid]
+                if not may_hold(p, guaranteed, t - p.eligible):
+                    break  # sorted by eligible: the rest are not starving either
+                if self._may_reserve(p):
+                    return p
+        for _, jid in sh.gang_eligible:
+            p = self.pending[jid]
+            if self._may_reserve(p):
+                return p
+        return None
+
+    def _may_reserve(self, p: Pend) -> bool:
+        """Is the allocated job ``p`` within its caps and limits, so a hold could serve it?"""
+        return self.acct.fits_caps_of(p.aid, p.gpus) and not (self.mode.limits and self.mode.beyond_limit(
+            p, self.acct.alloc_gpus.get(p.account, 0), self.ctx.entitlement_gpus.get(p.account, 0.0)))
+
+    def _with_holder(self, q: Queue, cands: list[Pend], tried: set[str]) -> list[Pend]:
+        """The visit's candidates with the reservation's holder first, if it is of ``q``: the
+        cluster drains nodes for it, so it is offered as soon as its queue is visited."""
+        h = self.hold
+        if h is None or h.holder in tried:
+            return cands
+        p = self.pending.get(h.holder)
+        if p is None or p.queue != q.name or (cands and cands[0] is p):
+            return cands
+        return [p, *(c for c in cands if c is not p)]
 
     def _candidates(self, q: Queue, pi: PassInputs, tried: set[str]) -> list[Pend]:
         """The ``queue_depth`` candidates a visit offers, in the order it offers them: the best
@@ -264,10 +334,11 @@ class Scheduler(Starting):
                       memo=self.walk.reuses, boost_index=self._boosts.index(pi.boosts),
                       facts=self._facts if self.walk.reuses else None, weights=self._weights)
 
-    def _visit(self, cands: list[Pend], qk: QueueKey, pi: PassInputs, tried: set[str],
+    def _visit(self, q: Queue, cands: list[Pend], qk: QueueKey, pi: PassInputs, tried: set[str],
                starts: list[Start], preemptions: list[Preemption]) -> bool:
-        """Offer a queue's candidates (``cands``, in the order ``_candidates`` offers them);
-        True if one started."""
+        """Offer a queue's candidates (``cands``, in the order ``_candidates`` offers them), then
+        its other allocated jobs unallocated work (``_free_work_for_the_rest``); True if one
+        started."""
         now = pi.now
         first_blocked = True
         for p in cands:
@@ -291,21 +362,52 @@ class Scheduler(Starting):
                 p, self.acct.alloc_gpus.get(p.account, 0), self.ctx.entitlement_gpus.get(p.account, 0.0)
             )):
                 continue
-            if not first_blocked:  # any allocated job may still take unallocated work
+            holder = h is not None and h.holder == p.jid
+            if not first_blocked and not holder:  # any allocated job may still take unallocated work
                 if self._preempt_for(p, qk, pi, soft, starts, preemptions, only_unallocated=True):
                     return True
                 continue
             first_blocked = False
-            holds = may_hold(p, self.pool.max_gpus, self.mode.ranks_queues and qk[0] == GUARANTEED,
-                             pi.t - p.eligible)  # waited: read at the epoch, like every time-varying input
-            if self._preempt_for(p, qk, pi, allow, starts, preemptions, reserve=holds):
+            # the holder may evict the jobs that yield to its reservation (victim rule ``reservation``)
+            if self._preempt_for(p, qk, pi, allow, starts, preemptions, reserve=holder):
                 return True
             if allow is not None and soft is None and self._preempt_for(p, qk, pi, soft, starts, preemptions, only_unallocated=True):
                 return True  # a debug job that yields may replace unallocated work on a reserved node
-            takes_hold = holds and (h is None or h.holder == p.jid or h.queue_key > qk)
-            if takes_hold and self._hold_for(p, qk, pi, starts):
+            if holder and self._hold_for(p, qk, pi, starts):
+                return True
+        return self._free_work_for_the_rest(q, qk, pi, tried, starts, preemptions)
+
+    def _free_work_for_the_rest(self, q: Queue, qk: QueueKey, pi: PassInputs, tried: set[str],
+                                starts: list[Start], preemptions: list[Preemption]) -> bool:
+        """Free work yields to *any* allocated job, whatever its place in its queue: after the
+        visit's candidates, each other allocated job of the queue, best first, may take the
+        place of unallocated work (the search for unallocated work only).  Without it an
+        allocated job beyond its queue's ``queue_depth`` candidates never searched, and waited
+        (31,800 s in a 30-day run) while free work held the GPUs it needed.  Only these jobs:
+        they are not offered, so they are not marked tried."""
+        if not (self.mode.can_preempt and self.acct.unalloc_gpus) or q.free:
+            return False
+        now = pi.now
+        for p in self._whole_order(q, pi):
+            if p.jid in tried or p.n == 0 or p.mr <= 0 or not self.acct.fits_caps_of(p.aid, p.gpus):
+                continue
+            if self.mode.limits and self.mode.beyond_limit(
+                p, self.acct.alloc_gpus.get(p.account, 0), self.ctx.entitlement_gpus.get(p.account, 0.0)
+            ):
+                continue
+            h = self.hold
+            soft = None if h is None else allow_for(h, p, now, self.may_yield(p))
+            if self._preempt_for(p, qk, pi, soft, starts, preemptions, only_unallocated=True):
                 return True
         return False
+
+    def _whole_order(self, q: Queue, pi: PassInputs) -> list[Pend]:
+        """Every job of ``q`` in the order its visits offer them (``_candidates``, whole)."""
+        if not self.mode.scores:
+            return [self.pending[j] for j in self.queues.head(q.name, len(q.keys), set())]
+        if self.walk.reuses:  # the kept order, made fresh by this very visit's ``_candidates``
+            return self._orders.jobs(q.name)
+        return self._scorer(pi).rank([self.pending[j] for j in self.queues.head(q.name, len(q.keys), set())])
 
     def _hold_for(self, p: Pend, qk: QueueKey, pi: PassInputs, starts: list[Start]) -> bool:
         """Give the blocked gang (or starving whole-node job) ``p`` the reservation; True if it

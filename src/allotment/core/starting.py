@@ -83,11 +83,14 @@ class Starting(ClusterState):
     def may_yield(self, p: Pend) -> bool:
         """May ``p`` start on a reserved node as a job that yields to it after its protection?
         Only a debug job on one node (``core.debug``; debug work must start in seconds, and it is
-        protected for minutes, not hours), and only where a reservation may evict it then: in a
-        mode that reclaims, and not a job kept to completion (``non_resumable: run_to_completion``)."""
+        protected for minutes, not hours) that is short by its work too -- its remaining work
+        within the debug threshold, so what a yield throws away is bounded by it (a job
+        protected 10 minutes but running 12 hours took reserved nodes and was thrown away at
+        the gang's start) -- and only where a reservation may evict it then: in a mode that
+        reclaims, and not a job kept to completion (``non_resumable: run_to_completion``)."""
         threshold = self._debug_threshold_s
         return (self.mode.reclaims and p.n == 1 and is_debug(p.mr, p.gpus, threshold, self.pool.max_gpus)
-                and not (self._keep_nonresumable and not p.resumable))
+                and p.work - p.done_work <= threshold and not (self._keep_nonresumable and not p.resumable))
 
     def debug_end(self, p: Pend, now: float) -> float | None:
         """When ``p`` would end if it started ``now``, if it is a debug job (``core.debug``) that

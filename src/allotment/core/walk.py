@@ -3,20 +3,22 @@ speed-ups sit, with a plain reference.
 
 ``REFERENCE`` visits every non-empty queue every round.  ``FAST`` skips a queue only when a
 cheap *necessary* condition for any decision there is false, so skipping it cannot change what
-the pass decides (a visit that decides nothing has no effect: it changes no state, and the only
-thing it could set up, a reservation, needs an allocated gang or whole-node job among the
-candidates).  A visit only looks at the queue's candidates (its ``queue_depth`` best jobs by the
-whole within-team score over the whole queue, not yet tried this round: ``Scheduler._candidates``,
-the very list the visit then offers), and can decide something only if one of them
+the pass decides (a visit that decides nothing has no effect: it changes no state).  The
+reservation is decided before the walk and only its holder acts on it (it re-plans it, or evicts
+the jobs that yield to it), so the holder's queue is always visited (``Scheduler._round``) and
+the tests below are for every other queue.  A visit only looks at the queue's candidates (its
+``queue_depth`` best jobs by the whole within-team score over the whole queue, not yet tried this
+round: ``Scheduler._candidates``, the very list the visit then offers), and can decide something
+only if one of them
 
 * needs no more GPUs per node than the best node has free (a start on free GPUs), or
-* is an allocated gang, or an allocated whole-node job of a tier-0 queue in a mode that ranks
-  queues (it may take or move the reservation, ``core.reservation.may_hold``; how long it waited
-  is left out, which only makes the condition weaker), or
 * is allocated work, preemption is possible, some job is preemptible, and the free GPUs plus
   every GPU a victim search could take for this queue (unallocated work, which any allocated
   candidate may take; with reclaim, its own team's preemptible work, and in tier 0 every
-  account's) reach its GPUs.
+  account's) reach its GPUs; or
+* (over the whole queue, not only the candidates) unallocated work runs and the free GPUs plus its
+  GPUs reach the fewest GPUs of an allocated job of the queue: any of them may take its place
+  (``Scheduler._free_work_for_the_rest``).
 
 The fast walk also *reuses* answers computed on the very same inputs (``reuses``): the Fair Tree
 ranks and reclaim measures for the same epoch and the same (immutable) usage mapping; a queue's
@@ -54,14 +56,16 @@ class WalkPolicy:
     name = ""
     reuses = False  # may answers computed on identical inputs be reused?
 
-    def may_visit(self, shapes: Shapes, tier: int, account: str, pool: NodePool, acct: Accounting, mode: Mode) -> bool:
+    def may_visit(self, shapes: Shapes, tier: int, account: str, pool: NodePool, acct: Accounting, mode: Mode,
+                  room: Room) -> bool:
         """``must_visit``'s conditions over every job of the queue (``shapes``), tested before
         its candidates are picked: False only if ``must_visit`` would be False for any of them."""
         raise NotImplementedError
 
-    def must_visit(self, head: Sequence[Pend], tier: int, account: str, pool: NodePool, acct: Accounting, mode: Mode) -> bool:
+    def must_visit(self, head: Sequence[Pend], shapes: Shapes, tier: int, account: str, pool: NodePool,
+                   acct: Accounting, mode: Mode, room: Room) -> bool:
         """Must a round visit the queue whose candidates (the jobs its visit would offer, in
-        that order) are ``head``?"""
+        that order) are ``head``, at the pass's epoch ``t``?"""
         raise NotImplementedError
 
 
@@ -69,10 +73,12 @@ class Reference(WalkPolicy):
     name = "reference"
     reuses = False
 
-    def may_visit(self, shapes: Shapes, tier: int, account: str, pool: NodePool, acct: Accounting, mode: Mode) -> bool:
+    def may_visit(self, shapes: Shapes, tier: int, account: str, pool: NodePool, acct: Accounting, mode: Mode,
+                  room: Room) -> bool:
         return True
 
-    def must_visit(self, head: Sequence[Pend], tier: int, account: str, pool: NodePool, acct: Accounting, mode: Mode) -> bool:
+    def must_visit(self, head: Sequence[Pend], shapes: Shapes, tier: int, account: str, pool: NodePool,
+                   acct: Accounting, mode: Mode, room: Room) -> bool:
         return True
 
 
@@ -80,34 +86,52 @@ class Fast(WalkPolicy):
     name = "fast"
     reuses = True
 
-    def may_visit(self, shapes: Shapes, tier: int, account: str, pool: NodePool, acct: Accounting, mode: Mode) -> bool:
+    def may_visit(self, shapes: Shapes, tier: int, account: str, pool: NodePool, acct: Accounting, mode: Mode,
+                  room: Room) -> bool:
         # each test is must_visit's, with a minimum or "any" over the whole queue in place of
         # one over the candidates, which are some of its jobs
         if not shapes.per:
             return False  # nothing in it can ever be placed
-        if shapes.least_per() <= pool.max_free() or shapes.gangs:
-            return True
-        if tier == GUARANTEED and mode.ranks_queues and shapes.alloc_per and shapes.most_alloc_per() >= pool.max_gpus:
-            return True  # a whole-node job may hold the reservation
+        least = shapes.least_per()
+        if least <= room.open_free or (least <= pool.max_free() and shapes.least_short() <= room.until):
+            return True  # may start on free GPUs: off the reserved nodes, or on them if it leaves in time
         if not shapes.alloc_gpus or not mode.can_preempt or tier == UNALLOCATED or not acct.preemptible:
             return False
         return _search_bound(tier, account, pool, acct, mode) >= shapes.least_alloc_gpus()
 
-    def must_visit(self, head: Sequence[Pend], tier: int, account: str, pool: NodePool, acct: Accounting, mode: Mode) -> bool:
+    def must_visit(self, head: Sequence[Pend], shapes: Shapes, tier: int, account: str, pool: NodePool,
+                   acct: Accounting, mode: Mode, room: Room) -> bool:
         # only the candidates are looked at, so the conditions are over them, not the queue
         max_free = pool.max_free()
-        whole = pool.max_gpus if tier == GUARANTEED and mode.ranks_queues else pool.max_gpus + 1
         min_gpus = 0  # the fewest GPUs of a candidate that may search for victims
         for p in head:
             if p.n == 0:
                 continue  # never placed
-            if p.per <= max_free or (p.mr > 0 and (p.n > 1 or p.per >= whole)):
-                return True  # may start on free GPUs, or take or move the reservation
+            if p.per <= room.open_free or (p.per <= max_free and (
+                    p.mr <= 0 or min(p.mr, max(0.0, p.work - p.done_work)) <= room.until)):
+                return True  # may start on free GPUs: off the reserved nodes, or on them if it leaves in time
             if p.mr > 0 and (min_gpus == 0 or p.gpus < min_gpus):
                 min_gpus = p.gpus
-        if min_gpus == 0 or not mode.can_preempt or tier == UNALLOCATED or not acct.preemptible:
+        if not mode.can_preempt or tier == UNALLOCATED or not acct.preemptible:
             return False  # no start on free GPUs, and no victim search can run
-        return _search_bound(tier, account, pool, acct, mode) >= min_gpus
+        if min_gpus and _search_bound(tier, account, pool, acct, mode) >= min_gpus:
+            return True
+        # any allocated job of the queue may take unallocated work (Scheduler._free_work_for_the_rest)
+        return bool(acct.unalloc_gpus and shapes.alloc_gpus
+                    and pool.free_gpus() + acct.unalloc_gpus >= shapes.least_alloc_gpus())
+
+
+class Room:
+    """Where a round's starts on free GPUs may go while a reservation stands (``Scheduler._round``):
+    ``open_free``, the most free GPUs on one healthy node it does not hold; ``until``, the time
+    left before it starts (inf: no reservation, and ``open_free`` is the best node's).  A job
+    may start on reserved GPUs only if it leaves them by then (``reservation.allow_for``; the
+    holder's queue is visited whatever these say)."""
+
+    __slots__ = ("open_free", "until")
+
+    def __init__(self, open_free: int, until: float) -> None:
+        self.open_free, self.until = open_free, until
 
 
 def _search_bound(tier: int, account: str, pool: NodePool, acct: Accounting, mode: Mode) -> int:

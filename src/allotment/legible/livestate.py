@@ -25,15 +25,17 @@ clock (``conditions_at``), as ``allot status --reconciler`` does: a last tick ol
 from __future__ import annotations
 
 import datetime as dt
+import os
 import sqlite3
-from dataclasses import dataclass
+from collections import deque
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from allotment.backends.protocol import Observation
 from allotment.compile.model import CompiledConfig
 from allotment.errors import BackendError, UsageError
-from allotment.reconcile.audit import read_lines
+from allotment.reconcile.audit import audit_key, entry_of, read_lines, rotated
 from allotment.reconcile.ledger import Ledger
 from allotment.reconcile.observation_file import load_observation
 from allotment.reconcile.status import STATUS_FILE, Condition, Status, conditions, read_status
@@ -52,12 +54,118 @@ class Bucket:
     gpu_hours: float
 
 
+@dataclass(slots=True)
+class AuditDigest:
+    """What the views read of the audit log, built one entry at a time, so a server extends it
+    with what was appended since its last request instead of re-reading the log (issue 32,
+    item 4: at 1M lines a scrape re-read 222 MB and took 10.9 s).  ``recent`` keeps the last
+    ``keep`` entries (None: all, for the one-shot commands); the counts and the pinned order
+    cover the whole log."""
+
+    keep: int | None = None
+    recent: deque[dict[str, Any]] = field(default_factory=deque)
+    open: dict[tuple[str, int], dict[str, Any]] = field(default_factory=dict)  # intents in flight
+    preemptions: dict[str, int] = field(default_factory=dict)  # applied requeues/cancels by rule
+    pinned: dict[str, dict[str, Any]] = field(default_factory=dict)  # job -> newest set_priority
+
+    def __post_init__(self) -> None:
+        self.recent = deque(self.recent, maxlen=self.keep)
+
+    def add(self, e: dict[str, Any]) -> None:
+        """One entry, in file order.  A line with no ``phase`` (from before intents) is an outcome."""
+        phase = e.get("phase", "outcome")
+        if phase == "intent":
+            self.open[audit_key(e)] = e
+        elif phase == "outcome":
+            self.open.pop(audit_key(e), None)
+            if e.get("result") == "applied" and not e.get("dry_run"):
+                if e.get("action") in ("requeue", "cancel"):
+                    rule = str(e.get("rule"))
+                    self.preemptions[rule] = self.preemptions.get(rule, 0) + 1
+                elif e.get("action") == "set_priority":
+                    self.pinned[str(e.get("target"))] = e
+        else:
+            return
+        self.recent.append(e)
+
+    def actions(self) -> tuple[dict[str, Any], ...]:
+        """What the log says happened: each outcome, and each intent that has none yet as
+        ``IN_FLIGHT``, in file order."""
+        out = []
+        for e in self.recent:
+            if e.get("phase", "outcome") == "outcome":
+                out.append(e)
+            elif self.open.get(audit_key(e)) is e:
+                out.append(e | {"result": IN_FLIGHT})
+        return tuple(out)
+
+
+_CHUNK = 1 << 22  # 4 MiB
+
+
+class AuditTail:
+    """The audit log read incrementally: each ``read`` parses only the whole lines appended
+    since the last one, and starts over when the file was replaced or cut (rotated, moved)."""
+
+    def __init__(self, path: Path, keep: int = 200) -> None:
+        self.path, self.keep = path, keep
+        self._id: tuple[int, int] | None = None
+        self._offset = 0
+        self.digest = AuditDigest(keep)
+
+    def read(self) -> AuditDigest:
+        try:
+            f = self.path.open("rb")
+        except FileNotFoundError:
+            self._id, self._offset, self.digest = None, 0, AuditDigest(self.keep)
+            return self.digest
+        with f:
+            st = os.fstat(f.fileno())
+            if (st.st_dev, st.st_ino) != self._id or st.st_size < self._offset:
+                if not self._finish_rotated():
+                    self.digest = AuditDigest(self.keep)
+                self._id, self._offset = (st.st_dev, st.st_ino), 0
+            self._read_on(f)
+        return self.digest
+
+    def _finish_rotated(self) -> bool:
+        """When the file read so far was rotated to ``.1``, read its rest and keep the digest
+        (counts and pinned order go on); otherwise (moved away, cut) the caller starts over."""
+        try:
+            with rotated(self.path, 1).open("rb") as old:
+                st = os.fstat(old.fileno())
+                if self._id != (st.st_dev, st.st_ino) or st.st_size < self._offset:
+                    return False
+                self._read_on(old)
+                return True
+        except FileNotFoundError:
+            return False
+
+    def _read_on(self, f: BinaryIO) -> None:
+        """Whole lines from ``_offset`` on, one chunk at a time (memory: a chunk, not the file)."""
+        f.seek(self._offset)
+        rest = b""
+        while chunk := f.read(_CHUNK):
+            data = rest + chunk
+            cut = data.rfind(b"\n") + 1  # a line still being written waits for its end
+            rest, self._offset = data[cut:], self._offset + cut
+            for line in data[:cut].decode("utf-8", errors="replace").splitlines():
+                entry, _ = entry_of(line)
+                if entry is not None:
+                    self.digest.add(entry)
+
+
 @dataclass(frozen=True, slots=True)
 class LiveState:
     path: Path
     status: Status
-    actions: tuple[dict[str, Any], ...]  # audit outcomes (and intents in flight), oldest first
+    audit: AuditDigest
     observation: Observation | None
+
+    @property
+    def actions(self) -> tuple[dict[str, Any], ...]:
+        """Audit outcomes (and intents in flight), oldest first."""
+        return self.audit.actions()
 
     @property
     def now(self) -> float:
@@ -68,11 +176,20 @@ class LiveState:
         return st.last_backend_time if st.last_backend_time is not None else st.last_tick
 
 
-def read_state(path: Path) -> LiveState:
+def read_state(path: Path, audit: AuditTail | None = None) -> LiveState:
+    """``audit``: a server's incremental reader of the log (None: read it all, once)."""
     if not (path / STATUS_FILE).exists():
         raise UsageError(f"--state {path}: no {STATUS_FILE} (has `allot reconcile --state {path}` run?)")
     status = read_status(path)
-    return LiveState(path, status, audit_actions(read_audit(path / AUDIT_FILE)), _observation(path))
+    digest = audit.read() if audit is not None else _digest(read_audit(path / AUDIT_FILE))
+    return LiveState(path, status, digest, _observation(path))
+
+
+def _digest(lines: list[dict[str, Any]]) -> AuditDigest:
+    d = AuditDigest()
+    for e in lines:
+        d.add(e)
+    return d
 
 
 def conditions_at(state: LiveState, now: float) -> list[Condition]:
@@ -84,22 +201,8 @@ read_audit = read_lines  # never repairs the log (see the module doc)
 
 
 def audit_actions(lines: list[dict[str, Any]]) -> tuple[dict[str, Any], ...]:
-    """What the log says happened: each outcome line, and each intent that has none yet as
-    ``IN_FLIGHT``, in file order.  A line with no ``phase`` (a log from before intents) is an
-    outcome."""
-    done = {_key(e) for e in lines if e.get("phase", "outcome") == "outcome"}
-    out = []
-    for e in lines:
-        phase = e.get("phase", "outcome")
-        if phase == "outcome":
-            out.append(e)
-        elif phase == "intent" and _key(e) not in done:
-            out.append(e | {"result": IN_FLIGHT})
-    return tuple(out)
-
-
-def _key(e: dict[str, Any]) -> tuple[str, int]:
-    return str(e.get("batch", "")), int(e.get("seq", -1))
+    """What the log says happened (``AuditDigest.actions``) of a whole list of entries."""
+    return _digest(lines).actions()
 
 
 def _observation(path: Path) -> Observation | None:
@@ -168,8 +271,4 @@ def applied_config(state: LiveState, at: dt.date | None = None) -> CompiledConfi
 
 def pinned_order(state: LiveState) -> dict[str, dict[str, Any]]:
     """job -> the newest applied ``set_priority`` outcome (the core's order and its reason)."""
-    out: dict[str, dict[str, Any]] = {}
-    for a in state.actions:
-        if a.get("action") == "set_priority" and a.get("result") == "applied" and not a.get("dry_run"):
-            out[str(a.get("target"))] = a
-    return out
+    return state.audit.pinned

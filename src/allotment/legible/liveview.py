@@ -78,9 +78,15 @@ def queue(state: LiveState) -> list[QueueRow]:
     return rows
 
 
+# what the page shows of an action; a line written without one of them (an older version, a
+# hand edit) shows it empty rather than emptying the page (issue 32, item 4)
+_SHOWN = {"time": 0.0, "action": "", "dry_run": False, "target": "", "rule": "", "result": "",
+          "reason": ""}
+
+
 def last_actions(state: LiveState, n: int = 20) -> list[dict[str, Any]]:
     """The newest ``n`` audit outcomes (and intents in flight), newest first."""
-    return list(reversed(state.actions[-n:]))
+    return [{**_SHOWN, **a} for a in reversed(state.actions[-n:])]
 
 
 def drain_reasons(state: LiveState) -> dict[str, str]:

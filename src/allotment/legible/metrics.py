@@ -52,12 +52,7 @@ class _Snapshot(Collector):
         drained.add_metric([c], len(v.drained))
         yield from (cap, drained)
         pre = CounterMetricFamily("allotment_preemptions", "Jobs requeued or cancelled by the reconciler, by rule", labels=["cluster", "rule"])
-        by_rule: dict[str, int] = {}
-        for a in self.state.actions:
-            if a.get("action") in ("requeue", "cancel") and a.get("result") == "applied" and not a.get("dry_run"):
-                rule = str(a.get("rule"))
-                by_rule[rule] = by_rule.get(rule, 0) + 1
-        for rule, n in sorted(by_rule.items()):
+        for rule, n in sorted(self.state.audit.preemptions.items()):
             pre.add_metric([c, rule], n)
         yield pre
         ticks = CounterMetricFamily("allotment_reconcile_ticks", "Reconcile ticks run, by result (error: the tick ended Stalled)", labels=["cluster", "result"])

@@ -12,6 +12,7 @@ from __future__ import annotations
 import bisect
 import datetime as dt
 import json
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -100,8 +101,9 @@ class RunDir:
 
     @property
     def end(self) -> float:
+        """The horizon, or the last event for a trace run until done (``days`` null)."""
         last = self.events[-1].t if self.events else 0.0
-        return max(float(self.meta.get("days", 0.0)) * 86400.0, last)
+        return max(float(self.meta.get("days") or 0.0) * 86400.0, last)
 
     def snapshot_at(self, t: float) -> FairShareSnapshot | None:
         """The newest Fair Tree snapshot taken at or before ``t``."""
@@ -121,6 +123,8 @@ def read_run(path: Path) -> RunDir:
     meta = _json(path / "meta.json", errors)
     if meta and meta.get("format_version") != FORMAT_VERSION:
         errors.append(f"{path / 'meta.json'}:1:1: format_version {meta.get('format_version')!r}, expected {FORMAT_VERSION}")
+    elif meta:
+        errors += [f"{path / 'meta.json'}:1:1: {p}" for p in _meta_problems(meta)]
     compiled = _json(path / "compiled.json", errors)
     metrics = _json(path / "metrics.json", errors)
     lines = _jsonl(path / "events.jsonl", errors, _check_event)
@@ -168,6 +172,27 @@ def _jsonl(p: Path, errors: list[str], check: Any) -> list[dict[str, Any]]:
         else:
             out.append(d)
     return out
+
+
+def _meta_problems(meta: Mapping[str, Any]) -> list[str]:
+    """The fields the views compute with: a hand-edited or corrupt one is one line, never a
+    traceback (``days`` is null for a trace run until every job is done)."""
+    out = []
+    days = meta.get("days")
+    if days is not None and not (_number(days) and 0 <= days < math.inf):
+        out.append(f"'days' must be null or a finite number >= 0, got {days!r}")
+    gpus = meta.get("capacity_gpus", 0)
+    if not (isinstance(gpus, int) and not isinstance(gpus, bool) and gpus >= 0):
+        out.append(f"'capacity_gpus' must be a whole number >= 0, got {gpus!r}")
+    try:
+        dt.datetime.fromisoformat(str(meta.get("t0", "1970-01-01T00:00:00+00:00")))
+    except ValueError:
+        out.append(f"'t0' must be an ISO 8601 time, got {meta.get('t0')!r}")
+    return out
+
+
+def _number(x: object) -> bool:
+    return isinstance(x, int | float) and not isinstance(x, bool)
 
 
 def _check_event(d: dict[str, Any]) -> str:

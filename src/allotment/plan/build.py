@@ -3,7 +3,8 @@
 1. Resolve the revisions; the base side is the merge-base of base and head.
 2. Read both sides (head from git objects or the working tree; base always from git objects).
 3. Validate and compile the head first (its errors are the PR author's to fix), then the base.
-4. Diff, shares, headline; who must approve (authors excluded); which policy rules break.
+4. Diff, shares, headline; who must approve (authors excluded); which policy rules break,
+   judged by the base's rules (a PR's own rule changes apply from the next PR: ``rules``).
 5. Optionally simulate the same workloads under both sides (``impact``), only when the change
    can move scheduling (a share, cap, date, inventory or policy change) and the tree is small
    enough to simulate inside the CI job's time (``MAX_SIMULATED_TEAMS``); otherwise the plan
@@ -30,7 +31,7 @@ from allotment.plan.diff import StructuralDiff, diff_revisions
 from allotment.plan.gitread import Revision, merge_base, open_repo, read_revision_files, resolve
 from allotment.plan.model import Impact, NewTeam, Plan, Side, SkippedImpact
 from allotment.plan.revision import compile_files
-from allotment.plan.rules import approval_violations, floor_violations
+from allotment.plan.rules import approval_violations, deferred_rule_changes, floor_violations
 from allotment.plan.shares import headline, leaf_totals, share_rows
 from allotment.plan.trailers import co_authors
 from allotment.plan.tree_shares import tree_shares
@@ -92,7 +93,7 @@ def _make_plan(repo: git.Repo, req: PlanRequest, impact: ImpactFn | None) -> Pla
     totals = leaf_totals(base_cfg, head_cfg, diff.renamed)
     groups = required_approvals(base_cfg, head_cfg, diff, authors)
     status = None if req.approved_by is None else check_approvals(groups, req.approved_by, authors)
-    violations = floor_violations(head_cfg, rows) + (approval_violations(status) if status else [])
+    violations = floor_violations(base_cfg, rows) + (approval_violations(status) if status else [])
     return Plan(
         base=_side(req.base, base_rev, base_cfg),
         head=_side(req.head or "working tree", head_rev, head_cfg),
@@ -108,6 +109,7 @@ def _make_plan(repo: git.Repo, req: PlanRequest, impact: ImpactFn | None) -> Pla
         violations=tuple(violations),
         new_teams=_new_teams(head_cfg, diff),
         trees=tree_shares(base_cfg, head_cfg, diff.renamed),
+        rule_changes=tuple(deferred_rule_changes(base_cfg, head_cfg)),
     )
 
 

@@ -23,5 +23,16 @@ def md_escape(text: str) -> str:
 
 
 def code_escape(text: str) -> str:
-    """Text for inside a Markdown code span: backticks cannot be escaped there, so drop them."""
-    return html.escape(" ".join(text.replace("`", "'").split()), quote=True)
+    """Text for inside a Markdown code span, shown exactly as written.
+
+    CommonMark decodes no entity and parses no HTML inside a code span: ``&#x27;`` would show
+    as those six characters, and ``<b>`` already shows as text.  So nothing is HTML-escaped here;
+    only a backtick (which would end the span, and cannot be escaped inside one) is replaced,
+    and line breaks are collapsed so the span stays on its line.
+    """
+    return " ".join(text.replace("`", "'").split())
+
+
+def comment_escape(text: str) -> str:
+    """Text for inside an HTML comment (the hidden marker): it must not end the comment."""
+    return html.escape(" ".join(text.split()), quote=True).replace("--", "-&#45;")

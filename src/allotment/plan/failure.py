@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from allotment.errors import Diagnostic
-from allotment.plan.escape import code_escape, md_escape
+from allotment.plan.escape import code_escape, comment_escape, md_escape
 from allotment.plan.model import FORMAT_VERSION
 
 SHOWN = 200  # errors listed in the comment; the rest are counted
@@ -19,7 +19,7 @@ LIMIT = 65_536
 
 
 def failure_marker(head: str) -> str:
-    return f"<!-- allotment-plan format={FORMAT_VERSION} invalid head={code_escape(head)} -->"
+    return f"<!-- allotment-plan format={FORMAT_VERSION} invalid head={comment_escape(head)} -->"
 
 
 def render_failure(diagnostics: Sequence[Diagnostic], head: str) -> str:

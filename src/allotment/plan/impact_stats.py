@@ -183,7 +183,8 @@ def summarize(
     latency_profile: str = "none",
     warmup_days: float = 0.0,
 ) -> Impact:
-    threshold = head.policy.flag_delivered_drop
+    # read from the base: a pull request cannot raise or silence its own warnings (plan/rules.py)
+    threshold = base.policy_for(cluster).flag_delivered_drop
     renames = dict(diff_configs(base, head).renamed)
     back = {new: old for old, new in renames.items()}
     by_seed: dict[int, dict[str, Mapping[str, Any]]] = {}

@@ -144,3 +144,4 @@ class Plan:
     violations: tuple[str, ...]  # policy rules broken; non-empty means exit 1
     new_teams: tuple[NewTeam, ...] = ()
     trees: tuple[ClusterTree, ...] = ()  # every node's absolute share per cluster (plan report)
+    rule_changes: tuple[str, ...] = ()  # judging knobs this PR changes: they apply from the next PR

@@ -103,6 +103,7 @@ def to_json_obj(plan: Plan) -> dict[str, Any]:
             for g in plan.approvals
         ],
         "violations": list(plan.violations),
+        "rule_changes": list(plan.rule_changes),
     }
 
 

@@ -19,6 +19,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
+from allotment.plan.approvals import ApprovalGroup
 from allotment.plan.escape import code_escape, md_escape
 from allotment.plan.model import FORMAT_VERSION, Impact, Plan, Side
 from allotment.plan.render_view import (
@@ -72,14 +73,22 @@ def _approvals(plan: Plan) -> Bullets:
         elif not g.owners:
             head = f"⛔ **{who}**: nobody can approve (every owner is an author of this change)"
         else:
-            head = f"⏳ **{who}**: one of {_e(', '.join(g.owners))}"
-        note = ""
-        if g.escalated_from:
-            note = f" (escalated from {_e(g.escalated_from)}, which has no owner who is not an author)"
-        elif g.author_is_owner:
-            note = " (the author, an owner, cannot approve their own change)"
-        items.append(Markup(f"{head}{note}, for: {_e(reasons)}"))
+            head = f"⏳ **{who}**: one of {_e(', '.join(g.owners))} must approve"
+        items.append(Markup(f"{head}, for: {_e(reasons)}{_author_note(g)}"))
     return Bullets(items)
+
+
+def _author_note(g: ApprovalGroup) -> str:
+    """Why someone the reader expects is missing, said after the list so no name sits next to
+    it: an author never approves their own change (approvals.py)."""
+    if g.escalated_from:
+        return (
+            f". Escalated from {_e(g.escalated_from)}: every owner of {_e(g.escalated_from)} "
+            "is an author of this change"
+        )
+    if g.author_is_owner:
+        return ". Not listed: the owners who are authors of this change (nobody approves their own)"
+    return ""
 
 
 def build_view(plan: Plan) -> View:
@@ -118,8 +127,9 @@ def build_view(plan: Plan) -> View:
         violations=Bullets(list(plan.violations)),
         new_teams=new_teams,
         details=details,
+        rule_changes=Bullets(list(plan.rule_changes)),
     )
-    for b in (view.approvals, view.violations, view.new_teams):
+    for b in (view.approvals, view.violations, view.new_teams, view.rule_changes):
         b.cut(BULLETS)
     return view
 

@@ -20,7 +20,7 @@ from markupsafe import Markup
 
 from allotment.durations import format_duration
 from allotment.plan.diff import NodeChange
-from allotment.plan.escape import md_escape
+from allotment.plan.escape import code_escape, md_escape
 from allotment.plan.filediff import shown
 from allotment.plan.model import Impact, Plan, SkippedImpact, TeamImpact
 from allotment.plan.shares import changed
@@ -73,6 +73,7 @@ class View:
     new_teams: Bullets
     details: list[Table] = field(default_factory=list)
     cut_note: str = ""
+    rule_changes: Bullets = field(default_factory=lambda: Bullets([]))  # apply from the next PR
 
     def sections(self) -> list[Table | Bullets]:
         out: list[Table | Bullets] = [*self.details, self.new_teams, self.entitlement]
@@ -224,7 +225,7 @@ def _profile_text(imp: Impact) -> str:
     """Which backend delays the simulation added (``allot plan --profile``), when any."""
     if imp.latency_profile == "none":
         return ""
-    return f", with the backend latency profile `{md_escape(imp.latency_profile)}` (sim/latency.py)"
+    return f", with the backend latency profile `{code_escape(imp.latency_profile)}` (sim/latency.py)"
 
 
 def rerun_command(plan: Plan, imp: Impact) -> str:

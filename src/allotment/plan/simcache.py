@@ -9,6 +9,9 @@ A plan's projected impact must come from the simulator, never from bytes the pul
 * An entry is bound to what it was computed from: its file name is the sha256 of the tool version,
   the simulator's source, the side's compiled inputs, the workload recipe and the seed, and the
   entry repeats that key; an entry whose stored key differs is ignored and recomputed.
+* An entry also holds the sha256 of its metrics as written, and the metrics must have the shape
+  the plan reads (``teams`` a mapping of mappings, every number finite): a torn, hand-edited or
+  garbage entry with the right key is recomputed, never read as "not reported" (issue 32, 10).
 * In CI (``CI=true``) the default is no cache at all: a runner's cache can be restored from a
   run the PR's own workflow file shaped.  An explicit ``--cache-dir`` still applies.
 * Symlinks are never followed: a cache folder (or its ``plan/`` sub-folder, or an entry) that is
@@ -18,6 +21,7 @@ A plan's projected impact must come from the simulator, never from bytes the pul
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import stat
@@ -27,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from allotment.atomic_file import write_text
+from allotment.strict_json import loads_finite
 
 SUBDIR = "plan"
 
@@ -85,7 +90,7 @@ class SimCache:
                 return None
             with os.fdopen(fd, "r", encoding="utf-8") as f:
                 fd = -1
-                entry = json.load(f)
+                entry = loads_finite(f.read())
         except (OSError, ValueError):
             return None  # unreadable or corrupt: recompute
         finally:
@@ -94,7 +99,9 @@ class SimCache:
         if not isinstance(entry, dict) or entry.get("key") != key:
             return None
         metrics = entry.get("metrics")
-        return metrics if isinstance(metrics, dict) else None
+        if not _metrics_shape(metrics) or entry.get("sha256") != _digest(metrics):
+            return None
+        return metrics
 
     def put(self, key: str, metrics: Mapping[str, Any]) -> None:
         """Best effort: a cache that cannot be written costs time, never the plan."""
@@ -106,6 +113,20 @@ class SimCache:
             if path.parent.is_symlink() or path.parent.parent.is_symlink():
                 return
             # the rename replaces a symlink itself, never its target
-            write_text(path, json.dumps({"key": key, "metrics": metrics}, sort_keys=True))
+            entry = {"key": key, "metrics": metrics, "sha256": _digest(metrics)}
+            write_text(path, json.dumps(entry, sort_keys=True))
         except OSError:
             return
+
+
+def _digest(metrics: Any) -> str:
+    """sha256 of the metrics in one canonical form (sorted keys), as ``put`` wrote them."""
+    return hashlib.sha256(json.dumps(metrics, sort_keys=True).encode()).hexdigest()
+
+
+def _metrics_shape(metrics: Any) -> bool:
+    """What the plan reads (``impact_stats``): a mapping, its ``teams`` a mapping of mappings."""
+    if not isinstance(metrics, dict):
+        return False
+    teams = metrics.get("teams", {})
+    return isinstance(teams, dict) and all(isinstance(t, dict) for t in teams.values())

@@ -41,9 +41,10 @@ class Memory:
 
 
 class _MemoryFile(BaseModel):
-    """The file format, validated strictly: a hand-edited or corrupt file is refused whole."""
+    """The file format, validated strictly: a hand-edited or corrupt file is refused whole,
+    NaN and infinities too (they would compare false with every time and usage)."""
 
-    model_config = ConfigDict(strict=True, extra="forbid")
+    model_config = ConfigDict(strict=True, extra="forbid", allow_inf_nan=False)
     version: Literal[1]
     evicted_by: dict[str, tuple[str, float]]  # job -> (the job it made room for, last seen)
     first_submit: dict[str, tuple[float, float]]  # job -> (first submission, last seen)

@@ -16,6 +16,7 @@ from typing import Any
 
 from allotment.backends.protocol import JobObs, NodeObs, Observation
 from allotment.reconcile.state_errors import StateDirError, StateFileError, write_atomic
+from allotment.strict_json import loads_finite
 
 OBSERVATION_FILE = "observation.json"
 
@@ -43,7 +44,7 @@ def load_observation(state_dir: Path) -> Observation | None:
     if not path.exists():
         return None
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
+        raw = loads_finite(path.read_text(encoding="utf-8"))
         backend_now = raw.get("backend_now")
         return Observation(
             float(raw["at"]),

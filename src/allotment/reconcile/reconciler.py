@@ -255,11 +255,13 @@ class Reconciler:
         if self.options.dry_run or any(r.code == "failed" for r in dry):
             result.results.extend(dry)
             self.audit.append(audit_lines(dry, at=now, revision=sha, dry_run=True))
+            self.audit.rotate()  # dry-run outcomes only: no intent is open
             return 0
         self.audit.append(intent_lines(actions, at=now, revision=sha))
         done = self.backend.apply(actions)
         result.results.extend(done)
         self.audit.append(audit_lines(done, at=now, revision=sha, dry_run=False))
+        self.audit.rotate()  # every intent has its outcome now (audit.py)
         return sum(1 for r in done if r.code in ("applied", "pruned"))
 
     def _active(

@@ -30,6 +30,7 @@ from allotment.errors import BackendError, UsageError
 log = logging.getLogger(__name__)
 DEFAULT_GIT_TIMEOUT_S = 60.0
 _MESSAGE_CHARS = 400
+LOCAL_COPY = "source.git"  # the bare copy a GitSource fetches into, in the state dir
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,7 +51,7 @@ class GitSource:
         if url.startswith("-"):
             raise UsageError(f"not a source: {url!r}")
         self.url, self.branch, self.timeout_s = url, branch, timeout_s
-        self.path = state_dir / "source.git"
+        self.path = state_dir / LOCAL_COPY
         self._repo: git.Repo | None = None
 
     def fetch(self) -> None:
@@ -164,6 +165,13 @@ def open_source(
         return GitSource(url, branch, state_dir, timeout_s=timeout_s)
     if p.is_dir():
         return DirSource(p)
+    if not p.exists() and (state_dir / LOCAL_COPY / "HEAD").is_file():
+        # A local git source that is gone (a moved checkout, an unmounted disk): start anyway,
+        # as a running loop goes on when it vanishes, from the copy fetched before; each tick
+        # says SourceUnavailable, keeps the last good revision and still drains and charges.
+        log.warning("--source %s is gone; driving the last good revision of %s", spec,
+                    state_dir / LOCAL_COPY)
+        return GitSource(str(p.resolve()), branch, state_dir, timeout_s=timeout_s)
     raise UsageError(f"--source {spec}: not a folder, git repository or URL")
 
 

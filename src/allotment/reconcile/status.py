@@ -27,6 +27,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from allotment.reconcile.state_errors import StateDirError, StateFileError, write_atomic
+from allotment.strict_json import loads_finite
 
 STATUS_FILE = "status.json"
 STALE_TICKS = 3  # a last tick older than this many intervals means the reconciler is not running
@@ -187,7 +188,7 @@ def read_status(state_dir: Path) -> Status:
     except OSError as exc:
         raise StateDirError(f"{path}: cannot read ({exc.strerror or exc})") from exc
     try:
-        raw = json.loads(text, parse_float=float, parse_int=int)
+        raw = loads_finite(text)
         if isinstance(raw, dict):
             for k in ("last_tick", "interval_s", "clock_skew_s", "last_backend_time",
                       "last_tick_duration_s", "tick_duration_sum_s"):

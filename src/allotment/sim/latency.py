@@ -39,6 +39,7 @@ from dataclasses import dataclass, replace
 
 from allotment.core.jobs import JobSpec
 from allotment.errors import UsageError
+from allotment.traces.bounds import MAX_DURATION_S
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,9 +139,11 @@ def parse_profile(text: str) -> LatencyProfile:
             seconds = float(value)
         except ValueError:
             seconds = -1.0
-        if not sep or field is None or not seconds >= 0:
+        # finite and bounded like every duration of a trace: inf or 1e308 would never come round
+        if not sep or field is None or not 0 <= seconds <= MAX_DURATION_S:
             raise UsageError(
-                f"--profile {text}: {item!r} should be KEY=SECONDS with KEY in {', '.join(_KEYS)}"
+                f"--profile {text}: {item!r} should be KEY=SECONDS with KEY in {', '.join(_KEYS)} "
+                f"and 0 <= SECONDS <= {MAX_DURATION_S:,} (366 days)"
             )
         changes[field] = seconds
     return LatencyProfile(

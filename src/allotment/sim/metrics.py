@@ -30,7 +30,7 @@ class _Job:
     submit, and a compiled dataclass's ``__init__`` cost ~3.5K instructions against a few hundred."""
 
     __slots__ = ("account", "allocated", "budgeted", "debug", "eligible", "first_start", "gpus", "node_gpus",
-                 "nodes", "pending_since", "pending_total")
+                 "nodes", "pending_since", "pending_total", "rejected")
 
     def __init__(self, account: str, gpus: int, budgeted: bool, debug: bool) -> None:
         self.account = account
@@ -44,6 +44,7 @@ class _Job:
         self.nodes: tuple[str, ...] = ()  # where it runs now (empty: not running)
         self.node_gpus: tuple[int, ...] = ()  # GPUs on each of ``nodes``
         self.allocated = False
+        self.rejected = False  # refused by the policy: counted apart, never a wait
 
 
 class Recorder:
@@ -112,6 +113,10 @@ class Recorder:
 
     def _on_reject(self, e: Event) -> None:
         self.counts["rejected"] += 1
+        j = self.jobs.get(e.job or "")
+        if j is not None:
+            j.rejected = True
+            j.pending_since = None
 
     def _on_start(self, e: Event) -> None:
         j = self.jobs[e.job or ""]

@@ -8,8 +8,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from allotment.compile.model import CompiledConfig
+from allotment.errors import TraceError
 from allotment.traces.canonical import read_trace
-from allotment.traces.job_fit import job_fit
+from allotment.traces.job_fit import job_fit, never_run
 from allotment.traces.scenarios import get_scenario
 from allotment.traces.scenarios.workload import Workload
 
@@ -21,5 +22,8 @@ def from_scenario(config: CompiledConfig, name: str, *, cluster: str, days: floa
 def from_trace(path: str | Path, config: CompiledConfig | None = None, cluster: str | None = None) -> Workload:
     """Read ``path``; with ``config``, every job must also replay on ``cluster`` of it (the very
     checks of ``allot trace check --repo``: known leaf account and GPU type, fits the cluster)."""
-    trace = read_trace(path, display_name=str(path), fit=None if config is None else job_fit(config, cluster))
+    fit = None if config is None else job_fit(config, cluster)
+    trace = read_trace(path, display_name=str(path), fit=fit)
+    if fit is not None and (stuck := never_run(fit, trace.jobs, trace.node_events)):
+        raise TraceError("\n".join(f"{path}: {why}" for why in stuck))
     return Workload.of(trace.jobs, trace.node_events)

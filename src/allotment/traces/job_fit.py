@@ -15,11 +15,12 @@ documented way to charge a source account to a leaf (docs/trace-format.md).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from allotment.compile.model import CompiledConfig
 from allotment.core.context import build_context
-from allotment.core.jobs import JobSpec
+from allotment.core.jobs import JobSpec, NodeEvent
 from allotment.core.placement import NodePool
 from allotment.core.snapshot import NodeState
 from allotment.errors import UsageError
@@ -44,6 +45,7 @@ class JobFit:
     gpu_types: tuple[str, ...]
     capacity_gpus: int
     pool: NodePool
+    nodes: tuple[NodeState, ...] = ()  # the cluster's nodes, for ``never_run``
 
     def problems(self, job: JobSpec) -> list[JobProblem]:
         out: list[JobProblem] = []
@@ -101,4 +103,37 @@ def job_fit(config: CompiledConfig, cluster: str | None = None) -> JobFit:
         gpu_types=tuple(sorted({g.gpu_type for g in cl.node_groups})),
         capacity_gpus=cl.gpus,
         pool=NodePool(nodes),
+        nodes=nodes,
     )
+
+
+def never_run(fit: JobFit, jobs: Sequence[JobSpec], events: Sequence[NodeEvent]) -> list[str]:
+    """Jobs that no node still healthy from their submission on could ever run: the trace takes
+    nodes out for good (their last event is ``unhealthy``) and what is left is too small.  Such a
+    job would wait forever, and a run "until every job is done" would never end (issue 32,
+    item 11); it is refused before simulating.  ``jobs`` and ``events`` in time order.  (A job
+    submitted before the nodes go, that waits until they are gone, is not caught here.)"""
+    known = {n.name for n in fit.nodes}
+    last: dict[str, NodeEvent] = {}
+    for e in events:
+        if e.node in known:
+            last[e.node] = e
+    gone = sorted((e.time, e.node) for e in last.values() if e.state == "unhealthy")
+    out: list[str] = []
+    if not gone:
+        return out
+    left, i, pool = set(known), 0, fit.pool
+    for j in jobs:
+        if i < len(gone) and gone[i][0] <= j.submit:
+            while i < len(gone) and gone[i][0] <= j.submit:
+                left.discard(gone[i][1])
+                i += 1
+            pool = NodePool(tuple(n for n in fit.nodes if n.name in left))
+        if pool.shape(j) == (0, 0):
+            gpus = sum(n.gpus for n in fit.nodes if n.name in left)
+            out.append(
+                f"job {j.id!r} (submitted at {j.submit:g} s) can never run: from then on only "
+                f"{len(left)} of the {len(known)} nodes of {fit.cluster} ({gpus:,} GPUs) are "
+                "ever healthy again, and it does not fit them"
+            )
+    return out

@@ -1,8 +1,8 @@
 """The names, labels and annotations allotment writes on Kubernetes objects, in one place.
 
-Kubernetes object names are DNS-1123 subdomains; allotment's account names are already lower
-case (``backends.policy.slurm_name``) and may contain ``_``, which Kubernetes refuses, so a name
-that cannot be carried fails before anything is written.  Durations are Go durations
+Kubernetes object names are DNS-1123 labels (``config.target_names``, the one rule, which
+``allot validate`` applies to every team and GPU type); a name that cannot be carried (a user
+name with ``_`` or ``.``) fails here before anything is written.  Durations are Go durations
 (``168h``, ``15m``, ``1h30m``): KAI parses them with ``time.ParseDuration``, which has no ``d``.
 """
 
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from allotment.config.target_names import K8S_NAME_RULE, is_k8s_name
 from allotment.errors import BackendError
 
 FIELD_MANAGER = "allotment"
@@ -29,16 +30,11 @@ QOS_ANNOTATION_PREFIX = "allotment.dev/qos-"  # QOS fields kept on a PriorityCla
 GPU_RESOURCE = "nvidia.com/gpu"
 USERS_NAMESPACE = "allotment-system"
 
-_DNS1123 = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-
-
 def k8s_name(name: str) -> str:
-    """``name`` as a Kubernetes object name; refuse what Kubernetes cannot store."""
-    if len(name) > 63 or not _DNS1123.match(name):
-        raise BackendError(
-            f"name {name!r} cannot be a Kubernetes object name (lower-case letters, digits "
-            "and '-', at most 63)"
-        )
+    """``name`` as a Kubernetes object name; refuse what Kubernetes cannot store (the rule is
+    ``config.target_names``, which ``allot validate`` applies to every team and GPU type)."""
+    if not is_k8s_name(name):
+        raise BackendError(f"name {name!r} cannot be {K8S_NAME_RULE}")
     return name
 
 

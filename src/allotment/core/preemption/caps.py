@@ -28,7 +28,8 @@ def find_cap_victims(v: VictimView, p: Pend, n: int, per: int, allow: NodeFilter
     own = sorted(
         (cls, lost_work(r, v.t) * r.gpus, jid)
         for jid in v.acct.alloc.get(p.account, {})
-        if (cls := _class(r := running[jid], p, debug_end)) >= 0 and not (v.keep_nonresumable and not r.resumable)
+        if (cls := _class(r := running[jid], p, debug_end, v.pool.max_gpus)) >= 0
+        and not (v.keep_nonresumable and not r.resumable)
     )
     if not own or sum(running[j].gpus for _, _, j in own) < over:
         return None  # nothing to take, or not enough even taking all of it
@@ -56,8 +57,8 @@ def find_cap_victims(v: VictimView, p: Pend, n: int, per: int, allow: NodeFilter
             else Victim(j, debug_slice.RULE, DEBUG_WHY.format(job=p.jid)) for cls, j in chosen]
 
 
-def _class(r: Run, p: Pend, debug_end: float | None) -> int:
+def _class(r: Run, p: Pend, debug_end: float | None, node_gpus: int) -> int:
     """0: lower priority (``within-team``), 1: ``debug-slice``, -1: ``p`` may not take ``r``."""
     if r.declared < p.declared:
         return 0
-    return 1 if debug_end is not None and debug_slice.may_take(debug_end, p.declared, r) else -1
+    return 1 if debug_end is not None and debug_slice.may_take(debug_end, p.declared, p.gpus, node_gpus, r) else -1

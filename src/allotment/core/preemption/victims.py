@@ -15,8 +15,10 @@ It may take GPUs from running jobs past their protection, in this order of prefe
    owed, the victim's runs more, the victim's reclaim measure (``core.fairshare``) is higher by
    the hysteresis margin, and the move strictly lowers the summed distance of the accounts
    involved from what they are owed.  That last rule is a potential function: every reclaim lowers
-   it, so reclaims cannot cycle.  Anti-thrash: a job may not evict the job that evicted it
-   (``evicted_by``) unless the margin is doubled.
+   it, so reclaims cannot cycle.  Anti-thrash: a job never evicts the job that evicted it
+   (``evicted_by``).  (It could with a doubled margin until issue 25: two jobs then evicted each
+   other back and forth on one node -- each move lowered the distance, a start on the GPUs left
+   free raised it again.)
 3. ``debug-slice``: for a debug job only (``debug_end``: when it would end; None for any other
    job), the same account's jobs of the *same* declared priority that would end after it
    (``core.preemption.debug_slice``), when nothing above would do.
@@ -32,7 +34,6 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
-from allotment.core.fairshare import served_more
 from allotment.core.placement import NodeFilter
 from allotment.core.preemption import debug_slice
 from allotment.core.preemption.terms import Donor, Terms, may_reclaim
@@ -94,7 +95,8 @@ def find_victims(
     picked = _pick_nodes(v, p, n, per, cands, hosts)
     if not picked:
         return t.lasting  # fewer than n nodes can be freed with the jobs it may take
-    if not _lowers_distance(v, p.account, p.gpus, [j for j in picked if not _yielding(cands, j)], owed):
+    if not _lowers_distance(v, p.account, p.gpus, picked, owed, {j for j in picked if _yielding(cands, j)},
+                            p.evicted_by):
         return FOR_NOW
     out = []
     for j in picked:
@@ -195,14 +197,15 @@ class _Classifier:
         if r.account == p.account:
             if self.own and r.declared < p.declared:
                 return _Cand((CLASS_WITHIN, 0.0, lost, jid), "within-team", WITHIN_WHY + " than {job}")
-            if self.debug_end is not None and debug_slice.may_take(self.debug_end, p.declared, r):
+            if self.debug_end is not None and debug_slice.may_take(self.debug_end, p.declared, p.gpus,
+                                                                   v.pool.max_gpus, r):
                 return _Cand((CLASS_DEBUG, 0.0, lost, jid), debug_slice.RULE, debug_slice.WHY)
             return None
         d = self.donors.get(r.account)
         if d is None:
             return None
-        if p.evicted_by == jid and not served_more(d.measure, self.m_req, 2 * v.hysteresis):
-            return None  # anti-thrash: not straight back at the job that evicted it
+        if p.evicted_by == jid:
+            return None  # anti-thrash: never straight back at the job that evicted it
         return _Cand((CLASS_RECLAIM, -d.over, lost, jid), "reclaim", "", r.account, d.over)
 
 
@@ -307,19 +310,39 @@ def _options(v: VictimView, per: int, cands: _Classifier, hosts: list[int],
     return options
 
 
-def _lowers_distance(v: VictimView, req: str, gpus: int, victims: list[str], owed: dict[str, float]) -> bool:
-    """Reclaims must strictly lower the summed |running - owed| of the accounts involved."""
+def _lowers_distance(v: VictimView, req: str, gpus: int, victims: list[str], owed: dict[str, float],
+                     yielding: set[str], evictor: str | None = None) -> bool:
+    """Reclaims must strictly lower the summed |running - owed| of the accounts involved.  Every
+    allocated victim counts in the sums, those that yield to a reservation (``yielding``) too:
+    leaving one out let a gang that took a ``reservation`` victim and a ``reclaim`` victim of the
+    same team pass a check it fails (a team left at 0 of its 8 GPUs while the gang's ran 2x its
+    entitlement).  Only a move with a reclaim victim -- another account's job that does not yield
+    -- is checked: a job that yields was admitted on those terms, whatever its account.
+
+    **Time-slicing for jobs bigger than their team's entitlement** (docs/design/preemption.md):
+    a job of more GPUs than its team is owed overshoots by as much as its victim's team falls
+    short, so on a cluster whose allocations are smaller than a node (9 of 13 teams on the
+    88-GPU b200) no move could ever strictly lower the distance, and a team's whole-node job
+    waited for another's natural end (20 h).  For such a job a move that leaves the distance
+    unchanged is enough -- the victims' teams were served more over the window by the hysteresis
+    margin (``donors``), so the fair-share balance decides whose turn it is -- except straight
+    back at the job that evicted it (``evictor``): no pair evicts each other back and forth."""
     delta: dict[str, int] = {req: gpus}
     reclaim = False
+    back = False
     for j in victims:
         r = v.running[j]
         if not r.allocated:
             continue
         delta[r.account] = delta.get(r.account, 0) - r.gpus
-        reclaim = reclaim or r.account != req
+        if r.account != req and j not in yielding:
+            reclaim = True
+            back = back or j == evictor
     if not reclaim:
         return True
     alloc = v.acct.alloc_gpus
     before = sum(abs(alloc.get(a, 0) - owed.get(a, 0.0)) for a in delta)
     after = sum(abs(alloc.get(a, 0) + d - owed.get(a, 0.0)) for a, d in delta.items())
-    return after < before - 1e-9
+    if after < before - 1e-9:
+        return True
+    return gpus > owed.get(req, 0.0) and not back and after <= before + 1e-9

@@ -29,15 +29,20 @@ _HOURS = ("lost_gpu_hours", "charged_gpu_hours")
 def parse_lines(path: Path, make: Callable[..., Any]) -> list[Any]:
     """Every event line of ``path`` made into ``make(**fields)``, or TraceDiagnostics listing
     every bad line (up to the collector's cap)."""
+    return [x for _, x in parse_numbered(path, make)]
+
+
+def parse_numbered(path: Path, make: Callable[..., Any]) -> list[tuple[int, Any]]:
+    """``parse_lines`` with each event's line number, for checks across lines."""
     diags = DiagnosticCollector(str(path))
-    out: list[Any] = []
+    out: list[tuple[int, Any]] = []
     stopped = False
     try:
         for number, raw in numbered_lines(path, diags):
             if raw.strip():
                 fields = _fields(raw, number, diags)
                 if fields is not None:
-                    out.append(make(**fields))
+                    out.append((number, make(**fields)))
     except TooManyErrors:
         stopped = True
     diags.raise_if_any(stopped_early=stopped)

@@ -8,7 +8,8 @@ any order, extra fields ignored).  Required fields: JobID, Submit, Account, a GP
 * Job steps (``123.batch``, ``123.0``, ``123.extern``) are skipped silently: the allocation line
   already covers them.  Pending array placeholders (``123_[4-9]``) are skipped (counted).
 * GPUs: ``gres/gpu=N`` in the TRES, else the sum of ``gres/gpu:TYPE=N``; one typed entry gives
-  ``gpu_type``.  ``NNodes`` (or TRES ``node=``) gives ``gpus_per_node`` when it divides.
+  ``gpu_type``.  A GPU entry whose count is not a whole number (``gres/gpu=nan``) is an error at
+  its column, not a job without GPUs.  ``NNodes`` (or TRES ``node=``) gives ``gpus_per_node`` when it divides.
 * Times are absolute ISO (Slurm prints local time without zone; read as UTC, see fields.py);
   ``work`` is Elapsed.  Jobs that never started or have no GPUs are skipped (counted).
 * ``klass`` is the QOS (else the partition); the account comes from Account (default),
@@ -30,6 +31,7 @@ from allotment.traces.source import numbered_lines
 
 _GPU_PLAIN = re.compile(r"(?:^|,)gres/gpu=(\d+)")
 _GPU_TYPED = re.compile(r"(?:^|,)gres/gpu:([^=,]+)=(\d+)")
+_GPU_ANY = re.compile(r"(?:^|,)(gres/gpu(?::[^=,]+)?)=([^,]*)")  # every GPU entry, any value
 _GRES = re.compile(r"(?:^|,)gpu(?::([^:,()]+))?:(\d+)")
 _NODES = re.compile(r"(?:^|,)node=(\d+)")
 _EPOCH = "1970-01-01T00:00:00+00:00"
@@ -120,7 +122,11 @@ class SacctImporter:
         except ValueError as exc:
             ctx.diags.add(number, col("Elapsed" if "Elapsed" in header else "End"), str(exc))
             return None
-        gpus, gpu_type, nodes = self._gpus(cell)
+        try:
+            gpus, gpu_type, nodes = self._gpus(cell)
+        except ValueError as exc:
+            ctx.diags.add(number, col(_gpu_field(header)), str(exc))
+            return None
         if gpus <= 0:
             ctx.skip("no GPUs")
             return None
@@ -165,6 +171,9 @@ class SacctImporter:
             tres = get(name)
             if not tres:
                 continue
+            for key, value in _GPU_ANY.findall(tres):  # 'gres/gpu=nan' is no "no GPUs"
+                if not value.isdigit():
+                    raise ValueError(f"{name}: {key}={value!r} is not a whole number of GPUs")
             nodes_m = _NODES.search(tres)
             nodes = int(nodes_m.group(1)) if nodes_m else None
             typed = _GPU_TYPED.findall(tres)

@@ -11,7 +11,8 @@ use (field numbers 1-based, as in the spec):
 * Header ``MaxProcs`` (else ``MaxNodes``) is the machine size, ``UnixStartTime`` its time 0.
 
 Skipped (counted): run time missing (-1) or 0, processors missing or 0.  Errors: another
-negative run time, and sizes beyond the trace bounds (``traces.bounds``).
+negative run time, sizes beyond the trace bounds (``traces.bounds``), and a job of more
+processors than the header's ``MaxProcs`` (the machine the log itself describes).
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ class SwfImporter:
 
     def read(self, path: Path, ctx: ImportContext) -> Iterator[RawJob]:
         max_procs: int | None = None
+        machine: int | None = None  # MaxProcs as the header states it: no job is larger
         for number, line in numbered_lines(path, ctx.diags):
             s = line.strip()
             if not s:
@@ -52,9 +54,10 @@ class SwfImporter:
                 m = _HEADER.match(s)
                 if m:
                     max_procs = self._header(m.group(1), m.group(2), ctx, max_procs)
+                    machine = max_procs if m.group(1) == "MaxProcs" else machine
                 continue
             ctx.records += 1
-            job = self._job(number, line, ctx)
+            job = self._job(number, line, ctx, machine)
             if job is not None:
                 yield job
         if max_procs:
@@ -77,7 +80,9 @@ class SwfImporter:
             pass  # header comments are informative; a malformed one is not worth failing
         return max_procs
 
-    def _job(self, number: int, line: str, ctx: ImportContext) -> RawJob | None:
+    def _job(
+        self, number: int, line: str, ctx: ImportContext, machine: int | None = None
+    ) -> RawJob | None:
         fields = line.split()
         try:
             values = [int(t) for t in fields]  # the fast path: a well-formed line
@@ -104,6 +109,14 @@ class SwfImporter:
             return None
         if procs <= 0:
             ctx.skip("processors missing")
+            return None
+        if machine is not None and procs > machine:
+            ctx.diags.add(
+                number,
+                _column(line, 4 if values[4] > 0 else 7),
+                f"a job of {procs:,} processors is larger than the machine its header describes "
+                f"(MaxProcs {machine:,}); it could never run there",
+            )
             return None
         gpus = max(1, math.ceil(procs * self.gpus_per_proc))
         problem = duration_problem("run time", runtime)
