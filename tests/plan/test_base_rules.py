@@ -55,7 +55,7 @@ def _runs(before: float, after: float) -> list[Run]:
     out = []
     for seed, noise in enumerate((0.0, 1.0, -1.0, 0.5, -0.5), start=1):
         for side, hours in (("base", before + noise), ("head", after + noise)):
-            metrics = {"days": 7.0, "teams": {"a": {"received_gpu_hours": hours}}}
+            metrics = {"days": 7.0, "teams": {"a": {"charged_gpu_hours": hours}}}
             out.append(Run(side, seed, f"{side}{seed}", metrics, False))
     return out
 
