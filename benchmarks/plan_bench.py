@@ -1,5 +1,6 @@
 """Benchmark `allot plan` on the bundled example: a budget-only PR, both sides simulated on the
-same workloads for each of the default seeds (1-5, 5 days each, a pool of 2 processes).
+same workloads for each of the default seeds (1-5, a 7-day warm-up then 3 measured days each, a
+pool of 2 processes; before issue 26: 5 days from an empty window).
 
 Builds a throw-away git repository from the bundled example (budgets/, inventory/, policies/),
 commits a PR that moves 10 share points between two top-level programs, then times:

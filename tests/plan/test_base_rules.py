@@ -12,6 +12,7 @@ from typing import Any
 from allotment.compile.model import Policy
 from allotment.plan.impact import Run
 from allotment.plan.impact_stats import summarize
+from allotment.plan.rules import deferred_rule_changes
 from tests.plan.factory import N, build
 from tests.plan.gitrepo import GitRepo
 from tests.plan.test_plan_cli import plan, vision_pr
@@ -55,7 +56,7 @@ def _runs(before: float, after: float) -> list[Run]:
     out = []
     for seed, noise in enumerate((0.0, 1.0, -1.0, 0.5, -0.5), start=1):
         for side, hours in (("base", before + noise), ("head", after + noise)):
-            metrics = {"days": 7.0, "teams": {"a": {"received_gpu_hours": hours}}}
+            metrics = {"days": 7.0, "teams": {"a": {"charged_gpu_hours": hours}}}
             out.append(Run(side, seed, f"{side}{seed}", metrics, False))
     return out
 
@@ -74,3 +75,15 @@ def test_pr_cannot_set_its_own_flag_delivered_drop() -> None:
     # a 2% drop: under the base's 5%, so not flagged even though the head asks for 0%
     imp = summarize(base, raised, _runs(100.0, 98.0), **common)
     assert [t.flagged for t in imp.teams] == [False] and imp.flag_threshold == 0.05
+
+
+def test_pr_changing_plan_workload_is_listed_as_a_rule_change() -> None:
+    """plan_workload is read from the base (plan/impact.py): a PR that names a new history is
+    still replayed on the base's, so the change is shown as applying from the next PR."""
+    tree = N(children={"a": N(), "b": N()})
+    base = build("acme", tree, policy=Policy())
+    head = build("acme", tree, policy=Policy(plan_workload="history/jobs.jsonl"))
+    assert deferred_rule_changes(base, head) == [
+        "plan_workload: (none) → history/jobs.jsonl; this pull request is judged by (none), "
+        "the new value applies from the next one"
+    ]

@@ -36,7 +36,8 @@ def register(p: argparse.ArgumentParser) -> None:
     src = p.add_mutually_exclusive_group()
     src.add_argument("--trace", type=Path, help="canonical trace to replay under both configs")
     src.add_argument("--scenario", help="built-in workload scenario (default: ai2)")
-    p.add_argument("--days", type=float, help="simulated days per seed (default: 5)")
+    p.add_argument("--days", type=float, help="measured days per seed, after a warm-up of one "
+                   "lookback window that is simulated and left out (default: 3)")
     p.add_argument("--cluster", help="cluster to simulate (default: the largest)")
     p.add_argument(
         "--seeds",

@@ -105,6 +105,7 @@ class Policy:
     share_floor: float = 0.0  # minimum absolute share of any funded leaf; below it, plan exits 1
     flag_delivered_drop: float = 0.05  # flag teams whose projected delivered hours drop more than this
     plan_seeds: int = 5  # allot plan simulates both sides on the workloads of seeds 1..plan_seeds
+    plan_workload: str | None = None  # a trace file of the config repo allot plan replays (docs/plan.md)
     # reconciler
     drift: DriftRule = "correct"
     prune: bool = False

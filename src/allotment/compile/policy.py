@@ -23,6 +23,7 @@ _PLAIN = {
     "share_floor": "share_floor",
     "flag_delivered_drop": "flag_delivered_drop",
     "plan_seeds": "plan_seeds",
+    "plan_workload": "plan_workload",
     "drift": "drift",
     "prune": "prune",
     "reclaim_hysteresis": "reclaim_hysteresis",

@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import multiprocessing
+import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
@@ -41,7 +43,7 @@ from allotment.sim.latency import NONE, LatencyProfile
 
 __all__ = ["ImpactRunner", "Run", "code_sha256", "for_side"]
 
-DEFAULT_DAYS = 5.0  # per seed; what five 5-day pairs cost: docs/benchmarks.md (`allot plan`)
+DEFAULT_DAYS = 3.0  # measured per seed, after the warm-up; what it costs: docs/plan.md
 DEFAULT_SCENARIO = "ai2"
 WORKERS = 2  # ``allot plan --workers`` unless told: the CI runner and reference machine have two cores
 
@@ -91,8 +93,10 @@ class ImpactRunner:
         grouping: Grouping = by_seed,
         latency: LatencyProfile = NONE,
         progress: Callable[[int, int], None] | None = None,
+        repo: Path | None = None,
     ) -> None:
         self.trace = trace
+        self.repo = repo  # the config repository: where plan_workload is read from (base revision)
         self.scenario = scenario or DEFAULT_SCENARIO
         self.cluster = cluster
         self.days = days
@@ -107,20 +111,26 @@ class ImpactRunner:
 
     def __call__(self, base: CompiledConfig, head: CompiledConfig) -> Impact:
         cluster = self.cluster or base.largest_cluster()
+        trace = self.trace if self.trace is not None else self._history(base, cluster)
         # the knob is read from the base side: a pull request cannot shrink its own noise band
         seeds = self.seeds or tuple(range(1, base.policy.plan_seeds + 1))
-        if self.trace is not None:
+        if trace is not None:
             seeds = seeds[:1]  # a trace is one workload
         renames = tuple(diff_configs(base, head).renamed)
-        if self.trace is not None:
-            recipe: dict[str, Any] = {"trace": hashlib.sha256(_read_bytes(self.trace)).hexdigest()}
-            days = self.days or _trace_days(self.trace)
-            label = f"trace {self.trace.name} on {cluster}"
+        warmup = warmup_days(base, cluster)
+        if trace is not None:
+            recipe: dict[str, Any] = {"trace": hashlib.sha256(_read_bytes(trace)).hexdigest()}
+            # a trace's first lookback window is its warm-up; a trace too short for one has none
+            span = _trace_days(trace)
+            warmup = warmup if span > 2 * warmup else 0.0
+            days = self.days or max(1.0, span - warmup)
+            label = f"trace {trace.name} on {cluster}"
         else:
             recipe = {"scenario": self.scenario, "generated_from": base.inputs_sha256}
             days = self.days or DEFAULT_DAYS
             label = f"scenario {self.scenario} on {cluster}"
         common = {**recipe, "at": base.at.isoformat(), "cluster": cluster, "days": days}
+        common["warmup_days"] = warmup
         common["code"] = code_sha256()
         common["latency"] = self.latency.key()  # a metric under another profile is another run
         tasks = []
@@ -131,13 +141,40 @@ class ImpactRunner:
                     fields["renames"] = [list(p) for p in renames]
                 tasks.append(Task(side, seed, _key(fields)))
         setup = Setup(
-            base, head, renames, cluster, days, self.scenario, self.trace, self.latency
+            base, head, renames, cluster, days, self.scenario, trace, self.latency, warmup
         )
         runs = self._run(setup, tasks)
         return summarize(
             base, head, runs, workload=label, workload_key=_key(common), days=days,
             seeds=seeds, cluster=cluster, note=self.note, latency_profile=self.latency.spec(),
+            warmup_days=warmup,
         )
+
+    def _history(self, base: CompiledConfig, cluster: str) -> Path | None:
+        """The organisation's own history when the base revision names one (``plan_workload``
+        in ``policies/scheduler.yaml``): the file as committed in the *base* revision, so a pull
+        request can change neither which history is replayed nor its content.  Written once per
+        content into a folder of the system's temporary directory."""
+        name = base.policy_for(cluster).plan_workload
+        if name is None or base.revision is None or self.repo is None:
+            return None
+        import git
+
+        try:
+            repo = git.Repo(self.repo, search_parent_directories=True)
+            data = (repo.commit(base.revision).tree / name).data_stream.read()
+        except (KeyError, ValueError, git.GitError) as exc:
+            raise TraceError(
+                f"policies/scheduler.yaml: plan_workload {name!r} is not a file of the base "
+                f"revision {base.revision[:12]}"
+            ) from exc
+        digest = hashlib.sha256(data).hexdigest()
+        folder = Path(tempfile.gettempdir()) / "allotment-plan-history" / digest
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / Path(name).name
+        if not path.exists():
+            path.write_bytes(data)
+        return path
 
     def _run(self, setup: Setup, tasks: list[Task]) -> list[Run]:
         """Cached runs are read (and their workloads never generated); the rest are simulated in
@@ -175,6 +212,15 @@ class ImpactRunner:
             futures = {pool.submit(impact_units.run_unit, u): u for u in todo}
             for f in as_completed(futures):
                 yield futures[f], f.result()
+
+
+def warmup_days(base: CompiledConfig, cluster: str) -> float:
+    """One lookback window of the base side, in whole hours (``sim.window`` measures from a
+    whole hour): by then every team's window holds only usage of the steady state, none of the
+    start from an empty window.  Read from the base, like the seeds: a pull request cannot
+    shorten its own warm-up."""
+    lookback_s = base.policy_for(cluster).lookback_s
+    return math.ceil(lookback_s / 3600.0) / 24.0
 
 
 def _key(fields: Mapping[str, Any]) -> str:

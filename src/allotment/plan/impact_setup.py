@@ -37,6 +37,7 @@ def impact_function(
         latency=latency,
         workers=workers,
         progress=progress,
+        repo=repo,
     )
 
 

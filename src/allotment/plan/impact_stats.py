@@ -1,9 +1,12 @@
-"""From per-seed simulation metrics to what the comment says: per team, the mean delivered
-GPU-hours per week on each side and the 90% interval of the paired difference.
+"""From per-seed simulation metrics to what the comment says: per team, its demand, what it was
+owed and what it was delivered (charged), in GPU-hours per week of the simulated cluster, on each
+side, and the 90% interval of the paired difference.
 
-The one rule of the check lives in :func:`flag`: a team is flagged only when the interval
-excludes zero (the drop is not the workload's noise) **and** the drop exceeds the policy's
-``flag_delivered_drop`` of what the team got before (it matters), both at 90% confidence.
+The one rule of the check lives in :func:`flag`: a team is flagged only when its drop exceeds
+the policy's ``flag_delivered_drop`` of what the team got before, at 90% confidence (the whole
+interval lies below it), **and** that test survives Holm's correction over every team of the
+plan (``plan/holm.py``): fifteen teams each tested alone would raise a false flag in about half
+the plans.
 
 The simulator's metric names are read here and nowhere else (``TEAM_DELIVERED`` and friends),
 defensively: a missing key reads as "not reported", never as a crash.
@@ -13,20 +16,28 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any, Protocol
 
 from allotment.compile.model import CompiledConfig
 from allotment.plan.diff import diff_configs
-from allotment.plan.model import Impact, TeamImpact
-from allotment.plan.stats import Interval, paired_interval
+from allotment.plan.holm import ALPHA, holm
+from allotment.plan.model import Capacity, Impact, TeamImpact
+from allotment.plan.stats import Interval, p_below, paired_interval
 
 WEEK_DAYS = 7.0
 # metric paths in ``SimResult.metrics`` (see allotment.sim.metrics)
-TEAM_DELIVERED = ("received_gpu_hours",)  # GPU-hours the team's budgeted work ran (uncapped: "delivered" is capped hour by hour at what it is owed)
-TEAM_RATIO = ("ratio",)
-TEAM_P90_WAIT = ("wait", "p90")
+# metric paths in the measured part's metrics (see allotment.sim.window), GPU-hours of the cluster
+TEAM_DELIVERED = ("charged_gpu_hours",)  # allocated: what the team's budget paid for and got
+TEAM_OWED = ("owed_gpu_hours",)
+TEAM_DEMAND = ("demand_gpu_hours",)
+TEAM_P90_WAIT = ("wait_p90_s",)
 RUN_DAYS = ("days",)
 RUN_OCCUPANCY = ("occupancy",)
+RUN_IN_SERVICE = ("in_service_gpu_hours",)
+RUN_CHARGED = ("charged_gpu_hours",)
+RUN_UNALLOCATED = ("unallocated_gpu_hours",)
+WEEK_HOURS = 168.0
 
 
 class RunLike(Protocol):
@@ -49,6 +60,14 @@ def num(d: Any, path: Sequence[str]) -> float | None:
     return float(cur) if isinstance(cur, (int, float)) and not isinstance(cur, bool) else None
 
 
+def drop_p_value(before_mean: float, differences: list[float], threshold: float) -> float:
+    """One-sided p-value of "the team loses no more than ``threshold`` of what it got": the test
+    whose rejection at 5% is :func:`flag`'s interval rule, and which Holm's correction ranks."""
+    if before_mean <= 0:
+        return 1.0
+    return p_below(differences, -threshold * before_mean)
+
+
 def flag(before_mean: float, interval: Interval, threshold: float) -> bool:
     """The check's rule: the whole interval lies below ``-threshold x before``.  That implies
     both conditions of the rule (the interval excludes zero, and the drop exceeds the
@@ -67,13 +86,71 @@ def _mean(xs: list[float | None]) -> float | None:
     return statistics.fmean(vals) if vals else None
 
 
-def _weekly_delivered(metrics: Mapping[str, Any], team: str | None, days: float) -> float:
+def _weekly(metrics: Mapping[str, Any], team: str | None, days: float,
+            path: Sequence[str] = TEAM_DELIVERED) -> float:
+    """A team's GPU-hours at ``path`` per week of the measured span (0 for no team)."""
     if team is None:
         return 0.0
-    per_week = WEEK_DAYS / (num(metrics, RUN_DAYS) or days)  # the span the simulator really ran
+    per_week = WEEK_DAYS / (num(metrics, RUN_DAYS) or days)  # the span the simulator really measured
     teams = metrics.get("teams")
     entry = teams.get(team) if isinstance(teams, Mapping) else None
-    return (num(entry, TEAM_DELIVERED) or 0.0) * per_week
+    return (num(entry, path) or 0.0) * per_week
+
+
+def _run_weekly(metrics: Mapping[str, Any], path: Sequence[str], days: float) -> float:
+    return (num(metrics, path) or 0.0) * WEEK_DAYS / (num(metrics, RUN_DAYS) or days)
+
+
+def _entitlement_week(config: CompiledConfig, team: str | None, cluster: str) -> float:
+    """The compiler's entitlement on ``cluster`` in that cluster's GPU-hours per week: the very
+    ``entitlement_gpus`` that ``allot compile`` prints, times the hours of a week."""
+    if team is None:
+        return 0.0
+    try:
+        node = config.node(team)
+    except KeyError:
+        return 0.0
+    return node.entitlement_gpus.get(cluster, 0.0) * WEEK_HOURS
+
+
+def _ratio(delivered: float, owed: float) -> float | None:
+    return delivered / owed if owed > 0 else None
+
+
+def capacity(
+    pairs: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]],
+    days: float,
+    changed: bool = False,
+) -> Capacity | None:
+    """The cluster's GPU-hours per week before and after (a capacity change, and what unallocated
+    work absorbed of it); ``changed``: the PR changes the cluster's capacity."""
+    if not pairs:
+        return None
+
+    def side(path: Sequence[str], i: int) -> list[float]:
+        return [_run_weekly(p[i], path, days) for p in pairs]
+
+    cap_b, cap_a = side(RUN_IN_SERVICE, 0), side(RUN_IN_SERVICE, 1)
+    free_b, free_a = side(RUN_UNALLOCATED, 0), side(RUN_UNALLOCATED, 1)
+    return Capacity(
+        in_service_before=statistics.fmean(cap_b),
+        in_service_after=statistics.fmean(cap_a),
+        charged_before=statistics.fmean(side(RUN_CHARGED, 0)),
+        charged_after=statistics.fmean(side(RUN_CHARGED, 1)),
+        unallocated_before=statistics.fmean(free_b),
+        unallocated_after=statistics.fmean(free_a),
+        in_service_change=paired_interval([a - b for a, b in zip(cap_a, cap_b, strict=True)]),
+        unallocated_change=paired_interval([a - b for a, b in zip(free_a, free_b, strict=True)]),
+        changed=changed,
+    )
+
+
+def capacity_changed(base: CompiledConfig, head: CompiledConfig, cluster: str) -> bool:
+    """Whether the PR changes ``cluster``'s GPUs or its maintenance windows."""
+    b, h = base.clusters.get(cluster), head.clusters.get(cluster)
+    if b is None or h is None:
+        return b is not h
+    return b.gpus != h.gpus or b.node_groups != h.node_groups or b.maintenance != h.maintenance
 
 
 def _team_metric(metrics: Mapping[str, Any], team: str | None, path: Sequence[str]) -> float | None:
@@ -104,6 +181,7 @@ def summarize(
     cluster: str,
     note: str = "",
     latency_profile: str = "none",
+    warmup_days: float = 0.0,
 ) -> Impact:
     # read from the base: a pull request cannot raise or silence its own warnings (plan/rules.py)
     threshold = base.policy_for(cluster).flag_delivered_drop
@@ -115,26 +193,47 @@ def summarize(
     pairs = [(by_seed[s]["base"], by_seed[s]["head"]) for s in seeds if len(by_seed.get(s, {})) == 2]
     names = _team_names(runs, "head") | {renames.get(t, t) for t in _team_names(runs, "base")}
     teams = []
+    p_values: dict[str, float] = {}
+    base_names, head_names = _team_names(runs, "base"), _team_names(runs, "head")
     for team in sorted(names):
-        old = back.get(team, team) if back.get(team, team) in _team_names(runs, "base") else None
-        new = team if team in _team_names(runs, "head") else None
-        before = [_weekly_delivered(b, old, days) for b, _ in pairs]
-        after = [_weekly_delivered(h, new, days) for _, h in pairs]
-        interval = paired_interval([a - b for a, b in zip(after, before, strict=True)])
+        old = back.get(team, team) if back.get(team, team) in base_names else None
+        new = team if team in head_names else None
+        before = [_weekly(b, old, days) for b, _ in pairs]
+        after = [_weekly(h, new, days) for _, h in pairs]
+        diffs = [a - b for a, b in zip(after, before, strict=True)]
+        interval = paired_interval(diffs)
         mean_before = statistics.fmean(before) if before else 0.0
+        mean_after = statistics.fmean(after) if after else 0.0
+        owed_b = _mean([_weekly(b, old, days, TEAM_OWED) for b, _ in pairs]) or 0.0
+        owed_a = _mean([_weekly(h, new, days, TEAM_OWED) for _, h in pairs]) or 0.0
+        p = drop_p_value(mean_before, diffs, threshold)
+        if flag(mean_before, interval, threshold):
+            p_values[team] = p
         teams.append(
             TeamImpact(
                 team=team,
                 delivered_week_before=mean_before,
-                delivered_week_after=statistics.fmean(after) if after else 0.0,
+                delivered_week_after=mean_after,
                 change=interval,
-                ratio_before=_mean([_team_metric(b, old, TEAM_RATIO) for b, _ in pairs]),
-                ratio_after=_mean([_team_metric(h, new, TEAM_RATIO) for _, h in pairs]),
+                ratio_before=_ratio(mean_before, owed_b) if old is not None else None,
+                ratio_after=_ratio(mean_after, owed_a) if new is not None else None,
                 p90_wait_before_s=_mean([_team_metric(b, old, TEAM_P90_WAIT) for b, _ in pairs]),
                 p90_wait_after_s=_mean([_team_metric(h, new, TEAM_P90_WAIT) for _, h in pairs]),
-                flagged=flag(mean_before, interval, threshold),
+                flagged=False,  # set below, once every team's test is known
+                demand_week_before=_mean([_weekly(b, old, days, TEAM_DEMAND) for b, _ in pairs]) or 0.0,
+                demand_week_after=_mean([_weekly(h, new, days, TEAM_DEMAND) for _, h in pairs]) or 0.0,
+                owed_week_before=owed_b,
+                owed_week_after=owed_a,
+                entitlement_week_before=_entitlement_week(base, old, cluster),
+                entitlement_week_after=_entitlement_week(head, new, cluster),
+                p_value=p,
             )
         )
+    # Holm over every team the plan tested (a team that could not be flagged has p = 1 and
+    # still counts in the family: the correction is for the number of teams looked at)
+    family = {t.team: t.p_value for t in teams if t.delivered_week_before > 0}
+    kept = holm(family) & set(p_values)
+    teams = [replace(t, flagged=t.team in kept) for t in teams]
     occ = [(num(b, RUN_OCCUPANCY), num(h, RUN_OCCUPANCY)) for b, h in pairs]
     occ_pairs = [(b, h) for b, h in occ if b is not None and h is not None]
     return Impact(
@@ -152,4 +251,7 @@ def summarize(
         total_runs=len(runs),
         note=note,
         latency_profile=latency_profile,
+        warmup_days=warmup_days,
+        capacity=capacity(pairs, days, capacity_changed(base, head, cluster)),
+        family_alpha=ALPHA,
     )

@@ -44,6 +44,12 @@ class Setup:
     scenario: str
     trace: Path | None
     latency: LatencyProfile = NONE  # the backend's delays (sim/latency.py), both sides alike
+    warmup_days: float = 0.0  # simulated before ``days`` and left out of the metrics (sim/window.py)
+
+    @property
+    def horizon_days(self) -> float:
+        """What each run simulates: the warm-up, then the measured days."""
+        return self.warmup_days + self.days
 
     def config(self, side: str) -> CompiledConfig:
         return self.head if side == "head" else self.base
@@ -120,9 +126,11 @@ def units(setup: Setup, tasks: Sequence[Task], workers: int, grouping: Grouping)
 
 
 def run_unit(u: Unit) -> tuple[dict[str, Any], ...]:
-    """Generate (or read) the seed's workload once and simulate each task's side on it,
+    """Generate (or read) the seed's workload once and simulate each task's side on it over the
+    warm-up and the measured days; the metrics are the measured part's (``sim.window``),
     JSON-normalized (module level: a worker process runs it)."""
     from allotment.sim.runner import simulate
+    from allotment.sim.window import measured
 
     s = u.setup
     w = workload(s, u.seed)
@@ -134,13 +142,12 @@ def run_unit(u: Unit) -> tuple[dict[str, Any], ...]:
             cfg,
             side_w,
             cluster=s.cluster,
-            days=s.days,
+            days=s.horizon_days,
             seed=u.seed,
             policy="budgets",
             latency=s.latency,
         )
-        metrics = dict(result.metrics)
-        metrics.pop("sim_seconds", None)  # wall time: the one output that differs between runs
+        metrics = measured(result.recorder, s.warmup_days * 86400.0)
         normalized: dict[str, Any] = json.loads(json.dumps(metrics, sort_keys=True))
         out.append(normalized)
     return tuple(out)
@@ -164,7 +171,7 @@ def workload(s: Setup, seed: int) -> Workload:
 
         tr = read_trace(s.trace)
         return Workload.of(tr.jobs, tr.node_events)
-    return generate(s.scenario, s.base, s.head, s.renames, s.cluster, s.days, seed)
+    return generate(s.scenario, s.base, s.head, s.renames, s.cluster, s.horizon_days, seed)
 
 
 def generate(
@@ -176,7 +183,13 @@ def generate(
     days: float,
     seed: int,
 ) -> Workload:
-    """The scenario's workload for ``base``, plus the jobs of teams new in ``head``."""
+    """The scenario's workload for ``base``, plus the jobs of teams new in ``head``.
+
+    Demand is a property of the teams, not of the shares under test: every team's work is drawn
+    from the base revision alone (its sizes from the base's slices), and both sides replay those
+    very jobs, so a share change meets the same demand on both sides.  Only a team that exists in
+    ``head`` alone brings work drawn from ``head`` (it has no base to draw from); its random
+    stream is its own (``seed/team``), so the other teams' jobs are untouched by it."""
     gen = get_scenario(scenario)
     w: Workload = gen(base, cluster=cluster, days=days, seed=seed)
     new_teams = {n.name for n in head.leaves()} - {n.name for n in base.leaves()}

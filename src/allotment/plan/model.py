@@ -28,17 +28,30 @@ class Side:
 @dataclass(frozen=True, slots=True)
 class TeamImpact:
     """Projected effect on one team: means over the seeds of the same workloads simulated under
-    both configs, in delivered GPU-hours per week of the simulated cluster's own GPUs."""
+    both configs, over the measured days after the warm-up, every quantity in GPU-hours per week
+    of the simulated cluster's own GPUs (one unit: sim/window.py).
+
+    ``entitlement`` is the compiler's (``allot compile``: entitlement_gpus on the cluster x 168 h);
+    ``owed`` is what the scheduler owed hour by hour (the entitlement, at most ``max_gpus``, scaled
+    by the GPUs in service, capped at the team's demand); ``delivered`` is what it ran charged to
+    its budget; ``demand`` its budgeted work running or pending."""
 
     team: str
     delivered_week_before: float
     delivered_week_after: float
-    change: Interval  # paired difference after - before, GPU-hours per week
+    change: Interval  # paired difference of delivered, after - before, GPU-hours per week
     ratio_before: float | None  # delivered / owed
     ratio_after: float | None
     p90_wait_before_s: float | None
     p90_wait_after_s: float | None
-    flagged: bool  # impact_stats.flag: the whole interval is a drop above flag_delivered_drop
+    flagged: bool  # impact_stats: a drop beyond flag_delivered_drop that Holm's correction keeps
+    demand_week_before: float = 0.0
+    demand_week_after: float = 0.0
+    owed_week_before: float = 0.0
+    owed_week_after: float = 0.0
+    entitlement_week_before: float = 0.0
+    entitlement_week_after: float = 0.0
+    p_value: float = 1.0  # one-sided, of "no drop beyond the threshold" (plan/stats.p_below)
 
     @property
     def delivered_delta(self) -> float:
@@ -50,11 +63,38 @@ class TeamImpact:
 
 
 @dataclass(frozen=True, slots=True)
+class Capacity:
+    """The simulated cluster's GPU-hours per week over the measured days, base -> head: what was
+    in service, what ran charged to budgets, and what ran as unallocated work; ``absorbed`` is
+    the part of a change in GPUs in service that unallocated work took (docs/plan.md)."""
+
+    in_service_before: float
+    in_service_after: float
+    charged_before: float
+    charged_after: float
+    unallocated_before: float
+    unallocated_after: float
+    in_service_change: Interval
+    unallocated_change: Interval
+    changed: bool = False  # the PR changes the cluster's GPUs or maintenance (not the sim's luck)
+
+    @property
+    def absorbed(self) -> float | None:
+        """Share of the change in GPUs in service taken up by the change in unallocated work
+        (both means); None unless the PR changes capacity (a node failing a little earlier on
+        one side is not a capacity change) by at least a GPU-hour a week."""
+        d_cap = self.in_service_after - self.in_service_before
+        if not self.changed or abs(d_cap) < 1.0:
+            return None
+        return (self.unallocated_after - self.unallocated_before) / d_cap
+
+
+@dataclass(frozen=True, slots=True)
 class Impact:
     workload: str  # "scenario ai2 on h100" or "trace FILE on h100"
     workload_key: str  # sha256 of what defines the workloads (trace bytes, or scenario recipe)
     cluster: str  # the one cluster simulated
-    days: float  # per seed
+    days: float  # measured per seed, after the warm-up
     seeds: tuple[int, ...]
     teams: tuple[TeamImpact, ...]
     occupancy_before: float | None
@@ -65,6 +105,9 @@ class Impact:
     total_runs: int
     note: str = ""  # e.g. why the cache was not used
     latency_profile: str = "none"  # allot plan --profile: the backend's delays (sim/latency.py)
+    warmup_days: float = 0.0  # simulated before the measured days, left out of every number
+    capacity: Capacity | None = None
+    family_alpha: float = 0.05  # Holm's family-wise level over the plan's teams (plan/holm.py)
 
 
 @dataclass(frozen=True, slots=True)

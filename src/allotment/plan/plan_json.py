@@ -6,7 +6,15 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from allotment.plan.model import FORMAT_VERSION, Impact, Plan, Side, SkippedImpact, TeamImpact
+from allotment.plan.model import (
+    FORMAT_VERSION,
+    Capacity,
+    Impact,
+    Plan,
+    Side,
+    SkippedImpact,
+    TeamImpact,
+)
 from allotment.plan.render import marker
 from allotment.plan.stats import CONFIDENCE, Interval
 from allotment.plan.verdict import verdict
@@ -113,6 +121,29 @@ def _team(t: TeamImpact) -> dict[str, Any]:
         "delivered_over_owed_after": t.ratio_after,
         "p90_wait_before_s": t.p90_wait_before_s,
         "p90_wait_after_s": t.p90_wait_after_s,
+        "demand_gpu_hours_week_before": t.demand_week_before,
+        "demand_gpu_hours_week_after": t.demand_week_after,
+        "owed_gpu_hours_week_before": t.owed_week_before,
+        "owed_gpu_hours_week_after": t.owed_week_after,
+        "entitlement_gpu_hours_week_before": t.entitlement_week_before,
+        "entitlement_gpu_hours_week_after": t.entitlement_week_after,
+        "p_value": t.p_value,
+    }
+
+
+def _capacity(c: Capacity | None) -> dict[str, Any] | None:
+    if c is None:
+        return None
+    return {
+        "in_service_gpu_hours_week_before": c.in_service_before,
+        "in_service_gpu_hours_week_after": c.in_service_after,
+        "charged_gpu_hours_week_before": c.charged_before,
+        "charged_gpu_hours_week_after": c.charged_after,
+        "unallocated_gpu_hours_week_before": c.unallocated_before,
+        "unallocated_gpu_hours_week_after": c.unallocated_after,
+        "in_service_change": _interval(c.in_service_change),
+        "unallocated_change": _interval(c.unallocated_change),
+        "absorbed_by_unallocated": c.absorbed,
     }
 
 
@@ -127,6 +158,10 @@ def _impact(imp: Impact | SkippedImpact | None) -> dict[str, Any] | None:
         "latency_profile": imp.latency_profile,
         "cluster": imp.cluster,
         "days": imp.days,
+        "warmup_days": imp.warmup_days,
+        "unit": f"{imp.cluster} GPU-hours per week",
+        "family_alpha": imp.family_alpha,
+        "capacity": _capacity(imp.capacity),
         "seeds": list(imp.seeds),
         "confidence": CONFIDENCE,
         "flag_threshold": imp.flag_threshold,

@@ -2,8 +2,10 @@
 
 * **Entitlement** (certain, from the config): shares and *reference* GPU-hours per week summed
   over every cluster (one H100 hour is 1, other types their ``billing_weight``).
-* **Projected delivery** (estimated, from simulation): *delivered GPU-hours per week of the one
-  simulated cluster's GPUs*, the mean over the seeds and the 90% interval of the paired change.
+* **Projected delivery** (estimated, from simulation): per team its demand, the compiler's
+  entitlement, what it was owed and what it was delivered (charged), all in *GPU-hours per week of
+  the one simulated cluster's GPUs*, base -> head, the mean over the seeds and the 90% interval
+  of the paired change in delivered.
 Two units, each named once, never both called "GPU-h/week".
 
 Rows are ordered for a reader in a hurry: teams whose share changed first, then teams whose
@@ -146,18 +148,30 @@ def _entitlement(plan: Plan) -> Table:
 
 
 def _estimate_header(cluster: str, waits: bool) -> list[str]:
-    head = ["Team", f"Delivered {cluster} GPU-h/week before", "after", "Δ (mean)", "90% interval"]
+    head = ["Team", "Demand", "Entitlement", "Owed", "Delivered", "Δ delivered (mean)",
+            "90% interval", "Delivered / owed"]
     return head + (["p90 wait before", "after"] if waits else [])
+
+
+def _arrow(before: float, after: float) -> str:
+    return f"{hours(before)} → {hours(after)}"
+
+
+def _ratio(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:.2f}"
 
 
 def _estimate_row(t: TeamImpact, waits: bool) -> list[str]:
     mark = "⚠️ " if t.flagged else ""
     cells = [
         mark + t.team,
-        hours(t.delivered_week_before),
-        hours(t.delivered_week_after),
+        _arrow(t.demand_week_before, t.demand_week_after),
+        _arrow(t.entitlement_week_before, t.entitlement_week_after),
+        _arrow(t.owed_week_before, t.owed_week_after),
+        _arrow(t.delivered_week_before, t.delivered_week_after),
         dhours(t.change.mean),
         f"{t.change.low:+,.0f} to {t.change.high:+,.0f}",
+        f"{_ratio(t.ratio_before)} → {_ratio(t.ratio_after)}",
     ]
     return cells + ([wait(t.p90_wait_before_s), wait(t.p90_wait_after_s)] if waits else [])
 
@@ -184,15 +198,25 @@ def estimate_note(imp: Impact) -> str:
     e = md_escape
     days = f"{imp.days:g} day{'' if imp.days == 1 else 's'}"
     runs = f"{len(imp.seeds)} seed{'s' if len(imp.seeds) != 1 else ''} × {days}"
+    if imp.warmup_days:
+        runs += f" measured after a {imp.warmup_days:g}-day warm-up (one lookback window, left out)"
+    tested = sum(1 for t in imp.teams if t.delivered_week_before > 0)
     cached = f"; {imp.cached_runs} of {imp.total_runs} runs from the cache" if imp.cached_runs else ""
     note = f" {e(imp.note)}." if imp.note else ""
     return Markup(
         f"Simulated: cluster **{e(imp.cluster)}** only, {e(imp.workload.split(' on ')[0])}, {runs} "
         f"(seeds {seeds_text(imp.seeds)}; a short horizon per seed, `--days` runs longer), "
-        f"the same workloads under both configs{cached}{_profile_text(imp)}. "
-        f"Delivered = {e(imp.cluster)} GPU-hours per week the team would get, mean over the "
-        f"seeds; Δ is the mean paired change and its 90% interval (t over {len(imp.seeds)} "
-        f"seeds). ⚠️ = the whole interval is a drop of more than {imp.flag_threshold:.0%} (so it excludes zero)."
+        f"the same workloads (each team's demand drawn from the base alone) under both "
+        f"configs{cached}{_profile_text(imp)}. "
+        f"Every figure is in **{e(imp.cluster)} GPU-hours per week**, mean over the seeds: "
+        f"demand = the team's budgeted work running or pending; entitlement = `allot compile`'s "
+        f"on {e(imp.cluster)}; owed = the entitlement (at most `max_gpus`) on the GPUs in "
+        f"service, capped hour by hour at demand; delivered = what ran charged to the team's "
+        f"budget. Delivered above owed is borrowed from idle or unallocated GPUs, which a share "
+        f"change does not take away. Δ is the mean paired change and its 90% interval (t over "
+        f"{len(imp.seeds)} seeds). ⚠️ = the whole interval is a drop of more than "
+        f"{imp.flag_threshold:.0%} and Holm's correction over the {tested} teams keeps it "
+        f"(at most a {imp.family_alpha:.0%} chance of any false flag per plan)."
         f"{note}"
     )
 
@@ -223,7 +247,30 @@ def overall_text(imp: Impact) -> str:
     return (
         f"{imp.cluster} occupancy {pct(imp.occupancy_before)} → {pct(imp.occupancy_after)} "
         f"(Δ {ch.mean * 100:+.2f} pp, 90% interval {ch.low * 100:+.2f} to {ch.high * 100:+.2f} pp)"
+        + _capacity_text(imp)
     )
+
+
+def _capacity_text(imp: Impact) -> str:
+    """GPUs in service, charged and unallocated; for a capacity change, how much of it
+    unallocated work absorbed (the teams' projections barely move when it took all of it)."""
+    c = imp.capacity
+    if c is None:
+        return ""
+    text = (
+        f"; GPUs in service {_arrow(c.in_service_before, c.in_service_after)}, charged to budgets "
+        f"{_arrow(c.charged_before, c.charged_after)}, unallocated work "
+        f"{_arrow(c.unallocated_before, c.unallocated_after)} GPU-h/week"
+    )
+    share = c.absorbed
+    if share is not None:
+        d_cap = c.in_service_after - c.in_service_before
+        d_free = c.unallocated_after - c.unallocated_before
+        text += (
+            f"; of the {dhours(d_cap)} GPU-h/week change in service, unallocated work took "
+            f"{dhours(d_free)} ({share:.0%}), budgets the rest"
+        )
+    return text
 
 
 def detail_tables(plan: Plan) -> list[Table]:

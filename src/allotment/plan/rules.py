@@ -25,8 +25,9 @@ def rule_of(violation: str) -> str:
 
 
 # Policy fields that decide a plan's verdict or warnings: read from the base side only.
-# (plan_seeds and platform_team are read from the base where they are used: impact, approvals.)
-JUDGING_KNOBS = ("share_floor", "flag_delivered_drop", "plan_seeds", "platform_team")
+# (plan_seeds, plan_workload and platform_team are read from the base where they are used:
+# impact, impact's history, approvals.)
+JUDGING_KNOBS = ("share_floor", "flag_delivered_drop", "plan_seeds", "plan_workload", "platform_team")
 
 
 def floor_violations(base: CompiledConfig, rows: tuple[ShareRow, ...]) -> list[str]:
@@ -81,6 +82,8 @@ def deferred_rule_changes(base: CompiledConfig, head: CompiledConfig) -> list[st
 
 
 def _knob(value: object) -> str:
+    if value is None:
+        return "(none)"
     if isinstance(value, tuple):
         return ", ".join(str(v) for v in value) or "(none)"
     return f"{value:g}" if isinstance(value, float) else str(value)

@@ -78,3 +78,25 @@ def paired_interval(differences: list[float], confidence: float = CONFIDENCE) ->
         return Interval(mean, mean, mean, 1)
     half = t_quantile(0.5 + confidence / 2, n - 1) * statistics.stdev(differences) / math.sqrt(n)
     return Interval(mean, mean - half, mean + half, n)
+
+
+def t_cdf(x: float, df: int) -> float:
+    """P(T <= x) for Student's t with ``df`` degrees of freedom."""
+    half = _cdf_above_zero(abs(x), df) if x else 0.0
+    return 0.5 + half if x >= 0 else 0.5 - half
+
+
+def p_below(differences: list[float], bound: float) -> float:
+    """One-sided p-value of "the mean difference is at least ``bound``" (the t test on paired
+    differences): small when the differences lie clearly below ``bound``.  Rejecting it at 5% is
+    the very rule ``interval.high < bound`` of the 90% two-sided interval.  Fewer than two seeds,
+    or seeds that all agree, carry no spread: 1 unless every difference is below ``bound``
+    (then 0, which only a zero-spread run of two or more seeds reaches)."""
+    n = len(differences)
+    if n < 2:
+        return 1.0
+    mean = statistics.fmean(differences)
+    sd = statistics.stdev(differences)
+    if sd == 0.0:
+        return 0.0 if mean < bound else 1.0
+    return t_cdf((mean - bound) / (sd / math.sqrt(n)), n - 1)

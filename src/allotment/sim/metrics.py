@@ -62,6 +62,7 @@ class Recorder:
         self.demand = HourlySignal()  # GPUs of every running + pending job
         self.team_run = {t: HourlySignal() for t in self.teams}  # budgeted work running
         self.team_demand = {t: HourlySignal() for t in self.teams}  # budgeted work running+pending
+        self.team_charged = {t: HourlySignal() for t in self.teams}  # the team's allocated (charged) GPUs running
         self.jobs: dict[str, _Job] = {}
         self.counts = {"submitted": 0, "completed": 0, "cancelled": 0, "rejected": 0}
         self.preemptions_by_rule: dict[str, int] = {}
@@ -190,6 +191,8 @@ class Recorder:
         (self.charged if j.allocated else self.free_work).add(t, gpus)
         if j.budgeted and j.account in self.team_run:
             self.team_run[j.account].add(t, gpus)
+        if j.allocated and j.account in self.team_charged:
+            self.team_charged[j.account].add(t, gpus)
 
     def _demand(self, t: float, j: _Job, gpus: int) -> None:
         self.demand.add(t, gpus)

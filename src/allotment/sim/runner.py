@@ -63,6 +63,7 @@ class SimResult:
     events: tuple[Event, ...] | None = None  # only with simulate(keep_events=True)
     context: Any = None  # the core Context the run used (for fair-share samples of a run dir)
     sim_seconds: float = 0.0  # wall time: not a metric (it differs between identical runs)
+    recorder: Any = None  # the run's metrics.Recorder: what sim.window measures a part of the run from
 
 
 def simulate(
@@ -108,7 +109,7 @@ def simulate(
         metrics["latency_profile"] = latency.name
     wall = round(time.perf_counter() - wall, 3)
     events = tuple(kept) if kept is not None else None
-    return SimResult(metrics, cluster, policy, sim.rec.header, events, ctx, wall)
+    return SimResult(metrics, cluster, policy, sim.rec.header, events, ctx, wall, sim.rec)
 
 
 def check_run(config: CompiledConfig, cluster: str, policy: str) -> None:

@@ -63,8 +63,9 @@ def _team_hours(rec: Recorder, team: str) -> tuple[float, float, float]:
 _Lists = dict[str, list[float]]
 
 
-def _waits(rec: Recorder, end: float) -> tuple[_Lists, _Lists, _Lists, _Lists]:
-    """First-start waits and total pending time by class (all, debug, large) and by team.
+def waits(rec: Recorder, end: float, start: float = 0.0) -> tuple[_Lists, _Lists, _Lists, _Lists]:
+    """First-start waits and total pending time by class (all, debug, large) and by team, of the
+    jobs first eligible in ``[start, end)`` (``start`` > 0: a warm-up is left out, sim.window).
 
     A job eligible before ``end`` that never started waits until ``end`` (censored, not dropped);
     the total pending time adds every wait after a requeue, the open one censored at ``end``.  A
@@ -76,7 +77,7 @@ def _waits(rec: Recorder, end: float) -> tuple[_Lists, _Lists, _Lists, _Lists]:
     team_first: dict[str, list[float]] = {t: [] for t in rec.teams}
     team_pending: dict[str, list[float]] = {t: [] for t in rec.teams}
     for j in rec.jobs.values():
-        if j.eligible is None or j.eligible >= end or j.rejected:
+        if j.eligible is None or j.eligible >= end or j.eligible < start or j.rejected:
             continue
         w = (j.first_start if j.first_start is not None else end) - j.eligible
         p = j.pending_total + (end - j.pending_since if j.pending_since is not None else 0.0)
@@ -99,7 +100,7 @@ def summarize(rec: Recorder) -> dict[str, Any]:
     healthy = sum(rec.healthy.hours[:n_hours])
     charged = sum(rec.charged.hours[:n_hours])
     free = sum(rec.free_work.hours[:n_hours])
-    first, pending, team_first, team_pending = _waits(rec, end)
+    first, pending, team_first, team_pending = waits(rec, end)
     teams: dict[str, dict[str, Any]] = {}
     owed_total = delivered_total = ran_total = 0.0
     for t in rec.teams:

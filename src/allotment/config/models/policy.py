@@ -64,6 +64,15 @@ class PolicyKnobs(Strict):
     plan_seeds: int | None = Field(
         default=None, ge=1, le=20, description="allot plan simulates seeds 1..N, paired (5)."
     )
+    plan_workload: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=300,
+        pattern=r"^[A-Za-z0-9_][A-Za-z0-9._/-]*$",
+        description="allot plan replays this canonical trace (a file of the config repo, e.g. "
+        "an sacct export converted by allot trace import), read from the base revision, "
+        "instead of the generated scenario (none).",
+    )
     drift: Literal["report", "correct"] | None = Field(
         default=None, description="Reconciler: report or correct drift (correct)."
     )

@@ -1,0 +1,184 @@
+"""Measure how often `allot plan` flags a team it should not, and how often it flags the one it
+should (issue 26, item 3; docs/plan.md, "Flags").
+
+For a config tree (the bundled example, or the small test tree) this builds a throw-away git
+repository and plans, against the same base:
+
+* **no-op plans**: every share of the root's children doubled: the files change (so the plan
+  simulates both sides) but no team's absolute share does; every team untouched;
+* **single-team plans**: for each leaf in turn, its share cut so that its absolute share drops
+  by 10% (its siblings take the rest); every *other* team is untouched.
+
+Each plan runs with the plan's defaults (seeds 1..plan_seeds, the default measured days after
+the warm-up), through ``allot plan --format json``, one shared cache: the base side is
+simulated once per seed and every plan after the first simulates its head side only.
+
+It counts, over the plans:
+
+* **false alarm**: a plan that flags at least one untouched team (target: under 5% of plans);
+* **detection**: a single-team plan whose cut team had unmet demand on the base side (its
+  demand above what it was delivered, charged, by at least the cut) and is flagged (target:
+  at least 80% of such plans).
+
+Usage:  python benchmarks/plan_flags.py --tree bundled|small [--limit N] [--out FILE.json]
+``--limit`` stops after N plans (the bundled example takes about a minute of CPU per plan).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+TREES = {"bundled": ROOT, "small": ROOT / "tests" / "plan" / "data" / "small"}
+CUT = 0.10
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True,
+                          text=True).stdout.strip()
+
+
+def make_repo(src: Path, dest: Path) -> None:
+    dest.mkdir(parents=True)
+    for d in ("budgets", "inventory", "policies"):
+        shutil.copytree(src / d, dest / d)
+    git(dest, "init", "-q", "-b", "main")
+    git(dest, "add", "-A")
+    commit(dest, "base")
+
+
+def commit(repo: Path, msg: str) -> None:
+    git(repo, "-c", "user.name=bench", "-c", "user.email=bench@example.com", "commit", "-qam", msg)
+
+
+def leaves(repo: Path) -> list[tuple[Path, str]]:
+    """(parent budget.yaml, leaf name) of every leaf with a numeric share, sorted."""
+    out = []
+    for f in sorted((repo / "budgets").rglob("budget.yaml")):
+        doc = yaml.safe_load(f.read_text()) or {}
+        for name, spec in (doc.get("children") or {}).items():
+            child = f.parent / name / "budget.yaml"
+            kid = yaml.safe_load(child.read_text()) if child.exists() else {}
+            if not (kid or {}).get("children") and isinstance((spec or {}).get("share"), (int, float)):
+                out.append((f, name))
+    return out
+
+
+def cut(parent: Path, leaf: str) -> None:
+    """Lower ``leaf``'s share so its fraction of its parent (so its absolute share) drops by CUT."""
+    doc = yaml.safe_load(parent.read_text())
+    kids = doc["children"]
+    s = float(kids[leaf]["share"])
+    rest = sum(float(v["share"]) for k, v in kids.items() if k != leaf and "share" in v)
+    f = (1 - CUT) * s / (s + rest)
+    kids[leaf]["share"] = round(f * rest / (1 - f), 4)
+    parent.write_text(yaml.safe_dump(doc, sort_keys=False))
+
+
+def plan(repo: Path, head: str, cache: Path, seeds: str) -> dict[str, Any]:
+    out = repo.parent / "plan.json"
+    out.unlink(missing_ok=True)
+    subprocess.run([sys.executable, "-m", "allotment.cli.main", "plan", "--repo", str(repo),
+                    "--base", "main", "--head", head, "--format", "json", "--out", str(out),
+                    "--cache-dir", str(cache), "--seeds", seeds], check=False, capture_output=True)
+    doc: dict[str, Any] = json.loads(out.read_text())
+    return doc
+
+
+def _row(name: str, leaf: str | None, seeds: str, doc: dict[str, Any]) -> dict[str, Any]:
+    imp = doc.get("impact") or {}
+    teams = {t["team"]: t for t in imp.get("teams", [])}
+    flagged = sorted(t for t, v in teams.items() if v["impact"]["flagged"])
+    target = teams.get(leaf) if leaf else None
+    unmet = target is not None and (target["demand_gpu_hours_week_before"]
+                                    - target["delivered_gpu_hours_week_before"]
+                                    >= CUT * target["entitlement_gpu_hours_week_before"])
+    return {
+        "plan": name,
+        "seeds": seeds,
+        "simulated": bool(teams),
+        "false_alarm": any(t != leaf for t in flagged),
+        "flagged": flagged,
+        "cut_team_unmet_demand": unmet,
+        "detected": leaf is not None and leaf in flagged,
+        "cut_team": None if target is None else {
+            k: target[k] for k in ("demand_gpu_hours_week_before", "entitlement_gpu_hours_week_before",
+                                   "entitlement_gpu_hours_week_after", "owed_gpu_hours_week_before",
+                                   "delivered_gpu_hours_week_before", "impact", "p_value")},
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--tree", choices=sorted(TREES), default="small")
+    ap.add_argument("--limit", type=int, default=0, help="stop after this many plans (0: all)")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="repeat every case on seeds 1-5, 6-10, ...: each round is another draw "
+                         "of the default number of seeds")
+    ap.add_argument("--out", type=Path)
+    args = ap.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="plan-flags-"))
+    repo = tmp / "repo"
+    make_repo(TREES[args.tree], repo)
+    cases: list[tuple[str, str | None]] = [("noop", None)]
+    cases += [(f"cut-{leaf}", leaf) for _, leaf in leaves(repo)]
+    k = 5  # the default plan_seeds
+    runs = [(name, leaf, f"{r * k + 1}-{r * k + k}") for r in range(args.rounds) for name, leaf in cases]
+    if args.limit:
+        runs = runs[: args.limit]
+    rows = []
+    made: set[str] = set()
+    for name, leaf, seeds in runs:
+        git(repo, "checkout", "-q", "main")
+        if name in made:
+            doc = plan(repo, name, tmp / "cache", seeds)
+            rows.append(_row(name, leaf, seeds, doc))
+            print(json.dumps(rows[-1]), flush=True)
+            continue
+        made.add(name)
+        git(repo, "checkout", "-q", "-b", name)
+        if leaf is None:
+            root = sorted((repo / "budgets").glob("*/budget.yaml"))[0]
+            doc = yaml.safe_load(root.read_text())
+            for spec in doc["children"].values():
+                spec["share"] = spec["share"] * 2
+            root.write_text(yaml.safe_dump(doc, sort_keys=False))
+        else:
+            parent = next(p for p, n in leaves(repo) if n == leaf)
+            cut(parent, leaf)
+        commit(repo, name)
+        t0 = time.perf_counter()
+        doc = plan(repo, name, tmp / "cache", seeds)
+        rows.append({**_row(name, leaf, seeds, doc), "seconds": round(time.perf_counter() - t0, 1)})
+        print(json.dumps(rows[-1]), flush=True)
+    n = len(rows)
+    fa = sum(r["false_alarm"] for r in rows)
+    eligible = [r for r in rows if r["cut_team_unmet_demand"]]
+    det = sum(r["detected"] for r in eligible)
+    summary = {
+        "tree": args.tree,
+        "plans": n,
+        "false_alarm_plans": fa,
+        "false_alarm_rate": fa / n if n else None,
+        "cuts_with_unmet_demand": len(eligible),
+        "detected": det,
+        "detection_rate": det / len(eligible) if eligible else None,
+    }
+    print(json.dumps(summary))
+    if args.out:
+        args.out.write_text(json.dumps({"summary": summary, "plans": rows}, indent=2) + "\n")
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
