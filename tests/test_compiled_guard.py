@@ -47,10 +47,18 @@ def test_fresh_extensions_run_and_a_newer_source_wins(tmp_path: Path) -> None:
     mode, sched, runner = _probe(src)
     assert mode == "compiled with mypyc"
     assert not sched.endswith(".py") and not runner.endswith(".py")
-    # an edit after the build: every hot module runs from source, not only the edited one
+    # an edit after the build: every hot module runs from source, not only the edited one --
+    # judged by content where the build left its record (_compiled.RECORD) ...
+    _compiled.write_record(src)
     py = src / "allotment" / "core" / "scheduler.py"
+    py.write_text(py.read_text() + "\n# edited\n")
     newest = max(p.stat().st_mtime for p in src.rglob("*.so"))
     os.utime(py, (newest + 10, newest + 10))
+    mode, sched, runner = _probe(src)
+    assert mode.startswith("pure Python") and "changed since the build" in mode
+    assert sched.endswith("scheduler.py") and runner.endswith("runner.py")
+    # ... and by timestamps where an older build left none
+    (src / "allotment" / _compiled.RECORD).unlink()
     mode, sched, runner = _probe(src)
     assert mode.startswith("pure Python") and "older than their source" in mode
     assert sched.endswith("scheduler.py") and runner.endswith("runner.py")
