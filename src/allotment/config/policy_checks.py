@@ -55,30 +55,19 @@ def check_scheduler(
             )
             continue
         scopes.append((f" on cluster '{name}'", knobs, ("clusters", name)))
+    # (knob, the knob it may not exceed, what that one is called): each refused where it is set
+    limits = (("min_runtime_cap", "lookback", "the lookback window"),
+              ("fairshare_period", "lookback", "the lookback window"),
+              ("default_min_runtime", "min_runtime_cap", "min_runtime_cap"))
     for label, over, prefix in scopes:
         r = _resolved(model, over, prefix, smap)
-        (cap, cap_at), (look, look_at) = r["min_runtime_cap"], r["lookback"]
-        (dflt, dflt_at) = r["default_min_runtime"]
-        if cap > look:
-            diags.append(
-                at(cap_at or look_at).diagnostic(
-                    f"min_runtime_cap {format_duration(cap)} is longer than the lookback window "
-                    f"{format_duration(look)}{label}"
+        for knob, limit, called in limits:
+            (value, value_at), (bound, bound_at) = r[knob], r[limit]
+            if value > bound:
+                diags.append(
+                    at(value_at or bound_at).diagnostic(
+                        f"{knob} {format_duration(value)} is longer than {called} "
+                        f"{format_duration(bound)}{label}"
+                    )
                 )
-            )
-        (period, period_at) = r["fairshare_period"]
-        if period > look:
-            diags.append(
-                at(period_at or look_at).diagnostic(
-                    f"fairshare_period {format_duration(period)} is longer than the lookback window "
-                    f"{format_duration(look)}{label}"
-                )
-            )
-        if dflt > cap:
-            diags.append(
-                at(dflt_at or cap_at).diagnostic(
-                    f"default_min_runtime {format_duration(dflt)} is longer than min_runtime_cap "
-                    f"{format_duration(cap)}{label}"
-                )
-            )
     return diags
