@@ -11,8 +11,7 @@ itself (a requeued job is a new ``Pend``, so it changes the queue):
 * the epoch ``t`` (age, deadline, boosts) and the dependants map -- the same for a whole pass,
   and for every pass of one epoch;
 * the load, through the fit weight, only for the jobs that fit (``fit_weight_key``): when none
-  does, the order holds whatever the demand (a starving job's fit term is a constant,
-  ``Scorer.fit``);
+  does, the order holds whatever the demand;
 * the running GPUs of the users of ``q``'s account, its own and its dependants' (dependants are
   of the same account: ``priority.dependants``) -- ``Accounting.user_version[account id]``;
 * whether each job's GPUs fit the best node's free GPUs: ``max_free`` clamped to the queue's

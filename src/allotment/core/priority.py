@@ -233,7 +233,7 @@ class Scorer:
         if s is None or s.t != self.t or s.weights is not self.w or not self.memo:
             s = self._static(p)
         fairness = self.w_fair * (1.0 / (1.0 + self._running(p) / 8.0))
-        fit = self.fit(p)
+        fit = self.w_fit if p.gpus <= self.max_free else 0.0
         own = s.head + fairness + fit + s.boost
         got = self.deps.get(p.jid) if self.deps else None
         if got is None:
@@ -267,7 +267,7 @@ class Scorer:
         ):
             m = self._inherited_parts(p, got)
         w_fair, users = self.w_fair, self.user_gpus.gpus
-        fit = self.fit(p)
+        fit = self.w_fit if p.gpus <= self.max_free else 0.0
         best = -math.inf
         for who, head, boost in m.parts:
             score = head + w_fair * (1.0 / (1.0 + users[who] / 8.0)) + fit + boost
@@ -321,13 +321,6 @@ class Scorer:
             self.boost_index = BoostIndex(self.boosts)
         return self.boost_index
 
-    def fit(self, p: Pend) -> float:
-        """The fit term: its weight when ``p`` fits the best node's free GPUs now.  (Age beats
-        fit for a job that waits too long through the reservation, not through the score: the
-        reservation's holder is the oldest job that may hold it, offered first in its queue;
-        docs/design/priority.md.)"""
-        return self.w_fit if p.gpus <= self.max_free else 0.0
-
     def _signals(self, p: Pend) -> tuple[float, float, float, float, float, float]:
         w, t = self.k, self.t
         urgency = 0.0
@@ -337,7 +330,7 @@ class Scorer:
             urgency = 1.0 if slack <= 0 else 1.0 / (1.0 + slack / 3600.0)
         age = min(max(0.0, t - p.eligible), self.age_cap) / self.age_div
         fairness = 1.0 / (1.0 + self._running(p) / 8.0)
-        fit = self.fit(p)
+        fit = self.w_fit if p.gpus <= self.max_free else 0.0
         boost = boost_of(self._boosts(), p.jid, p.user, p.account) if self.boosts else 0.0
         return (w.declared * p.declared, w.deadline * urgency, w.age * age, w.fairness * fairness, fit, boost)
 

@@ -52,7 +52,7 @@ __all__ = ["PassInputs", "QueueKey", "Scheduler"]
 
 NOTHING = Decisions()  # what a pass that decides nothing returns (immutable, so shared)
 GANG_WHY = "highest-ranked blocked {what} ({gpus} GPUs); smaller jobs backfill only if they end first"
-WHOLE_NODE_WHAT = "whole-node job of an under-served team, waiting over 1 h"
+STARVING_WHAT = "starving job of an under-served team, waiting over 1 h"
 
 
 class _KeptKey:
@@ -127,7 +127,7 @@ class Scheduler(Starting):
         if last is not None and last[0] == h.holder and last[1] == h.nodes and last[2] == h.at:
             return last[3]
         holder = self.pending[h.holder]
-        what = "gang" if holder.n > 1 else WHOLE_NODE_WHAT
+        what = "gang" if holder.n > 1 else STARVING_WHAT
         res = (Reservation(h.holder, tuple(self.pool.names[i] for i in sorted(h.nodes)), h.at,
                            GANG_WHY.format(what=what, gpus=holder.gpus)),)
         self._res_last = (h.holder, h.nodes, h.at, res)
@@ -285,16 +285,17 @@ class Scheduler(Starting):
                 p = self.pending[jid]
                 if not may_hold(p, guaranteed, t - p.eligible):
                     break  # sorted by eligible: the rest are not starving either
-                if self._may_reserve(p):
+                if self._within_caps_and_limits(p):
                     return p
         for _, jid in sh.gang_eligible:
             p = self.pending[jid]
-            if self._may_reserve(p):
+            if self._within_caps_and_limits(p):
                 return p
         return None
 
-    def _may_reserve(self, p: Pend) -> bool:
-        """Is the allocated job ``p`` within its caps and limits, so a hold could serve it?"""
+    def _within_caps_and_limits(self, p: Pend) -> bool:
+        """Is the allocated job ``p`` within its team's caps and the mode's limits (a hold could
+        serve it; it may search for victims)?"""
         return self.acct.fits_caps_of(p.aid, p.gpus) and not (self.mode.limits and self.mode.beyond_limit(
             p, self.acct.alloc_gpus.get(p.account, 0), self.ctx.entitlement_gpus.get(p.account, 0.0)))
 
@@ -389,11 +390,7 @@ class Scheduler(Starting):
             return False
         now = pi.now
         for p in self._whole_order(q, pi):
-            if p.jid in tried or p.n == 0 or p.mr <= 0 or not self.acct.fits_caps_of(p.aid, p.gpus):
-                continue
-            if self.mode.limits and self.mode.beyond_limit(
-                p, self.acct.alloc_gpus.get(p.account, 0), self.ctx.entitlement_gpus.get(p.account, 0.0)
-            ):
+            if p.jid in tried or p.n == 0 or p.mr <= 0 or not self._within_caps_and_limits(p):
                 continue
             h = self.hold
             soft = None if h is None else allow_for(h, p, now, self.may_yield(p))
@@ -410,8 +407,7 @@ class Scheduler(Starting):
         return self._scorer(pi).rank([self.pending[j] for j in self.queues.head(q.name, len(q.keys), set())])
 
     def _hold_for(self, p: Pend, qk: QueueKey, pi: PassInputs, starts: list[Start]) -> bool:
-        """Give the blocked gang (or starving whole-node job) ``p`` the reservation; True if it
-        can in fact start now."""
+        """Re-plan the reservation for its blocked holder ``p``; True if it can in fact start now."""
         new = self._plan_hold(p, qk, pi.now)
         if new is None:
             return False
