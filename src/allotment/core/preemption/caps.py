@@ -13,7 +13,7 @@ work.  Only nodes ``allow`` admits may take the job (a reservation it would over
 from __future__ import annotations
 
 from allotment.core.placement import NodeFilter
-from allotment.core.preemption import debug_slice
+from allotment.core.preemption import debug_slice, within_team
 from allotment.core.preemption.view import Victim, VictimView, lost_work
 from allotment.core.state import Pend, Run
 
@@ -53,12 +53,12 @@ def find_cap_victims(v: VictimView, p: Pend, n: int, per: int, allow: NodeFilter
             free[i] += g
     if not chosen or freed < over or not placeable():
         return None
-    return [Victim(j, "within-team", CAP_WHY.format(job=p.jid)) if cls == 0
+    return [Victim(j, within_team.RULE, CAP_WHY.format(job=p.jid)) if cls == 0
             else Victim(j, debug_slice.RULE, DEBUG_WHY.format(job=p.jid)) for cls, j in chosen]
 
 
 def _class(r: Run, p: Pend, debug_end: float | None, node_gpus: int) -> int:
     """0: lower priority (``within-team``), 1: ``debug-slice``, -1: ``p`` may not take ``r``."""
-    if r.declared < p.declared:
+    if within_team.may_take(p.declared, r):
         return 0
     return 1 if debug_end is not None and debug_slice.may_take(debug_end, p.declared, p.gpus, node_gpus, r) else -1

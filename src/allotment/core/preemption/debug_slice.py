@@ -23,15 +23,16 @@ first, and only when no other victim class would do (its class comes after ``rec
   other, and nothing evicted by this rule is replaced by a job that would hold the GPUs longer.
 * Protected work is never taken, nor a job kept to completion (``non_resumable:
   run_to_completion``): the victim filters every class shares.
-* Bounded thrash (issue 25): a non-resumable job that was evicted once (``Run.evicted_by``) is
-  never taken again -- it restarts from zero each time, and a debug stream threw a 40-minute job
-  away 24 times (31.5 GPU-h, 6x its work); nor a job whose place the debug job would leave mostly
-  idle (more than half a node's GPUs freed beyond the debug job's own): a 12 h, 8-GPU run evicted
+* Bounded thrash (issue 25): a non-resumable job that was evicted once is never taken again
+  (``thrown_away_once``, shared with ``within-team``) -- it restarts from zero each time, and a
+  debug stream threw a 40-minute job away 24 times (31.5 GPU-h, 6x its work); nor a job whose
+  place the debug job would leave mostly idle (more than half a node's GPUs freed beyond the debug job's own): a 12 h, 8-GPU run evicted
   by a 1-GPU debug job waited hours to restart while 7 of its GPUs sat idle.
 """
 
 from __future__ import annotations
 
+from allotment.core.preemption.thrown_away_once import may_throw_away
 from allotment.core.state import Run
 
 RULE = "debug-slice"
@@ -42,5 +43,5 @@ def may_take(end: float, declared: int, gpus: int, node_gpus: int, r: Run) -> bo
     """May a debug job of ``gpus`` GPUs and declared priority ``declared``, expected to end at
     ``end`` if it starts now, take the place of its own team's running job ``r`` (already past
     its protection), on nodes of ``node_gpus`` GPUs?"""
-    return (r.declared == declared and end < r.est_end and (r.resumable or r.evicted_by is None)
+    return (r.declared == declared and end < r.est_end and may_throw_away(r)
             and 2 * (r.gpus - gpus) <= node_gpus)

@@ -9,8 +9,8 @@ It may take GPUs from running jobs past their protection, in this order of prefe
    that protection, by the reservation's holder (``reserve``), whatever its account -- the terms
    it was admitted on;
 1. ``within-team``: the same account's jobs of strictly lower declared priority, whatever the
-   sign (priority 0 slices -5; a team slices its own time; strict order means two jobs can never
-   evict each other), unless the pass forbids it (``slice_ok``, ``core.preemption.slicing``);
+   sign (``core.preemption.within_team``: a non-resumable one at most once), unless the pass
+   forbids it (``slice_ok``, ``core.preemption.slicing``);
 2. ``reclaim``: another account's jobs, only when the requester's account runs less than it is
    owed, the victim's runs more, the victim's reclaim measure (``core.fairshare``) is higher by
    the hysteresis margin, and the move strictly lowers the summed distance of the accounts
@@ -35,7 +35,7 @@ import math
 from collections.abc import Mapping
 
 from allotment.core.placement import NodeFilter
-from allotment.core.preemption import debug_slice
+from allotment.core.preemption import debug_slice, within_team
 from allotment.core.preemption.terms import Donor, Terms, may_reclaim
 from allotment.core.preemption.view import FOR_NOW, NoVictims, Victim, VictimView, lost_work
 from allotment.core.preemption.view import lasting as lasting_failure
@@ -195,8 +195,8 @@ class _Classifier:
         if self.reserve and r.yields:
             return _Cand((CLASS_YIELD, 0.0, lost, jid), "reservation", YIELD_WHY)
         if r.account == p.account:
-            if self.own and r.declared < p.declared:
-                return _Cand((CLASS_WITHIN, 0.0, lost, jid), "within-team", WITHIN_WHY + " than {job}")
+            if self.own and within_team.may_take(p.declared, r):
+                return _Cand((CLASS_WITHIN, 0.0, lost, jid), within_team.RULE, WITHIN_WHY + " than {job}")
             if self.debug_end is not None and debug_slice.may_take(self.debug_end, p.declared, p.gpus,
                                                                    v.pool.max_gpus, r):
                 return _Cand((CLASS_DEBUG, 0.0, lost, jid), debug_slice.RULE, debug_slice.WHY)
