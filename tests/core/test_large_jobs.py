@@ -154,3 +154,23 @@ def test_no_pair_of_jobs_evicts_each_other_back_and_forth_on_a_cluster_of_sub_no
         if e.event == "preempt" and e.by is not None and e.job is not None:
             assert last_evictor.get(e.by) != e.job, f"{e.job} evicted {e.by}, then {e.by} evicted {e.job}"
             last_evictor[e.job] = e.by
+
+
+def test_a_reservation_passed_to_a_better_ranked_teams_gang_is_released_with_the_reason() -> None:
+    # a's gang g holds both nodes from 10 s (a0 and a1 end at 1,000 and 2,000 s).  b has used
+    # nothing, so when its gang gb arrives at 500 s b's queue ranks first and gb holds the nodes:
+    # g's reservation is dropped, and the log says so (``release``) and why.  A reservation that
+    # ends in its job's start is fulfilled, not released; g holds again once gb has started.
+    jobs = [
+        _job("a0", "a", 8, 0.0, 1000.0, mr=1000.0), _job("a1", "a", 8, 0.0, 2000.0, mr=2000.0),
+        _job("g", "a", 16, 10.0, HOUR, mr=HOUR), _job("gb", "b", 16, 500.0, HOUR, mr=HOUR),
+    ]
+    res = _run(jobs, nodes=2)
+    log = [(e.event, e.job, e.reason) for e in res.events if e.event in ("reserve", "release", "start")
+           and e.job in ("g", "gb")]
+    released = [(job, why) for ev, job, why in log if ev == "release"]
+    assert released == [("g", "gb holds the reservation now")]
+    kinds = [(ev, job) for ev, job, _ in log]
+    assert kinds.index(("reserve", "g")) < kinds.index(("release", "g")) < kinds.index(("reserve", "gb"))
+    assert kinds.index(("start", "gb")) < len(kinds) - 1 - kinds[::-1].index(("reserve", "g"))  # holds again
+    assert _start(res, "gb") < _start(res, "g")

@@ -74,9 +74,9 @@ def explain_run(run: RunDir, config: CompiledConfig, job: str, t: float | None) 
     if pre is not None:
         began = [e for e in past if e.event == "start" and e.t <= pre.t]
         ran = pre.t - began[-1].t if began else 0.0
-    res = next((e for e in reversed(past) if e.event == "reserve"), None)
-    if res is not None and start is not None and start.t >= res.t:
-        res = None
+    res = next((e for e in reversed(past) if e.event in ("reserve", "release")), None)
+    if res is not None and (res.event == "release" or (start is not None and start.t >= res.t)):
+        res = None  # released, or fulfilled by a start since
     return Facts(
         spec=spec, t=when, state=_state(job, m), path=path,
         team=_team_rank(run, ctx, m, spec, sched) if job in m.pending else None,

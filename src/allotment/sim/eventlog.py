@@ -8,7 +8,7 @@ already logged) live here."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Sequence
 
 from allotment.core.decisions import NodeReport, Preemption, Reservation, Start
 from allotment.core.jobs import JobSpec
@@ -86,13 +86,32 @@ class EventLog:
         charged = self._charged.pop(spec.id, 0.0) / HOUR
         self._emit(Event(t, "end", spec.id, spec.account, spec.gpus, charged_gpu_hours=charged))
 
-    def reserve(self, t: float, spec: JobSpec, r: Reservation) -> None:
-        """Logged when a job's reservation is new or changed, not on every pass that keeps it."""
-        key = (tuple(r.nodes), r.at)
-        if self._reserved.get(spec.id) == key:
-            return
-        self._reserved[spec.id] = key
-        self._emit(Event(t, "reserve", spec.id, spec.account, spec.gpus, nodes=key[0], at=r.at, reason=r.reason))
+    def reservations(self, t: float, held: Sequence[tuple[JobSpec, Reservation]], started: Collection[str],
+                     waiting: Callable[[str], bool], spec_of: Callable[[str], JobSpec]) -> None:
+        """A pass's reservations (``held``, with their jobs): ``reserve`` when one is new or
+        changed, not on every pass that keeps it; ``release`` when a job's reservation is gone and
+        the job did not start (``started``: the pass's starts), with why -- another job holds it
+        now, the job left the queue (``waiting``), or it no longer qualifies to hold one (the
+        core decides the hold afresh each pass: docs/design/reservation.md)."""
+        now_held = {spec.id for spec, _ in held}
+        for jid in [j for j in self._reserved if j not in now_held]:
+            del self._reserved[jid]
+            if jid in started:
+                continue  # fulfilled: its ``start`` says so
+            if not waiting(jid):
+                why = "it left the queue"
+            elif held:
+                why = f"{held[0][0].id} holds the reservation now"
+            else:
+                why = "no job holds a reservation now: it no longer qualifies (its team's tier, caps or shape changed)"
+            spec = spec_of(jid)
+            self._emit(Event(t, "release", jid, spec.account, spec.gpus, reason=why))
+        for spec, r in held:
+            key = (tuple(r.nodes), r.at)
+            if self._reserved.get(spec.id) == key:
+                continue
+            self._reserved[spec.id] = key
+            self._emit(Event(t, "reserve", spec.id, spec.account, spec.gpus, nodes=key[0], at=r.at, reason=r.reason))
 
     # -- nodes --------------------------------------------------------------------------------
     def drain(self, t: float, node: str, reason: str) -> None:

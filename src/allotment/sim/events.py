@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Final
 
 EVENT_FORMAT_VERSION = 1
-EVENT_KINDS = ("submit", "eligible", "start", "preempt", "end", "reject", "reserve", "drain", "resume")
+EVENT_KINDS = ("submit", "eligible", "start", "preempt", "end", "reject", "reserve", "release", "drain", "resume")
 # the values of ``state`` on a ``drain`` event (a node failure, its emptying, a human needed)
 DRAIN_STATES = ("unhealthy", "ready-for-repair", "needs-human")
 # the fields of an ``Event``, in the order of its constructor and of a JSON line

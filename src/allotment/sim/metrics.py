@@ -87,7 +87,7 @@ class Recorder:
             self._on_preempt(e)
         elif k == "eligible":
             self._on_eligible(e)
-        elif k == "reserve":
+        elif k == "reserve" or k == "release":
             self._on_reserve(e)
         elif k == "reject":
             self._on_reject(e)
@@ -163,7 +163,7 @@ class Recorder:
         self.counts["completed"] += 1
 
     def _on_reserve(self, e: Event) -> None:
-        pass  # advisory: no metric counts it
+        pass  # advisory (a reservation made, changed or released): no metric counts it
 
     def _on_drain(self, e: Event) -> None:
         node = e.node or ""

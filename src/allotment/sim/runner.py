@@ -31,6 +31,7 @@ from allotment.compile.model import CompiledConfig
 from allotment.config.bulk import bulk_allocation
 from allotment.core.context import MODES, build_context
 from allotment.core.contract import refusal
+from allotment.core.decisions import Decisions
 from allotment.core.epoch import epoch_of
 from allotment.core.jobs import JobSpec
 from allotment.core.priority import dependants, propagate
@@ -189,6 +190,7 @@ class _Sim:
                     self._push(max(0.0, begin), HEALTH, (n, False, f"maintenance: {m.reason}"))
                     self._push(end, HEALTH, (n, True, ""))
         self.wakes: set[float] = set()  # WAKE times already in the heap
+        self.last_decisions: Decisions | None = None  # the last pass's, for _nothing_can_change
         self._views: dict[float, WindowView] = {}
         self.latency = NONE  # sim.latency: set by simulate() after construction
 
@@ -224,6 +226,8 @@ class _Sim:
                 self._pass(due)
                 self.end = due
                 due = None
+                if self.horizon == math.inf and nxt >= len(jobs) and self._nothing_can_change():
+                    break
                 continue
             if now == math.inf or now >= self.horizon:
                 break
@@ -241,6 +245,19 @@ class _Sim:
                 due = math.ceil(now / tick) * tick if tick > 0 else now
             self.end = now
         self.end = self.horizon if self.horizon < math.inf else self.end
+
+    def _nothing_can_change(self) -> bool:
+        """Could no later pass decide anything?  Asked only without a horizon, once every job
+        has arrived: the run would otherwise wake forever for a job that can never start (its
+        nodes left the cluster and none returns: issue 32).  True when nothing runs, only wakes
+        are queued (no end, health change, requeue or launch to come) and the pass just run
+        decided nothing: with every healthy GPU free and no job started, what still waits does
+        not fit the healthy nodes, and waking again only slides the window and reorders queues.
+        The jobs left waiting stay pending in the metrics."""
+        d = self.last_decisions
+        if self.sched.running or d is None or d.starts or d.preemptions:
+            return False
+        return all(kind == WAKE for _, kind, _, _, _ in self.heap)
 
     # -- events -----------------------------------------------------------------------------
     def _arrive(self, spec: JobSpec, now: float) -> bool:
@@ -379,8 +396,8 @@ class _Sim:
                 self.log.start(now, spec, st, rate)
             work = self.by_id[spec.id].work  # the true work (the core may plan with a time limit)
             self._push(now + launch + max(0.0, work - r.done_before), DONE, (spec.id, now))
-        for res in d.reservations:
-            self.log.reserve(now, self.by_id[res.job_id], res)
+        self.log.reservations(now, [(self.by_id[res.job_id], res) for res in d.reservations],
+                              {st.job_id for st in d.starts}, sched.pending.__contains__, self.by_id.__getitem__)
         for rep in d.nodes:
             self.log.node_report(now, rep)
         wake = sched.wake_at(now)

@@ -20,7 +20,7 @@ from allotment.traces.diagnostics import DiagnosticCollector, TooManyErrors
 from allotment.traces.line_checker import DECODER, DuplicateKey, LineChecker, col_of, kind_of
 from allotment.traces.source import numbered_lines
 
-KINDS = ("submit", "start", "preempt", "end", "reject", "reserve", "drain", "resume")
+KINDS = ("submit", "start", "preempt", "end", "reject", "reserve", "release", "drain", "resume")
 _TEXT = ("job", "account", "by", "rule", "reason", "node", "kind")
 _COUNTS = ("gpus", "nodes")
 _HOURS = ("lost_gpu_hours", "charged_gpu_hours")

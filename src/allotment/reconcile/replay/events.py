@@ -22,7 +22,7 @@ from allotment.reconcile.replay.event_lines import parse_lines
 from allotment.sim.events import Event as SimEvent
 from allotment.sim.events import RunHeader, metrics_from_events
 
-EventKind = Literal["submit", "start", "preempt", "end", "reject", "reserve", "drain", "resume"]
+EventKind = Literal["submit", "start", "preempt", "end", "reject", "reserve", "release", "drain", "resume"]
 # at one time: health first, then stops free GPUs, then submissions, then starts (the
 # simulator's order of events within one instant)
 _ORDER = {"drain": 0, "resume": 0, "preempt": 1, "end": 1, "reject": 2, "submit": 2, "start": 3}
