@@ -1,16 +1,17 @@
 """The names, labels and annotations allotment writes on Kubernetes objects, in one place.
 
 Kubernetes object names are DNS-1123 labels (``config.target_names``, the one rule, which
-``allot validate`` applies to every team and GPU type); a name that cannot be carried (a user
-name with ``_`` or ``.``) fails here before anything is written.  Durations are Go durations
+``allot validate`` applies to every team and GPU type); a user name is carried whatever it holds
+(``user_configmap``), and any other name that cannot be fails here before anything is written.  Durations are Go durations
 (``168h``, ``15m``, ``1h30m``): KAI parses them with ``time.ParseDuration``, which has no ``d``.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 
-from allotment.config.target_names import K8S_NAME_RULE, is_k8s_name
+from allotment.config.target_names import K8S_NAME_MAX, K8S_NAME_RULE, is_k8s_name
 from allotment.errors import BackendError
 
 FIELD_MANAGER = "allotment"
@@ -44,7 +45,19 @@ def tier_queue(account: str, qos: str) -> str:
 
 
 def user_configmap(user: str) -> str:
-    return k8s_name(f"user-{user}")
+    """The ConfigMap that carries ``user``: ``user-<name>`` when that is a Kubernetes name, else
+    ``user-<name made legal>-<8 hex of its SHA-256>``.  Unix and Slurm user names may hold ``_``
+    and ``.`` (``first.last``, ``svc_ci``), which Kubernetes object names may not; refusing them
+    stopped a reconciler on a tree ``allot validate`` accepts (issue 32).  The hash keeps two
+    names that differ only there (``a.b``, ``a_b``) apart; the exact name is the ConfigMap's
+    ``user`` field, which is what is read back (``policy_read.user_of``)."""
+    plain = f"user-{user}"
+    if is_k8s_name(plain):
+        return plain
+    digest = hashlib.sha256(user.encode()).hexdigest()[:8]
+    legal = re.sub(r"[^a-z0-9-]+", "-", user.lower()).strip("-")
+    legal = legal[: K8S_NAME_MAX - len("user--") - len(digest)].strip("-")
+    return k8s_name(f"user-{legal}-{digest}" if legal else f"user-{digest}")
 
 
 def go_duration(seconds: int) -> str:
