@@ -45,6 +45,8 @@ from allotment.core.snapshot import NodeState
 from allotment.core.starting import Starting
 from allotment.core.state import Pend
 from allotment.core.tiers import GUARANTEED
+from allotment.core.usage import WindowView
+from allotment.core.usage_crossings import next_crossing
 from allotment.core.walk import FAST, Room, WalkPolicy
 from allotment.core.weights import ScoreWeights
 
@@ -69,6 +71,7 @@ class Scheduler(Starting):
     def __init__(self, ctx: Context, nodes: tuple[NodeState, ...], *, walk: WalkPolicy = FAST) -> None:
         super().__init__(ctx, nodes, walk)
         self.ranks: tuple[LeafRank, ...] = ()  # the last pass's Fair Tree ranks (reported)
+        self._usage_seen: Mapping[str, float] = {}  # the last pass's usage (period 0: its crossings)
         # answers the fast walk may reuse on identical inputs (walk.reuses; see core.walk)
         self._inputs_key: tuple[float, Mapping[str, float], int] | None = None  # holds the mapping
         self._inputs_val: tuple[dict[str, float], tuple[LeafRank, ...], dict[str, int], dict[str, float]] | None = None
@@ -136,6 +139,7 @@ class Scheduler(Starting):
     def inputs(self, now: float, usage: Mapping[str, float]) -> PassInputs:
         """Step 3: everything a pass reads that is not the cluster state."""
         t = epoch_of(now, self.policy.fairshare_period_s)
+        self._usage_seen = usage
         key = (t, usage, self.pool.healthy_total)
         k = self._inputs_key
         if self.walk.reuses and k is not None and k[0] == t and k[1] is usage and k[2] == key[2] and self._inputs_val:
@@ -168,7 +172,18 @@ class Scheduler(Starting):
             nxt = min(nxt, next_epoch(now, period))
             if period <= 0:
                 nxt = min([nxt, *(e for b in self.policy.boosts if (e := self.ctx.boost_expiry_s(b.expires)) > now)])
+                nxt = min(nxt, self._usage_crossing(now))
         return nxt if nxt < math.inf else None
+
+    def _usage_crossing(self, now: float) -> float:
+        """Period 0: the next instant a usage comparison turns (``core.usage_crossings``), read
+        from the last pass's window view; none when usage came as plain numbers (a reconciler's
+        ``decide`` runs every interval anyway) or the mode does not rank."""
+        u = self._usage_seen
+        if not isinstance(u, WindowView) or not self.mode.ranks_queues:
+            return math.inf
+        owed = {leaf: self.owed(leaf) for leaf in self.ctx.leaves}
+        return next_crossing(self.ctx, u.trend, owed, float(self.policy.reclaim_hysteresis), now, u.next_break())
 
     # -- step 4 ------------------------------------------------------------------------------
     def _round_key(self, q: Queue, pi: PassInputs) -> _KeptKey:

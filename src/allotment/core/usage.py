@@ -8,6 +8,7 @@ default exponential decay.  Times must be fed in non-decreasing order; queries a
 
 from __future__ import annotations
 
+import math
 from bisect import bisect_right
 from collections.abc import Iterator, Mapping
 from typing import TypeVar, overload
@@ -37,6 +38,17 @@ class _Curve:
             self.times.append(t)
             self.cum.append(c)
             self.rate.append(r)
+
+    def rate_at(self, t: float) -> float:
+        """The slope just after ``t`` (charged reference GPUs)."""
+        if t < 0.0:
+            return 0.0
+        return self.rate[bisect_right(self.times, t) - 1]
+
+    def next_time_after(self, t: float) -> float:
+        """The first change time strictly after ``t`` (inf if none)."""
+        i = bisect_right(self.times, t)
+        return self.times[i] if i < len(self.times) else math.inf
 
     def at(self, t: float) -> float:
         if t <= 0.0:
@@ -111,6 +123,27 @@ class WindowView(Mapping[str, float]):
         if account not in self._ledger._curves:
             return default
         return self._window(account)
+
+    def trend(self, account: str) -> tuple[float, float]:
+        """(window GPU-hours at the view's instant, their rate of change in GPU-hours per second
+        from it): what enters the window now minus what leaves its far end, each at its current
+        slope.  Exact until ``next_break`` or the next charge change."""
+        c = self._ledger._curves.get(account)
+        if c is None:
+            return 0.0, 0.0
+        far = self._now - self._ledger.lookback_s
+        return self._window(account), (c.rate_at(self._now) - c.rate_at(far)) / 3600.0
+
+    def next_break(self) -> float:
+        """The first instant after the view's at which some account's window usage changes slope
+        although no charge changes: the window's far end reaching a past charge change."""
+        far = self._now - self._ledger.lookback_s
+        nxt = math.inf
+        for c in self._ledger._curves.values():
+            t = c.next_time_after(far)
+            if t < nxt:
+                nxt = t
+        return nxt + self._ledger.lookback_s
 
     def __iter__(self) -> Iterator[str]:
         return iter(sorted(self._ledger._curves))
