@@ -96,7 +96,7 @@ def test_order_exposes_the_fair_share_behind_it() -> None:
     d = decide(Snapshot(NODES, busy, pending, usage={"a": 30.0, "b": 10.0}), _ctx(), 10.0)  # type: ignore[arg-type]
     assert [r.job_id for r in d.order] == ["pb", "pa"]
     assert d.order[0].fair_share == (0.5,) and d.order[1].fair_share == (1.5,)
-    assert "fair-share rank 0" in d.order[0].reason
+    assert "fair-share rank 1;" in d.order[0].reason  # counted from 1, as explain counts (issue 31)
 
 
 def test_decide_is_pure_and_repeatable() -> None:
@@ -119,3 +119,11 @@ def test_entitlements_come_from_the_compiler() -> None:
 def test_a_capped_account_is_owed_at_most_its_cap() -> None:
     ctx = build_context(make_config({"a": 3, "b": 1}, nodes=2, max_gpus={"a": 4}), "c1")
     assert ctx.entitlement_gpus["a"] == 4.0 and ctx.entitlement_gpus["b"] == 4.0
+
+
+def test_a_starts_reason_counts_fair_share_ranks_from_one_as_explain_does() -> None:
+    # issue 31: the event log said "fair-share rank 0" where explain says "1st"
+    pending = (PendingJob(_job("pb", "b", 8, ppn=8), 0.0, 0.0),)
+    d = decide(Snapshot(NODES, (), pending, usage={"a": 30.0, "b": 10.0}), _ctx(), 10.0)  # type: ignore[arg-type]
+    assert [s.job_id for s in d.starts] == ["pb"]
+    assert d.starts[0].reason.endswith("fair-share rank 1")

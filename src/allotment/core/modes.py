@@ -80,7 +80,7 @@ class Budgets(Mode):
         return account if is_allocated(min_runtime_s) else account + FREE_SUFFIX
 
     def queue_note(self, tier: int, rank: int) -> str:
-        return f"; tier {tier}, fair-share rank {rank}"
+        return f"; tier {tier}, fair-share rank {rank + 1}"  # counted from 1, as explain counts
 
     def key(self, p: Pend) -> tuple[float, float, str]:
         return (-float(p.declared), p.eligible, p.jid)

@@ -30,7 +30,7 @@ def pending_order(sched: Scheduler, pi: PassInputs) -> tuple[Ranked, ...]:
     out = []
     for pos, (_, p, tr, r, s) in enumerate(rows):
         if mode.ranks_queues:
-            why = f"{TIER_WHY[tr]}; fair-share rank {r.rank if r else '-'}; within-team score {s:.3f}"
+            why = f"{TIER_WHY[tr]}; fair-share rank {r.rank + 1 if r else '-'}; within-team score {s:.3f}"
         else:
             why = f"{mode.name}: priority {p.declared}, eligible at {p.eligible:.0f}s"
         out.append(Ranked(p.jid, p.account, pos, tr, r.level_fair_share if r else (), s, why))
