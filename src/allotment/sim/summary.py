@@ -11,6 +11,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
+from allotment.sim.job_kind import JOB_KINDS
 from allotment.sim.signals import HOUR
 
 LARGE_GPUS: Final = 64  # a "large" job for wait.large
@@ -61,19 +62,22 @@ def _team_hours(rec: Recorder, team: str) -> tuple[float, float, float]:
 
 
 _Lists = dict[str, list[float]]
+_CLASSES: Final = ("all", *JOB_KINDS, "large")  # the keys of ``wait`` and ``pending``, in order
 
 
 def waits(rec: Recorder, end: float, start: float = 0.0) -> tuple[_Lists, _Lists, _Lists, _Lists]:
-    """First-start waits and total pending time by class (all, debug, large) and by team, of the
-    jobs first eligible in ``[start, end)`` (``start`` > 0: a warm-up is left out, sim.window).
+    """First-start waits and total pending time by class (all, each job kind of
+    ``sim.job_kind``, large) and by team, of the jobs first eligible in ``[start, end)``
+    (``start`` > 0: a warm-up is left out, sim.window).  The one definition of a wait: the
+    summary, the report's distributions and the plan comment all read these lists.
 
     A job eligible before ``end`` that never started waits until ``end`` (censored, not dropped);
     the total pending time adds every wait after a requeue, the open one censored at ``end``.  A
     job the policy rejected never waited for GPUs: it is counted apart (``jobs.rejected``), not
     as a wait to the end of the run (``wait.large`` p90 read 562 h where the jobs that ran
     waited 18.6 h)."""
-    first: dict[str, list[float]] = {"all": [], "debug": [], "large": []}
-    pending: dict[str, list[float]] = {"all": [], "debug": [], "large": []}
+    first: dict[str, list[float]] = {c: [] for c in _CLASSES}
+    pending: dict[str, list[float]] = {c: [] for c in _CLASSES}
     team_first: dict[str, list[float]] = {t: [] for t in rec.teams}
     team_pending: dict[str, list[float]] = {t: [] for t in rec.teams}
     for j in rec.jobs.values():
@@ -81,7 +85,7 @@ def waits(rec: Recorder, end: float, start: float = 0.0) -> tuple[_Lists, _Lists
             continue
         w = (j.first_start if j.first_start is not None else end) - j.eligible
         p = j.pending_total + (end - j.pending_since if j.pending_since is not None else 0.0)
-        classes = ["all"] + (["debug"] if j.debug else []) + (["large"] if j.gpus >= LARGE_GPUS else [])
+        classes = ("all", j.kind, "large") if j.gpus >= LARGE_GPUS else ("all", j.kind)
         for c in classes:
             first[c].append(w)
             pending[c].append(p)
