@@ -115,8 +115,8 @@ def summarize(rec: Recorder) -> dict[str, Any]:
             "received_gpu_hours": _r(ran),
             "ratio": _r(delivered / owed) if owed > 0 else 1.0,
             "received": _r(ran / owed) if owed > 0 else 1.0,
-            "wait": _pcts(team_first[t]),
-            "pending": _pcts(team_pending[t]),
+            "wait": percentiles(team_first[t]),
+            "pending": percentiles(team_pending[t]),
         }
         owed_total += owed
         delivered_total += delivered
@@ -141,8 +141,8 @@ def summarize(rec: Recorder) -> dict[str, Any]:
         "teams_at_or_above_95": sum(1 for v in teams.values() if v["ratio"] >= 0.95),
         "teams_below_90": sum(1 for v in teams.values() if v["ratio"] < 0.90),
         "teams_min_ratio": min((v["ratio"] for v in teams.values()), default=1.0),
-        "wait": {c: _pcts(v) for c, v in first.items()},
-        "pending": {c: _pcts(v) for c, v in pending.items()},
+        "wait": {c: percentiles(v) for c, v in first.items()},
+        "pending": {c: percentiles(v) for c, v in pending.items()},
         "preemptions": sum(rec.preemptions_by_rule.values()),
         "preemptions_by_rule": dict(sorted(rec.preemptions_by_rule.items())),
         "lost_gpu_hours": _r(rec.lost_gpu_hours),
@@ -166,7 +166,8 @@ def percentile(values: list[float], q: float) -> float:
     return s[k]
 
 
-def _pcts(values: list[float]) -> dict[str, float]:
+def percentiles(values: list[float]) -> dict[str, float]:
+    """``{p50, p90, n}`` of a list of waits: the figures every view of a wait shows."""
     return {"p50": _r(percentile(values, 50)), "p90": _r(percentile(values, 90)), "n": len(values)}
 
 
