@@ -9,7 +9,7 @@ A job is a session when any one of the three tests holds, so a platform team can
 label users already write and add a partition later without changing what counted before:
 
 1. its declared kind (the trace's ``kind``; a Slurm job's ``--comment kind=...``; the
-   ``allotment.io/kind`` label on Kubernetes) is one of ``kinds``;
+   ``allotment.dev/job-kind`` pod label on Kubernetes) is one of ``kinds``;
 2. it was submitted to one of ``partitions`` (a Slurm partition, a Kueue LocalQueue);
 3. its shape fits: at most ``max_gpus`` GPUs *and* a time limit of at most ``max_time_limit_s``.
    Both bounds must be set, and the time limit known: a simulated trace carries none, so the
@@ -19,9 +19,6 @@ label users already write and add a partition later without changing what counte
 from __future__ import annotations
 
 from dataclasses import dataclass
-
-RESTORE_HOOK_ENV = "ALLOT_RESTORE_HOOK"  # what the requeued session's environment names (docs/design/interactive.md)
-GRACE_ANNOTATION = "allotment.io/interactive-grace-seconds"  # Kubernetes: the documented annotation
 
 
 @dataclass(frozen=True, slots=True)
