@@ -90,3 +90,17 @@ def test_the_report_counts_debug_jobs_by_the_policy_not_by_the_trace_label(
     submits = [json.loads(x) for x in (out / "events.jsonl").read_text().splitlines()[1:]]
     kinds = {e["job"]: e["kind"] for e in submits if e["event"] == "submit"}
     assert kinds == {"long": "batch", "short": "debug", "sess": "interactive"}
+
+
+def test_an_event_log_without_its_header_is_one_usage_error_not_a_traceback(
+    scenario_run: tuple[Path, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import shutil
+
+    run = tmp_path / "run"
+    shutil.copytree(scenario_run[0], run)
+    lines = (run / "events.jsonl").read_text().splitlines(keepends=True)
+    (run / "events.jsonl").write_text("".join(lines[1:]))  # the header line lost
+    assert main(["report", "--run", str(run), "-o", str(tmp_path / "r.html")]) == 2
+    err = capsys.readouterr().err
+    assert "events.jsonl" in err and "Traceback" not in err

@@ -11,6 +11,7 @@ from typing import Any
 
 import jinja2
 
+from allotment.errors import UsageError
 from allotment.legible.charts import Panel, cdf_panel, icicle, usage_panel
 from allotment.legible.colors import node_colors, team_colors
 from allotment.legible.replay import intervals
@@ -56,9 +57,12 @@ def waits_by_kind(run: RunDir) -> dict[str, list[float]]:
     simulator's own metrics (``sim.events.first_waits_by_kind``): the kind is the policy's, as
     the log's submit events record it, and the waits are the lists behind ``metrics.json``."""
     path = run.path / "events.jsonl"
-    with path.open(encoding="utf-8") as f:
-        header = RunHeader.from_json(json.loads(f.readline()))
-    return first_waits_by_kind(header, read_events(path))
+    try:
+        with path.open(encoding="utf-8") as f:
+            header = RunHeader.from_json(json.loads(f.readline()))
+        return first_waits_by_kind(header, read_events(path))
+    except (ValueError, KeyError, TypeError) as exc:  # read_run checked every line but the header
+        raise UsageError(f"{path}: {exc}") from None
 
 
 def _usage_series(run: RunDir, leaf: str) -> list[tuple[float, float]]:

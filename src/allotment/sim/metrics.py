@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from allotment.sim.events import Event, RunHeader
-from allotment.sim.job_kind import job_kind
+from allotment.sim.job_kind import JOB_KINDS, job_kind
 from allotment.sim.signals import HourlySignal
 from allotment.sim.summary import LARGE_GPUS, percentile, summarize
 
@@ -101,6 +101,8 @@ class Recorder:
             h = self.header
             kind = job_kind(None, mr, e.gpus, debug_threshold_s=h.debug_threshold_s,
                             node_gpus=h.debug_max_gpus, interactive=None)
+        elif kind not in JOB_KINDS:
+            raise ValueError(f"submit of {e.job} at t={e.t}: unknown job kind {kind!r}")
         self.jobs[e.job] = _Job(e.account, e.gpus, mr > 0, kind)
         if not e.held:
             self._on_eligible(e)
