@@ -8,6 +8,7 @@ import random
 from pathlib import Path
 
 from allotment.core.jobs import JobSpec
+from allotment.sim.events import RunHeader
 from allotment.traces.writer import sorted_items, write_trace
 
 PROGRAMS = {"olmo": ("core-lm", "tulu", "scaling"), "prior": ("robotics", "navigation", "vision"),
@@ -39,7 +40,7 @@ def big_run_dir(out: Path, *, gpus: int = 1024, days: float = 30, seed: int = 1)
                 node = f"n{n + 1:03d}"
                 events.append({"t": t, "event": "submit", "job": jid, "account": leaf, "gpus": 4})
                 events.append({"t": t, "event": "start", "job": jid, "account": leaf, "gpus": 4,
-                               "nodes": [node], "allocated": not unalloc})
+                               "nodes": [node], "node_gpus": [4], "allocated": not unalloc})
                 stop = min(end, t + dur)
                 if rng.random() < 0.1:
                     events.append({"t": stop, "event": "preempt", "job": jid, "account": leaf, "gpus": 4,
@@ -59,7 +60,10 @@ def big_run_dir(out: Path, *, gpus: int = 1024, days: float = 30, seed: int = 1)
     (out / "meta.json").write_text(json.dumps(meta))
     (out / "compiled.json").write_text(json.dumps(compiled))
     (out / "metrics.json").write_text(json.dumps({"policy": "budgets"}))
-    (out / "events.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
+    header = RunHeader(policy="budgets", cluster="c", seed=seed, end=end, capacity_gpus=gpus,
+                       nodes={f"n{n + 1:03d}": 8 for n in range(nodes)}, entitlement_gpus={x: gpus / 12 for x in leaves},
+                       ceilings={}, debug_threshold_s=900.0, debug_max_gpus=8, teams=tuple(sorted(leaves)))
+    (out / "events.jsonl").write_text("".join(json.dumps(e) + "\n" for e in [header.to_json(), *events]))
     (out / "fairshare.jsonl").write_text("".join(json.dumps(s) + "\n" for s in snaps))
     write_trace(out / "trace.jsonl", sorted_items(jobs, ()))
     return out

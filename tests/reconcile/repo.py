@@ -26,6 +26,7 @@ def write_repo(
     min_runtime_cap: str = "8h",
     default_min_runtime: str = "2h",
     fairshare_period: str | None = None,
+    extra_policy: str = "",
 ) -> None:
     files: dict[str, str] = {
         "inventory/gpu_types.yaml": "gpu_types:\n  gpu:\n    billing_weight: 1.0\n",
@@ -37,6 +38,7 @@ def write_repo(
             f"drift: {drift}\nprune: {'true' if prune else 'false'}\n"
             f"min_runtime_cap: {min_runtime_cap}\ndefault_min_runtime: {default_min_runtime}\n"
             + (f"fairshare_period: {fairshare_period}\n" if fairshare_period else "")
+            + extra_policy
         ),
         "budgets/org/budget.yaml": _node({"proga": shares["proga"], "teamb": shares["teamb"]}),
         "budgets/org/proga/budget.yaml": _node(

@@ -7,6 +7,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+from allotment.compile.interactive import InteractiveClass
 from allotment.core.jobs import JobSpec
 from allotment.reconcile.loop import StopFlag
 from allotment.reconcile.replay.collect import events_from_runs, parse_sacct
@@ -226,3 +227,18 @@ def test_replay_ticks_on_the_grid_after_its_origin_and_counts_the_slots_an_overr
     r._tick_on_grid(stop)
     assert [round(t - 1004.0 - TICK_LAG_S, 2) for t in starts] == [0.01, 2.01, 8.01, 10.01]
     assert r.late_ticks == 2
+
+
+def test_a_replays_waits_per_kind_are_the_policys_kinds() -> None:
+    # issue 29: a declared session is "interactive" by the policy's class, a labelled debug job
+    # protected for an hour is not debug (it counts as batch), as in the simulator's own metrics
+    ev = [
+        Event(0.0, "submit", "s", "teama", 2, 1, True, kind="interactive"),
+        Event(5.0, "start", "s", "teama", 2, 1, True, kind="interactive"),
+        Event(0.0, "submit", "d", "teama", 1, 1, True, kind="debug"),
+        Event(7.0, "start", "d", "teama", 1, 1, True, kind="debug"),
+    ]
+    m = metrics(ev, teams=["teama"], capacity=8, entitlement={"teama": 8.0}, node_gpus={"n1": 8},
+                min_runtimes={"s": 7200.0, "d": 3600.0}, interactive=InteractiveClass())
+    assert (m["wait"]["interactive"]["n"], m["wait"]["interactive"]["p50"]) == (1, 5.0)
+    assert (m["wait"]["debug"]["n"], m["wait"]["batch"]["n"]) == (0, 1)

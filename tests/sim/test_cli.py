@@ -43,7 +43,7 @@ def test_simulate_writes_metrics_json(repo_root: Path, tmp_path: Path, capsys: p
                 "drain_seconds", "human_drains", "jobs", "received", "pending"):
         assert key in m
     assert "sim_seconds" not in m  # wall time is printed, never a metric
-    assert set(m["wait"]) == {"debug", "large", "all"}
+    assert set(m["wait"]) == {"all", "large", "debug", "interactive", "train", "batch", "inference"}
     assert "sim_seconds" not in m  # wall time is printed, never a metric (it differs between runs)
     assert "occupancy" in capsys.readouterr().out
 

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from allotment.errors import UsageError
+from allotment.sim.job_kind import JOB_KINDS
 from allotment.sim.runner import simulate
 from allotment.traces.scenarios.ai2 import generate
 from tests.conftest import assert_golden
@@ -124,3 +125,13 @@ def test_golden_budgets_debug_p90_is_at_most_a_minute() -> None:
 
 def test_golden_fifo_never_preempts() -> None:
     assert _golden("fifo")["preemptions"] == 0
+
+
+@pytest.mark.parametrize("policy", ["budgets", "priority", "fifo"])
+def test_golden_every_waiting_job_is_of_exactly_one_kind(policy: str) -> None:
+    # issue 29: wait and pending per job kind (the policy's, sim/job_kind.py) partition "all",
+    # and the scenario's sessions are among them
+    m = _golden(policy)
+    for key in ("wait", "pending"):
+        assert sum(m[key][k]["n"] for k in JOB_KINDS) == m[key]["all"]["n"]
+    assert m["wait"]["interactive"]["n"] > 0 and m["wait"]["debug"]["n"] > 0

@@ -9,7 +9,8 @@ Total order (``ORDER``), as in gitops-engine's sync waves: QOS before the accoun
 accounts parent before child (pre-order), users after their accounts, modifications after
 additions, prunes last and in reverse (users, then accounts child before parent).  Cluster
 actions: resume, then drain, then requeue, then priorities (a requeue frees GPUs the new order
-is meant to use).
+is meant to use), then notices (``notify``: a session past its minimum runtime is told it will be
+requeued after its grace, docs/design/interactive.md; it frees nothing this tick).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ PolicyKind = Literal[
     "delete_account",
     "delete_qos",
 ]
-ClusterKind = Literal["resume", "drain", "requeue", "cancel", "set_priority"]
+ClusterKind = Literal["resume", "drain", "requeue", "cancel", "set_priority", "notify"]
 ResultCode = Literal["applied", "unchanged", "failed", "pruned", "prune_skipped", "dry_run"]
 
 DRAIN_PREFIX = "allotment:"  # every drain reason we set starts so; only such drains are resumed
@@ -48,6 +49,7 @@ ORDER: dict[str, int] = {
     "requeue": 12,
     "cancel": 13,
     "set_priority": 14,
+    "notify": 15,
 }
 
 
@@ -104,6 +106,8 @@ class ClusterAction:
     nodes: tuple[str, ...] | None = None
     release: bool = False
     hold_eligible: float | None = None
+    grace_s: int = 0  # notify: the seconds of notice a session gets before it is stopped
+    restore_hook: str | None = None  # notify: the command the requeued session runs first
 
     @property
     def key(self) -> str:

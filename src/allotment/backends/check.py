@@ -59,7 +59,7 @@ def cluster_done(a: ClusterAction, obs: Observation) -> bool:
     job = obs.job(a.target)
     if job is None:
         return True
-    if a.kind == "requeue":
+    if a.kind in ("requeue", "notify"):  # both pinned to the run they were planned against
         return (
             job.state != "running"
             or job.start is None

@@ -55,7 +55,9 @@ class JobObs:
     ``nodes``, when the backend reports them.  ``time_limit_s`` (None: unlimited or unknown)
     bounds how long the job may run: the core's work estimate.  ``restarts`` counts requeues;
     ``reason`` is why a pending job waits in the backend's words (Slurm: ``Dependency``,
-    ``BeginTime``...).
+    ``BeginTime``...).  ``partition`` (Slurm partition, Kueue LocalQueue) and ``kind`` (the
+    declared kind: Slurm ``--comment kind=...``, the ``allotment.io/kind`` label) are what the
+    policy's interactive class recognises a session by (``compile.interactive``).
     """
 
     id: str
@@ -76,6 +78,8 @@ class JobObs:
     time_limit_s: float | None = None
     restarts: int = 0
     reason: str = ""
+    partition: str = ""
+    kind: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -54,6 +54,8 @@ class _Job:
     node: str | None = None
     eligible: float = 0.0
     restarts: int = 0
+    partition: str = ""
+    notices: int = 0  # notices given to it (a session's, reconcile.grace)
 
 
 @dataclass(slots=True)
@@ -111,6 +113,7 @@ class SimulatedBackend:
         qos: str = "",
         resumable: bool = True,
         priority: int = 1,
+        partition: str = "",
     ) -> str:
         """Queue a job (like ``sbatch``); the association and QOS must exist, as with
         ``AccountingStorageEnforce=associations,qos``.  Priority 0 means held, as in Slurm."""
@@ -125,7 +128,7 @@ class SimulatedBackend:
             raise BackendError(f"invalid qos specification: {q}")
         job_id = str(st.next_id)
         st.next_id += 1
-        st.jobs[job_id] = _Job(job_id, user, account, q, gpus, st.now, resumable, priority)
+        st.jobs[job_id] = _Job(job_id, user, account, q, gpus, st.now, resumable, priority, partition=partition)
         self._schedule()
         return job_id
 
@@ -220,6 +223,7 @@ class SimulatedBackend:
             priority=j.priority,
             nodes=(j.node,) if j.node else (),
             eligible=j.eligible if j.start is None else None,
+            partition=j.partition,
         )
 
     def _policy(self, a: PolicyAction, dry_run: bool) -> ResultCode:
@@ -305,6 +309,12 @@ class SimulatedBackend:
                 node.drain, node.reason = want, (f"{DRAIN_PREFIX} {a.reason}" if want else "")
             return "dry_run" if dry_run else "applied"
         job = st.jobs.get(a.target)
+        if a.kind == "notify":  # the job is told; it keeps running until it is requeued
+            if job is None or job.start is None or (a.expect and a.expect != start_key(job.start)):
+                return "unchanged"
+            if not dry_run:
+                job.notices += 1
+            return "dry_run" if dry_run else "applied"
         if a.kind == "requeue":
             # keyed by the start time it was planned against: a retry finds it pending -> no-op
             if job is None or job.start is None or (a.expect and a.expect != start_key(job.start)):

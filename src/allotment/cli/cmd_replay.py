@@ -182,6 +182,7 @@ def _metrics(args: argparse.Namespace, config: Any, cluster: str, events: Any, t
         node_gpus=node_gpus,
         debug_threshold_s=float(ctx.policy.debug_threshold_s),
         min_runtimes={j.id: min_runtime(j.min_runtime, ctx.policy) for j in trace.jobs},
+        interactive=ctx.policy.interactive,
     )
     m.update(
         policy="budgets",

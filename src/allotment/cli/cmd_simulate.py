@@ -18,6 +18,7 @@ from allotment.cli.common import SET_HELP, add_at_argument, add_repo_argument, l
 from allotment.core.context import MODES
 from allotment.errors import UsageError
 from allotment.sim.anchor import DEFAULT_T0, t0_of
+from allotment.sim.job_kind import JOB_KINDS
 from allotment.traces.bounds import MAX_DAYS
 
 AT_HELP = (
@@ -169,8 +170,10 @@ def render_summary(m: dict[str, Any], sim_seconds: float | None = None) -> str:
         f"({m['delivered_gpu_hours']:,.0f} of {m['owed_gpu_hours']:,.0f} owed GPU-hours); "
         f"{m['teams_at_or_above_95']} of {len(m['teams'])} teams at >= 0.95, lowest {m['teams_min_ratio']:.3f} "
         f"(hour by hour; uncapped received {m['received']:.3f})",
-        f"wait p50/p90: debug {w['debug']['p50']:.0f}/{w['debug']['p90']:.0f}s, "
-        f"large {w['large']['p50']:.0f}/{w['large']['p90']:.0f}s, all {w['all']['p50']:.0f}/{w['all']['p90']:.0f}s",
+        f"wait p50/p90: all {w['all']['p50']:.0f}/{w['all']['p90']:.0f}s, "
+        f"large {w['large']['p50']:.0f}/{w['large']['p90']:.0f}s",
+        "wait p50/p90 by kind: "
+        + ", ".join(f"{k} {w[k]['p50']:.0f}/{w[k]['p90']:.0f}s (n={w[k]['n']:,})" for k in JOB_KINDS),
         f"preemptions {m['preemptions']:,} ({m['lost_gpu_hours']:,.0f} GPU-hours lost); "
         f"drains {m['drains']} (p90 {m['drain_seconds']['p90']:.0f}s, {m['human_drains']} need a human)",
         "",

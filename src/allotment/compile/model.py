@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from allotment.compile.interactive import InteractiveClass
 from allotment.errors import Diagnostic
 
 NonResumableRule = Literal["requeue", "cancel", "run_to_completion"]
@@ -101,6 +102,9 @@ class Policy:
     queue_depth: int = 8  # candidates one visit of a team's queue examines, by declared priority and age
     priority_weights: PriorityWeights = field(default_factory=PriorityWeights)
     boosts: tuple[Boost, ...] = ()
+    # the interactive job class: how a session is recognised, its grace and restore hook
+    # (compile/interactive.py; read by the metrics and the backends, not by the core)
+    interactive: InteractiveClass = field(default_factory=InteractiveClass)
     # pull-request checks
     share_floor: float = 0.0  # minimum absolute share of any funded leaf; below it, plan exits 1
     flag_delivered_drop: float = 0.05  # flag teams whose projected delivered hours drop more than this

@@ -5,8 +5,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from allotment.compile.interactive import InteractiveClass
 from allotment.compile.model import Boost, Policy, PriorityWeights
-from allotment.config.models.policy import BoostsFile, PolicyKnobs, SchedulerFile
+from allotment.config.models.policy import (
+    BoostsFile,
+    InteractiveSection,
+    PolicyKnobs,
+    SchedulerFile,
+)
 from allotment.durations import parse_duration
 
 _DURATIONS = {
@@ -59,7 +65,29 @@ def _apply(policy: Policy, knobs: PolicyKnobs) -> Policy:
         from dataclasses import replace
 
         changes["priority_weights"] = replace(base, **weights)
+    if knobs.interactive is not None:
+        changes["interactive"] = _interactive(policy.interactive, knobs.interactive)
     return policy.with_overrides(**changes) if changes else policy
+
+
+def _interactive(base: InteractiveClass, k: InteractiveSection) -> InteractiveClass:
+    """The section over ``base`` (the global class, for a cluster's override): each key set
+    replaces the inherited value, as every other knob does."""
+    from dataclasses import replace
+
+    changes: dict[str, Any] = {}
+    if k.kinds is not None:
+        changes["kinds"] = tuple(k.kinds)
+    if k.partitions is not None:
+        changes["partitions"] = tuple(k.partitions)
+    if k.shape is not None:
+        changes["max_gpus"] = k.shape.max_gpus
+        changes["max_time_limit_s"] = parse_duration(k.shape.max_time_limit)
+    if k.grace is not None:
+        changes["grace_s"] = parse_duration(k.grace)
+    if k.restore_hook is not None:
+        changes["restore_hook"] = k.restore_hook
+    return replace(base, **changes)
 
 
 def resolve_policies(

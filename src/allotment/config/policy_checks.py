@@ -2,7 +2,10 @@
 cap longer than the lookback window would let one job's protected time exceed the window that
 judges it, so it is refused; likewise a default minimum runtime above the cap, and a fair-share
 period longer than the lookback (usage would be re-read less often than the window it judges
-turns over: a reclaim justified by it could wait longer than the window itself)."""
+turns over: a reclaim justified by it could wait longer than the window itself).  A session's
+grace longer than the minimum-runtime cap would hold the GPUs another job is owed longer than any
+job is ever protected, and an interactive class that recognises no job is a knob that does
+nothing (docs/design/interactive.md); both are refused."""
 
 from __future__ import annotations
 
@@ -12,7 +15,18 @@ from allotment.config.sourcemap import DocPath, SourceMap
 from allotment.durations import format_duration, parse_duration
 from allotment.errors import Diagnostic
 
-DEFAULTS = {"lookback": "7d", "min_runtime_cap": "8h", "default_min_runtime": "2h", "fairshare_period": "5m"}
+DEFAULTS = {"lookback": "7d", "min_runtime_cap": "8h", "default_min_runtime": "2h", "fairshare_period": "5m",
+            "interactive.grace": "0s"}
+
+
+def _get(knobs: PolicyKnobs, key: str) -> str | None:
+    """A knob by its dotted path (``interactive.grace``); None when unset on the way."""
+    value: object = knobs
+    for part in key.split("."):
+        value = getattr(value, part, None)
+        if value is None:
+            return None
+    return value if isinstance(value, str) else None
 
 
 def _resolved(
@@ -22,10 +36,11 @@ def _resolved(
     for key, default in DEFAULTS.items():
         value: str = default
         where: DocPath | None = None
-        if getattr(base, key) is not None:
-            value, where = getattr(base, key), (key,)
-        if over is not None and getattr(over, key) is not None:
-            value, where = getattr(over, key), (*prefix, key)
+        path = tuple(key.split("."))
+        if (v := _get(base, key)) is not None:
+            value, where = v, path
+        if over is not None and (v := _get(over, key)) is not None:
+            value, where = v, (*prefix, *path)
         out[key] = (parse_duration(value), where)
     return out
 
@@ -58,8 +73,14 @@ def check_scheduler(
     # (knob, the knob it may not exceed, what that one is called): each refused where it is set
     limits = (("min_runtime_cap", "lookback", "the lookback window"),
               ("fairshare_period", "lookback", "the lookback window"),
-              ("default_min_runtime", "min_runtime_cap", "min_runtime_cap"))
+              ("default_min_runtime", "min_runtime_cap", "min_runtime_cap"),
+              ("interactive.grace", "min_runtime_cap", "min_runtime_cap"))
     for label, over, prefix in scopes:
+        sec = over.interactive if over is not None else model.interactive
+        if sec is not None and sec.kinds == [] and not sec.partitions and sec.shape is None:
+            where = (*prefix, "interactive", "kinds")
+            diags.append(at(where).diagnostic(
+                f"interactive recognises no job{label}: give kinds, partitions or shape"))
         r = _resolved(model, over, prefix, smap)
         for knob, limit, called in limits:
             (value, value_at), (bound, bound_at) = r[knob], r[limit]

@@ -137,6 +137,7 @@ def _pattern_name(loc: DocPath) -> str:
         "members": "a valid user name (lowercase)",
         "default_for": "a valid user name (lowercase)",
         "target": "a boost target like job:ID, user:NAME or account:NAME",
+        "restore_hook": "a command name (letters, digits, '.', '-' and '_'; no path, no arguments)",
     }
     for part in reversed(loc):
         if isinstance(part, str) and part in names:

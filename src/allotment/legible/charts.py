@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from allotment.legible.words import duration
+from allotment.sim.summary import percentile
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,7 +88,9 @@ def cdf_panel(kind: str, new: Sequence[float], base: Sequence[float] | None) -> 
             ys += [ys[-1], H - H * i / n]
         xs.append(W)
         ys.append(ys[-1])
-        return Line(_pts(xs, ys), css, f"{label} (n={n}, p90 {duration(_p(s, 0.9))})")
+        # the percentiles of metrics.json (one nearest-rank rule, sim.summary.percentile)
+        return Line(_pts(xs, ys), css,
+                    f"{label} (n={n}, p50 {duration(percentile(s, 50))}, p90 {duration(percentile(s, 90))})")
 
     lines = [line(new, "new", "new policy")] if new else []
     if base:
@@ -95,13 +98,6 @@ def cdf_panel(kind: str, new: Sequence[float], base: Sequence[float] | None) -> 
     xt = tuple((round(x(t), 1), label) for t, label in _WAIT_TICKS)
     yt = ((H, "0%"), (H / 2, "50%"), (H * 0.1, "90%"), (0.0, "100%"))
     return Panel(kind, "share of jobs started within the wait", W, H, tuple(lines), xt, yt)
-
-
-def _p(sorted_values: Sequence[float], q: float) -> float:
-    if not sorted_values:
-        return 0.0
-    i = min(len(sorted_values) - 1, max(0, math.ceil(q * len(sorted_values)) - 1))
-    return sorted_values[i]
 
 
 THIN_PX = 1.0  # narrower children are drawn together as one cell

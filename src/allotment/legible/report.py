@@ -5,11 +5,13 @@ only lays them out, so the file has no script and fetches nothing."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
 import jinja2
 
+from allotment.errors import UsageError
 from allotment.legible.charts import Panel, cdf_panel, icicle, usage_panel
 from allotment.legible.colors import node_colors, team_colors
 from allotment.legible.replay import intervals
@@ -18,8 +20,9 @@ from allotment.legible.runview import window_s
 from allotment.legible.timeline import Timeline, build_timeline
 from allotment.legible.tree import compiled_parents, program_of
 from allotment.legible.words import duration, percent
-
-KINDS = ("debug", "interactive", "train", "batch", "inference")
+from allotment.sim.event_file import read_events
+from allotment.sim.events import RunHeader, first_waits_by_kind
+from allotment.sim.job_kind import JOB_KINDS
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,16 +53,16 @@ def _timeline(run: RunDir, teams: list[str]) -> Timeline:
 
 
 def waits_by_kind(run: RunDir) -> dict[str, list[float]]:
-    """Seconds from first submit to first start of every job that started, per job kind."""
-    submit: dict[str, float] = {}
-    out: dict[str, list[float]] = {}
-    for e in run.events:
-        if e.event == "submit":
-            submit.setdefault(e.job, e.t)
-        elif e.event == "start" and e.job in submit:
-            spec = run.jobs.get(e.job)
-            out.setdefault(spec.kind if spec else "batch", []).append(e.t - submit.pop(e.job))
-    return out
+    """Every job's first-start wait per job kind, replayed from the run's event log through the
+    simulator's own metrics (``sim.events.first_waits_by_kind``): the kind is the policy's, as
+    the log's submit events record it, and the waits are the lists behind ``metrics.json``."""
+    path = run.path / "events.jsonl"
+    try:
+        with path.open(encoding="utf-8") as f:
+            header = RunHeader.from_json(json.loads(f.readline()))
+        return first_waits_by_kind(header, read_events(path))
+    except (ValueError, KeyError, TypeError) as exc:  # read_run checked every line but the header
+        raise UsageError(f"{path}: {exc}") from None
 
 
 def _usage_series(run: RunDir, leaf: str) -> list[tuple[float, float]]:
@@ -81,9 +84,9 @@ def _summary(run: RunDir) -> dict[str, str]:
         "unallocated share": percent(m.get("unallocated_fraction")),
         "preemptions": str(m.get("preemptions", "-")),
     }
-    for k in ("debug", "all"):
+    for k in ("all", *JOB_KINDS):
         if k in w:
-            row[f"p90 wait ({k})"] = duration(float(w[k].get("p90", 0.0)))
+            row[f"wait p50 / p90 ({k})"] = f"{duration(float(w[k]['p50']))} / {duration(float(w[k]['p90']))}"
     return row
 
 
@@ -107,7 +110,7 @@ def report_context(run: RunDir, base: RunDir | None) -> dict[str, Any]:
         panels.append(usage_panel(leaf, f"s{i}", _usage_series(run, leaf), ent * win_h, run.end,
                                   _usage_series(base, leaf) if base else None, sub))
     new_w, base_w = waits_by_kind(run), waits_by_kind(base) if base else {}
-    cdfs = [cdf_panel(k, new_w.get(k, []), base_w.get(k) if base else None) for k in KINDS if k in new_w or k in base_w]
+    cdfs = [cdf_panel(k, new_w[k], base_w.get(k) if base else None) for k in JOB_KINDS if new_w[k] or base_w.get(k)]
     cells, tree_h = icicle(tree_parents, shares, node_colors(parents, leaves))
     return {
         "meta": run.meta, "base_meta": base.meta if base else None,

@@ -22,8 +22,9 @@ from typing import Any, Protocol
 from allotment.compile.model import CompiledConfig
 from allotment.plan.diff import diff_configs
 from allotment.plan.holm import ALPHA, holm
-from allotment.plan.model import Capacity, Impact, TeamImpact
+from allotment.plan.model import Capacity, Impact, KindWait, TeamImpact
 from allotment.plan.stats import Interval, p_below, paired_interval
+from allotment.sim.job_kind import JOB_KINDS
 
 WEEK_DAYS = 7.0
 # metric paths in ``SimResult.metrics`` (see allotment.sim.metrics)
@@ -32,6 +33,7 @@ TEAM_DELIVERED = ("charged_gpu_hours",)  # allocated: what the team's budget pai
 TEAM_OWED = ("owed_gpu_hours",)
 TEAM_DEMAND = ("demand_gpu_hours",)
 TEAM_P90_WAIT = ("wait_p90_s",)
+RUN_WAIT = "wait"  # RUN_WAIT, kind, "p50" | "p90": the run's first-start wait per job kind
 RUN_DAYS = ("days",)
 RUN_OCCUPANCY = ("occupancy",)
 RUN_IN_SERVICE = ("in_service_gpu_hours",)
@@ -254,4 +256,19 @@ def summarize(
         warmup_days=warmup_days,
         capacity=capacity(pairs, days, capacity_changed(base, head, cluster)),
         family_alpha=ALPHA,
+        kind_waits=kind_waits(pairs),
+    )
+
+
+def kind_waits(pairs: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]]) -> tuple[KindWait, ...]:
+    """Each job kind's p50 and p90 wait, mean over the seeds, base and head; a seed in which no
+    job of the kind waited has no percentile and is left out (not read as 0 s)."""
+
+    def mean(side: int, kind: str, q: str) -> float | None:
+        return _mean([num(p[side], (RUN_WAIT, kind, q)) if (num(p[side], (RUN_WAIT, kind, "n")) or 0) > 0
+                      else None for p in pairs])
+
+    return tuple(
+        KindWait(k, mean(0, k, "p50"), mean(1, k, "p50"), mean(0, k, "p90"), mean(1, k, "p90"))
+        for k in JOB_KINDS
     )

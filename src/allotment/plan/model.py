@@ -63,6 +63,19 @@ class TeamImpact:
 
 
 @dataclass(frozen=True, slots=True)
+class KindWait:
+    """First-start wait of one job kind (the policy's, sim/job_kind.py), seconds: means over the
+    seeds of each side's p50 and p90 over the measured days (sim/window.py); None when no
+    simulation reported it (a cache entry from before issue 29)."""
+
+    kind: str
+    p50_before_s: float | None
+    p50_after_s: float | None
+    p90_before_s: float | None
+    p90_after_s: float | None
+
+
+@dataclass(frozen=True, slots=True)
 class Capacity:
     """The simulated cluster's GPU-hours per week over the measured days, base -> head: what was
     in service, what ran charged to budgets, and what ran as unallocated work; ``absorbed`` is
@@ -108,6 +121,7 @@ class Impact:
     warmup_days: float = 0.0  # simulated before the measured days, left out of every number
     capacity: Capacity | None = None
     family_alpha: float = 0.05  # Holm's family-wise level over the plan's teams (plan/holm.py)
+    kind_waits: tuple[KindWait, ...] = ()  # p50/p90 wait per job kind, before -> after
 
 
 @dataclass(frozen=True, slots=True)

@@ -172,6 +172,11 @@ def _impact(imp: Impact | SkippedImpact | None) -> dict[str, Any] | None:
         "total_runs": imp.total_runs,
         "note": imp.note,
         "teams": [_team(t) for t in imp.teams],
+        "kind_waits": [
+            {"kind": k.kind, "p50_wait_before_s": k.p50_before_s, "p50_wait_after_s": k.p50_after_s,
+             "p90_wait_before_s": k.p90_before_s, "p90_wait_after_s": k.p90_after_s}
+            for k in imp.kind_waits
+        ],
     }
 
 

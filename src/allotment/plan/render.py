@@ -30,6 +30,7 @@ from allotment.plan.render_view import (
     detail_tables,
     estimate_note,
     estimate_tables,
+    kind_wait_table,
     overall_text,
     rerun_command,
     skipped_note,
@@ -93,11 +94,12 @@ def _author_note(g: ApprovalGroup) -> str:
 
 def build_view(plan: Plan) -> View:
     imp = plan.impact
-    estimate = None
+    estimate = kinds = None
     details: list[Table] = []
     note, rerun, overall = skipped_note(plan), "", ""
     if isinstance(imp, Impact):
         estimate, every = estimate_tables(plan, imp)
+        kinds = kind_wait_table(imp)
         details.append(every)
         note, rerun, overall = estimate_note(imp), rerun_command(plan, imp), overall_text(imp)
     details.extend(detail_tables(plan))
@@ -121,6 +123,7 @@ def build_view(plan: Plan) -> View:
         ),
         estimate_note=note,
         estimate=estimate,
+        kinds=kinds,
         rerun=rerun,
         overall=overall,
         approvals=_approvals(plan),

@@ -74,11 +74,14 @@ class View:
     details: list[Table] = field(default_factory=list)
     cut_note: str = ""
     rule_changes: Bullets = field(default_factory=lambda: Bullets([]))  # apply from the next PR
+    kinds: Table | None = None  # p50/p90 wait per job kind, before -> after
 
     def sections(self) -> list[Table | Bullets]:
         out: list[Table | Bullets] = [*self.details, self.new_teams, self.entitlement]
         if self.estimate is not None:
             out.append(self.estimate)
+        if self.kinds is not None:
+            out.append(self.kinds)
         return [*out, self.approvals, self.violations]
 
 
@@ -238,6 +241,18 @@ def rerun_command(plan: Plan, imp: Impact) -> str:
         f"--days {imp.days:g} --seeds {seeds_text(imp.seeds)}"
         + (f" --profile {imp.latency_profile}" if imp.latency_profile != "none" else "")
     )
+
+
+def kind_wait_table(imp: Impact) -> Table | None:
+    """p50 and p90 first-start wait of each job kind, before -> after (the policy's kinds,
+    docs/metrics.md); none when no simulation reported them."""
+    rows = [[k.kind, f"{wait(k.p50_before_s)} → {wait(k.p50_after_s)}",
+             f"{wait(k.p90_before_s)} → {wait(k.p90_after_s)}"]
+            for k in imp.kind_waits
+            if any(x is not None for x in (k.p50_before_s, k.p50_after_s, k.p90_before_s, k.p90_after_s))]
+    if not rows:
+        return None
+    return Table("Wait per job kind (estimated: simulation)", ["Job kind", "p50 wait", "p90 wait"], rows)
 
 
 def overall_text(imp: Impact) -> str:

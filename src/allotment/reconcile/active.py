@@ -56,6 +56,7 @@ from allotment.core.decisions import Decisions, Start
 from allotment.core.epoch import epoch_of
 from allotment.core.jobs import JobSpec
 from allotment.core.snapshot import NodeState, PendingJob, RunningJob, Snapshot
+from allotment.reconcile.grace import Notice, grace_step
 from allotment.reconcile.pinned_order import (
     PINNED_FLOOR,
     PRIORITY_TOP,
@@ -213,6 +214,7 @@ def plan_cluster(
     evicted_by: Mapping[str, str] | None = None,
     submitted: Mapping[str, float] | None = None,
     yields: Set[str] = frozenset(),
+    noticed: Mapping[str, Notice] | None = None,
 ) -> ClusterPlan:
     """Drains and resumes from health, requeues from the core's preemptions, priorities from
     its pending order; sorted in the documented total order."""
@@ -246,6 +248,14 @@ def plan_cluster(
             continue
         cancel = not job.resumable and pol.non_resumable == "cancel"
         key = start_key(job.start)
+        # a session gets notice and its grace first (reconcile.grace, docs/design/interactive.md)
+        step = grace_step(job, key, p.rule, p.reason, pol.interactive, noticed or {}, obs.at)
+        if isinstance(step, ClusterAction):
+            actions.append(step)
+            continue
+        if isinstance(step, str):
+            skipped.append(step)
+            continue
         if cancel:
             actions.append(ClusterAction("cancel", job.id, p.rule, p.reason, expect=key))
         else:

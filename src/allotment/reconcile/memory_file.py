@@ -4,7 +4,8 @@ saved in the state dir (``memory.json``) so that a restart changes no decision.
 The core reads four such facts: which job a requeued job was evicted for (anti-thrash), a
 job's first submission (Slurm forgets it at a requeue), which running jobs the core started as
 debug backfill that yields to a reservation, and the window usage frozen for the current
-fair-share epoch (``reconcile.active.EpochUsage``).  Held only in memory, a restart (a deploy,
+fair-share epoch (``reconcile.active.EpochUsage``); and one fact of its own, the notice each
+session was given before it is stopped (``reconcile.grace``: a restart must not cut a grace short).  Held only in memory, a restart (a deploy,
 a crash, a node reboot) made the core treat requeued jobs as fresh and read usage mid-epoch,
 so the cluster parted from what the simulator predicts for the same state.  The file is
 replaced atomically, and only when its text changes; a file that is not one the reconciler
@@ -17,12 +18,13 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from allotment.reconcile.active import EpochUsage
 from allotment.reconcile.first_submit import FirstSubmissions
+from allotment.reconcile.grace import Notice
 from allotment.reconcile.job_memory import JobMemory
 from allotment.reconcile.state_errors import StateDirError, StateFileError, write_atomic
 
@@ -37,6 +39,7 @@ class Memory:
     submitted: FirstSubmissions = field(default_factory=FirstSubmissions)
     yields: set[str] = field(default_factory=set)
     usage: EpochUsage = field(default_factory=EpochUsage)
+    noticed: JobMemory[Notice] = field(default_factory=JobMemory)
     text: str = ""
 
 
@@ -51,10 +54,12 @@ class _MemoryFile(BaseModel):
     yields: list[str]
     epoch: float | None
     epoch_usage: dict[str, float]
+    # job -> (the run's start key, notice time, last seen); absent in files from before issue 29
+    noticed: dict[str, tuple[str, float, float]] = {}
 
 
 def memory_text(m: Memory) -> str:
-    body = {
+    body: dict[str, Any] = {
         "version": 1,
         "evicted_by": {j: list(e) for j, e in sorted(m.evicted_by.entries().items())},
         "first_submit": {j: list(e) for j, e in sorted(m.submitted.memory.entries().items())},
@@ -62,6 +67,8 @@ def memory_text(m: Memory) -> str:
         "epoch": m.usage.epoch,
         "epoch_usage": dict(sorted(m.usage.usage.items())),
     }
+    if m.noticed.entries():  # left out when empty: a file without sessions reads as before
+        body["noticed"] = {j: [n.run, n.at, seen] for j, (n, seen) in sorted(m.noticed.entries().items())}
     return json.dumps(body, indent=1) + "\n"
 
 
@@ -88,6 +95,7 @@ def read_memory(state_dir: Path) -> Memory:
         submitted=FirstSubmissions(JobMemory(f.first_submit)),
         yields=set(f.yields),
         usage=EpochUsage(f.epoch, dict(f.epoch_usage)),
+        noticed=JobMemory({j: (Notice(run, at), seen) for j, (run, at, seen) in f.noticed.items()}),
         text=text,
     )
 

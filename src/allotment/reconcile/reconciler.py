@@ -30,7 +30,7 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from allotment.backends.actions import Action
+from allotment.backends.actions import Action, ClusterAction
 from allotment.backends.diff import diff_policy
 from allotment.backends.policy import desired_policy
 from allotment.backends.protocol import Backend, Observation
@@ -42,6 +42,7 @@ from allotment.reconcile.capacity_drift import compare
 from allotment.reconcile.charging import finished_runs, observed_runs
 from allotment.reconcile.conditions import TickOutcome, set_conditions
 from allotment.reconcile.control import Control, read_control
+from allotment.reconcile.grace import Notice
 from allotment.reconcile.health import read_health
 from allotment.reconcile.ledger import Ledger
 from allotment.reconcile.memory_file import read_memory, save_memory
@@ -347,6 +348,7 @@ class Reconciler:
             evicted_by=mem.evicted_by.values(),
             submitted=mem.submitted.update(obs),
             yields=mem.yields,
+            noticed=mem.noticed.values(),
         )
         before = len(result.results)
         changed = self._run(cplan.actions, now, sha, result)
@@ -356,6 +358,11 @@ class Reconciler:
             if r.code == "applied" and r.action.kind == "requeue"
         }
         mem.evicted_by.observe(obs)  # kept while the job's requeue completes (job_memory)
+        mem.noticed.observe(obs)
+        for r in result.results[before:]:  # a session's notice, pinned to its run (reconcile.grace)
+            a = r.action
+            if r.code == "applied" and isinstance(a, ClusterAction) and a.kind == "notify":
+                mem.noticed.remember(a.target, Notice(a.expect, obs.at), obs.at)
         # a flag holds for the run the core started; a job seen pending again has lost it
         on = {j.id for j in obs.jobs if j.state == "running"}
         mem.yields = {j for j in mem.yields if j in on} | {

@@ -45,8 +45,8 @@ class EventLog:
         self._charged[job] = self._charged.get(job, 0.0) + rate * (t - start)
 
     # -- jobs ---------------------------------------------------------------------------------
-    def submit(self, t: float, spec: JobSpec, min_runtime: float, *, held: bool) -> None:
-        self._emit(Event(t, "submit", spec.id, spec.account, spec.gpus, min_runtime=min_runtime, held=held or None))
+    def submit(self, t: float, spec: JobSpec, min_runtime: float, *, held: bool, kind: str) -> None:
+        self._emit(Event(t, "submit", spec.id, spec.account, spec.gpus, min_runtime=min_runtime, held=held or None, kind=kind))
 
     def eligible(self, t: float, spec: JobSpec) -> None:
         self._emit(Event(t, "eligible", spec.id, spec.account, spec.gpus, reason="its last dependency ended"))

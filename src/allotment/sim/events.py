@@ -24,7 +24,7 @@ DRAIN_STATES = ("unhealthy", "ready-for-repair", "needs-human")
 _FIELDS: Final = (
     "t", "event", "job", "account", "gpus", "nodes", "node_gpus", "allocated", "charged_gpus",
     "min_runtime", "held", "by", "rule", "requeued", "lost_gpu_hours", "charged_gpu_hours", "at",
-    "node", "state", "reason",
+    "node", "state", "reason", "kind",
 )  # fmt: skip
 
 
@@ -68,6 +68,7 @@ class Event:
         node: str | None = None,  # drain / resume
         state: str | None = None,  # drain: one of DRAIN_STATES
         reason: str | None = None,
+        kind: str | None = None,  # submit: the job's kind by the policy (sim/job_kind.py)
     ) -> None:
         self.t: Final = t
         self.event: Final = event
@@ -89,6 +90,7 @@ class Event:
         self.node: Final = node
         self.state: Final = state
         self.reason: Final = reason
+        self.kind: Final = kind
 
     def __setattr__(self, name: str, value: object) -> None:
         if hasattr(self, name):  # set once, by __init__ (interpreted only)
@@ -104,7 +106,7 @@ class Event:
             self.t, self.event, self.job, self.account, self.gpus, self.nodes, self.node_gpus,
             self.allocated, self.charged_gpus, self.min_runtime, self.held, self.by, self.rule,
             self.requeued, self.lost_gpu_hours, self.charged_gpu_hours, self.at, self.node,
-            self.state, self.reason,
+            self.state, self.reason, self.kind,
         )  # fmt: skip
 
     def __eq__(self, other: object) -> bool:
@@ -204,6 +206,21 @@ def metrics_from_events(header: RunHeader, events: Iterable[Event]) -> dict[str,
     for e in events:
         rec.consume(e)
     return rec.summary()
+
+
+def first_waits_by_kind(header: RunHeader, events: Iterable[Event]) -> dict[str, list[float]]:
+    """Every job's first-start wait, per job kind (``sim.job_kind``), recomputed from a log: the
+    very lists whose percentiles are ``metrics.json``'s ``wait``, for a view that draws their
+    distribution (``allot report``) and must show the same numbers."""
+    from allotment.sim.job_kind import JOB_KINDS
+    from allotment.sim.metrics import Recorder
+    from allotment.sim.summary import waits
+
+    rec = Recorder(header)
+    for e in events:
+        rec.consume(e)
+    first = waits(rec, header.end)[0]
+    return {k: first[k] for k in JOB_KINDS}
 
 
 def dumps_line(obj: Mapping[str, Any]) -> str:

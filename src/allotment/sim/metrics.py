@@ -11,32 +11,26 @@ from __future__ import annotations
 
 from typing import Any
 
-from allotment.core.debug import is_debug as core_is_debug
 from allotment.sim.events import Event, RunHeader
+from allotment.sim.job_kind import JOB_KINDS, job_kind
 from allotment.sim.signals import HourlySignal
 from allotment.sim.summary import LARGE_GPUS, percentile, summarize
 
-__all__ = ["LARGE_GPUS", "Recorder", "is_debug", "percentile"]
-
-
-def is_debug(min_runtime: float, gpus: int, header: RunHeader) -> bool:
-    """A debug job, by the policy: a minimum runtime above 0 and at most ``debug_threshold``,
-    and no more GPUs than one node holds (not the trace's ``kind`` label)."""
-    return core_is_debug(min_runtime, gpus, header.debug_threshold_s, header.debug_max_gpus)
+__all__ = ["LARGE_GPUS", "Recorder", "percentile"]
 
 
 class _Job:
     """What the metrics keep of one job.  A plain class rather than a dataclass: built once per
     submit, and a compiled dataclass's ``__init__`` cost ~3.5K instructions against a few hundred."""
 
-    __slots__ = ("account", "allocated", "budgeted", "debug", "eligible", "first_start", "gpus", "node_gpus",
+    __slots__ = ("account", "allocated", "budgeted", "eligible", "first_start", "gpus", "kind", "node_gpus",
                  "nodes", "pending_since", "pending_total", "rejected")
 
-    def __init__(self, account: str, gpus: int, budgeted: bool, debug: bool) -> None:
+    def __init__(self, account: str, gpus: int, budgeted: bool, kind: str) -> None:
         self.account = account
         self.gpus = gpus
         self.budgeted = budgeted  # minimum runtime > 0: counts against its team's budget
-        self.debug = debug
+        self.kind = kind  # by the policy, from the submit event (sim/job_kind.py)
         self.eligible: float | None = None
         self.first_start: float | None = None
         self.pending_since: float | None = None  # in the queue since (None: running, held or gone)
@@ -102,7 +96,14 @@ class Recorder:
         self.counts["submitted"] += 1
         assert e.job is not None and e.account is not None and e.gpus is not None
         mr = e.min_runtime or 0.0
-        self.jobs[e.job] = _Job(e.account, e.gpus, mr > 0, is_debug(mr, e.gpus, self.header))
+        kind = e.kind
+        if kind is None:  # a log from before kinds were logged: the debug rule still applies
+            h = self.header
+            kind = job_kind(None, mr, e.gpus, debug_threshold_s=h.debug_threshold_s,
+                            node_gpus=h.debug_max_gpus, interactive=None)
+        elif kind not in JOB_KINDS:
+            raise ValueError(f"submit of {e.job} at t={e.t}: unknown job kind {kind!r}")
+        self.jobs[e.job] = _Job(e.account, e.gpus, mr > 0, kind)
         if not e.held:
             self._on_eligible(e)
 

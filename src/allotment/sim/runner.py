@@ -42,6 +42,7 @@ from allotment.core.walk import FAST, REFERENCE, WalkPolicy
 from allotment.errors import UsageError
 from allotment.sim.eventlog import EventLog
 from allotment.sim.events import Event, RunHeader
+from allotment.sim.job_kind import job_kind
 from allotment.sim.latency import NONE, LatencyProfile
 from allotment.sim.metrics import Recorder
 from allotment.sim.overrides import apply_overrides
@@ -265,11 +266,15 @@ class _Sim:
         fits = n > 0 and self.sched.could_ever_fit(spec)  # else rejected at submission, never queued
         dep_rejected = any(d in self.rejected for d in self.waiting_on.get(spec.id, ()))
         held = fits and not dep_rejected and spec.id in self.waiting_on
-        self.log.submit(now, spec, self.sched.min_runtime(spec), held=held)
+        mr = self.sched.min_runtime(spec)
+        self.log.submit(now, spec, mr, held=held, kind=job_kind(
+            spec.kind, mr, spec.gpus, debug_threshold_s=self.rec.header.debug_threshold_s,
+            node_gpus=self.rec.header.debug_max_gpus, interactive=self.ctx.policy.interactive,
+        ))
         if not fits or dep_rejected:
             self._reject(spec.id, now, "can never fit" if not fits else "a job it depends on was rejected")
             return False
-        refused = refusal(self.sched.min_runtime(spec), self.ctx.policy)
+        refused = refusal(mr, self.ctx.policy)
         if refused is not None:
             self._reject(spec.id, now, refused)
             return False

@@ -11,6 +11,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
+from allotment.sim.job_kind import JOB_KINDS
 from allotment.sim.signals import HOUR
 
 LARGE_GPUS: Final = 64  # a "large" job for wait.large
@@ -61,19 +62,22 @@ def _team_hours(rec: Recorder, team: str) -> tuple[float, float, float]:
 
 
 _Lists = dict[str, list[float]]
+_CLASSES: Final = ("all", *JOB_KINDS, "large")  # the keys of ``wait`` and ``pending``, in order
 
 
 def waits(rec: Recorder, end: float, start: float = 0.0) -> tuple[_Lists, _Lists, _Lists, _Lists]:
-    """First-start waits and total pending time by class (all, debug, large) and by team, of the
-    jobs first eligible in ``[start, end)`` (``start`` > 0: a warm-up is left out, sim.window).
+    """First-start waits and total pending time by class (all, each job kind of
+    ``sim.job_kind``, large) and by team, of the jobs first eligible in ``[start, end)``
+    (``start`` > 0: a warm-up is left out, sim.window).  The one definition of a wait: the
+    summary, the report's distributions and the plan comment all read these lists.
 
     A job eligible before ``end`` that never started waits until ``end`` (censored, not dropped);
     the total pending time adds every wait after a requeue, the open one censored at ``end``.  A
     job the policy rejected never waited for GPUs: it is counted apart (``jobs.rejected``), not
     as a wait to the end of the run (``wait.large`` p90 read 562 h where the jobs that ran
     waited 18.6 h)."""
-    first: dict[str, list[float]] = {"all": [], "debug": [], "large": []}
-    pending: dict[str, list[float]] = {"all": [], "debug": [], "large": []}
+    first: dict[str, list[float]] = {c: [] for c in _CLASSES}
+    pending: dict[str, list[float]] = {c: [] for c in _CLASSES}
     team_first: dict[str, list[float]] = {t: [] for t in rec.teams}
     team_pending: dict[str, list[float]] = {t: [] for t in rec.teams}
     for j in rec.jobs.values():
@@ -81,7 +85,7 @@ def waits(rec: Recorder, end: float, start: float = 0.0) -> tuple[_Lists, _Lists
             continue
         w = (j.first_start if j.first_start is not None else end) - j.eligible
         p = j.pending_total + (end - j.pending_since if j.pending_since is not None else 0.0)
-        classes = ["all"] + (["debug"] if j.debug else []) + (["large"] if j.gpus >= LARGE_GPUS else [])
+        classes = ("all", j.kind, "large") if j.gpus >= LARGE_GPUS else ("all", j.kind)
         for c in classes:
             first[c].append(w)
             pending[c].append(p)
@@ -111,8 +115,8 @@ def summarize(rec: Recorder) -> dict[str, Any]:
             "received_gpu_hours": _r(ran),
             "ratio": _r(delivered / owed) if owed > 0 else 1.0,
             "received": _r(ran / owed) if owed > 0 else 1.0,
-            "wait": _pcts(team_first[t]),
-            "pending": _pcts(team_pending[t]),
+            "wait": percentiles(team_first[t]),
+            "pending": percentiles(team_pending[t]),
         }
         owed_total += owed
         delivered_total += delivered
@@ -137,8 +141,8 @@ def summarize(rec: Recorder) -> dict[str, Any]:
         "teams_at_or_above_95": sum(1 for v in teams.values() if v["ratio"] >= 0.95),
         "teams_below_90": sum(1 for v in teams.values() if v["ratio"] < 0.90),
         "teams_min_ratio": min((v["ratio"] for v in teams.values()), default=1.0),
-        "wait": {c: _pcts(v) for c, v in first.items()},
-        "pending": {c: _pcts(v) for c, v in pending.items()},
+        "wait": {c: percentiles(v) for c, v in first.items()},
+        "pending": {c: percentiles(v) for c, v in pending.items()},
         "preemptions": sum(rec.preemptions_by_rule.values()),
         "preemptions_by_rule": dict(sorted(rec.preemptions_by_rule.items())),
         "lost_gpu_hours": _r(rec.lost_gpu_hours),
@@ -162,7 +166,8 @@ def percentile(values: list[float], q: float) -> float:
     return s[k]
 
 
-def _pcts(values: list[float]) -> dict[str, float]:
+def percentiles(values: list[float]) -> dict[str, float]:
+    """``{p50, p90, n}`` of a list of waits: the figures every view of a wait shows."""
     return {"p50": _r(percentile(values, 50)), "p90": _r(percentile(values, 90)), "n": len(values)}
 
 

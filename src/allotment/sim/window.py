@@ -11,7 +11,8 @@ Every quantity is in GPU-hours of the simulated cluster's own GPUs (not referenc
 ``demand`` (budgeted work running or pending), ``owed`` (the allocation capped hour by hour at
 demand), ``charged`` (allocated, charged GPUs of the team's work running: what the team's budget
 delivered), ``ran`` (budgeted work running, charged or not); and for the cluster, GPUs in service,
-charged and running unallocated work.
+charged and running unallocated work; and the p50/p90 first-start wait of each job kind
+(``summary.waits``, the lists behind ``metrics.json``'s ``wait``, over the measured part only).
 """
 
 from __future__ import annotations
@@ -19,8 +20,9 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
+from allotment.sim.job_kind import JOB_KINDS
 from allotment.sim.signals import HOUR, HourlySignal
-from allotment.sim.summary import percentile, team_hours, waits
+from allotment.sim.summary import percentile, percentiles, team_hours, waits
 
 if TYPE_CHECKING:
     from allotment.sim.metrics import Recorder
@@ -43,7 +45,7 @@ def measured(rec: Recorder, start: float) -> dict[str, Any]:
     def total(sig: HourlySignal) -> float:
         return sum(sig.hour(h) for h in range(first, last)) / HOUR
 
-    _, _, team_first, _ = waits(rec, end, start)
+    kind_first, _, team_first, _ = waits(rec, end, start)
     teams: dict[str, dict[str, float]] = {}
     for t in rec.teams:
         owed = sum(x.owed for x in team_hours(rec, t)[first:last]) / HOUR
@@ -66,6 +68,8 @@ def measured(rec: Recorder, start: float) -> dict[str, Any]:
         "unallocated_gpu_hours": _r(free),
         "occupancy": _r((charged + free) / in_service) if in_service else 0.0,
         "teams": teams,
+        # first-start waits per job kind (sim/job_kind.py) of the jobs eligible after the warm-up
+        "wait": {k: percentiles(kind_first[k]) for k in JOB_KINDS},
     }
 
 

@@ -134,13 +134,15 @@ class KubernetesBackend:
             return ActionResult(a, "dry_run" if dry_run else "applied")
         job = obs.job(a.target)
         pods = self._gangs.get(a.target, [])
-        if a.kind == "requeue":
+        if a.kind in ("requeue", "notify"):
             # keyed by the start it was planned against: a retry finds it pending (or gone)
             if job is None or job.start is None or (a.expect and a.expect != start_key(job.start)):
                 return ActionResult(a, "unchanged")
             if not dry_run:
                 for p in pods:
-                    self._evict(p)
+                    if a.kind == "notify":  # the documented annotations, then SIGTERM and the grace
+                        self.client.merge_patch(_pod_path(p), _notice_patch(a, obs.at), n.FIELD_MANAGER)
+                    self._evict(p, a.grace_s)
             return ActionResult(a, "dry_run" if dry_run else "applied", f"evicted {len(pods)} pods")
         if a.kind == "cancel":
             if job is None:
@@ -158,15 +160,18 @@ class KubernetesBackend:
                 self.client.merge_patch(_pod_path(p), patch, n.FIELD_MANAGER)
         return ActionResult(a, "dry_run" if dry_run else "applied")
 
-    def _evict(self, pod: Obj) -> None:
-        """The Eviction subresource (policy/v1beta1 on 1.20), grace 0: honours
-        PodDisruptionBudgets (a 429 is retried, then fails the action)."""
+    def _evict(self, pod: Obj, grace_s: int = 0) -> None:
+        """The Eviction subresource (policy/v1beta1 on 1.20), honours PodDisruptionBudgets (a
+        429 is retried, then fails the action).  Grace 0 but for a session, whose termination
+        grace is its policy's: a session's notice *is* its eviction with that termination grace
+        (SIGTERM now, SIGKILL ``grace_s`` later; GraceTime semantics, docs/design/interactive.md),
+        and the requeue the reconciler sends after the grace finds it gone."""
         meta = pod["metadata"]
         body = {
             "apiVersion": "policy/v1beta1",
             "kind": "Eviction",
             "metadata": {"name": meta["name"], "namespace": meta["namespace"]},
-            "deleteOptions": {"gracePeriodSeconds": 0},
+            "deleteOptions": {"gracePeriodSeconds": grace_s},
         }
         try:
             self.client.request("POST", f"{_pod_path(pod)}/eviction", body=body)
@@ -180,6 +185,14 @@ class KubernetesBackend:
         except ApiError as exc:
             if exc.status != 404:
                 raise
+
+
+def _notice_patch(a: ClusterAction, at: float) -> dict[str, Any]:
+    """The documented annotations of a session's notice (docs/design/interactive.md)."""
+    ann = {n.NOTICE_ANNOTATION: f"{at:.0f}", n.GRACE_ANNOTATION: str(a.grace_s)}
+    if a.restore_hook:
+        ann[n.RESTORE_HOOK_ANNOTATION] = a.restore_hook
+    return {"metadata": {"annotations": ann}}
 
 
 def _pod_path(pod: Obj) -> str:

@@ -28,6 +28,12 @@ RESUMABLE_ANNOTATION = "allotment.dev/resumable"  # "false": a requeue loses wor
 PRIORITY_ANNOTATION = "allotment.dev/priority"  # order the reconciler set (set_priority)
 DRAIN_ANNOTATION = "allotment.dev/drain-reason"  # on a cordoned node: why
 QOS_ANNOTATION_PREFIX = "allotment.dev/qos-"  # QOS fields kept on a PriorityClass
+JOB_KIND_LABEL = "allotment.dev/job-kind"  # on pods: the kind a user declares (interactive, train...)
+# a session's notice (docs/design/interactive.md): set on every pod of the gang when the reconciler
+# decides to requeue it, ``grace`` seconds before the eviction (whose termination grace is the same)
+NOTICE_ANNOTATION = "allotment.dev/preemption-notice"  # Unix seconds of the notice
+GRACE_ANNOTATION = "allotment.dev/grace-seconds"
+RESTORE_HOOK_ANNOTATION = "allotment.dev/restore-hook"  # the command the requeued session runs first
 GPU_RESOURCE = "nvidia.com/gpu"
 USERS_NAMESPACE = "allotment-system"
 

@@ -129,6 +129,8 @@ def job_obs(jid: str, pods: list[Obj], tiers: Mapping[str, TierInfo]) -> JobObs:
         resumable=ann.get(n.RESUMABLE_ANNOTATION, "true").lower() != "false",
         priority=int(prio) if prio and prio.lstrip("-").isdigit() else DEFAULT_PRIORITY,
         nodes=tuple(sorted({b for b in bound if b})),
+        partition=queue,
+        kind=labels.get(n.JOB_KIND_LABEL) or None,
     )
 
 

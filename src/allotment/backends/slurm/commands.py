@@ -162,7 +162,14 @@ def cluster_commands(a: ClusterAction) -> list[list[str]]:
     return [cluster_command(a)]
 
 
+NOTICE_SIGNAL = "TERM"  # what Slurm's own GraceTime sends at a preemption (docs/design/interactive.md)
+
+
 def cluster_command(a: ClusterAction) -> list[str]:
+    if a.kind == "notify":
+        # the notice of GraceTime semantics, sent by the reconciler: every step and the batch
+        # shell get SIGTERM now; the requeue follows when the grace has passed (reconcile.grace)
+        return ["scancel", f"--signal={NOTICE_SIGNAL}", "--full", a.target]
     if a.kind == "requeue":
         return ["scontrol", "requeue", a.target]
     if a.kind == "cancel":

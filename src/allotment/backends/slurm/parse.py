@@ -9,6 +9,7 @@ apart.  Names are lower-cased (Slurm does so itself, NOTES pitfall 7).
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from allotment.backends.policy import SLURM_ROOT, UNALLOCATED_QOS, AccountSpec, QosSpec, UserSpec
@@ -166,9 +167,21 @@ def parse_squeue_json(text: str, exempt_by_qos: dict[str, int]) -> tuple[JobObs,
                 time_limit_s=time_limit_s(j),
                 restarts=int(j.get("restart_cnt") or 0),
                 reason=str(j.get("state_reason") or "") if state == "PENDING" else "",
+                partition=str(j.get("partition") or ""),
+                kind=declared_kind(str(j.get("comment") or "")),
             )
         )
     return tuple(sorted(out, key=lambda j: (len(j.id), j.id)))
+
+
+_KIND = re.compile(r"(?:^|[\s,;])kind=([a-z]+)(?=$|[\s,;])")
+
+
+def declared_kind(comment: str) -> str | None:
+    """The kind a user declared on a Slurm job (``--comment kind=interactive``); None when the
+    comment declares none."""
+    m = _KIND.search(comment)
+    return m.group(1) if m else None
 
 
 def _eligible(j: dict[str, Any]) -> float | None:

@@ -29,6 +29,37 @@ class PriorityWeightsSection(Strict):
     declared: float | None = Field(default=None, ge=0, description="Weight of user priority (1).")
 
 
+class InteractiveShapeSection(Strict):
+    """A session by its shape: both bounds hold (docs/design/interactive.md)."""
+
+    max_gpus: int = Field(ge=1, le=4096, description="At most this many GPUs.")
+    max_time_limit: Duration = Field(description="And a time limit at most this long.")
+
+
+class InteractiveSection(Strict):
+    """The interactive job class: how a session is recognised (any one test), and the notice it
+    gets before it is requeued to make room (docs/design/interactive.md)."""
+
+    kinds: list[Literal["debug", "train", "interactive", "batch", "inference"]] | None = Field(
+        default=None, description="Declared kinds that are sessions (default [interactive])."
+    )
+    partitions: list[Name] | None = Field(
+        default=None, description="Slurm partitions / Kueue LocalQueues whose jobs are sessions (none)."
+    )
+    shape: InteractiveShapeSection | None = Field(default=None, description="Sessions by shape (none).")
+    grace: Duration | None = Field(
+        default=None, description="Notice before a session past its minimum runtime is requeued (0s)."
+    )
+    restore_hook: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=64,
+        pattern=r"^[A-Za-z0-9_][A-Za-z0-9._-]*$",
+        description="Command name (on the nodes' PATH, no path or arguments) a requeued session "
+        "runs first to restore its state (none).",
+    )
+
+
 class PolicyKnobs(Strict):
     """Every knob is optional: unset means the built-in default (global) or the global value
     (per-cluster override)."""
@@ -78,6 +109,9 @@ class PolicyKnobs(Strict):
     )
     prune: bool | None = Field(
         default=None, description="Reconciler: delete Slurm objects not in config (false)."
+    )
+    interactive: InteractiveSection | None = Field(
+        default=None, description="The interactive job class: recognition, grace, restore hook."
     )
 
 

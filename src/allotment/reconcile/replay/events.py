@@ -18,9 +18,11 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from allotment.compile.interactive import InteractiveClass
 from allotment.reconcile.replay.event_lines import parse_lines
 from allotment.sim.events import Event as SimEvent
 from allotment.sim.events import RunHeader, metrics_from_events
+from allotment.sim.job_kind import job_kind
 
 EventKind = Literal["submit", "start", "preempt", "end", "reject", "reserve", "release", "drain", "resume"]
 # at one time: health first, then stops free GPUs, then submissions, then starts (the
@@ -78,12 +80,14 @@ def metrics(
     caps: Mapping[str, float] | None = None,
     debug_threshold_s: float = 900.0,
     min_runtimes: Mapping[str, float] | None = None,
+    interactive: InteractiveClass | None = None,
 ) -> dict[str, Any]:
     """The simulator's metrics of a replay's log: its events become the simulator's own event
     records (``sim.events``) and go through the one ``Recorder`` (``metrics_from_events``), so
     every metric has the simulator's definition.  ``min_runtimes`` (job -> clamped minimum
     runtime, from the trace) says which jobs are debug jobs by the policy's rule; without it an
-    allocated ``debug``-kind job counts as one.  A drained node leaves service at its drain and
+    allocated ``debug``-kind job counts as one.  Each job's kind is the simulator's
+    (``sim.job_kind``: the policy's debug rule, then ``interactive``'s class).  A drained node leaves service at its drain and
     comes back at its resume."""
     evs = sorted(events, key=sort_key)
     end = max((e.t for e in evs), default=0.0)
@@ -100,11 +104,12 @@ def metrics(
         debug_max_gpus=max(node_gpus.values(), default=0),
         teams=tuple(sorted(teams)),
     )
-    return metrics_from_events(header, _as_sim(evs, min_runtimes or {}, debug_threshold_s))
+    return metrics_from_events(header, _as_sim(evs, min_runtimes or {}, header, interactive))
 
 
 def _as_sim(
-    events: Iterable[Event], min_runtimes: Mapping[str, float], debug_threshold_s: float
+    events: Iterable[Event], min_runtimes: Mapping[str, float], header: RunHeader,
+    interactive: InteractiveClass | None,
 ) -> Iterable[SimEvent]:
     """The replay's records as the simulator's: a submit carries the minimum runtime its
     allocation implies (allocated work is charged; 0 marks unallocated work)."""
@@ -116,8 +121,10 @@ def _as_sim(
             elif (e.job or "") in min_runtimes:
                 mr = min_runtimes[e.job or ""]
             else:  # no trace at hand: the job's kind label stands in for the policy's rule
-                mr = debug_threshold_s if e.kind == "debug" else debug_threshold_s + 1.0
-            yield SimEvent(e.t, "submit", job=e.job, account=e.account, gpus=e.gpus, min_runtime=mr)
+                mr = header.debug_threshold_s if e.kind == "debug" else header.debug_threshold_s + 1.0
+            kind = job_kind(e.kind, mr, e.gpus or 0, debug_threshold_s=header.debug_threshold_s,
+                            node_gpus=header.debug_max_gpus, interactive=interactive)
+            yield SimEvent(e.t, "submit", job=e.job, account=e.account, gpus=e.gpus, min_runtime=mr, kind=kind)
         elif e.event == "start":
             running[e.job or ""] = e
             # the replay's records count nodes but do not name them: the GPUs sit on one unnamed
