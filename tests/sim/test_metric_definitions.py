@@ -162,3 +162,17 @@ def test_a_job_held_by_a_dependency_is_not_owed_until_it_becomes_eligible() -> N
     m = simulate(config, Workload.of(jobs), days=1 / 24).metrics
     a = m["teams"]["a"]
     assert (a["owed"], a["delivered"], a["ratio"]) == (2.5, 2.5, 1.0)
+
+
+def test_a_large_job_is_64_gpus_or_half_a_smaller_cluster() -> None:
+    """On 4 nodes (32 GPUs) a 16-GPU job is half the cluster: large.  An 8-GPU job is not.  On a
+    cluster of 64 GPUs or more the bound stays 64 (issue 25: on the 88-GPU b200 the class was
+    always empty)."""
+    config = make_config({"a": 1, "b": 1}, nodes=4)
+    jobs = [_job("big", 0.0, "a", 16, 600.0, 600.0), _job("small", 0.0, "b", 8, 600.0, 600.0)]
+    m = simulate(config, Workload.of(jobs), days=1 / 24).metrics
+    assert m["wait"]["large"]["n"] == 1 and m["wait"]["all"]["n"] == 2
+    config = make_config({"a": 1, "b": 1}, nodes=16)
+    jobs = [_job("big", 0.0, "a", 64, 600.0, 600.0), _job("mid", 0.0, "b", 48, 600.0, 600.0)]
+    m = simulate(config, Workload.of(jobs), days=1 / 24).metrics
+    assert m["wait"]["large"]["n"] == 1

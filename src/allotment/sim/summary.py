@@ -14,7 +14,13 @@ from typing import TYPE_CHECKING, Any, Final
 from allotment.sim.job_kind import JOB_KINDS
 from allotment.sim.signals import HOUR
 
-LARGE_GPUS: Final = 64  # a "large" job for wait.large
+LARGE_GPUS: Final = 64  # a "large" job for wait.large: this many GPUs, or half a smaller cluster (large_from)
+
+
+def large_from(capacity_gpus: int) -> int:
+    """The GPUs from which a job is "large" (``wait.large``): 64, or half the cluster where that is
+    less (issue 25: on the 88-GPU b200 no job reached 64, so the class was always empty there)."""
+    return min(LARGE_GPUS, max(1, math.ceil(capacity_gpus / 2)))
 
 if TYPE_CHECKING:
     from allotment.sim.metrics import Recorder
@@ -76,6 +82,7 @@ def waits(rec: Recorder, end: float, start: float = 0.0) -> tuple[_Lists, _Lists
     job the policy rejected never waited for GPUs: it is counted apart (``jobs.rejected``), not
     as a wait to the end of the run (``wait.large`` p90 read 562 h where the jobs that ran
     waited 18.6 h)."""
+    large = large_from(rec.header.capacity_gpus)
     first: dict[str, list[float]] = {c: [] for c in _CLASSES}
     pending: dict[str, list[float]] = {c: [] for c in _CLASSES}
     team_first: dict[str, list[float]] = {t: [] for t in rec.teams}
@@ -85,7 +92,7 @@ def waits(rec: Recorder, end: float, start: float = 0.0) -> tuple[_Lists, _Lists
             continue
         w = (j.first_start if j.first_start is not None else end) - j.eligible
         p = j.pending_total + (end - j.pending_since if j.pending_since is not None else 0.0)
-        classes = ("all", j.kind, "large") if j.gpus >= LARGE_GPUS else ("all", j.kind)
+        classes = ("all", j.kind, "large") if j.gpus >= large else ("all", j.kind)
         for c in classes:
             first[c].append(w)
             pending[c].append(p)
