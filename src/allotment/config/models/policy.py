@@ -88,6 +88,11 @@ class SchedulerFile(PolicyKnobs):
     clusters: dict[Name, PolicyKnobs] = Field(
         default_factory=dict, description="Per-cluster overrides of any knob."
     )
+    boost_max: Duration | None = Field(
+        default=None,
+        description="A boost may expire at most this long after the date the config is "
+        "checked (7d).",
+    )
 
 
 class BoostEntry(Strict):
