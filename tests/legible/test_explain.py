@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -164,3 +165,27 @@ def test_a_live_explanation_gives_wall_times_in_rfc3339(state_dir: Path, capsys:
     out = json.loads(capsys.readouterr().out)
     assert out["at"].endswith("Z") and parse_rfc3339(out["at"]) > 0
     assert out["observed"] is None or out["observed"]["submit"].endswith("Z")
+
+
+def test_explain_shows_each_boost_of_the_job_applied_or_expired(run_dir: Path, config: Any) -> None:
+    """Issue 28, item 4: the boost that counts, and one that expired (no effect on the score)."""
+    import dataclasses
+    import datetime as dt
+
+    from allotment.compile.model import Boost
+    from allotment.legible.explain import explain_run
+    from allotment.legible.explain_words import render_text
+
+    rd = read_run(run_dir)
+    job, t = next((e.job, e.t) for e in rd.events if e.event == "submit" and rd.jobs[e.job].account == "tulu")
+    f = explain_run(rd, config, job, t)
+    assert [(b.target, b.active) for b in f.boosts] == [("account:tulu", True)]
+    assert "boost account:tulu +2 until" in render_text(f, rd) and ": counts" in render_text(f, rd)
+    gone = Boost("account:tulu", 2.0, rd.t0 + dt.timedelta(seconds=1), "over", "olivia.chen@ai2.example")
+    pol = dataclasses.replace(config.policy_for(rd.cluster), boosts=(gone,))
+    expired = dataclasses.replace(config, cluster_policies={**config.cluster_policies, rd.cluster: pol})
+    g = explain_run(rd, expired, job, max(t, 600.0))
+    assert [(b.target, b.active) for b in g.boosts] == [("account:tulu", False)]
+    assert "expired: no effect" in render_text(g, rd)
+    if g.team is not None:
+        assert g.team.score.boost == 0.0

@@ -15,7 +15,14 @@ from allotment.core.context import Context, build_context
 from allotment.core.epoch import epoch_of
 from allotment.core.ids import UserGpus
 from allotment.core.jobs import JobSpec
-from allotment.core.priority import PriorityScore, Scorer, active_boosts, dependants, propagate
+from allotment.core.priority import (
+    PriorityScore,
+    Scorer,
+    active_boosts,
+    boost_of,
+    dependants,
+    propagate,
+)
 from allotment.core.scheduler import Scheduler
 from allotment.core.snapshot import NodeState
 from allotment.core.state import Pend
@@ -32,6 +39,20 @@ class Ranked:
     position: int  # 1-based within the team
     of: int
     score: PriorityScore
+
+
+@dataclass(frozen=True, slots=True)
+class BoostUse:
+    """A boost that matches the job (``core.boosts.boost_of``, the one matching rule), and
+    whether it counts at the moment explained: ``active`` (added to the score) or expired (no
+    effect).  Both are shown, so a job that lost its boost says so (issue 28, item 4)."""
+
+    target: str
+    amount: float
+    expires_t: float  # run-relative seconds
+    reason: str
+    approver: str
+    active: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +74,7 @@ class Facts:
     history: tuple[Event, ...]
     window_s: float
     gpus_per_node: int
+    boosts: tuple[BoostUse, ...] = ()
 
 
 def explain_run(run: RunDir, config: CompiledConfig, job: str, t: float | None) -> Facts:
@@ -87,7 +109,19 @@ def explain_run(run: RunDir, config: CompiledConfig, job: str, t: float | None) 
         reservation=res if job in m.pending else None, history=history,
         window_s=float(ctx.policy.lookback_s),
         gpus_per_node=max((g.gpus_per_node for g in config.clusters[run.cluster].node_groups), default=8),
+        boosts=_boosts(ctx, spec, epoch_of(when, ctx.policy.fairshare_period_s)),
     )
+
+
+def _boosts(ctx: Context, spec: JobSpec, t: float) -> tuple[BoostUse, ...]:
+    """The policy's boosts that match ``spec``, each active or expired at the pass's epoch ``t``
+    (when the core reads them: ``active_boosts``)."""
+    out = []
+    for b in ctx.policy.boosts:
+        if boost_of({b.target: b.amount}, spec.id, spec.user, spec.account) > 0:
+            until = ctx.boost_expiry_s(b.expires)
+            out.append(BoostUse(b.target, b.amount, until, b.reason, b.approver, t < until))
+    return tuple(out)
 
 
 def _default_time(history: tuple[Event, ...], end: float) -> float:
@@ -171,6 +205,8 @@ def facts_json(f: Facts, run: RunDir) -> dict[str, Any]:
     }
     if f.team is not None:
         d["team_position"] = {"position": f.team.position, "of": f.team.of, "score": asdict(f.team.score)}
+    if f.boosts:
+        d["boosts"] = [asdict(b) | {"expires": when(b.expires_t)} for b in f.boosts]
     if f.run_start is not None:
         until = f.run_start + f.min_runtime_s if f.allocated else f.run_start
         d["run"] = {"start": when(f.run_start), "start_t_s": f.run_start, "nodes": list(f.run_nodes),

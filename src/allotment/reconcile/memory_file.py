@@ -1,7 +1,7 @@
 """What the reconciler remembers between ticks that neither the cluster nor the ledger keeps,
 saved in the state dir (``memory.json``) so that a restart changes no decision.
 
-The core reads four such facts: which job a requeued job was evicted for (anti-thrash), a
+The core reads four such facts (and the audit log, which boosts it has logged, ``boost_audit``): which job a requeued job was evicted for (anti-thrash), a
 job's first submission (Slurm forgets it at a requeue), which running jobs the core started as
 debug backfill that yields to a reservation, and the window usage frozen for the current
 fair-share epoch (``reconcile.active.EpochUsage``).  Held only in memory, a restart (a deploy,
@@ -37,6 +37,7 @@ class Memory:
     submitted: FirstSubmissions = field(default_factory=FirstSubmissions)
     yields: set[str] = field(default_factory=set)
     usage: EpochUsage = field(default_factory=EpochUsage)
+    boosts: dict[str, str] = field(default_factory=dict)  # boost -> state last audited (boost_audit)
     text: str = ""
 
 
@@ -51,6 +52,7 @@ class _MemoryFile(BaseModel):
     yields: list[str]
     epoch: float | None
     epoch_usage: dict[str, float]
+    boosts: dict[str, str] = {}  # absent in files written before boosts were audited
 
 
 def memory_text(m: Memory) -> str:
@@ -62,6 +64,8 @@ def memory_text(m: Memory) -> str:
         "epoch": m.usage.epoch,
         "epoch_usage": dict(sorted(m.usage.usage.items())),
     }
+    if m.boosts:
+        body["boosts"] = dict(sorted(m.boosts.items()))
     return json.dumps(body, indent=1) + "\n"
 
 
@@ -88,6 +92,7 @@ def read_memory(state_dir: Path) -> Memory:
         submitted=FirstSubmissions(JobMemory(f.first_submit)),
         yields=set(f.yields),
         usage=EpochUsage(f.epoch, dict(f.epoch_usage)),
+        boosts=dict(f.boosts),
         text=text,
     )
 
