@@ -62,7 +62,14 @@ def test_a_waiting_gang_says_its_reservation_and_expected_start(run_dir: Path, c
             waiting.discard(e.job)
     assert out["team_position"]["of"] == len(waiting)
     assert 1 <= out["team_position"]["position"] <= len(waiting)
-    assert set(out["team_position"]["score"]) == {"total", "declared", "deadline", "age", "fairness", "fit", "boost", "inherited"}
+    score = out["team_position"]["score"]
+    assert set(score) == {"total", "declared", "deadline", "age", "fairness", "fit", "boost", "inherited", "mode", "terms"}
+    # every factor with its weight (issue 28): the fixed derivation's weighted parts are their products
+    assert score["mode"] == "fixed"
+    terms = {t["name"]: t for t in score["terms"]}
+    assert set(terms) == {"declared", "deadline", "age", "fairness", "fit"}
+    for name in terms:
+        assert abs(terms[name]["factor"] * terms[name]["weight"] - score[name]) < 1e-9
     path = [r["name"] for r in out["path"]]
     assert path[-1] == rd.jobs[res.job].account and path[0] in ("olmo", "prior", "science", "safety")
 

@@ -45,7 +45,7 @@ from allotment.core.snapshot import NodeState
 from allotment.core.starting import Starting
 from allotment.core.state import Pend
 from allotment.core.tiers import GUARANTEED
-from allotment.core.walk import FAST, Room, WalkPolicy
+from allotment.core.walk import FAST, REFERENCE, Room, WalkPolicy
 from allotment.core.weights import ScoreWeights
 
 __all__ = ["PassInputs", "QueueKey", "Scheduler"]
@@ -67,7 +67,7 @@ class _KeptKey:
 
 class Scheduler(Starting):
     def __init__(self, ctx: Context, nodes: tuple[NodeState, ...], *, walk: WalkPolicy = FAST) -> None:
-        super().__init__(ctx, nodes, walk)
+        super().__init__(ctx, nodes, walk if ctx.policy.priority_weights.mode == "fixed" else REFERENCE)  # kept orders: fixed only
         self.ranks: tuple[LeafRank, ...] = ()  # the last pass's Fair Tree ranks (reported)
         # answers the fast walk may reuse on identical inputs (walk.reuses; see core.walk)
         self._inputs_key: tuple[float, Mapping[str, float], int] | None = None  # holds the mapping
