@@ -55,7 +55,9 @@ class JobObs:
     ``nodes``, when the backend reports them.  ``time_limit_s`` (None: unlimited or unknown)
     bounds how long the job may run: the core's work estimate.  ``restarts`` counts requeues;
     ``reason`` is why a pending job waits in the backend's words (Slurm: ``Dependency``,
-    ``BeginTime``...).
+    ``BeginTime``...).  ``priority`` is the backend's own (Slurm's computed value, which the
+    reconciler sets); ``declared_priority`` and ``deadline`` are what the user declared, the
+    inputs of the within-team order (docs/operators-guide.md has the Slurm mapping).
     """
 
     id: str
@@ -76,6 +78,8 @@ class JobObs:
     time_limit_s: float | None = None
     restarts: int = 0
     reason: str = ""
+    declared_priority: int = 0  # what the user declared (within-team order), not the backend's computed ``priority``
+    deadline: float | None = None  # the user's deadline (Unix seconds), None: none
 
 
 @dataclass(frozen=True, slots=True)
