@@ -196,3 +196,23 @@ def test_explain_shows_each_boost_of_the_job_applied_or_expired(run_dir: Path, c
     assert "expired: no effect" in render_text(g, rd)
     if g.team is not None:
         assert g.team.score.boost == 0.0
+
+
+def test_a_run_made_with_set_is_explained_with_its_knobs(tmp_path: Path, config: Any) -> None:
+    """Issue 28: a run simulated with ``--set within_team.mode=adaptive`` shows the adaptive
+    factors and blended weights (meta.json keeps the run's --set), not the config's fixed ones."""
+    from allotment.legible.explain import explain_run
+    from tests.legible.rundir_fixture import make_run_dir
+
+    run = make_run_dir(tmp_path / "adaptive", config, days=0.25, overrides={"within_team.mode": "adaptive"})
+    rd = read_run(run)
+    assert rd.meta["set"] == {"within_team.mode": "adaptive"}
+    waiting = [(e.job, e.t) for e in rd.events if e.event == "submit"]
+    for job, t in waiting:
+        f = explain_run(rd, config, job, t + 1.0)
+        if f.team is not None:
+            assert f.team.score.mode == "adaptive"
+            assert 0.0 <= f.team.score.total <= 1.0 + max(0.0, f.team.score.boost)
+            assert {t.name for t in f.team.score.terms} == {"declared", "deadline", "age", "fairness", "fit"}
+            return
+    raise AssertionError("no job waited in the run")

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from allotment.compile.model import CompiledConfig
+from allotment.compile.model import CompiledConfig, Policy
 from allotment.core.context import Context, build_context
 from allotment.core.epoch import epoch_of
 from allotment.core.ids import UserGpus
@@ -31,6 +31,7 @@ from allotment.legible.replay import Moment, moment
 from allotment.legible.rundir import Event, RunDir
 from allotment.legible.runview import run_tree_inputs
 from allotment.legible.tree import TreeRow, build_tree
+from allotment.sim.overrides import apply_overrides
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,7 +82,8 @@ def explain_run(run: RunDir, config: CompiledConfig, job: str, t: float | None) 
     spec = run.jobs.get(job)
     if spec is None:
         raise UsageError(f"job {job!r} is not in {run.path / 'trace.jsonl'}")
-    ctx = build_context(config, run.cluster, mode=str(run.meta.get("policy", "budgets")), epoch=run.t0)
+    ctx = build_context(config, run.cluster, mode=str(run.meta.get("policy", "budgets")), epoch=run.t0,
+                        policy=_run_policy(run, config))
     history = tuple(run.job_events(job))
     when = t if t is not None else _default_time(history, run.end)
     m = moment(run, when)
@@ -122,6 +124,14 @@ def _boosts(ctx: Context, spec: JobSpec, t: float) -> tuple[BoostUse, ...]:
             until = ctx.boost_expiry_s(b.expires)
             out.append(BoostUse(b.target, b.amount, until, b.reason, b.approver, t < until))
     return tuple(out)
+
+
+def _run_policy(run: RunDir, config: CompiledConfig) -> Policy:
+    """The policy the run was scored with: the config's, with the run's ``--set`` knobs (kept
+    in meta.json), so a run made with ``--set within_team.mode=adaptive`` is explained in it."""
+    pol = config.policy_for(run.cluster)
+    overrides = run.meta.get("set")
+    return apply_overrides(pol, {str(k): str(v) for k, v in overrides.items()}) if isinstance(overrides, dict) else pol
 
 
 def _default_time(history: tuple[Event, ...], end: float) -> float:
