@@ -17,6 +17,7 @@ HERE = Path(__file__).resolve().parent
 RUNS: tuple[tuple[str, ...], ...] = (
     ("compile_bench.py", "--runs", "9"),
     ("sched_pass_bench.py", "--repeat", "5"),
+    ("within_team_bench.py", "--repeat", "7"),
     ("reconcile_bench.py", "sim", "--repeat", "9"),
     ("sim_bench.py", "--repeat", "3"),
     ("trace_import_bench.py", "--runs", "3"),

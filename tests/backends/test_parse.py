@@ -257,3 +257,25 @@ def test_a_cancel_writes_its_rule_and_reason_on_the_job_before_scancel() -> None
     ]
     plain = ClusterAction("requeue", "9", "reclaim", "")
     assert cluster_commands(plain) == [cluster_command(plain)]
+
+
+def _pending(**fields: object) -> dict[str, object]:
+    return {"job_id": 5, "user_name": "root", "account": "teama1", "qos": "alloc-20s", "job_state": "PENDING",
+            "submit_time": 90, "priority": 7, "eligible_time": 90, "tres_per_node": "gres:gpu:1", **fields}
+
+
+def test_declared_priority_and_deadline_are_the_users_not_slurms_computed_priority() -> None:
+    """Issue 28, item 3: the within-team order reads what the user declared (the ``allot.priority``
+    comment key, else minus ``--nice``; ``--deadline``), never Slurm's computed ``priority``."""
+    cases = [
+        (_pending(), 0, None),
+        (_pending(nice=-5, deadline=5000), 5, 5000.0),
+        (_pending(nice=100, comment="run 3, allot.priority=9"), 9, None),
+        (_pending(nice=3, comment="allot.priority=high"), -3, None),
+        (_pending(comment="allot.priority=99999999999"), 2**31 - 1, None),
+        (_pending(deadline={"set": True, "infinite": False, "number": 7000}), 0, 7000.0),
+        (_pending(deadline={"set": False, "infinite": False, "number": 0}), 0, None),
+    ]
+    for job, declared, deadline in cases:
+        [obs] = parse_squeue_json(json.dumps({"errors": [], "jobs": [job]}), {"alloc-20s": 20})
+        assert (obs.priority, obs.declared_priority, obs.deadline) == (7, declared, deadline), job

@@ -13,12 +13,14 @@ from allotment.cli.main import COMMANDS, build_parser, main
 from tests.config.corpus import BASE
 
 AT = ["--at", "2026-06-01"]
+# the bundled example is dated: its boost runs in the week of 2026-11-30, at most boost_max from it
+BUNDLED_AT = ["--at", "2026-11-30"]
 
 
 def test_validate_bundled_example_exits_zero(
     repo_root: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(["validate", "--repo", str(repo_root), *AT]) == 0
+    assert main(["validate", "--repo", str(repo_root), *BUNDLED_AT]) == 0
     out = capsys.readouterr()
     assert out.out.startswith("ok: 28 budget nodes (15 leaves)")
     assert out.err == ""
@@ -168,7 +170,7 @@ def test_validate_from_a_subfolder_finds_the_repository_root(
     (copy / ".git").mkdir()  # the search stops at a work tree's top
     sub = next(p for p in (copy / "budgets").rglob("*") if p.is_dir())
     monkeypatch.chdir(sub)
-    assert main(["validate", *AT]) == 0
+    assert main(["validate", *BUNDLED_AT]) == 0
     out = capsys.readouterr()
     assert out.out.startswith("ok: 28 budget nodes") and out.err == ""
 
@@ -185,7 +187,7 @@ def test_validate_outside_any_repository_still_reports_the_missing_tree(
 def test_set_errors_name_the_public_knobs_not_the_model_fields(
     repo_root: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    args = ["simulate", "--repo", str(repo_root), *AT, "--scenario", "ai2", "--days", "0.01"]
+    args = ["simulate", "--repo", str(repo_root), *BUNDLED_AT, "--scenario", "ai2", "--days", "0.01"]
     assert main([*args, "--set", "lookback_s=3d"]) == 2
     err = capsys.readouterr().err
     known = err.split("known: ", 1)[1]

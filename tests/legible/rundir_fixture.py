@@ -14,15 +14,16 @@ from allotment.sim.workloads import from_scenario
 
 
 def make_run_dir(out: Path, config: CompiledConfig, *, cluster: str = "b200", days: float = 2.0,
-                 seed: int = 0, policy: str = "budgets") -> Path:
+                 seed: int = 0, policy: str = "budgets", overrides: dict[str, str] | None = None) -> Path:
     """Simulate the bundled ai2 scenario and save it as a run dir in ``out``."""
     workload = from_scenario(config, "ai2", cluster=cluster, days=days, seed=seed)
     log = out.with_name(out.name + ".events.jsonl")
     with EventFile(log) as events:
-        result = simulate(config, workload, cluster=cluster, days=days, seed=seed, policy=policy, on_event=events)
+        result = simulate(config, workload, cluster=cluster, days=days, seed=seed, policy=policy, on_event=events,
+                          overrides=overrides or {})
         assert result.header is not None
         events.finish(result.header)
-    src = RunSource(scenario="ai2", trace=None, days=days, t0=t0_of(config.at).isoformat())
+    src = RunSource(scenario="ai2", trace=None, days=days, t0=t0_of(config.at).isoformat(), overrides=overrides or {})
     save_run(out, config, workload, result, src, events=log)
     log.unlink()
     return out

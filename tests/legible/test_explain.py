@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -61,7 +62,14 @@ def test_a_waiting_gang_says_its_reservation_and_expected_start(run_dir: Path, c
             waiting.discard(e.job)
     assert out["team_position"]["of"] == len(waiting)
     assert 1 <= out["team_position"]["position"] <= len(waiting)
-    assert set(out["team_position"]["score"]) == {"total", "declared", "deadline", "age", "fairness", "fit", "boost", "inherited"}
+    score = out["team_position"]["score"]
+    assert set(score) == {"total", "declared", "deadline", "age", "fairness", "fit", "boost", "inherited", "mode", "terms"}
+    # every factor with its weight (issue 28): the fixed derivation's weighted parts are their products
+    assert score["mode"] == "fixed"
+    terms = {t["name"]: t for t in score["terms"]}
+    assert set(terms) == {"declared", "deadline", "age", "fairness", "fit"}
+    for name in terms:
+        assert abs(terms[name]["factor"] * terms[name]["weight"] - score[name]) < 1e-9
     path = [r["name"] for r in out["path"]]
     assert path[-1] == rd.jobs[res.job].account and path[0] in ("olmo", "prior", "science", "safety")
 
@@ -164,3 +172,47 @@ def test_a_live_explanation_gives_wall_times_in_rfc3339(state_dir: Path, capsys:
     out = json.loads(capsys.readouterr().out)
     assert out["at"].endswith("Z") and parse_rfc3339(out["at"]) > 0
     assert out["observed"] is None or out["observed"]["submit"].endswith("Z")
+
+
+def test_explain_shows_each_boost_of_the_job_applied_or_expired(run_dir: Path, config: Any) -> None:
+    """Issue 28, item 4: the boost that counts, and one that expired (no effect on the score)."""
+    import dataclasses
+    import datetime as dt
+
+    from allotment.compile.model import Boost
+    from allotment.legible.explain import explain_run
+    from allotment.legible.explain_words import render_text
+
+    rd = read_run(run_dir)
+    job, t = next((e.job, e.t) for e in rd.events if e.event == "submit" and rd.jobs[e.job].account == "tulu")
+    f = explain_run(rd, config, job, t)
+    assert [(b.target, b.active) for b in f.boosts] == [("account:tulu", True)]
+    assert "boost account:tulu +2 until" in render_text(f, rd) and ": counts" in render_text(f, rd)
+    gone = Boost("account:tulu", 2.0, rd.t0 + dt.timedelta(seconds=1), "over", "olivia.chen@ai2.example")
+    pol = dataclasses.replace(config.policy_for(rd.cluster), boosts=(gone,))
+    expired = dataclasses.replace(config, cluster_policies={**config.cluster_policies, rd.cluster: pol})
+    g = explain_run(rd, expired, job, max(t, 600.0))
+    assert [(b.target, b.active) for b in g.boosts] == [("account:tulu", False)]
+    assert "expired: no effect" in render_text(g, rd)
+    if g.team is not None:
+        assert g.team.score.boost == 0.0
+
+
+def test_a_run_made_with_set_is_explained_with_its_knobs(tmp_path: Path, config: Any) -> None:
+    """Issue 28: a run simulated with ``--set within_team.mode=adaptive`` shows the adaptive
+    factors and blended weights (meta.json keeps the run's --set), not the config's fixed ones."""
+    from allotment.legible.explain import explain_run
+    from tests.legible.rundir_fixture import make_run_dir
+
+    run = make_run_dir(tmp_path / "adaptive", config, days=0.25, overrides={"within_team.mode": "adaptive"})
+    rd = read_run(run)
+    assert rd.meta["set"] == {"within_team.mode": "adaptive"}
+    waiting = [(e.job, e.t) for e in rd.events if e.event == "submit"]
+    for job, t in waiting:
+        f = explain_run(rd, config, job, t + 1.0)
+        if f.team is not None:
+            assert f.team.score.mode == "adaptive"
+            assert 0.0 <= f.team.score.total <= 1.0 + max(0.0, f.team.score.boost)
+            assert {t.name for t in f.team.score.terms} == {"declared", "deadline", "age", "fairness", "fit"}
+            return
+    raise AssertionError("no job waited in the run")

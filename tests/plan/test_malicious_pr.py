@@ -69,7 +69,7 @@ def test_jinja_and_html_in_free_text_is_escaped_in_the_comment(
     small_repo.switch("pr", create=True)
     small_repo.write(
         "policies/boosts.yaml",
-        "boosts:\n  - target: account:nlp\n    amount: 1.0\n    expires: 2026-06-01T00:00:00Z\n"
+        "boosts:\n  - target: account:nlp\n    amount: 1.0\n    expires: 2026-01-05T00:00:00Z\n"
         '    reason: "{{ 7*7 }} {% raw %} <img src=x onerror=alert(1)> | @acme/everyone [x](javascript:alert(1))"\n'
         "    approver: pat@acme.example\n",
     )

@@ -210,3 +210,14 @@ def test_only_the_head_of_the_order_is_pinned_and_earlier_pins_follow_their_posi
     values = [prio[j] for j in by_position]
     assert values == sorted(values, reverse=True) and len(set(values)) == len(values)
     assert all(PINNED_FLOOR < v <= PRIORITY_TOP for v in values)
+
+
+def test_a_jobs_declared_priority_and_deadline_reach_the_core() -> None:
+    """Issue 28, item 3: on a real cluster, urgency and declared priority order a team's jobs as
+    in the simulator (before, every observed job was priority 0 without a deadline)."""
+    from allotment.reconcile.active import _spec
+
+    j = JobObs("7", "root", "teama1", "q", 8, "pending", 100.0, None, 20, True, 40,
+               declared_priority=3, deadline=9000.0)
+    s = _spec(j)
+    assert (s.priority, s.deadline) == (3, 9000.0)

@@ -55,7 +55,10 @@ class JobObs:
     ``nodes``, when the backend reports them.  ``time_limit_s`` (None: unlimited or unknown)
     bounds how long the job may run: the core's work estimate.  ``restarts`` counts requeues;
     ``reason`` is why a pending job waits in the backend's words (Slurm: ``Dependency``,
-    ``BeginTime``...).  ``partition`` (Slurm partition, Kueue LocalQueue) and ``kind`` (the
+    ``BeginTime``...).  ``priority`` is the backend's own (Slurm's computed value, which the
+    reconciler sets); ``declared_priority`` and ``deadline`` are what the user declared, the
+    inputs of the within-team order (docs/operators-guide.md has the Slurm mapping).
+    ``partition`` (Slurm partition, Kueue LocalQueue) and ``kind`` (the
     declared kind: Slurm ``--comment kind=...``, the ``allotment.io/kind`` label) are what the
     policy's interactive class recognises a session by (``compile.interactive``).
     """
@@ -80,6 +83,8 @@ class JobObs:
     reason: str = ""
     partition: str = ""
     kind: str | None = None
+    declared_priority: int = 0  # what the user declared (within-team order), not the backend's computed ``priority``
+    deadline: float | None = None  # the user's deadline (Unix seconds), None: none
 
 
 @dataclass(frozen=True, slots=True)

@@ -150,6 +150,7 @@ def run(args: argparse.Namespace) -> int:
                 days=days,
                 t0=t0_of(config.at).isoformat(),
                 no_skip=bool(getattr(args, "no_skip", False)),
+                overrides=overrides,
             )
             with Progress(f"saving the run to {args.save}", enabled=wanted(machine_stdout=json_to_stdout)):
                 save_run(args.save, config, workload, result, src, events=for_save)

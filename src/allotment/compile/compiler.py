@@ -128,4 +128,4 @@ def _compile(loaded: LoadedConfig, at: dt.date, revision: str | None) -> Compile
 
 def compile_repo(root: Path, at: dt.date, revision: str | None = None) -> CompiledConfig:
     """Read, load and compile the config repository at ``root``."""
-    return compile_config(load_config(read_repo_files(root)), at, revision)
+    return compile_config(load_config(read_repo_files(root), at), at, revision)

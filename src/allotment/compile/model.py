@@ -59,9 +59,33 @@ class Cluster:
         return tuple(n for g in self.node_groups for n in g.node_names)
 
 
+WithinTeamMode = Literal["fifo", "fixed", "adaptive"]
+
+
+@dataclass(frozen=True, slots=True)
+class WeightSet:
+    """One set of the adaptive derivation's weights (``within_team.below`` / ``.above``); the
+    defaults are the Osprey write-up's table for a loaded cluster (docs/design/within-team.md).
+    The write-up's table has no declared-priority term, hence ``declared`` 0."""
+
+    deadline: float = 0.2
+    fit: float = 0.5
+    age: float = 0.1
+    fairness: float = 0.2
+    declared: float = 0.0
+
+
+#: the write-up's weights below its utilization threshold: urgency dominates
+BELOW = WeightSet(deadline=0.5, fit=0.2, age=0.2, fairness=0.1, declared=0.0)
+
+
 @dataclass(frozen=True, slots=True)
 class PriorityWeights:
-    """Within-team priority signals (see core.priority). Weights adapt to load at run time."""
+    """Within-team priority signals (see core.priority).  ``mode`` chooses the derivation:
+    ``fixed`` (these weights, fit's growing with load; the default, today's order), ``adaptive``
+    (the two weight sets blended by load, every factor in [0, 1]) or ``fifo`` (oldest eligible
+    first; boosts still count).  ``dependencies``: prerequisites inherit their dependants'
+    urgency (off: each job is scored alone)."""
 
     deadline: float = 1.0
     fit: float = 0.5
@@ -69,6 +93,13 @@ class PriorityWeights:
     fairness: float = 0.5
     age_cap_s: int = 86400
     declared: float = 1.0  # the user's own declared priority
+    mode: WithinTeamMode = "fixed"
+    dependencies: bool = True
+    below: WeightSet = BELOW
+    above: WeightSet = WeightSet()
+    threshold: float = 0.5  # load (demanded / installed GPUs) where the sets meet
+    blend: float = 0.2  # width of the linear blend around ``threshold`` (0: a step)
+    short_prerequisite: float = 0.05  # a prerequisite this short next to its dependant goes first
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,6 +3,7 @@ cluster (global values, then that cluster's overrides)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from allotment.compile.interactive import InteractiveClass
@@ -62,11 +63,24 @@ def _apply(policy: Policy, knobs: PolicyKnobs) -> Policy:
         if pw.age_cap is not None:
             weights["age_cap_s"] = parse_duration(pw.age_cap)
         base = changes.get("priority_weights", policy.priority_weights)
-        from dataclasses import replace
-
         changes["priority_weights"] = replace(base, **weights)
     if knobs.interactive is not None:
         changes["interactive"] = _interactive(policy.interactive, knobs.interactive)
+    if knobs.within_team is not None:
+        wt = knobs.within_team
+        within: dict[str, Any] = {
+            k: getattr(wt, k)
+            for k in ("mode", "dependencies", "threshold", "blend", "short_prerequisite")
+            if getattr(wt, k) is not None
+        }
+        base = changes.get("priority_weights", policy.priority_weights)
+        for side in ("below", "above"):
+            section = getattr(wt, side)
+            if section is not None:
+                within[side] = replace(getattr(base, side), **{
+                    k: v for k, v in section.model_dump().items() if v is not None
+                })
+        changes["priority_weights"] = replace(base, **within)
     return policy.with_overrides(**changes) if changes else policy
 
 

@@ -8,11 +8,13 @@ cluster file itself failed to parse).
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import re
 from collections.abc import Mapping
 from typing import Any
 
+from allotment.config.boost_checks import check_boosts
 from allotment.config.bulk import bulk_allocation
 from allotment.config.files import check_file
 from allotment.config.inventory_checks import check_cluster
@@ -44,13 +46,15 @@ def inputs_sha256(files: Mapping[str, bytes]) -> str:
     return h.hexdigest()
 
 
-def load_config(files: Mapping[str, bytes]) -> LoadedConfig:
-    """Validate every file and the whole; raise ConfigError with every error (and warning)."""
+def load_config(files: Mapping[str, bytes], at: dt.date | None = None) -> LoadedConfig:
+    """Validate every file and the whole; raise ConfigError with every error (and warning).
+    ``at``: the date the config is checked for, which bounds how far a boost may run
+    (``boost_checks``); None skips only that date-dependent check."""
     with bulk_allocation():
-        return _load(files)
+        return _load(files, at)
 
 
-def _load(files: Mapping[str, bytes]) -> LoadedConfig:
+def _load(files: Mapping[str, bytes], at: dt.date | None) -> LoadedConfig:
     diags: list[Diagnostic] = []
     parsed: dict[str, tuple[Any, SourceMap]] = {}
     kinds: dict[str, str] = {}
@@ -112,19 +116,15 @@ def _load(files: Mapping[str, bytes]) -> LoadedConfig:
         diags.extend(check_scheduler(scheduler, scheduler_smap, cluster_names))
     boosts = BoostsFile()
     boosts_at: tuple[Located, ...] = ()
+    # When the tree (or the platform team's file) is broken, target and approver errors would
+    # only be noise; the expiry bound is still checked.
     tree_ok = not any(d.severity == "error" and d.file.startswith("budgets") for d in diags)
+    owners_known = tree_ok and (SCHEDULER in parsed or SCHEDULER not in files)
     if BOOSTS in parsed:
         boosts, bsmap = parsed[BOOSTS]
         boosts_at = tuple(Located(bsmap, ("boosts", i)) for i in range(len(boosts.boosts)))
-        leaves = {n.name for n in nodes if n.leaf}
-        # When the tree is broken, unknown-target errors would only be noise.
-        for i, b in enumerate(boosts.boosts if tree_ok else ()):
-            kind, _, target = b.target.partition(":")
-            where = Located(bsmap, ("boosts", i, "target"))
-            if kind == "account" and target not in leaves:
-                diags.append(where.diagnostic(f"boost target: unknown leaf account '{target}'"))
-            if kind == "user" and target not in users:
-                diags.append(where.diagnostic(f"boost target: unknown user '{target}'"))
+        owners = (nodes, users, scheduler.platform_team) if owners_known else None
+        diags.extend(check_boosts(boosts, bsmap, owners, scheduler.boost_max, at))
 
     errors = [d for d in diags if d.severity == "error"]
     if errors:

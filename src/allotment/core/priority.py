@@ -19,6 +19,26 @@ priority, its boost, and its deadline with the prerequisite's remaining work tak
 -- so a dependant's urgency reaches the work that holds it up, not only its declared priority.
 Another team's jobs never lend urgency: their team's place is the Fair Tree's to decide.
 
+That is the ``fixed`` derivation (``within_team.mode``, the default: the order the scheduler has
+always made).  Two more (``derive``, docs/design/within-team.md):
+
+* ``adaptive`` -- the Osprey write-up's: each factor in [0, 1] (declared priority squashed,
+  ``declared_factor``; deadline urgency; capped age; user fairness; fit 1 or 0), weighted by a
+  blend of two weight sets (``within_team.below`` under the load threshold, ``.above`` over it,
+  linear across ``within_team.blend`` around ``threshold``, ``blended``) and divided by the
+  weights' sum, so the derived score is in [0, 1]; a boost is added on top.  Load is demanded /
+  installed GPUs (running-only utilization sits near 100% whenever anything waits, so it cannot
+  tell a light queue from a heavy one).  A prerequisite scores at least ``INHERIT`` x each
+  same-team dependant's score, or the whole of it when the prerequisite's remaining work is
+  under ``short_prerequisite`` x the dependant's work (the write-up's "3 hours to 45 minutes":
+  a short job that unblocks a long one goes first).
+* ``fifo`` -- oldest eligible first: every derived score is 0, the tie-break decides; boosts
+  (approved, expiring overrides) still count, and with dependencies a prerequisite inherits them.
+
+``within_team.dependencies: false`` scores every job alone: its own declared priority, nothing
+inherited.  Neither mode reads another team's jobs: the order between teams stays the Fair
+Tree's.
+
 Time-varying signals (age, deadline, boosts) are read at the pass's epoch (``core.epoch``).  Ties
 break by eligibility time, then job id.
 
@@ -36,6 +56,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Final
 
+from allotment.compile.model import PriorityWeights
 from allotment.core.boosts import BoostIndex, active_boosts, boost_of
 from allotment.core.context import Context
 from allotment.core.ids import UserGpus
@@ -44,9 +65,20 @@ from allotment.core.jobs import JobSpec
 from allotment.core.state import InheritedParts, Pend, StaticScore
 from allotment.core.weights import ScoreWeights
 
-__all__ = ["INHERIT", "BoostIndex", "PriorityScore", "Scorer", "active_boosts", "boost_of", "dependants", "propagate"]
+__all__ = ["INHERIT", "BoostIndex", "PriorityScore", "Scorer", "Term", "active_boosts", "blended", "boost_of",
+           "declared_factor", "dependants", "propagate"]
 
 INHERIT: Final = 0.9  # a prerequisite scores at least this fraction of its best same-team dependant's score
+
+
+@dataclass(frozen=True, slots=True)
+class Term:
+    """One factor of the score as ``allot explain`` shows it: its value and its weight (their
+    product is the weighted part; ``adaptive`` divides the sum by the weights' sum)."""
+
+    name: str
+    factor: float
+    weight: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +91,36 @@ class PriorityScore:
     fit: float
     boost: float
     inherited: float = 0.0  # INHERIT x the best dependant's score (0: none waits on it)
+    mode: str = "fixed"
+    terms: tuple[Term, ...] = ()  # every factor with its weight
+
+
+Weights5 = tuple[float, float, float, float, float]  # declared, deadline, age, fairness, fit
+
+
+def blended(pw: PriorityWeights, load: float) -> Weights5:
+    """The adaptive weights at ``load``: ``below`` up to ``threshold - blend/2``, ``above`` from
+    ``threshold + blend/2``, linear between (a step at ``threshold`` when ``blend`` is 0), so
+    every weight is continuous in load but for that step."""
+    lo, hi = pw.threshold - pw.blend / 2.0, pw.threshold + pw.blend / 2.0
+    x = (0.0 if load < lo else 1.0) if hi <= lo else min(1.0, max(0.0, (load - lo) / (hi - lo)))
+    a, b = pw.below, pw.above
+    return ((1 - x) * a.declared + x * b.declared, (1 - x) * a.deadline + x * b.deadline,
+            (1 - x) * a.age + x * b.age, (1 - x) * a.fairness + x * b.fairness, (1 - x) * a.fit + x * b.fit)
+
+
+def declared_factor(priority: int) -> float:
+    """A declared priority (any 32-bit integer) in (0, 1): 0 -> 0.5, higher is higher, the
+    ends approached, never reached.  Monotone, so it keeps every user's own order."""
+    return 0.5 + 0.5 * priority / (1.0 + abs(priority))
+
+
+def _urgency(deadline: float | None, t: float, ahead: float) -> float:
+    """0 without a deadline, rising to 1 as the slack (time left minus work left) runs out."""
+    if deadline is None:
+        return 0.0
+    slack = deadline - t - ahead
+    return 1.0 if slack <= 0 else 1.0 / (1.0 + slack / 3600.0)
 
 
 def propagate(specs: Iterable[JobSpec]) -> dict[str, int]:
@@ -176,8 +238,28 @@ class Scorer:
     id in the table the scheduler scores with; a job without one, as explain makes them, is
     looked up by name)."""
 
-    __slots__ = ("age_cap", "age_div", "boost_index", "boosts", "deps", "facts", "k", "max_free", "memo", "t",
-                 "user_gpus", "w", "w_fair", "w_fit")
+    __slots__ = (
+        "age_cap",
+        "age_div",
+        "boost_index",
+        "boosts",
+        "dependencies",
+        "deps",
+        "facts",
+        "k",
+        "max_free",
+        "memo",
+        "mode",
+        "pw",
+        "short",
+        "t",
+        "user_gpus",
+        "w",
+        "w_fair",
+        "w_fit",
+        "wsum",
+        "ww",
+    )
 
     def __init__(
         self,
@@ -205,6 +287,13 @@ class Scorer:
         self.w_fair = k.fairness
         self.max_free = max_free
         self.user_gpus = user_gpus
+        # the derivation (``within_team``): ``fixed`` runs the code below as it always has
+        pw: PriorityWeights = k.source
+        self.pw, self.mode, self.dependencies, self.short = pw, pw.mode, pw.dependencies, pw.short_prerequisite
+        self.ww: Weights5 = blended(pw, load) if pw.mode == "adaptive" else (0.0, 0.0, 0.0, 0.0, 0.0)
+        self.wsum = sum(self.ww)
+        if not pw.dependencies:
+            deps = None
         self.boosts = boosts  # active_boosts(ctx, t), computed once per pass
         # ``boosts`` indexed (``BoostsAt.index``: once per epoch), or made when first needed
         self.boost_index: BoostIndex | None = boost_index
@@ -219,16 +308,32 @@ class Scorer:
         self.facts = facts if facts is not None and facts.users is user_gpus else DependantFactsCache(user_gpus)
 
     def parts(self, p: Pend) -> PriorityScore:
-        """Each weighted signal of ``p``; its ``total`` is ``total(p)``, the one definition of
-        the score (so explain cannot show a sum the pass did not rank by)."""
-        declared, deadline, age, fairness, fit, boost = self._signals(p)
-        return PriorityScore(self.total(p), declared, deadline, age, fairness, fit, boost, self._inherited(p))
+        """Each weighted signal of ``p``, and each factor with its weight; its ``total`` is
+        ``total(p)``, the one definition of the score (so explain cannot show a sum the pass did
+        not rank by)."""
+        names = ("declared", "deadline", "age", "fairness", "fit")
+        raw = self._raw(p)
+        if self.mode == "fixed":
+            declared, deadline, age, fairness, fit, boost = self._signals(p)
+            w = self.k
+            weights = (w.declared, w.deadline, w.age, w.fairness, self.w_fit)
+            terms = tuple(Term(n, f, x) for n, f, x in zip(names, raw, weights, strict=True))
+            return PriorityScore(self.total(p), declared, deadline, age, fairness, fit, boost, self._inherited(p),
+                                 "fixed", terms)
+        ww, wsum = self.ww, self.wsum
+        d, dl, a, fa, fi = (ww[i] * raw[i] / wsum if wsum > 0 else 0.0 for i in range(5))
+        boost = self._boost(p.jid, p.user, p.account)
+        got = self.deps.get(p.jid) if self.deps else None
+        return PriorityScore(self.total(p), d, dl, a, fa, fi, boost, self._inherited_derived(p, got) if got else 0.0,
+                             self.mode, tuple(Term(n, f, x) for n, f, x in zip(names, raw, ww, strict=True)))
 
     def total(self, p: Pend) -> float:
         """The score: declared + deadline + age + fairness + fit + boost, added in that order
         (the first three and the boost from ``_static``), raised to ``_inherited`` for a job
         that others of its team wait for (only then: a job nobody waits for keeps its own
-        score, negative or not)."""
+        score, negative or not).  In the other modes, ``_derived``."""
+        if self.mode != "fixed":
+            return self._derived(p)
         s = p.static
         if s is None or s.t != self.t or s.weights is not self.w or not self.memo:
             s = self._static(p)
@@ -321,18 +426,64 @@ class Scorer:
             self.boost_index = BoostIndex(self.boosts)
         return self.boost_index
 
-    def _signals(self, p: Pend) -> tuple[float, float, float, float, float, float]:
-        w, t = self.k, self.t
-        urgency = 0.0
-        deadline = p.deadline
-        if deadline is not None:
-            slack = deadline - t - (p.work - p.done_work)
-            urgency = 1.0 if slack <= 0 else 1.0 / (1.0 + slack / 3600.0)
+    def _raw(self, p: Pend) -> Weights5:
+        """The factors before weights: declared priority (as declared, or propagated from its
+        dependants; ``adaptive`` squashes it, ``declared_factor``), deadline urgency, capped
+        age, user fairness, fit (1 or 0)."""
+        t = self.t
+        declared = p.declared if self.dependencies else p.spec.priority
+        urgency = _urgency(p.deadline, t, p.work - p.done_work)
         age = min(max(0.0, t - p.eligible), self.age_cap) / self.age_div
         fairness = 1.0 / (1.0 + self._running(p) / 8.0)
-        fit = self.w_fit if p.gpus <= self.max_free else 0.0
+        fit = 1.0 if p.gpus <= self.max_free else 0.0
+        return (declared if self.mode == "fixed" else declared_factor(declared), urgency, age, fairness, fit)
+
+    def _signals(self, p: Pend) -> tuple[float, float, float, float, float, float]:
+        w = self.k
+        declared, urgency, age, fairness, fits = self._raw(p)
+        fit = self.w_fit if fits else 0.0
         boost = boost_of(self._boosts(), p.jid, p.user, p.account) if self.boosts else 0.0
-        return (w.declared * p.declared, w.deadline * urgency, w.age * age, w.fairness * fairness, fit, boost)
+        return (w.declared * declared, w.deadline * urgency, w.age * age, w.fairness * fairness, fit, boost)
+
+    def _boost(self, job_id: str, user: str, account: str) -> float:
+        return boost_of(self._boosts(), job_id, user, account) if self.boosts else 0.0
+
+    def _weighted(self, f: Weights5) -> float:
+        """The adaptive derived score of factors ``f``: their weighted mean, in [0, 1] (0 in
+        ``fifo``, whose weights are all 0)."""
+        ww, wsum = self.ww, self.wsum
+        if wsum <= 0:
+            return 0.0
+        return (ww[0] * f[0] + ww[1] * f[1] + ww[2] * f[2] + ww[3] * f[3] + ww[4] * f[4]) / wsum
+
+    def _derived(self, p: Pend) -> float:
+        """``adaptive`` and ``fifo``: the derived score plus the boost, raised to what its
+        same-team dependants lend it (``_inherited_derived``)."""
+        own = self._weighted(self._raw(p)) + self._boost(p.jid, p.user, p.account)
+        got = self.deps.get(p.jid) if self.deps else None
+        if not got:
+            return own
+        lent = self._inherited_derived(p, got)
+        return lent if lent > own else own
+
+    def _inherited_derived(self, p: Pend, got: tuple[JobSpec, ...]) -> float:
+        """The best of each dependant's score as if pending now (its declared priority, its
+        deadline with ``p``'s remaining work taken from its slack, no age, its user's fairness,
+        ``p``'s fit, its boost), times ``INHERIT`` -- or whole when ``p``'s remaining work is
+        under ``short_prerequisite`` x the dependant's work: then ``p`` goes first."""
+        ahead = max(0.0, p.work - p.done_work)
+        fit = 1.0 if p.gpus <= self.max_free else 0.0
+        users = self.user_gpus
+        best = -math.inf
+        for d in got:
+            running = users.gpus[users.id_of(d.account, d.user)]
+            f = (declared_factor(d.priority), _urgency(d.deadline, self.t, ahead + d.work), 0.0,
+                 1.0 / (1.0 + running / 8.0), fit)
+            score = self._weighted(f) + self._boost(d.id, d.user, d.account)
+            lent = score if ahead < self.short * d.work else INHERIT * score
+            if lent > best:
+                best = lent
+        return best
 
     def key(self, p: Pend) -> tuple[float, float, str]:
         """The order of the pass: best score first, ties by eligibility, then job id (so no two

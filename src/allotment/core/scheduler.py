@@ -47,7 +47,7 @@ from allotment.core.state import Pend
 from allotment.core.tiers import GUARANTEED
 from allotment.core.usage import WindowView
 from allotment.core.usage_crossings import next_crossing
-from allotment.core.walk import FAST, Room, WalkPolicy
+from allotment.core.walk import FAST, REFERENCE, Room, WalkPolicy
 from allotment.core.weights import ScoreWeights
 
 __all__ = ["PassInputs", "QueueKey", "Scheduler"]
@@ -69,7 +69,7 @@ class _KeptKey:
 
 class Scheduler(Starting):
     def __init__(self, ctx: Context, nodes: tuple[NodeState, ...], *, walk: WalkPolicy = FAST) -> None:
-        super().__init__(ctx, nodes, walk)
+        super().__init__(ctx, nodes, walk if ctx.policy.priority_weights.mode == "fixed" else REFERENCE)  # kept orders: fixed only
         self.ranks: tuple[LeafRank, ...] = ()  # the last pass's Fair Tree ranks (reported)
         self._usage_seen: Mapping[str, float] = {}  # the last pass's usage (period 0: its crossings)
         # answers the fast walk may reuse on identical inputs (walk.reuses; see core.walk)

@@ -10,12 +10,19 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from allotment.compile.model import CompiledConfig
+from allotment.compile.model import CompiledConfig, Policy
 from allotment.core.context import Context, build_context
 from allotment.core.epoch import epoch_of
 from allotment.core.ids import UserGpus
 from allotment.core.jobs import JobSpec
-from allotment.core.priority import PriorityScore, Scorer, active_boosts, dependants, propagate
+from allotment.core.priority import (
+    PriorityScore,
+    Scorer,
+    active_boosts,
+    boost_of,
+    dependants,
+    propagate,
+)
 from allotment.core.scheduler import Scheduler
 from allotment.core.snapshot import NodeState
 from allotment.core.state import Pend
@@ -24,6 +31,7 @@ from allotment.legible.replay import Moment, moment
 from allotment.legible.rundir import Event, RunDir
 from allotment.legible.runview import run_tree_inputs
 from allotment.legible.tree import TreeRow, build_tree
+from allotment.sim.overrides import apply_overrides
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +40,20 @@ class Ranked:
     position: int  # 1-based within the team
     of: int
     score: PriorityScore
+
+
+@dataclass(frozen=True, slots=True)
+class BoostUse:
+    """A boost that matches the job (``core.boosts.boost_of``, the one matching rule), and
+    whether it counts at the moment explained: ``active`` (added to the score) or expired (no
+    effect).  Both are shown, so a job that lost its boost says so (issue 28, item 4)."""
+
+    target: str
+    amount: float
+    expires_t: float  # run-relative seconds
+    reason: str
+    approver: str
+    active: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,13 +75,15 @@ class Facts:
     history: tuple[Event, ...]
     window_s: float
     gpus_per_node: int
+    boosts: tuple[BoostUse, ...] = ()
 
 
 def explain_run(run: RunDir, config: CompiledConfig, job: str, t: float | None) -> Facts:
     spec = run.jobs.get(job)
     if spec is None:
         raise UsageError(f"job {job!r} is not in {run.path / 'trace.jsonl'}")
-    ctx = build_context(config, run.cluster, mode=str(run.meta.get("policy", "budgets")), epoch=run.t0)
+    ctx = build_context(config, run.cluster, mode=str(run.meta.get("policy", "budgets")), epoch=run.t0,
+                        policy=_run_policy(run, config))
     history = tuple(run.job_events(job))
     when = t if t is not None else _default_time(history, run.end)
     m = moment(run, when)
@@ -87,7 +111,27 @@ def explain_run(run: RunDir, config: CompiledConfig, job: str, t: float | None) 
         reservation=res if job in m.pending else None, history=history,
         window_s=float(ctx.policy.lookback_s),
         gpus_per_node=max((g.gpus_per_node for g in config.clusters[run.cluster].node_groups), default=8),
+        boosts=_boosts(ctx, spec, epoch_of(when, ctx.policy.fairshare_period_s)),
     )
+
+
+def _boosts(ctx: Context, spec: JobSpec, t: float) -> tuple[BoostUse, ...]:
+    """The policy's boosts that match ``spec``, each active or expired at the pass's epoch ``t``
+    (when the core reads them: ``active_boosts``)."""
+    out = []
+    for b in ctx.policy.boosts:
+        if boost_of({b.target: b.amount}, spec.id, spec.user, spec.account) > 0:
+            until = ctx.boost_expiry_s(b.expires)
+            out.append(BoostUse(b.target, b.amount, until, b.reason, b.approver, t < until))
+    return tuple(out)
+
+
+def _run_policy(run: RunDir, config: CompiledConfig) -> Policy:
+    """The policy the run was scored with: the config's, with the run's ``--set`` knobs (kept
+    in meta.json), so a run made with ``--set within_team.mode=adaptive`` is explained in it."""
+    pol = config.policy_for(run.cluster)
+    overrides = run.meta.get("set")
+    return apply_overrides(pol, {str(k): str(v) for k, v in overrides.items()}) if isinstance(overrides, dict) else pol
 
 
 def _default_time(history: tuple[Event, ...], end: float) -> float:
@@ -171,6 +215,8 @@ def facts_json(f: Facts, run: RunDir) -> dict[str, Any]:
     }
     if f.team is not None:
         d["team_position"] = {"position": f.team.position, "of": f.team.of, "score": asdict(f.team.score)}
+    if f.boosts:
+        d["boosts"] = [asdict(b) | {"expires": when(b.expires_t)} for b in f.boosts]
     if f.run_start is not None:
         until = f.run_start + f.min_runtime_s if f.allocated else f.run_start
         d["run"] = {"start": when(f.run_start), "start_t_s": f.run_start, "nodes": list(f.run_nodes),

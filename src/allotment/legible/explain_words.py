@@ -109,6 +109,15 @@ def render_text(f: Facts, run: RunDir) -> str:
         lines += ["", f"within team {s.account}: {ordinal(f.team.position)} of {f.team.of}, score {sc.total:.3f} = "
                   f"declared {sc.declared:.3f} + deadline {sc.deadline:.3f} + age {sc.age:.3f} + "
                   f"fairness {sc.fairness:.3f} + fit {sc.fit:.3f} + boost {sc.boost:.3f} (each already weighted)"]
+        if sc.terms:
+            how = "weighted mean of" if sc.mode == "adaptive" else "sum of"
+            lines.append(f"  {sc.mode} derivation, {how} factor x weight: "
+                         + ", ".join(f"{t.name} {t.factor:.3f} x {t.weight:.3f}" for t in sc.terms)
+                         + (f"; inherited from its dependants {sc.inherited:.3f}" if sc.inherited else ""))
+    for b in f.boosts:
+        state = "counts" if b.active else "expired: no effect"
+        lines.append(f"  boost {b.target} +{b.amount:g} until {clock(run.t0, b.expires_t)}, approved by {b.approver} "
+                     f"({b.reason}): {state}")
     mr = "unallocated (0: free, preemptible at once)" if f.min_runtime_s <= 0 else duration(f.min_runtime_s)
     lines += ["", f"minimum runtime: {mr}"]
     if f.reservation is not None:

@@ -266,7 +266,7 @@ def applied_config(state: LiveState, at: dt.date | None = None) -> CompiledConfi
     )
     day = at or dt.datetime.fromtimestamp(state.now, dt.UTC).date()
     try:
-        return compile_config(load_config(src.files(sha)), day, None if sha == "dir" else sha)
+        return compile_config(load_config(src.files(sha), day), day, None if sha == "dir" else sha)
     except BackendError as exc:  # no source mirror in the state dir
         raise UsageError(f"--state {state.path}: {exc}") from None
     finally:

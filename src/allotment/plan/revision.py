@@ -24,7 +24,7 @@ from allotment.plan.gitread import read_revision_files
 
 def compile_files(files: Mapping[str, bytes], at: dt.date, revision: str | None) -> CompiledConfig:
     """Validate and compile; raises ConfigError / CompileError with every diagnostic."""
-    return compile_config(load_config(files), at, revision)
+    return compile_config(load_config(files, at), at, revision)
 
 
 def compile_worktree(root: Path, at: dt.date) -> CompiledConfig:

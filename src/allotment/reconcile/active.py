@@ -15,6 +15,9 @@ Mapping (docs/operators-guide.md has the table):
   before its first requeue (``submitted``, ``reconcile.first_submit``).  Without it a requeued
   job lost its place to a younger one of the same rank that the simulator (and the core's own
   record) kept behind it (seed 15 at 2 s ticks: f044 started before f038, batch p90 doubled);
+* a job's declared priority and deadline (``JobObs.declared_priority``, ``.deadline``: Slurm's
+  ``allot.priority=N`` comment or ``--nice``, and ``--deadline``) are its spec's, so the
+  within-team order is the simulator's; Slurm's computed priority is never read as declared;
 * preemptions become requeues pinned to the run's start time (non-resumable jobs follow
   ``Policy.non_resumable``).  In active mode the backend's own preemption is off (the tier QOS
   preempt nothing, see ``backends.policy.qos_tiers``), so every requeue is the core's;
@@ -200,7 +203,8 @@ def _placement(j: JobObs) -> tuple[tuple[str, int], ...]:
 def _spec(j: JobObs) -> JobSpec:
     mr = None if j.min_runtime_s is None else float(j.min_runtime_s)
     work = j.time_limit_s if j.time_limit_s is not None else UNKNOWN_WORK_S
-    return JobSpec(j.id, j.submit, j.account, j.gpus, work, j.user, j.gpus_per_node, mr, j.resumable)
+    return JobSpec(j.id, j.submit, j.account, j.gpus, work, j.user, j.gpus_per_node, mr, j.resumable,
+                   priority=j.declared_priority, deadline=j.deadline)
 
 
 def plan_cluster(

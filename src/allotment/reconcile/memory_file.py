@@ -1,7 +1,7 @@
 """What the reconciler remembers between ticks that neither the cluster nor the ledger keeps,
 saved in the state dir (``memory.json``) so that a restart changes no decision.
 
-The core reads four such facts: which job a requeued job was evicted for (anti-thrash), a
+The core reads four such facts (and the audit log, which boosts it has logged, ``boost_audit``): which job a requeued job was evicted for (anti-thrash), a
 job's first submission (Slurm forgets it at a requeue), which running jobs the core started as
 debug backfill that yields to a reservation, and the window usage frozen for the current
 fair-share epoch (``reconcile.active.EpochUsage``); and one fact of its own, the notice each
@@ -40,6 +40,7 @@ class Memory:
     yields: set[str] = field(default_factory=set)
     usage: EpochUsage = field(default_factory=EpochUsage)
     noticed: JobMemory[Notice] = field(default_factory=JobMemory)
+    boosts: dict[str, str] = field(default_factory=dict)  # boost -> state last audited (boost_audit)
     text: str = ""
 
 
@@ -56,6 +57,7 @@ class _MemoryFile(BaseModel):
     epoch_usage: dict[str, float]
     # job -> (the run's start key, notice time, last seen); absent in files from before issue 29
     noticed: dict[str, tuple[str, float, float]] = {}
+    boosts: dict[str, str] = {}  # absent in files written before boosts were audited
 
 
 def memory_text(m: Memory) -> str:
@@ -69,6 +71,8 @@ def memory_text(m: Memory) -> str:
     }
     if m.noticed.entries():  # left out when empty: a file without sessions reads as before
         body["noticed"] = {j: [n.run, n.at, seen] for j, (n, seen) in sorted(m.noticed.entries().items())}
+    if m.boosts:
+        body["boosts"] = dict(sorted(m.boosts.items()))
     return json.dumps(body, indent=1) + "\n"
 
 
@@ -96,6 +100,7 @@ def read_memory(state_dir: Path) -> Memory:
         yields=set(f.yields),
         usage=EpochUsage(f.epoch, dict(f.epoch_usage)),
         noticed=JobMemory({j: (Notice(run, at), seen) for j, (run, at, seen) in f.noticed.items()}),
+        boosts=dict(f.boosts),
         text=text,
     )
 

@@ -38,6 +38,7 @@ from allotment.compile.model import CompiledConfig
 from allotment.errors import BackendError, UsageError
 from allotment.reconcile.active import maintenance_now, plan_cluster
 from allotment.reconcile.audit import AuditLog, audit_lines, intent_lines
+from allotment.reconcile.boost_audit import boost_transitions
 from allotment.reconcile.capacity_drift import compare
 from allotment.reconcile.charging import finished_runs, observed_runs
 from allotment.reconcile.conditions import TickOutcome, set_conditions
@@ -371,5 +372,8 @@ class Reconciler:
         for p in cplan.decisions.preemptions:
             if p.job_id in done and p.for_job:
                 mem.evicted_by.remember(p.job_id, p.for_job, obs.at)
+        # every boost that began or stopped counting, once (boost_audit)
+        lines, mem.boosts = boost_transitions(policy.boosts, mem.boosts, now, sha)
+        self.audit.append(lines)
         save_memory(self.state_dir, mem)
         return changed

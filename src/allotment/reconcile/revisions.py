@@ -85,7 +85,7 @@ class Revisions:
             return self._compiled[key]
         try:
             files = self.source.files(sha)
-            config = compile_config(load_config(files), at, None if sha == "dir" else sha)
+            config = compile_config(load_config(files, at), at, None if sha == "dir" else sha)
         except (ConfigError, CompileError) as exc:
             first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             log.warning("revision %s does not validate: %s", sha[:12], first)

@@ -51,6 +51,12 @@ def _count(value: str) -> int:
     return int(value)
 
 
+def _mode(value: str) -> str:
+    if value not in ("fifo", "fixed", "adaptive"):
+        raise ValueError(f"expected fifo, fixed or adaptive, got {value!r}")
+    return value
+
+
 @dataclass(frozen=True, slots=True)
 class Knob:
     """A public ``--set`` name: the Policy (or PriorityWeights) field it sets, and its parser."""
@@ -78,6 +84,16 @@ KNOBS: dict[str, Knob] = {
         for w in ("deadline", "fit", "age", "fairness", "declared")
     },
     "priority_weights.age_cap": Knob("age_cap_s", _duration, weight=True),
+    "within_team.mode": Knob("mode", _mode, weight=True),
+    "within_team.dependencies": Knob("dependencies", _bool, weight=True),
+    "within_team.threshold": Knob("threshold", _weight, weight=True),
+    "within_team.blend": Knob("blend", _weight, weight=True),
+    "within_team.short_prerequisite": Knob("short_prerequisite", _weight, weight=True),
+    **{
+        f"within_team.{side}.{w}": Knob(f"{side}.{w}", _weight, weight=True)
+        for side in ("below", "above")
+        for w in ("deadline", "fit", "age", "fairness", "declared")
+    },
 }
 _SHORT = {"requeue_resumable": "preemption.requeue_resumable",
           "non_resumable": "preemption.non_resumable"}
@@ -103,5 +119,11 @@ def apply_overrides(policy: Policy, overrides: Mapping[str, str]) -> Policy:
             raise UsageError(f"--set {key}: {exc}") from None
         (weights if knob.weight else changes)[knob.field] = value
     if weights:
-        changes["priority_weights"] = dataclasses.replace(policy.priority_weights, **weights)
+        pw = policy.priority_weights
+        sets = {}  # within_team.below.fit -> the below set with fit replaced
+        for side in ("below", "above"):
+            mine = {f.split(".", 1)[1]: weights.pop(f) for f in sorted(weights) if f.startswith(f"{side}.")}
+            if mine:
+                sets[side] = dataclasses.replace(getattr(pw, side), **mine)
+        changes["priority_weights"] = dataclasses.replace(pw, **weights, **sets)
     return policy.with_overrides(**changes) if changes else policy

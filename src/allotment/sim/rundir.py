@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import shutil
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +39,7 @@ class RunSource:
     days: float | None
     t0: str  # ISO 8601 wall time of t = 0
     no_skip: bool = False
+    overrides: Mapping[str, str] = field(default_factory=dict)  # --set KEY=VALUE, as given
 
 
 def metrics_json(metrics: Mapping[str, Any]) -> str:
@@ -59,6 +60,8 @@ def meta(config: CompiledConfig, result: SimResult, src: RunSource) -> dict[str,
         "capacity_gpus": result.metrics["capacity_gpus"],
         "no_skip": src.no_skip,
     }
+    if src.overrides:  # what explain must apply to score as the run did (the within-team mode...)
+        out["set"] = dict(sorted(src.overrides.items()))
     if src.scenario is not None:
         out["scenario"] = src.scenario
     else:

@@ -23,6 +23,7 @@ ASSOC_FORMAT = "account,parentname,user,fairshare,qos,defaultqos,grptres"
 USER_FORMAT = "user,defaultaccount"
 # job_submit.lua (next to this file) marks each new job it holds for the reconciler with this
 HOLD_MARK = "allotment: waits for the reconciler"
+COMMENT_PRIORITY = "allot.priority"  # sbatch --comment "allot.priority=5": the declared priority
 HOLD_S = 10 * 365 * 86400  # a held job's begin time lies this far after its real eligibility
 
 
@@ -169,6 +170,8 @@ def parse_squeue_json(text: str, exempt_by_qos: dict[str, int]) -> tuple[JobObs,
                 reason=str(j.get("state_reason") or "") if state == "PENDING" else "",
                 partition=str(j.get("partition") or ""),
                 kind=declared_kind(str(j.get("comment") or "")),
+                declared_priority=declared_priority(j),
+                deadline=_number(j.get("deadline")) or None,
             )
         )
     return tuple(sorted(out, key=lambda j: (len(j.id), j.id)))
@@ -182,6 +185,31 @@ def declared_kind(comment: str) -> str | None:
     comment declares none."""
     m = _KIND.search(comment)
     return m.group(1) if m else None
+
+
+def declared_priority(j: dict[str, Any]) -> int:
+    """The job's declared within-team priority: ``allot.priority=N`` in its comment (``sbatch
+    --comment``), else minus its ``--nice`` (Slurm's nice lowers a job's priority; a user may
+    only raise it, an operator lower it).  Not Slurm's computed ``priority``: in active mode the
+    reconciler writes that one, and it mixes in Slurm's own factors."""
+    for word in str(j.get("comment") or "").replace(",", " ").split():
+        key, sep, value = word.partition("=")
+        if sep and key == COMMENT_PRIORITY:
+            try:
+                return max(-(2**31), min(2**31 - 1, int(value)))
+            except ValueError:
+                break  # not a number: fall back to nice, as if not given
+    return -int(_number(j.get("nice")))
+
+
+def _number(v: object) -> float:
+    """A 22.05 JSON number; a later release's ``{"set", "number"}`` object too; else 0."""
+    if isinstance(v, dict):
+        v = v.get("number", 0) if v.get("set", True) and not v.get("infinite", False) else 0
+    try:
+        return float(v)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return 0.0
 
 
 def _eligible(j: dict[str, Any]) -> float | None:

@@ -60,6 +60,39 @@ class InteractiveSection(Strict):
     )
 
 
+class WeightSetSection(Strict):
+    """One weight set of the adaptive derivation; unset: the Osprey write-up's value."""
+
+    deadline: float | None = Field(default=None, ge=0, description="Weight of deadline urgency.")
+    fit: float | None = Field(default=None, ge=0, description="Weight of fitting free GPUs.")
+    age: float | None = Field(default=None, ge=0, description="Weight of capped age.")
+    fairness: float | None = Field(default=None, ge=0, description="Weight of user fairness.")
+    declared: float | None = Field(default=None, ge=0, description="Weight of declared priority (0).")
+
+
+class WithinTeamSection(Strict):
+    """How a team's own jobs are ordered (docs/design/within-team.md)."""
+
+    mode: Literal["fifo", "fixed", "adaptive"] | None = Field(
+        default=None, description="fifo, fixed (priority_weights; default) or adaptive."
+    )
+    dependencies: bool | None = Field(
+        default=None, description="Prerequisites inherit their dependants' urgency (true)."
+    )
+    threshold: float | None = Field(
+        default=None, ge=0, le=10, description="Load where the weight sets meet (0.5)."
+    )
+    blend: float | None = Field(
+        default=None, ge=0, le=10, description="Width of the linear blend around it (0.2)."
+    )
+    short_prerequisite: float | None = Field(
+        default=None, ge=0, le=1,
+        description="A prerequisite under this fraction of its dependant's work goes first (0.05).",
+    )
+    below: WeightSetSection | None = Field(default=None, description="Weights under the threshold.")
+    above: WeightSetSection | None = Field(default=None, description="Weights over the threshold.")
+
+
 class PolicyKnobs(Strict):
     """Every knob is optional: unset means the built-in default (global) or the global value
     (per-cluster override)."""
@@ -76,6 +109,9 @@ class PolicyKnobs(Strict):
     )
     priority_weights: PriorityWeightsSection | None = Field(
         default=None, description="Within-team priority signals."
+    )
+    within_team: WithinTeamSection | None = Field(
+        default=None, description="Within-team order: mode, dependencies, adaptive weights."
     )
     fairshare_period: Duration | None = Field(
         default=None, description="Usage, ages and boosts are re-read this often (5m)."
@@ -121,6 +157,11 @@ class SchedulerFile(PolicyKnobs):
     )
     clusters: dict[Name, PolicyKnobs] = Field(
         default_factory=dict, description="Per-cluster overrides of any knob."
+    )
+    boost_max: Duration | None = Field(
+        default=None,
+        description="A boost may expire at most this long after the date the config is "
+        "checked (7d).",
     )
 
 

@@ -1,0 +1,116 @@
+"""Deriving the within-team order (issue 28, item 5): 10,000 pending jobs of 15 teams with a
+2,000-edge same-team dependency graph, per ``within_team.mode``.
+
+Usage: ALLOTMENT_PURE=1 PYTHONPATH=src python benchmarks/within_team_bench.py [--repeat 7]
+
+One derivation is what a tick pays for the order of every team's queue from scratch: the
+dependants map (``core.priority.dependants``, the dependency pass), one ``Scorer`` and
+``Scorer.rank`` of each team's pending jobs.  ``fixed`` (today's) is timed as the reference
+scorer (``memo=False``), which is what the first pass of every epoch pays; the fast walk's
+memos and kept orders only save work on the passes after it.  Median of ``--repeat`` runs
+(CPU time of this process, ``time.process_time``: the machine is shared, so wall time
+measures the neighbours too; wall shown beside it), after one warm-up.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import datetime as dt
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tests.core.builders import make_config
+
+from allotment.compile.model import Boost, Policy, PriorityWeights
+from allotment.core.context import build_context
+from allotment.core.ids import UserGpus
+from allotment.core.jobs import JobSpec
+from allotment.core.priority import Scorer, active_boosts, dependants, propagate
+from allotment.core.state import Pend
+
+TEAMS = [f"team{i:02d}" for i in range(15)]
+T = 7200.0  # the pass's epoch
+
+
+def workload(seed: int = 0, jobs: int = 10_000, edges: int = 2_000) -> list[JobSpec]:
+    """``jobs`` pending jobs; ``edges`` dependencies, each from a job to an earlier job of its
+    own team (so the graph is acyclic and every edge lends urgency); a tenth with deadlines."""
+    rng = random.Random(seed)
+    by_team: dict[str, list[int]] = {t: [] for t in TEAMS}
+    specs: list[JobSpec] = []
+    for i in range(jobs):
+        team = rng.choice(TEAMS)
+        by_team[team].append(i)
+        specs.append(JobSpec(
+            f"p{i:05d}", float(rng.randint(0, 7200)), team, rng.choice((1, 1, 2, 4, 8, 16, 64)),
+            float(rng.randint(600, 86_400)), user=f"u{rng.randint(0, 149)}", priority=rng.randint(-2, 5),
+            deadline=float(rng.randint(7200, 200_000)) if rng.random() < 0.1 else None,
+        ))
+    deps: dict[int, set[int]] = {}
+    made = 0
+    while made < edges:
+        team = rng.choice(TEAMS)
+        members = by_team[team]
+        if len(members) < 2:
+            continue
+        a, b = sorted(rng.sample(members, 2))
+        if a not in deps.setdefault(b, set()):
+            deps[b].add(a)
+            made += 1
+    return [dataclasses.replace(s, depends_on=tuple(f"p{j:05d}" for j in sorted(deps.get(i, ()))))
+            for i, s in enumerate(specs)]
+
+
+def graph(specs: list[JobSpec]) -> tuple[dict[str, tuple[JobSpec, ...]], dict[str, int]]:
+    """The dependency pass: who waits for whom (same team), and propagated declared priority."""
+    return dependants(specs), propagate(specs)
+
+
+def derive(ctx: object, specs: list[JobSpec], users: UserGpus) -> list[list[Pend]]:
+    """The order of every team's pending jobs, from scratch."""
+    deps, declared = graph(specs)
+    scorer = Scorer(ctx, T, 1.4, 8, users, active_boosts(ctx, T), deps)  # type: ignore[arg-type]
+    by_team: dict[str, list[Pend]] = {}
+    for s in specs:
+        by_team.setdefault(s.account, []).append(Pend(s, s.submit, s.submit, 0.0, declared[s.id], None, s.account))
+    return [scorer.rank(by_team[t]) for t in sorted(by_team)]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--repeat", type=int, default=7)
+    args = ap.parse_args()
+    specs = workload()
+    n_edges = sum(len(s.depends_on) for s in specs)
+    boosts = (Boost("account:team03", 0.5, dt.datetime(2026, 1, 2, tzinfo=dt.UTC), "bench", "lead"),)
+    print(f"{len(specs)} pending jobs, {n_edges} dependency edges, {len(TEAMS)} teams")
+    for mode in ("fixed", "adaptive", "fifo"):
+        weights = PriorityWeights(mode=mode)  # type: ignore[arg-type]
+        ctx = build_context(make_config({t: 1 for t in TEAMS}, nodes=128,
+                                        policy=Policy(priority_weights=weights, boosts=boosts)), "c1")
+        users = UserGpus.of({(t, f"u{u}"): u % 9 for t in TEAMS for u in range(0, 150, 7)})
+        derive(ctx, specs, users)  # warm-up
+        wall, cpu, dep = [], [], []
+        for _ in range(args.repeat):
+            c0, t0 = time.process_time(), time.perf_counter()
+            derive(ctx, specs, users)
+            wall.append(time.perf_counter() - t0)
+            cpu.append(time.process_time() - c0)
+            c0 = time.process_time()
+            graph(specs)
+            dep.append(time.process_time() - c0)
+        ms = 1000.0
+        print(f"{mode:<9} CPU median {statistics.median(cpu) * ms:7.1f} ms (of which the dependency pass "
+              f"{statistics.median(dep) * ms:.1f})  wall median {statistics.median(wall) * ms:7.1f} ms  "
+              f"({args.repeat} runs)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
