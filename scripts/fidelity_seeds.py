@@ -3,7 +3,8 @@ print docs/fidelity.md's per-seed table and the spread of each error over the ru
 
 No cluster: each saved ``real.jsonl`` is compared with a fresh simulation of its trace, shifted by
 the replay's epoch phase, as ``allot replay --from-events`` does.  Besides the targets, it counts
-the jobs whose first start is within 1 s of their simulated twin's.
+the jobs whose first start is within 1 s of their simulated twin's, and where the reconciler's
+read sat (``read_phases``).
 
     python scripts/fidelity_seeds.py --profiles "slurm-test,read=0;slurm-test" OUT [OUT...]
 """
@@ -33,6 +34,24 @@ def first_starts(events: list[Event]) -> dict[str, float]:
     return out
 
 
+def read_phases(events: list[Event], tick_s: float = 2.0) -> tuple[list[float], list[float]]:
+    """How long after the grid instant before it each job arrived, for jobs the tick at that
+    instant started (a start within 2.6 s of it: launch 1-3 s) and for jobs only the next tick
+    started (within 4.6 s).  The largest of the first bounds the read from below; the second
+    also holds jobs that found no free GPUs at the first tick, so only its bulk bounds it."""
+    submit = {e.job: e.t for e in events if e.event == "submit" and e.job}
+    starts = first_starts(events)
+    seen: list[float] = []
+    next_tick: list[float] = []
+    dropped: list[float] = []
+    for job, at in submit.items():
+        if job in starts:
+            grid = (at // tick_s) * tick_s
+            gap = starts[job] - grid
+            (seen if gap <= 2.6 else next_tick if gap <= 4.6 else dropped).append(round(at - grid, 2))
+    return sorted(seen), sorted(next_tick)
+
+
 def error_of(r: Row) -> float:
     """Share and occupancy: the relative error (target 10%); waits: |real - sim| as a share of
     the allowance (target 100%)."""
@@ -48,6 +67,7 @@ def main() -> None:
     args = ap.parse_args()
     profiles = args.profiles.split(";")
     spread: dict[str, dict[str, list[float]]] = {p: {} for p in profiles}
+    phases: list[str] = []
     print(f"| replay | {' | '.join(f'missed ({p})' for p in profiles)} | first starts within 1 s "
           f"({', '.join(profiles)}) | late ticks |")
     print("|---" * (3 + len(profiles)) + "|")
@@ -75,6 +95,11 @@ def main() -> None:
                     spread[p].setdefault(key, []).append(error_of(r))
         print(f"| {out.name} | {' | '.join(cells)} | {', '.join(within)} | "
               f"{meta.get('late_ticks', '-')} |")
+        seen, later = read_phases(real)
+        phases.append(f"{out.name}: started by that tick up to {max(seen, default=0):.2f} s after "
+                      f"it ({len(seen)} jobs); by the next only: {later[:8]}...")
+    print("\nwhere the read sat (arrival after the grid instant before it):")
+    print("\n".join(phases))
     for p in profiles:
         print(f"\n`{p}`: spread of each error over the runs (share and occupancy: relative error, "
               "target 10%; waits: |real - sim| as a share of the allowance, target 100%)\n")
