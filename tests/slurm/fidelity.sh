@@ -2,7 +2,7 @@
 # make test-fidelity: bring up a real local Slurm, replay the fidelity workload on it with the
 # reconciler in active mode (allot replay), simulate the same trace with the slurm-test latency
 # profile, print the comparison table, ALWAYS tear Slurm down (trap), and exit 1 when a target
-# is missed (docs/fidelity.md).  About 8 minutes, most of it the replay's real time.
+# is missed (docs/fidelity.md).  9-11 minutes, most of it the replay's real time.
 #   SLURM_TEST_STATE  state dir (<= 60 characters; default: a new /tmp/slurm.XXXXXX)
 #   FIDELITY_OUT      where the trace, repo, event logs and metrics go (default: a new temp dir)
 #   ALLOT_BIN         folder holding python and allot (default: .venv/bin)
