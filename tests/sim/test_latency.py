@@ -82,9 +82,25 @@ def test_with_time_limits_the_core_plans_with_the_limit_but_jobs_end_after_their
     assert end.t == pytest.approx(45.0) and end.charged_gpu_hours == pytest.approx(45.0 / 3600.0)
 
 
-@pytest.mark.parametrize("text", ["none", "slurm", "slurm-test", "slurm,requeue=11", "slurm,launch=2.5,cycle=1"])
+@pytest.mark.parametrize("text", ["none", "slurm", "slurm-test", "slurm,requeue=11", "slurm,launch=2.5,cycle=1", "slurm-test,read=0"])
 def test_a_profiles_spec_parses_back_to_the_same_profile(text: str) -> None:
     """``allot plan`` prints ``spec()`` in its rerun command: it must give the very same delays."""
     p = parse_profile(text)
     assert parse_profile(p.spec()) == p
     assert p.spec() == ("slurm,cycle=1,launch=2.5" if text.startswith("slurm,launch") else text)
+
+
+def test_with_a_read_lag_a_pass_sees_an_arrival_before_its_read_and_launches_from_the_grid() -> None:
+    """Issue 30 item 2: the reconciler's ``squeue`` read comes ``read`` after the tick's grid
+    instant, so a job that arrives in between is started by that tick, not the next one."""
+    job = JobSpec("j", 5.4, "a", 1, 60.0, "x", min_runtime=600, kind="debug")
+    at_grid = LatencyProfile("t", 5.0, 0.0, 1.7)
+    at_read = LatencyProfile("t", 5.0, 0.0, 1.7, read_s=0.9)
+    # grid passes at 0, 5, 10: the job is seen at 10 and runs from 11.7
+    assert simulate(CONFIG, Workload.of([job]), latency=at_grid).metrics["wait"]["debug"]["p50"] == pytest.approx(11.7 - 5.4)
+    # passes at the reads 0.9, 5.9: seen at 5.9, runs 1.7 s after its grid instant 5, at 6.7
+    assert simulate(CONFIG, Workload.of([job]), latency=at_read).metrics["wait"]["debug"]["p50"] == pytest.approx(6.7 - 5.4)
+    late = JobSpec("k", 5.95, "a", 1, 60.0, "x", min_runtime=600, kind="debug")  # after the read
+    assert simulate(CONFIG, Workload.of([late]), latency=at_read).metrics["wait"]["debug"]["p50"] == pytest.approx(11.7 - 5.95)
+    assert "read_s" not in PROFILES["slurm"].key()  # a profile without it keeps its cache key
+    assert PROFILES["slurm-test"].read_s == 0.9  # measured on the test cluster

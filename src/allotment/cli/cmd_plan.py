@@ -51,7 +51,7 @@ def register(p: argparse.ArgumentParser) -> None:
         default="none",
         metavar="NAME[,KEY=S...]",
         help="the backend's latency profile both sides are simulated with (sim/latency.py): none, "
-        "slurm, slurm-test; adjust with cycle=, requeue=, launch=, limit= seconds, as for "
+        "slurm, slurm-test; adjust with cycle=, requeue=, launch=, limit=, read= seconds, as for "
         "allot simulate (default: none)",
     )
     p.add_argument(

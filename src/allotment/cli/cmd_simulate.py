@@ -45,7 +45,7 @@ def register(p: argparse.ArgumentParser) -> None:
         default="none",
         metavar="NAME[,KEY=S...]",
         help="backend latency profile (sim/latency.py): none, slurm, slurm-test; adjust with "
-        "cycle=, requeue=, launch= seconds, e.g. slurm,requeue=11 (default: none)",
+        "cycle=, requeue=, launch=, limit=, read= seconds, e.g. slurm,requeue=11 (default: none)",
     )
     p.add_argument(
         "--set",

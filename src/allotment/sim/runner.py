@@ -216,6 +216,7 @@ class _Sim:
         heap = self.heap
         # latency profile: passes only at multiples of its cycle (default: the reconcile tick)
         tick = float(self.latency.pass_interval(self.ctx.policy.reconcile_interval_s))
+        read = self.latency.read_s
         due: float | None = None
         while True:
             t_job = jobs[nxt].submit if nxt < len(jobs) else math.inf
@@ -243,7 +244,12 @@ class _Sim:
                 _, kind, _, _, payload = heapq.heappop(heap)
                 changed |= self._apply(kind, payload, now)
             if changed and due is None:
-                due = math.ceil(now / tick) * tick if tick > 0 else now
+                if tick <= 0:
+                    due = now
+                elif read:  # latency profile: the pass sits at the tick's read
+                    due = self.latency.pass_at(now, tick)
+                else:
+                    due = math.ceil(now / tick) * tick
             self.end = now
         self.end = self.horizon if self.horizon < math.inf else self.end
 
@@ -394,7 +400,7 @@ class _Sim:
                 rate = sum(g * weights.get(pool.gpu_type[i], 1.0) for i, g in r.placement)
                 self.ledger.start(spec.account, now, rate)
             self.starts[spec.id] = (now, rate, r.placement)
-            launch = self.latency.launch_delay_s  # latency profile: the backend starts it later
+            launch = self.latency.launch_after_pass()  # latency profile: the backend starts it later
             if launch > 0:
                 self._push(now + launch, LAUNCH, (spec.id, now, st, rate))
             else:

@@ -10,7 +10,11 @@ From two event logs of one trace (a replay on the cluster, a simulation of it):
   is larger;
 * for information only: whole-run occupancy, preemptions, run span.
 
-Windows cover [0, the later of the two ends); the last one is as long as what is left of it.
+Windows cover [0, the earlier of the two ends); the last one is as long as what is left of it.
+After the earlier end only one side still runs: a window there would score nothing but the
+seconds by which that side outlasted the other (a 2 s window at 0% against 100% occupancy), so
+it is dropped (issue 30); waits still count to the later end, a job never started on one side
+waiting until it.
 """
 
 from __future__ import annotations
@@ -48,9 +52,13 @@ class _Usage:
 
 
 def _usage(
-    events: Sequence[Event], capacity: int, node_gpus: Mapping[str, int], end: float
+    events: Sequence[Event],
+    capacity: int,
+    node_gpus: Mapping[str, int],
+    end: float,
+    windows_end: float,
 ) -> _Usage:
-    n = max(1, int(-(-end // WINDOW_S)))
+    n = max(1, int(-(-windows_end // WINDOW_S)))
     busy, healthy = [0.0] * n, [0.0] * n
     team: dict[str, list[float]] = {}
     submit: dict[str, tuple[float, str]] = {}
@@ -61,11 +69,11 @@ def _usage(
 
     def spread(into: list[float], a: float, b: float, gpus: float) -> None:
         for w in range(int(a // WINDOW_S), min(n, int(-(-b // WINDOW_S)))):
-            lo, hi = max(a, w * WINDOW_S), min(b, (w + 1) * WINDOW_S)
+            lo, hi = max(a, w * WINDOW_S), min(b, (w + 1) * WINDOW_S, windows_end)
             if hi > lo:
                 into[w] += gpus * (hi - lo)
 
-    spread(healthy, 0.0, end, float(capacity))
+    spread(healthy, 0.0, windows_end, float(capacity))
     preempts = 0
     for e in sorted(events, key=sort_key):
         job = e.job or ""
@@ -89,7 +97,7 @@ def _usage(
         elif e.event == "resume" and e.node in down:
             spread(healthy, down.pop(e.node or ""), e.t, -float(node_gpus.get(e.node or "", 0)))
     for node, since in down.items():
-        spread(healthy, since, end, -float(node_gpus.get(node, 0)))
+        spread(healthy, since, windows_end, -float(node_gpus.get(node, 0)))
     for job, (t0, kind) in submit.items():  # never started: waited until the end (censored)
         if job not in started:
             waits.setdefault(kind, []).append(end - t0)
@@ -101,10 +109,12 @@ def compare(
     real: Sequence[Event], sim: Sequence[Event], *, capacity: int, node_gpus: Mapping[str, int]
 ) -> list[Row]:
     end = max((e.t for e in (*real, *sim)), default=0.0)
-    r, s = _usage(real, capacity, node_gpus, end), _usage(sim, capacity, node_gpus, end)
+    both = min(max((e.t for e in real), default=0.0), max((e.t for e in sim), default=0.0))
+    r = _usage(real, capacity, node_gpus, end, both)
+    s = _usage(sim, capacity, node_gpus, end, both)
     rows: list[Row] = []
     for w in range(len(r.busy)):
-        label = f"{int(w * WINDOW_S)}-{int(min(end, (w + 1) * WINDOW_S))}s"
+        label = f"{int(w * WINDOW_S)}-{int(min(both, (w + 1) * WINDOW_S))}s"
         ro, so = _ratio(r.busy[w], r.healthy[w]), _ratio(s.busy[w], s.healthy[w])
         err = abs(ro - so) / so if so else (0.0 if not ro else 1.0)
         rows.append(Row(f"occupancy {label}", ro, so, err, "<= 10%", err <= OCC_TOL))

@@ -112,6 +112,9 @@ class Replay:
         feeder.join()
         if failed:
             raise failed[0]
+        # a job that found its checkpoint unreadable restarted its work from 0 and said so
+        for notes in sorted(jobs_dir.glob("*.notes")):
+            log.warning("replay: %s", notes.read_text(encoding="utf-8").strip())
         # which Slurm job each trace job was, to read the audit log (by Slurm id) beside the
         # event log (by trace id)
         ids = json.dumps(self.ids, indent=1, sort_keys=True) + "\n"

@@ -74,20 +74,35 @@ def checkpoint_s(job: JobSpec, speedup: float) -> int:
 
 
 def script(job: JobSpec, work_s: int, ckpt_dir: Path, every_s: int = 1) -> str:
+    """The job's shell script.  Its checkpoint can never be lost to a requeue's kill: it is
+    written to ``<id>.ckpt.tmp`` and renamed over ``<id>.ckpt`` (a rename in one directory is
+    atomic), so a kill inside the write leaves the last whole checkpoint.  A plain ``echo >
+    ckpt`` truncated the file first; a kill there left it empty, the restarted run read nothing,
+    its loop test failed and it exited 0 at once: Slurm recorded ``COMPLETED`` with the work
+    undone (issue 30: 2 of 16-21 requeues per replay).  So the read is defensive too: a
+    checkpoint that is not a count of seconds restarts the work from 0 and says so (stderr and
+    ``<id>.notes``, which the replay reports), and the script exits 0 only with all its work
+    done."""
     ckpt = ckpt_dir / f"{job.id}.ckpt"
-    resume = "" if job.resumable else f'rm -f "{ckpt}"\n'
+    notes = ckpt_dir / f"{job.id}.notes"
+    resume = "" if job.resumable else 'rm -f "$ckpt"\n'
+    save = 'echo "$done" > "$ckpt.tmp" && mv -f "$ckpt.tmp" "$ckpt"'
     # a checkpoint of every_s > 1 seconds is written CHECKPOINT_WRITE_S after its second
     write = (
-        f'echo "$done" > "{ckpt}"'
+        save
         if every_s <= 1
         else f'if [ $((done % {every_s})) -eq 0 ] && [ "$done" -lt {work_s} ]; then '
-        f'sleep {CHECKPOINT_WRITE_S:g}; echo "$done" > "{ckpt}"; fi'
+        f"sleep {CHECKPOINT_WRITE_S:g}; {save}; fi"
     )
     return (
         "#!/bin/sh\n"
         f"# allotment replay of trace job {job.id}: {work_s} s of work, resumable from {ckpt}"
         f" (a checkpoint every {every_s} s)\n"
-        f'{resume}done=$(cat "{ckpt}" 2>/dev/null || echo 0)\n'
+        f'ckpt="{ckpt}"\n'
+        f"{resume}done=0\n"
+        'if [ -e "$ckpt" ]; then done=$(cat "$ckpt"); case $done in ""|*[!0-9]*|0?*) '
+        f"echo \"replay {job.id}: checkpoint $ckpt held '$done', not a count of seconds;"
+        f' starting from 0" | tee -a "{notes}" >&2; done=0;; esac; fi\n'
         # each second ends at this run's start + k, not after a sleep 1 plus the loop's forks:
         # those added 0.1-0.5 s per minute of work, more under load (docs/fidelity.md)
         "t0=$(date +%s.%N); k=0\n"
@@ -95,6 +110,8 @@ def script(job: JobSpec, work_s: int, ckpt_dir: Path, every_s: int = 1) -> str:
         """sleep "$(awk -v t0="$t0" -v k="$k" -v now="$(date +%s.%N)" """
         """'BEGIN { d = t0 + k - now; printf "%.3f", (d > 0 ? d : 0) }')"; """
         f"done=$((done + 1)); {write}; done\n"
+        f'[ "$done" -ge {work_s} ] || {{ echo "replay {job.id}: stopped at $done of {work_s} s"'
+        " >&2; exit 1; }\n"
     )
 
 
