@@ -51,7 +51,7 @@ def test_every_bad_line_is_reported_at_once_at_its_column(tmp_path: Path) -> Non
     got = [d.format().removeprefix(f"{p}:") for d in exc.value.diagnostics]
     assert got == [
         "2:2: t must be 0 or more, got -5",
-        "3:10: event must be one of submit, start, preempt, end, reject, reserve, drain, "
+        "3:10: event must be one of submit, start, preempt, end, reject, reserve, release, drain, "
         "resume, got the string 'launch'",
         "4:1: not valid JSON: Expecting value",
         "5:26: gpus must be an integer, got the string '8'",
