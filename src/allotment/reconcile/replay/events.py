@@ -2,7 +2,7 @@
 
 Format, shared with the simulator's event log: ``{"t", "event", "job", "account", "gpus",
 "nodes", "allocated", "by", "rule", "reason"}`` with ``event`` one of submit, start, preempt,
-end, reject, reserve, drain, resume; ``lost_gpu_hours`` on preempt, ``node`` on drain/resume,
+end, reject, reserve, release, drain, resume; ``lost_gpu_hours`` on preempt, ``node`` on drain/resume,
 ``charged_gpu_hours`` on end.  ``t`` is in trace seconds (a replay at speedup K multiplies
 wall seconds by K), so a replay and a simulation of one trace share one time axis.
 
