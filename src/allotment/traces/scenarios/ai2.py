@@ -215,7 +215,7 @@ def generate(
         # initial backlog: GPUs requested ~ BACKLOG x this team's slice of the cluster
         want = BACKLOG * capacity * weight
         cap = _cap(config, team)
-        max_nodes = _max_nodes(team, cluster, gpn) if calibration.runs_fit_allocation else None
+        max_nodes = _max_nodes(config, team, cluster, gpn) if calibration.runs_fit_allocation else None
         backlog: list[tuple[str, JobSpec]] = []
         got = 0
         while got < want:
@@ -262,10 +262,12 @@ def generate(
     return Workload.of(jobs, events)
 
 
-def _max_nodes(team: BudgetNode, cluster: str, gpn: int) -> int:
+def _max_nodes(config: CompiledConfig, team: BudgetNode, cluster: str, gpn: int) -> int:
     """The most whole nodes a training run of ``team`` takes: its allocation, at least one node
-    (``Calibration.runs_fit_allocation``)."""
-    return max(1, int(team.entitlement_gpus.get(cluster, 0.0) // gpn))
+    (``Calibration.runs_fit_allocation``).  The allocation is its share's GPUs (``absolute``), not
+    the ``max_gpus``-capped entitlement: a capped team's users size their runs by ``_fit``."""
+    gpus = team.absolute.get(cluster, 0.0) * config.clusters[cluster].gpus
+    return max(1, int(gpus // gpn))
 
 
 def _mean_gpus(cls: str, gpn: int, max_nodes: int | None) -> float:
