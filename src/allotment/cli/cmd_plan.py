@@ -37,7 +37,7 @@ def register(p: argparse.ArgumentParser) -> None:
     src.add_argument("--trace", type=Path, help="canonical trace to replay under both configs")
     src.add_argument("--scenario", help="built-in workload scenario (default: ai2)")
     p.add_argument("--days", type=float, help="measured days per seed, after a warm-up of one "
-                   "lookback window that is simulated and left out (default: 3)")
+                   "lookback window that is simulated and left out (default: 7)")
     p.add_argument("--cluster", help="cluster to simulate (default: the largest)")
     p.add_argument(
         "--seeds",
