@@ -21,7 +21,7 @@ It counts, over the plans:
   at least 80% of such plans).
 
 Usage:  python benchmarks/plan_flags.py --tree bundled|small [--limit N] [--out FILE.json]
-``--limit`` stops after N plans (the bundled example takes about a minute of CPU per plan).
+``--limit`` stops after N plans (a plan of the bundled example takes several minutes of CPU).
 """
 
 from __future__ import annotations

@@ -95,3 +95,20 @@ def test_table_shows_every_node_indented(repo_root: Path) -> None:
     for n in config.nodes:
         depth = n.path.count("/")
         assert any(line.startswith("  " * depth + n.name + " ") for line in table.splitlines())
+
+
+def test_max_gpus_caps_the_compiled_entitlement_to_what_the_scheduler_owes(repo_root: Path) -> None:
+    """One owner of the cap (compile/caps.py): red-team's 5.25% of h100 is 53.76 GPUs, but its
+    max_gpus is 32, so compile, the plan and the scheduler all say 32 (issue 26)."""
+    from allotment.core.context import build_context
+
+    compiled = compile_repo(repo_root, AT)
+    red = compiled.node("red-team")
+    assert red.max_gpus == 32
+    assert red.absolute["h100"] * 1024 > 32  # the share alone would give more
+    assert red.entitlement_gpus["h100"] == 32.0
+    assert red.entitlement_gpu_hours["h100"] == 32.0 * 168  # weight 1.0, a 7-day window
+    assert red.entitlement_gpus["b200"] == red.absolute["b200"] * 88  # the cap does not bind there
+    ctx = build_context(compiled, "h100")
+    for leaf in ctx.leaves:
+        assert ctx.entitlement_gpus[leaf] == compiled.node(leaf).entitlement_gpus["h100"]

@@ -6,6 +6,7 @@ import datetime as dt
 from collections.abc import Mapping
 from typing import Union
 
+from allotment.compile.caps import entitlement_gpu_hours, entitlement_gpus
 from allotment.compile.model import (
     BudgetNode,
     Cluster,
@@ -32,9 +33,19 @@ def make_config(
     pol = policy or Policy()
     caps = dict(max_gpus or {})
     out: list[BudgetNode] = []
+    names = tuple(f"n{i:03d}" for i in range(nodes))
+    cl = Cluster(
+        name=cluster,
+        node_groups=(NodeGroup("main", "h100", gpus_per_node, names),),
+        maintenance=(),
+        gpus=gpus,
+        reference_gpu_hours_per_window=gpus * pol.lookback_s / 3600,
+    )
 
-    def add(name: str, parent: str | None, path: str, weight: float, share: float, absolute: float, sub: Tree | None) -> None:
+    def add(name: str, parent: str | None, path: str, weight: float, share: float, absolute: float, sub: Tree | None, above: int | None = None) -> None:
         leaf = sub is None
+        # the tightest max_gpus on the path caps what is owed, as the compiler does (compile/caps.py)
+        cap = min((c for c in (caps.get(name), above) if c is not None), default=None)
         out.append(
             BudgetNode(
                 name=name,
@@ -49,8 +60,8 @@ def make_config(
                 max_gpus=caps.get(name),
                 members=(),
                 absolute={cluster: absolute},
-                entitlement_gpus={cluster: absolute * gpus},
-                entitlement_gpu_hours={cluster: absolute * gpus * pol.lookback_s / 3600},
+                entitlement_gpus={cluster: entitlement_gpus(absolute, cl, cap)},
+                entitlement_gpu_hours={cluster: entitlement_gpu_hours(absolute, cl, cap)},
                 source=f"budgets/{path}.yaml",
             )
         )
@@ -60,17 +71,9 @@ def make_config(
         for child in sorted(sub):
             v = sub[child]
             w = _weight(v)
-            add(child, name, f"{path}/{child}", w, w / total, absolute * w / total, None if isinstance(v, (int, float)) else v)
+            add(child, name, f"{path}/{child}", w, w / total, absolute * w / total, None if isinstance(v, (int, float)) else v, cap)
 
     add("org", None, "org", 1.0, 1.0, 1.0, tree)
-    names = tuple(f"n{i:03d}" for i in range(nodes))
-    cl = Cluster(
-        name=cluster,
-        node_groups=(NodeGroup("main", "h100", gpus_per_node, names),),
-        maintenance=(),
-        gpus=gpus,
-        reference_gpu_hours_per_window=gpus * pol.lookback_s / 3600,
-    )
     return CompiledConfig(
         inputs_sha256="0" * 64,
         revision=None,

@@ -44,6 +44,8 @@ def example_comment(tmp: Path) -> str:
             "main",
             "--head",
             "olmo-more-gpus",
+            "--scenario",
+            "ai2",  # as the guide's "Rerun:" line says (the plan's default is ai2-contended)
             "--days",
             "1",
             "--seeds",

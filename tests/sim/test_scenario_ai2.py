@@ -126,3 +126,28 @@ def test_streams_keep_a_bounded_amount_of_work_in_flight() -> None:
     assert not any(j.depends_on for j in w.jobs if j.kind == "debug")  # debug stays open
     # equal declared priority along a stream, so propagation changes nothing
     assert all(by_id[j.depends_on[0]].priority == j.priority for j in chained)
+
+
+def _allocated_offer_over_slice(calibration: Calibration, days: float) -> dict[str, float]:
+    """Each team's allocated (charged) GPU-hours offered after t=0, over its slice's GPU-hours."""
+    config = _config()
+    w = generate(config, cluster="c1", days=days, seed=1, calibration=calibration)
+    gpus = config.clusters["c1"].gpus
+    out = {}
+    for leaf in config.leaves():
+        offered = sum(j.gpus * j.work for j in w.jobs
+                      if j.account == leaf.name and j.submit > 600.0 and (j.min_runtime or 0) > 0)
+        out[leaf.name] = offered / (leaf.absolute["c1"] * gpus * days * 86400.0)
+    return out
+
+
+def test_in_the_plans_contended_workload_every_team_offers_more_allocated_work_than_its_slice() -> None:
+    """What `allot plan` simulates (docs/plan.md): under `ai2` a team's allocated work is well
+    below its slice (the rest of its load is unallocated work), so it runs all of it whatever its
+    share and a cut is never seen; under `ai2-contended` every team wants at least its slice."""
+    from allotment.plan.impact import DEFAULT_SCENARIO
+    from allotment.traces.scenarios.calibration import BY_SCENARIO
+
+    assert DEFAULT_SCENARIO == "ai2-contended"
+    assert all(r < 0.9 for r in _allocated_offer_over_slice(AI2, 10).values())
+    assert all(r > 1.0 for r in _allocated_offer_over_slice(BY_SCENARIO[DEFAULT_SCENARIO], 10).values())

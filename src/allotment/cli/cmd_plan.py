@@ -35,9 +35,9 @@ def register(p: argparse.ArgumentParser) -> None:
     add_repo_argument(p)
     src = p.add_mutually_exclusive_group()
     src.add_argument("--trace", type=Path, help="canonical trace to replay under both configs")
-    src.add_argument("--scenario", help="built-in workload scenario (default: ai2)")
+    src.add_argument("--scenario", help="built-in workload scenario: ai2-contended (default: every team wants more than its slice, docs/plan.md), ai2, ai2-big-gangs")
     p.add_argument("--days", type=float, help="measured days per seed, after a warm-up of one "
-                   "lookback window that is simulated and left out (default: 3)")
+                   "lookback window that is simulated and left out (default: 7)")
     p.add_argument("--cluster", help="cluster to simulate (default: the largest)")
     p.add_argument(
         "--seeds",

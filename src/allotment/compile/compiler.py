@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import Path
 
+from allotment.compile.caps import entitlement_gpu_hours, entitlement_gpus, path_caps
 from allotment.compile.model import (
     BudgetNode,
     Cluster,
@@ -65,6 +66,7 @@ def _compile(loaded: LoadedConfig, at: dt.date, revision: str | None) -> Compile
         n: _cluster(lc, gpu_types, cluster_policies[n]) for n, lc in loaded.clusters.items()
     }
     shares = compute_shares(loaded.nodes, at, cluster_names)
+    caps = path_caps(loaded.nodes)  # max_gpus is applied here, for every later layer
     nodes = []
     for ln in loaded.nodes:
         s = shares[ln.name]
@@ -89,9 +91,12 @@ def _compile(loaded: LoadedConfig, at: dt.date, revision: str | None) -> Compile
                 max_gpus=t.max_gpus if t is not None else None,
                 members=ln.members,
                 absolute=dict(s.absolute),
-                entitlement_gpus={c: s.absolute[c] * clusters[c].gpus for c in cluster_names},
+                entitlement_gpus={
+                    c: entitlement_gpus(s.absolute[c], clusters[c], caps[ln.name])
+                    for c in cluster_names
+                },
                 entitlement_gpu_hours={
-                    c: s.absolute[c] * clusters[c].reference_gpu_hours_per_window
+                    c: entitlement_gpu_hours(s.absolute[c], clusters[c], caps[ln.name])
                     for c in cluster_names
                 },
                 source=ln.source,

@@ -3,8 +3,9 @@ the resolved policy and the scheduling mode.  Built once per run from a ``Compil
 
 Shares and entitlements are the compiler's (``compile.shares``), never recomputed here: a
 sibling's share on this cluster is its absolute share of the cluster over its parent's, and a
-leaf is owed ``entitlement_gpus`` of the compiled tree, capped by the tightest ``max_gpus`` on its
-path (an account cannot be owed GPUs it may never run; the rest goes to others by fair share).
+leaf is owed ``entitlement_gpus`` of the compiled tree, which the compiler has already capped by
+the tightest ``max_gpus`` on its path (``compile/caps.py``: an account cannot be owed GPUs it may
+never run; the rest goes to others by fair share).
 
 Modes (``core.modes``): ``budgets`` (the policy), and the two baselines the simulator compares it
 with: ``priority`` (the old scheduler) and ``fifo``.
@@ -85,10 +86,8 @@ def build_context(
         while (p := tree[path[-1]].parent) is not None and p in tree:
             path.append(p)
         paths[leaf] = tuple(reversed(path))
-    ent: dict[str, float] = {}
-    for leaf in leaves:
-        caps = [float(c) for name in paths[leaf] if (c := tree[name].max_gpus) is not None]
-        ent[leaf] = min([config.node(leaf).entitlement_gpus.get(cluster, 0.0), *caps])
+    # already capped by the tightest max_gpus on the leaf's path: one owner, compile/caps.py
+    ent = {leaf: config.node(leaf).entitlement_gpus.get(cluster, 0.0) for leaf in leaves}
     weights: dict[str | None, float] = {None: 1.0}
     for g in cl.node_groups:
         gt = config.gpu_types.get(g.gpu_type)

@@ -43,8 +43,8 @@ from allotment.sim.latency import NONE, LatencyProfile
 
 __all__ = ["ImpactRunner", "Run", "code_sha256", "for_side"]
 
-DEFAULT_DAYS = 3.0  # measured per seed, after the warm-up; what it costs: docs/plan.md
-DEFAULT_SCENARIO = "ai2"
+DEFAULT_DAYS = 7.0  # measured per seed after the warm-up; why and what it costs: docs/plan.md
+DEFAULT_SCENARIO = "ai2-contended"  # every team wants more than its slice: docs/plan.md
 WORKERS = 2  # ``allot plan --workers`` unless told: the CI runner and reference machine have two cores
 
 

@@ -13,7 +13,8 @@ What it reproduces, and why each knob is set the way it is:
   ``k`` sized so the team keeps about ``Calibration.outstanding`` times its slice of the cluster
   in flight.
   The trace stays a plain file (replays are identical) yet reacts to the scheduler, and the
-  arrivals offer ``LOAD`` = 1.1x capacity so the streams stay full outside quiet spells;
+  arrivals offer ``Calibration.load`` (1.1x capacity under ``AI2``) so the streams stay full
+  outside quiet spells;
 * team demand is bursty: each team alternates busy and quiet spells (exponential, mean 1.5 days)
   with arrival rates well above and well below its share;
 * the job mix (``calibration.py``: how much of each class, how much in flight, how large a
@@ -53,7 +54,6 @@ TRAIN_NODES: tuple[tuple[int, float], ...] = (
     (16, 0.08),
     (32, 0.02),
 )
-LOAD = 1.1  # GPU-hours the team streams offer / capacity GPU-hours (the chains hold back the excess)
 BACKLOG = 2.2  # GPUs requested by the initial backlog (long jobs, no debug) / capacity
 BUSY_MULT, QUIET_MULT = 1.5, 0.5  # arrival-rate multipliers of a team's busy and quiet spells
 SPELL_MEAN_S = 1.5 * DAY
@@ -215,7 +215,7 @@ def generate(
         # initial backlog: GPUs requested ~ BACKLOG x this team's slice of the cluster
         want = BACKLOG * capacity * weight
         cap = _cap(config, team)
-        max_nodes = _max_nodes(team, cluster, gpn) if calibration.runs_fit_allocation else None
+        max_nodes = _max_nodes(config, team, cluster, gpn) if calibration.runs_fit_allocation else None
         backlog: list[tuple[str, JobSpec]] = []
         got = 0
         while got < want:
@@ -227,12 +227,13 @@ def generate(
                 (cls, _job(team.name, 0, trng.uniform(0.0, 600.0), trng.choice(users), s, seed))
             )
             got += s.gpus
-        rate = LOAD * capacity * weight / mean_gs  # jobs per second at multiplier 1
-        target = LOAD * capacity * weight * horizon  # GPU-seconds this team offers after t=0
+        load = calibration.load
+        rate = load * capacity * weight / mean_gs  # jobs per second at multiplier 1
+        target = load * capacity * weight * horizon  # GPU-seconds this team offers after t=0
         spells = _spells(trng, horizon)
         arrivals: list[tuple[str, JobSpec]] = []
         offered = 0.0
-        # heavy-tailed job sizes must not make the realized load drift away from LOAD by
+        # heavy-tailed job sizes must not make the realized load drift away from the load by
         # chance: sweep the same bursty spells again, at the rate of what is still missing,
         # until the team has offered its target, then thin at random if it overshot
         scale = 1.0
@@ -262,10 +263,12 @@ def generate(
     return Workload.of(jobs, events)
 
 
-def _max_nodes(team: BudgetNode, cluster: str, gpn: int) -> int:
+def _max_nodes(config: CompiledConfig, team: BudgetNode, cluster: str, gpn: int) -> int:
     """The most whole nodes a training run of ``team`` takes: its allocation, at least one node
-    (``Calibration.runs_fit_allocation``)."""
-    return max(1, int(team.entitlement_gpus.get(cluster, 0.0) // gpn))
+    (``Calibration.runs_fit_allocation``).  The allocation is its share's GPUs (``absolute``), not
+    the ``max_gpus``-capped entitlement: a capped team's users size their runs by ``_fit``."""
+    gpus = team.absolute.get(cluster, 0.0) * config.clusters[cluster].gpus
+    return max(1, int(gpus // gpn))
 
 
 def _mean_gpus(cls: str, gpn: int, max_nodes: int | None) -> float:
