@@ -11,9 +11,11 @@ from pathlib import Path
 
 from allotment.cli.cmd_plan import write_output
 from allotment.cli.common import add_repo_argument
+from allotment.compile.compiler import compile_config
+from allotment.config.files import read_repo_files
+from allotment.config.loader import load_config
 from allotment.errors import PolicyViolation
 from allotment.plan.codeowners import generate
-from allotment.plan.revision import compile_worktree
 
 TARGET = Path(".github") / "CODEOWNERS"
 
@@ -30,8 +32,10 @@ def register(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    # Owners do not depend on the date; a fixed date keeps the output independent of the clock.
-    config = compile_worktree(args.repo, dt.date(2000, 1, 1))
+    # Owners do not depend on the date; a fixed date keeps the output independent of the clock,
+    # and the config is loaded without one, so a dated check (a boost's expiry against
+    # boost_max) does not judge this fixed day.
+    config = compile_config(load_config(read_repo_files(args.repo)), dt.date(2000, 1, 1))
     text = generate(config)
     target = args.repo / TARGET
     if args.check:
