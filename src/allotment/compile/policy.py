@@ -55,11 +55,7 @@ def _apply(policy: Policy, knobs: PolicyKnobs) -> Policy:
             changes["non_resumable"] = knobs.preemption.non_resumable
     if knobs.priority_weights is not None:
         pw = knobs.priority_weights
-        weights: dict[str, Any] = {
-            k: getattr(pw, k)
-            for k in ("deadline", "fit", "age", "fairness", "declared")
-            if getattr(pw, k) is not None
-        }
+        weights = _given(pw, ("deadline", "fit", "age", "fairness", "declared"))
         if pw.age_cap is not None:
             weights["age_cap_s"] = parse_duration(pw.age_cap)
         base = changes.get("priority_weights", policy.priority_weights)
@@ -68,11 +64,7 @@ def _apply(policy: Policy, knobs: PolicyKnobs) -> Policy:
         changes["interactive"] = _interactive(policy.interactive, knobs.interactive)
     if knobs.within_team is not None:
         wt = knobs.within_team
-        within: dict[str, Any] = {
-            k: getattr(wt, k)
-            for k in ("mode", "dependencies", "threshold", "blend", "short_prerequisite")
-            if getattr(wt, k) is not None
-        }
+        within = _given(wt, ("mode", "dependencies", "threshold", "blend", "short_prerequisite"))
         base = changes.get("priority_weights", policy.priority_weights)
         for side in ("below", "above"):
             section = getattr(wt, side)
@@ -121,3 +113,8 @@ def resolve_policies(
         over = scheduler.clusters.get(c)
         per_cluster[c] = _apply(glob, over) if over is not None else glob
     return glob, per_cluster
+
+
+def _given(section: object, names: tuple[str, ...]) -> dict[str, Any]:
+    """The knobs of ``section`` named in ``names`` that the file sets (None: not set)."""
+    return {k: v for k in names if (v := getattr(section, k)) is not None}
