@@ -71,7 +71,6 @@ class Scheduler(Starting):
     def __init__(self, ctx: Context, nodes: tuple[NodeState, ...], *, walk: WalkPolicy = FAST) -> None:
         super().__init__(ctx, nodes, walk if ctx.policy.priority_weights.mode == "fixed" else REFERENCE)  # kept orders: fixed only
         self.ranks: tuple[LeafRank, ...] = ()  # the last pass's Fair Tree ranks (reported)
-        self._usage_seen: Mapping[str, float] = {}  # the last pass's usage (period 0: its crossings)
         # answers the fast walk may reuse on identical inputs (walk.reuses; see core.walk)
         self._inputs_key: tuple[float, Mapping[str, float], int] | None = None  # holds the mapping
         self._inputs_val: tuple[dict[str, float], tuple[LeafRank, ...], dict[str, int], dict[str, float]] | None = None
@@ -139,7 +138,6 @@ class Scheduler(Starting):
     def inputs(self, now: float, usage: Mapping[str, float]) -> PassInputs:
         """Step 3: everything a pass reads that is not the cluster state."""
         t = epoch_of(now, self.policy.fairshare_period_s)
-        self._usage_seen = usage
         key = (t, usage, self.pool.healthy_total)
         k = self._inputs_key
         if self.walk.reuses and k is not None and k[0] == t and k[1] is usage and k[2] == key[2] and self._inputs_val:
@@ -177,12 +175,14 @@ class Scheduler(Starting):
 
     def _usage_crossing(self, now: float) -> float:
         """Period 0: the next instant a usage comparison turns (``core.usage_crossings``), read
-        from the last pass's window view; none when usage came as plain numbers (a reconciler's
-        ``decide`` runs every interval anyway) or the mode does not rank."""
-        u = self._usage_seen
-        if not isinstance(u, WindowView) or not self.mode.ranks_queues:
+        from the last pass's inputs (its usage view and what each account is owed); none when
+        usage came as plain numbers (a reconciler's ``decide`` runs every interval anyway) or the
+        mode does not rank."""
+        if self._inputs_key is None or self._inputs_val is None or not self.mode.ranks_queues:
             return math.inf
-        owed = {leaf: self.owed(leaf) for leaf in self.ctx.leaves}
+        u, owed = self._inputs_key[1], self._inputs_val[0]
+        if not isinstance(u, WindowView):
+            return math.inf
         return next_crossing(self.ctx, u.trend, owed, float(self.policy.reclaim_hysteresis), now, u.next_break())
 
     # -- step 4 ------------------------------------------------------------------------------
