@@ -174,3 +174,39 @@ def test_a_reservation_passed_to_a_better_ranked_teams_gang_is_released_with_the
     assert kinds.index(("reserve", "g")) < kinds.index(("release", "g")) < kinds.index(("reserve", "gb"))
     assert kinds.index(("start", "gb")) < len(kinds) - 1 - kinds[::-1].index(("reserve", "g"))  # holds again
     assert _start(res, "gb") < _start(res, "g")
+
+
+# -- more than one reservation (issue 25 item 3) -------------------------------------------------
+
+
+def _two_gangs(reservations: int) -> SimResult:
+    # five nodes, all busy with c's protected work: n0-n2 free at 500, 600 and 3,000 s (ga's three
+    # nodes), n3-n4 hold 6 of 8 GPUs until 3,100 and 3,200 s.  c streams protected 2-GPU jobs of
+    # 2,000 s every 300 s, which fit the two free GPUs of n3 or n4.  Gangs ga (24 GPUs, a) and gb
+    # (16 GPUs, b) wait from 10 s.
+    jobs = [
+        _job("c0", "c", 8, 0.0, 500.0, mr=500.0), _job("c1", "c", 8, 0.0, 600.0, mr=600.0),
+        _job("c2", "c", 8, 0.0, 3000.0, mr=3000.0),
+        _job("c3", "c", 6, 0.0, 3100.0, mr=3100.0), _job("c4", "c", 6, 0.0, 3200.0, mr=3200.0),
+        _job("ga", "a", 24, 10.0, 10 * HOUR, mr=HOUR), _job("gb", "b", 16, 10.0, 10 * HOUR, mr=HOUR),
+        *[_job(f"s{i}", "c", 2, 20.0 + 300.0 * i, 2000.0, mr=2000.0) for i in range(60)],
+    ]
+    config = make_config({"a": 1, "b": 1, "c": 1}, nodes=5, policy=Policy(reservations=reservations))
+    return simulate(config, Workload.of(jobs, ()), keep_events=True)
+
+
+def test_a_second_gang_holds_its_own_nodes_while_the_first_waits_so_the_stream_keeps_off_them() -> None:
+    # With one reservation gb held nothing until ga started at 3,000 s: meanwhile c's stream kept
+    # taking the free GPUs of n3-n4 with jobs running past 3,200 s, and gb started at 4,320 s.
+    # With two, gb holds n3-n4 from 10 s (disjoint from ga's), only stream jobs ending by 3,200 s
+    # start there, and gb starts when c3 and c4 end.  ga is not delayed.
+    one, two = _two_gangs(1), _two_gangs(2)
+    assert _start(one, "ga") == _start(two, "ga") == 3000.0
+    assert _start(one, "gb") > 4000.0
+    assert _start(two, "gb") == 3200.0
+    held = [(e.job, e.nodes) for e in two.events if e.event == "reserve" and e.t == 10.0]
+    assert held == [("ga", ("n000", "n001", "n002")), ("gb", ("n003", "n004"))]
+    # every stream job that started on n3-n4 while gb held them ended by gb's start
+    for e in two.events:
+        if e.event == "start" and e.job.startswith("s") and e.t < 3200.0 and set(e.nodes or ()) & {"n003", "n004"}:
+            assert e.t + 2000.0 <= 3200.0, e

@@ -13,7 +13,7 @@ from allotment.core.context import build_context
 from allotment.core.decide import decide
 from allotment.core.jobs import JobSpec
 from allotment.core.placement import NodePool
-from allotment.core.reservation import Hold, NodeEnds, allow_for, plan_hold
+from allotment.core.reservation import Hold, Holds, NodeEnds, allow_for, plan_hold
 from allotment.core.snapshot import NodeState, PendingJob, RunningJob, Snapshot
 from allotment.core.state import Pend
 from tests.core.builders import make_config
@@ -139,7 +139,7 @@ def test_allow_for_returns_the_holds_one_filter_which_admits_exactly_the_unreser
     p = Pend(JobSpec(id="p", submit=0.0, account="a", gpus=8, work=3600.0, min_runtime=600.0, user="u"),
              0.0, 0.0, 0.0, 0, None, "a")
     p.mr = 600.0  # filled in by the cluster when queued
-    f = allow_for(h, p, 0.0)
-    assert f is not None and f is allow_for(h, p, 0.0)
+    f = allow_for(Holds((h,)), p, 0.0, (0, 0, "q"))
+    assert f is not None and f is allow_for(Holds((h,)), p, 0.0, (0, 0, "q"))
     assert [f(i) for i in range(5)] == [True, False, True, False, True]
     assert not any(r is h for r in gc.get_referents(f))

@@ -18,7 +18,7 @@ from allotment.core.decide import build_scheduler
 from allotment.core.jobs import JobSpec
 from allotment.core.placement import NodeFilter
 from allotment.core.preemption.victims import still_fails
-from allotment.core.reservation import Hold
+from allotment.core.reservation import Hold, Holds
 from allotment.core.scheduler import Scheduler
 from allotment.core.snapshot import NodeState, Snapshot
 from allotment.core.state import Pend
@@ -116,8 +116,8 @@ def _start(sched: Scheduler, j: Job, jid: str, now: float) -> None:
 def _victims(s: Scheduler, p: Pend, kind: str, held: frozenset[int] | None, now: float,
              usage: Mapping[str, float]) -> object:
     pi = s.inputs(now, usage)
-    s.hold = None if held is None else Hold("holder", held, now + 1e6, (0, -1, "x"))
-    allow: NodeFilter | None = None if s.hold is None else s.hold.admit
+    s.holds = None if held is None else Holds((Hold("holder", held, now + 1e6, (0, -1, "x")),))
+    allow: NodeFilter | None = None if s.holds is None else s.holds.items[0].admit
     got = s._victims_for(p, s.queue_key(p.queue, pi), pi, allow, kind == "unallocated", kind == "reserve")
     return None if got is None else [(v.job_id, v.rule) for v in got]
 

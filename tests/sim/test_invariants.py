@@ -38,7 +38,7 @@ def test_nodes_are_never_oversubscribed_and_protection_holds(case: tuple[Compile
 def test_every_job_completes_once_arrivals_stop(case: tuple[CompiledConfig, object], mode: str) -> None:
     sim = _run(case, mode)
     r = sim.rec
-    left = (sorted(sim.sched.pending), sorted(sim.sched.running), sim.sched.hold)
+    left = (sorted(sim.sched.pending), sorted(sim.sched.running), sim.sched.holds)
     c = r.counts
     assert c["completed"] + c["cancelled"] + c["rejected"] == c["submitted"] == len(sim.jobs), left
     assert sim.violations == []

@@ -35,6 +35,7 @@ _PLAIN = {
     "prune": "prune",
     "reclaim_hysteresis": "reclaim_hysteresis",
     "queue_depth": "queue_depth",
+    "reservations": "reservations",
 }
 
 

@@ -71,29 +71,131 @@ class Hold:
         return f"Hold({self.holder!r}, {sorted(self.nodes)}, {self.at}, {self.queue_key})"
 
 
-def allow_for(h: Hold | None, p: Pend, now: float, may_yield: bool = False) -> NodeFilter | None:
-    """The nodes ``p`` may start on while ``h`` stands (None: any).  Its holder, unallocated work
-    (it yields at once) and a job expected to end before the reservation starts may use every
-    node; any other job only the unreserved ones.  ``may_yield`` (``Starting.may_yield``: a
-    debug job, in a mode where a reservation may evict it): a job whose *protection* ends by
-    the reservation's start may use them too, and then yields to it (``yields``).  The scheduler
-    grants that filter only to a start on free GPUs or in place of unallocated work -- never one
-    that evicts allocated work, which would be lost twice."""
-    if h is None or h.holder == p.jid or p.mr <= 0:
+class Holds:
+    """The round's reservations (``Scheduler._decide_holds``), best-ranked first, on disjoint
+    nodes: at most ``Policy.reservations`` of them, one per queue.  A second gang drains its own
+    nodes while the first still waits, instead of waiting for the first to start before its
+    nodes even begin to empty (issue 25 item 3: with one reservation, the gangs of
+    ``ai2-big-gangs`` held it one after another and spent 98% of their waits not holding it).
+    The first (best-ranked) hold binds every start (``allow_for``), of any queue, as the single
+    one did; a later one binds only the starts of queues ranked no better than its holder's
+    (``binding``): a better-ranked team is never delayed by a worse-ranked team's gang, as in
+    Slurm's backfill, which plans jobs in priority order.  Binding every queue cost every other
+    kind of work (``ai2-big-gangs``, seed 3: debug p90 165 -> 532 s, batch p90 1,574 ->
+    4,804 s) for a gang that was not next.  Made anew every round; read-only by convention
+    (``without``/``replaced`` make new ones)."""
+
+    __slots__ = ("_filters", "_rooms", "by_holder", "by_queue", "items", "latest", "nodes")
+
+    def __init__(self, items: tuple[Hold, ...]) -> None:
+        self.items = items
+        self.by_holder: dict[str, Hold] = {h.holder: h for h in items}
+        self.by_queue: dict[str, Hold] = {h.queue_key[2]: h for h in items}
+        nodes: frozenset[int] = frozenset()
+        for h in items:
+            nodes = nodes | h.nodes
+        self.nodes = items[0].nodes if len(items) == 1 else nodes  # every reserved node
+        self.latest = max(h.at for h in items)  # the last reservation's start
+        self._filters: dict[int, Unreserved] = {}  # the filter of each set of binding holds (a bit mask)
+        self._rooms: dict[int, tuple[frozenset[int], float]] = {}  # their nodes and last start, by mask
+
+    def __repr__(self) -> str:
+        return f"Holds({list(self.items)})"
+
+    def without(self, holder: str) -> Holds | None:
+        """These holds less ``holder``'s (it started), or None if none is left."""
+        rest = tuple(h for h in self.items if h.holder != holder)
+        return Holds(rest) if rest else None
+
+    def replaced(self, new: Hold) -> Holds:
+        """These holds with ``new.holder``'s re-planned as ``new``."""
+        return Holds(tuple(new if h.holder == new.holder else h for h in self.items))
+
+    def binding(self, qk: tuple[int, int, str]) -> int:
+        """The holds that bind a start of the queue whose round key is ``qk``, as a bit mask:
+        the first always, a later one if ``qk`` ranks no better than its holder's queue."""
+        mask = 1
+        for k in range(1, len(self.items)):
+            if qk >= self.items[k].queue_key:
+                mask |= 1 << k
+        return mask
+
+    def closed(self, mask: int) -> tuple[frozenset[int], float]:
+        """The nodes of the holds in ``mask`` and the latest of their starts (``walk.Room``)."""
+        got = self._rooms.get(mask)
+        if got is None:
+            nodes: frozenset[int] = frozenset()
+            latest = -math.inf
+            for k, h in enumerate(self.items):
+                if mask >> k & 1:
+                    nodes = nodes | h.nodes
+                    latest = max(latest, h.at)
+            got = self._rooms[mask] = (nodes, latest)
+        return got
+
+    def admit_if_overrun(self, holder: str, end: float, qk: tuple[int, int, str]) -> NodeFilter | None:
+        """The nodes a job of id ``holder``, of the queue keyed ``qk``, that would run until
+        ``end`` may start on: all but those of the holds (not its own) that bind it and whose
+        start it would overrun; None: any node."""
+        if len(self.items) == 1:
+            h = self.items[0]
+            return None if h.holder == holder or end <= h.at else h.admit
+        binds = self.binding(qk)
+        mask = 0
+        last: Hold | None = None
+        for k, h in enumerate(self.items):
+            if binds >> k & 1 and h.holder != holder and end > h.at:
+                mask |= 1 << k
+                last = h
+        if last is None:
+            return None
+        if mask & (mask - 1) == 0:
+            return last.admit  # one hold binds: its own filter, the very object
+        got = self._filters.get(mask)
+        if got is None:
+            nodes: frozenset[int] = frozenset()
+            for k, h in enumerate(self.items):
+                if mask >> k & 1:
+                    nodes = nodes | h.nodes
+            got = self._filters[mask] = Unreserved(nodes)
+        return got
+
+
+def allow_for(holds: Holds | None, p: Pend, now: float, qk: tuple[int, int, str], may_yield: bool = False) -> NodeFilter | None:
+    """The nodes ``p`` may start on while ``holds`` stand (None: any).  A holder may use its own
+    reservation's nodes; unallocated work (it yields at once) every node; any other job may use
+    a reservation's nodes only if it is expected to end before that reservation starts, or if
+    the reservation does not bind its queue (``qk``: ``Holds.binding``).
+    ``may_yield`` (``Starting.may_yield``: a debug job, in a mode where a reservation may evict
+    it): a job whose *protection* ends by the reservation's start may use them too, and then
+    yields to it (``yields``).  The scheduler grants that filter only to a start on free GPUs or
+    in place of unallocated work -- never one that evicts allocated work, which would be lost
+    twice."""
+    if holds is None or p.mr <= 0:
         return None
     left = max(0.0, p.work - p.done_work)
-    if now + (min(p.mr, left) if may_yield else left) <= h.at:
-        return None
-    return h.admit
+    return holds.admit_if_overrun(p.jid, now + (min(p.mr, left) if may_yield else left), qk)
 
 
-def yields(h: Hold | None, p: Pend, now: float, placement: tuple[tuple[int, int], ...], may_yield: bool) -> bool:
+def held_nodes(allow: NodeFilter | None) -> frozenset[int] | None:
+    """The reserved nodes a filter of ``allow_for`` keeps a job off (None: no filter): what the
+    failed-search memos key a search by (``core.preemption.retry``)."""
+    return allow.nodes if isinstance(allow, Unreserved) else None
+
+
+def yields(holds: Holds | None, p: Pend, now: float, placement: tuple[tuple[int, int], ...], may_yield: bool,
+           qk: tuple[int, int, str]) -> bool:
     """Does ``p``, starting now on ``placement``, yield to reservations once its protection ends?
-    Yes when it may yield, lands on a node ``h`` reserves and would still run when the
-    reservation starts."""
-    if not may_yield or h is None or h.holder == p.jid or p.mr <= 0 or now + max(0.0, p.work - p.done_work) <= h.at:
+    Yes when it may yield, lands on a node a hold (not its own) that binds its queue (``qk``)
+    reserves and would still run when that reservation starts."""
+    if not may_yield or holds is None or p.mr <= 0:
         return False
-    return any(i in h.nodes for i, _ in placement)
+    end = now + max(0.0, p.work - p.done_work)
+    binds = holds.binding(qk)
+    for k, h in enumerate(holds.items):
+        if binds >> k & 1 and h.holder != p.jid and end > h.at and any(i in h.nodes for i, _ in placement):
+            return True
+    return False
 
 
 class NodeEnds:
@@ -138,15 +240,19 @@ class NodeEnds:
 
 
 def plan_hold(
-    pool: NodePool, ends: NodeEnds, holder: str, gpu_type: str | None, n: int, per: int, now: float, key: tuple[int, int, str]
+    pool: NodePool, ends: NodeEnds, holder: str, gpu_type: str | None, n: int, per: int, now: float, key: tuple[int, int, str],
+    taken: frozenset[int] = frozenset(),
 ) -> Hold | None:
     """The ``n`` nodes that can hold ``per`` GPUs soonest, and when (never before ``now``): the
-    ``n`` smallest (free at, node) over the hosts, where a node with ``per`` free or no allocated
-    job is free at -inf -- taken as those in node order, then the soonest-ending others."""
+    ``n`` smallest (free at, node) over the hosts not ``taken`` (by better-ranked holds), where a
+    node with ``per`` free or no allocated job is free at -inf -- taken as those in node order,
+    then the soonest-ending others."""
     hosts = pool.hosts(per, gpu_type)
-    if len(hosts) < n:
+    if (sum(1 for i in hosts if i not in taken) if taken else len(hosts)) < n:
         return None
     ok = pool.host_flags(per, gpu_type)
+    if taken:
+        ok = [f and i not in taken for i, f in enumerate(ok)]
     soon_set = {i for i in ends.idle if ok[i]}
     soon_set.update(i for i in pool.free_at_least(per) if ok[i])
     soon = sorted(soon_set)

@@ -40,7 +40,7 @@ from allotment.core.pass_inputs import PassInputs, QueueKey
 from allotment.core.placement import NodeFilter
 from allotment.core.priority import Scorer, active_boosts
 from allotment.core.queues import Queue
-from allotment.core.reservation import Hold, allow_for, may_hold, plan_hold
+from allotment.core.reservation import Hold, Holds, allow_for, may_hold, plan_hold
 from allotment.core.snapshot import NodeState
 from allotment.core.starting import Starting
 from allotment.core.state import Pend
@@ -74,7 +74,7 @@ class Scheduler(Starting):
         # answers the fast walk may reuse on identical inputs (walk.reuses; see core.walk)
         self._inputs_key: tuple[float, Mapping[str, float], int] | None = None  # holds the mapping
         self._inputs_val: tuple[dict[str, float], tuple[LeafRank, ...], dict[str, int], dict[str, float]] | None = None
-        self._holds: dict[tuple[str | None, int, int], Hold | None] = {}
+        self._holds: dict[tuple[str | None, int, int, frozenset[int]], Hold | None] = {}
         self._holds_at = -1
         # the reserved node sets planned so far, each as one object: the failed-search memos
         # (core.preemption.retry) compare a search's node set first by identity, then by value
@@ -85,8 +85,9 @@ class Scheduler(Starting):
         self._boosts = BoostsAt(ctx)  # the active boosts of the last epoch, and their index
         self._facts = DependantFactsCache(self.acct.user_gpus)  # what scoring reads of dependants, copied once
         self._weights = ScoreWeights(ctx.policy.priority_weights)  # the score's weights, read once
-        # the last reported reservation, with the hold it reports: (holder, nodes, at, record)
-        self._res_last: tuple[str, frozenset[int], float, tuple[Reservation, ...]] | None = None
+        # the last reported reservations, with the holds they report: (holder, nodes, at) each
+        self._res_last: tuple[tuple[tuple[str, frozenset[int], float], ...], tuple[Reservation, ...]] | None = None
+        self._max_holds = max(1, int(ctx.policy.reservations))
 
     def run_pass(self, now: float, usage: Mapping[str, float]) -> Decisions:
         starts: list[Start] = []
@@ -120,20 +121,23 @@ class Scheduler(Starting):
         return Decisions(tuple(starts), tuple(preemptions), res, reports)
 
     def _reservation(self) -> tuple[Reservation, ...]:
-        """The pass's reservation as reported; the same record as the last pass's while the
-        hold is the same (holder, nodes, start): most passes keep it."""
-        h = self.hold
-        if h is None:
+        """The pass's reservations as reported; the same records as the last pass's while the
+        holds are the same (holder, nodes, start): most passes keep them."""
+        hs = self.holds
+        if hs is None:
             return ()
+        key = tuple((h.holder, h.nodes, h.at) for h in hs.items)
         last = self._res_last
-        if last is not None and last[0] == h.holder and last[1] == h.nodes and last[2] == h.at:
-            return last[3]
-        holder = self.pending[h.holder]
-        what = "gang" if holder.n > 1 else STARVING_WHAT
-        res = (Reservation(h.holder, tuple(self.pool.names[i] for i in sorted(h.nodes)), h.at,
-                           GANG_WHY.format(what=what, gpus=holder.gpus)),)
-        self._res_last = (h.holder, h.nodes, h.at, res)
-        return res
+        if last is not None and last[0] == key:
+            return last[1]
+        res = []
+        for h in hs.items:
+            holder = self.pending[h.holder]
+            what = "gang" if holder.n > 1 else STARVING_WHAT
+            res.append(Reservation(h.holder, tuple(self.pool.names[i] for i in sorted(h.nodes)), h.at,
+                                   GANG_WHY.format(what=what, gpus=holder.gpus)))
+        self._res_last = (key, tuple(res))
+        return self._res_last[1]
 
     def inputs(self, now: float, usage: Mapping[str, float]) -> PassInputs:
         """Step 3: everything a pass reads that is not the cluster state."""
@@ -226,7 +230,7 @@ class Scheduler(Starting):
         order = [self._round_key(q, pi).order for q in self.queues.nonempty_queues()]
         order.sort()
         names, ranks = len(self.queues.queues), len(pi.rank_index) + 1
-        self.hold = self._decide_hold(order, names, ranks, pi)
+        self.holds = self._decide_holds(order, names, ranks, pi)
         ranks_names = ranks * names
         by_rank, dealt = self.queues.by_rank, self.queues.names_version
         i = 0
@@ -238,12 +242,12 @@ class Scheduler(Starting):
             if not q.keys:
                 continue
             tier = o // ranks_names
-            h = self.hold  # the holder's queue is always visited: it starts there, or re-plans
-            holds_here = h is not None and h.queue_key[2] == q.name and h.holder not in tried
-            if holds_here:
-                cands = self._with_holder(q, self._candidates(q, pi, tried), tried)
+            hs = self.holds  # a holder's queue is always visited: it starts there, or re-plans
+            h = None if hs is None else hs.by_queue.get(q.name)
+            if h is not None and h.holder not in tried:
+                cands = self._with_holder(q, self._candidates(q, pi, tried), h)
             else:
-                room = self._room(h, pi.now)
+                room = self._room(hs, o, names, ranks, pi.now)
                 if not self.walk.may_visit(q.shapes, tier, q.account, self.pool, self.acct, self.mode, room):
                     continue
                 cands = self._candidates(q, pi, tried)
@@ -262,30 +266,42 @@ class Scheduler(Starting):
                     insort(order, self._round_key(q, pi).order, lo=i)
         return decided
 
-    def _room(self, h: Hold | None, now: float) -> Room:
-        """What the fast walk's tests read of the reservation (``walk.Room``)."""
-        if h is None:
+    def _room(self, hs: Holds | None, o: int, names: int, ranks: int, now: float) -> Room:
+        """What the fast walk's tests read of the reservations that bind the queue of round
+        order ``o`` (``walk.Room``, ``Holds.binding``): the most free GPUs off their nodes, and
+        the time left before the last of them starts (a job leaving by then may use some
+        reserved node: a necessary condition, never more)."""
+        if hs is None:
             return Room(self.pool.max_free(), math.inf)
-        return Room(self.pool.max_free_outside(h.nodes), h.at - now)
+        if len(hs.items) == 1:
+            return Room(self.pool.max_free_outside(hs.nodes), hs.latest - now)
+        nodes, latest = hs.closed(hs.binding(_key_of(o, names, ranks, self.queues.by_rank)))
+        return Room(self.pool.max_free_outside(nodes), latest - now)
 
-    def _decide_hold(self, order: list[int], names: int, ranks: int, pi: PassInputs) -> Hold | None:
-        """The round's reservation, before its walk: walking the queues in the round's ``order``,
-        the first queue's holder (``_holder_in``).  One that fits free GPUs now holds them too
-        (from now): otherwise a start walked before it takes them, and it is overtaken again each
-        time nodes free up.  A function of the state alone, like the whole pass: the same state
-        gives the same hold, so a reservation moves only when the cluster changed."""
+    def _decide_holds(self, order: list[int], names: int, ranks: int, pi: PassInputs) -> Holds | None:
+        """The round's reservations, before its walk: walking the queues in the round's
+        ``order``, each queue's holder (``_holder_in``), up to ``Policy.reservations`` of them,
+        each on nodes the better-ranked ones did not take.  One that fits free GPUs now holds them
+        too (from now): otherwise a start walked before it takes them, and it is overtaken again
+        each time nodes free up.  A function of the state alone, like the whole pass: the same
+        state gives the same holds, so a reservation moves only when the cluster changed."""
         by_rank = self.queues.by_rank
         ranks_names = ranks * names
+        got: list[Hold] = []
+        taken: frozenset[int] = frozenset()
         for o in order:
             q = by_rank[o % names]
             if not q.keys or q.free:
                 continue
             p = self._holder_in(q, self.mode.ranks_queues and o // ranks_names == GUARANTEED, pi.t)
             if p is not None:
-                h = self._plan_hold(p, _key_of(o, names, ranks, by_rank), pi.now)
+                h = self._plan_hold(p, _key_of(o, names, ranks, by_rank), pi.now, taken)
                 if h is not None:
-                    return h
-        return None
+                    got.append(h)
+                    if len(got) == self._max_holds:
+                        break
+                    taken = h.nodes if not taken else taken | h.nodes
+        return Holds(tuple(got)) if got else None
 
     def _holder_in(self, q: Queue, guaranteed: bool, t: float) -> Pend | None:
         """The job of ``q`` that holds the reservation if ``q`` is the first queue with one: of
@@ -314,12 +330,9 @@ class Scheduler(Starting):
         return self.acct.fits_caps_of(p.aid, p.gpus) and not (self.mode.limits and self.mode.beyond_limit(
             p, self.acct.alloc_gpus.get(p.account, 0), self.ctx.entitlement_gpus.get(p.account, 0.0)))
 
-    def _with_holder(self, q: Queue, cands: list[Pend], tried: set[str]) -> list[Pend]:
-        """The visit's candidates with the reservation's holder first, if it is of ``q``: the
-        cluster drains nodes for it, so it is offered as soon as its queue is visited."""
-        h = self.hold
-        if h is None or h.holder in tried:
-            return cands
+    def _with_holder(self, q: Queue, cands: list[Pend], h: Hold) -> list[Pend]:
+        """The visit's candidates with ``q``'s reservation holder first (``h``, not yet tried):
+        the cluster drains nodes for it, so it is offered as soon as its queue is visited."""
         p = self.pending.get(h.holder)
         if p is None or p.queue != q.name or (cands and cands[0] is p):
             return cands
@@ -361,9 +374,9 @@ class Scheduler(Starting):
             tried.add(p.jid)
             if p.n == 0:
                 continue
-            h = self.hold
-            allow: NodeFilter | None = None if h is None else allow_for(h, p, now)  # evicting allocated work: only if it ends in time
-            soft: NodeFilter | None = None if allow is None else allow_for(h, p, now, self.may_yield(p))  # free GPUs, unallocated work
+            hs = self.holds
+            allow: NodeFilter | None = None if hs is None else allow_for(hs, p, now, qk)  # evicting allocated work: only if it ends in time
+            soft: NodeFilter | None = None if allow is None else allow_for(hs, p, now, qk, self.may_yield(p))  # free GPUs, unallocated work
             if p.mr > 0 and not self.acct.fits_caps_of(p.aid, p.gpus):
                 if self._cap_preempt(p, qk, pi, allow, starts, preemptions):
                     return True
@@ -371,14 +384,14 @@ class Scheduler(Starting):
             pl = self.pool.find(p.spec, p.n, p.per, soft) if p.per <= self.pool.max_free() else None
             if pl is not None:
                 starts.append(self._launch(p, pl, pi, "fits free GPUs", qk))
-                if h is not None and h.holder == p.jid:
-                    self.hold = None
+                if hs is not None and p.jid in hs.by_holder:
+                    self.holds = hs.without(p.jid)
                 return True
             if p.mr <= 0 or (self.mode.limits and self.mode.beyond_limit(
                 p, self.acct.alloc_gpus.get(p.account, 0), self.ctx.entitlement_gpus.get(p.account, 0.0)
             )):
                 continue
-            holder = h is not None and h.holder == p.jid
+            holder = hs is not None and p.jid in hs.by_holder
             if not first_blocked and not holder:  # any allocated job may still take unallocated work
                 if self._preempt_for(p, qk, pi, soft, starts, preemptions, only_unallocated=True):
                     return True
@@ -389,7 +402,7 @@ class Scheduler(Starting):
                 return True
             if allow is not None and soft is None and self._preempt_for(p, qk, pi, soft, starts, preemptions, only_unallocated=True):
                 return True  # a debug job that yields may replace unallocated work on a reserved node
-            if holder and self._hold_for(p, qk, pi, starts):
+            if holder and self._hold_for(p, qk, pi, allow, starts):
                 return True
         return self._free_work_for_the_rest(q, qk, pi, tried, starts, preemptions)
 
@@ -407,8 +420,8 @@ class Scheduler(Starting):
         for p in self._whole_order(q, pi):
             if p.jid in tried or p.n == 0 or p.mr <= 0 or not self._within_caps_and_limits(p):
                 continue
-            h = self.hold
-            soft = None if h is None else allow_for(h, p, now, self.may_yield(p))
+            hs = self.holds
+            soft = None if hs is None else allow_for(hs, p, now, qk, self.may_yield(p))
             if self._preempt_for(p, qk, pi, soft, starts, preemptions, only_unallocated=True):
                 return True
         return False
@@ -421,30 +434,39 @@ class Scheduler(Starting):
             return self._orders.jobs(q.name)
         return self._scorer(pi).rank([self.pending[j] for j in self.queues.head(q.name, len(q.keys), set())])
 
-    def _hold_for(self, p: Pend, qk: QueueKey, pi: PassInputs, starts: list[Start]) -> bool:
-        """Re-plan the reservation for its blocked holder ``p``; True if it can in fact start now."""
-        new = self._plan_hold(p, qk, pi.now)
+    def _hold_for(self, p: Pend, qk: QueueKey, pi: PassInputs, allow: NodeFilter | None, starts: list[Start]) -> bool:
+        """Re-plan the reservation of its blocked holder ``p``, off the other holds' nodes; True
+        if it can in fact start now (where ``allow``, the other holds' filter, admits)."""
+        hs = self.holds
+        if hs is None:  # pragma: no cover - only a holder re-plans
+            return False
+        taken: frozenset[int] = frozenset()
+        for h in hs.items:
+            if h.holder != p.jid:
+                taken = h.nodes if not taken else taken | h.nodes
+        new = self._plan_hold(p, qk, pi.now, taken)
         if new is None:
             return False
         if new.at <= pi.now:  # only the old reservation stood in the way
-            pl = self.pool.find(p.spec, p.n, p.per)
+            pl = self.pool.find(p.spec, p.n, p.per, allow)
             if pl is not None:
-                self.hold = None
+                self.holds = hs.without(p.jid)
                 starts.append(self._launch(p, pl, pi, "fits free GPUs", qk))
                 return True
-        self.hold = new
+        self.holds = hs.replaced(new)
         return False
 
-    def _plan_hold(self, p: Pend, qk: QueueKey, now: float) -> Hold | None:
-        """``plan_hold``, reused by the fast walk while the state version is the same (the
-        nodes and their free times only depend on the state; the time is clamped to ``now``)."""
+    def _plan_hold(self, p: Pend, qk: QueueKey, now: float, taken: frozenset[int] = frozenset()) -> Hold | None:
+        """``plan_hold`` off the nodes ``taken`` by better-ranked holds, reused by the fast walk
+        while the state version is the same (the nodes and their free times only depend on the
+        state; the time is clamped to ``now``)."""
         if not self.walk.reuses:
-            return plan_hold(self.pool, self.ends, p.jid, p.gpu_type, p.n, p.per, now, qk)
+            return plan_hold(self.pool, self.ends, p.jid, p.gpu_type, p.n, p.per, now, qk, taken)
         if self._holds_at != self.version:
             self._holds, self._holds_at = {}, self.version
-        k = (p.gpu_type, p.n, p.per)
+        k = (p.gpu_type, p.n, p.per, taken)
         if k not in self._holds:
-            h = plan_hold(self.pool, self.ends, "", p.gpu_type, p.n, p.per, -math.inf, qk)
+            h = plan_hold(self.pool, self.ends, "", p.gpu_type, p.n, p.per, -math.inf, qk, taken)
             if h is not None:  # equal node sets as one object: the searches' memos compare them
                 h = Hold("", self._node_sets.setdefault(h.nodes, h.nodes), h.at, qk)
                 if len(self._node_sets) > 4096:

@@ -20,7 +20,7 @@ from allotment.core.preemption.retry import FailedSearches, Failure, SearchState
 from allotment.core.preemption.slicing import OWN_TEAM, ends_within, frees_room_for, may_slice
 from allotment.core.preemption.victims import find_victims, still_fails
 from allotment.core.preemption.view import FOR_NOW, NoVictims, Victim, VictimView
-from allotment.core.reservation import Hold, yields
+from allotment.core.reservation import Holds, held_nodes, yields
 from allotment.core.snapshot import NodeState
 from allotment.core.state import Pend, Run
 from allotment.core.tiers import GUARANTEED, tier
@@ -52,7 +52,7 @@ class Starting(ClusterState):
         self._debug_threshold_s = float(self.policy.debug_threshold_s)
         self._keep_nonresumable = self.policy.non_resumable == "run_to_completion"
         self._hysteresis = float(self.policy.reclaim_hysteresis)
-        self.hold: Hold | None = None  # the round's reservation (the last pass's is reported)
+        self.holds: Holds | None = None  # the round's reservations (the last pass's are reported)
         self._launched: dict[str, Pend] = {}  # this pass's starts, to undo one (see _evict_all)
         self._inputs_id = 0  # bumped whenever the pass inputs are recomputed
         # victim searches that failed, and on what (walk.reuses; see core.preemption.retry)
@@ -157,7 +157,7 @@ class Starting(ClusterState):
         # bound says no on any state like this one, so neither search nor memo is needed
         if self.pool.free_gpus() + self.acct.unalloc_gpus + (0 if only_unallocated else self.acct.alloc_gpus_pre_total) < p.gpus:
             return None
-        held = None if allow is None or self.hold is None else self.hold.nodes
+        held = held_nodes(allow)
         # a search for unallocated work only reads the job's shape (core.preemption.victims)
         shape = p.shape if only_unallocated else -1
         if self.walk.reuses:
@@ -219,7 +219,7 @@ class Starting(ClusterState):
         cap as it could give back)."""
         if not (self.mode.reclaims and self.acct.alloc_gpus_pre.get(p.account, 0)):
             return False
-        held = None if allow is None or self.hold is None else self.hold.nodes
+        held = held_nodes(allow)
         own = self.own_growth.get(p.account, 0)
         if self.walk.reuses:
             if self._cap_failed_at != self._inputs_id:
@@ -264,7 +264,7 @@ class Starting(ClusterState):
                                  why + self.mode.queue_note(qk[0], qk[1]))
         r = Run(p.spec, pi.now, pl, terms.allocated, terms.protected_until, p.done_work, p.declared, p.evicted_by)
         r.eligible = p.eligible
-        r.yields = terms.allocated and yields(self.hold, p, pi.now, pl, self.may_yield(p))
+        r.yields = terms.allocated and yields(self.holds, p, pi.now, pl, self.may_yield(p), qk)
         self._start(r, pi.now)
         self._launched[p.jid] = p
         why = terms.reason + ("; yields to the reservation after its minimum runtime" if r.yields else "")

@@ -100,8 +100,10 @@ class EventLog:
                 continue  # fulfilled: its ``start`` says so
             if not waiting(jid):
                 why = "it left the queue"
-            elif held:
+            elif len(held) == 1:
                 why = f"{held[0][0].id} holds the reservation now"
+            elif held:
+                why = f"{', '.join(spec.id for spec, _ in held)} hold the reservations now"
             else:
                 why = "no job holds a reservation now: it no longer qualifies (its team's tier, caps or shape changed)"
             spec = spec_of(jid)

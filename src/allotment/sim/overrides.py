@@ -76,6 +76,7 @@ KNOBS: dict[str, Knob] = {
     "fairshare_period": Knob("fairshare_period_s", _duration),
     "reclaim_hysteresis": Knob("reclaim_hysteresis", _weight),
     "queue_depth": Knob("queue_depth", _count),
+    "reservations": Knob("reservations", _count),
     "unallocated": Knob("unallocated_enabled", _bool),
     "preemption.requeue_resumable": Knob("requeue_resumable", _bool),
     "preemption.non_resumable": Knob("non_resumable", _non_resumable),

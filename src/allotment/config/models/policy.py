@@ -122,6 +122,9 @@ class PolicyKnobs(Strict):
     queue_depth: int | None = Field(
         default=None, ge=1, le=1024, description="Candidates per team queue visit (8)."
     )
+    reservations: int | None = Field(
+        default=None, ge=1, le=64, description="Jobs that may hold a reservation at once, on disjoint nodes (1)."
+    )
     share_floor: float | None = Field(
         default=None, ge=0, le=1, description="allot plan fails below this leaf share (0)."
     )
