@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,7 @@ from allotment.sim.workloads import from_trace
 from allotment.traces.canonical import sorted_items, write_trace
 from allotment.traces.scenarios import get_scenario
 from allotment.traces.scenarios.ai2 import generate
-from allotment.traces.scenarios.calibration import AI2, BIG_GANGS, Calibration
+from allotment.traces.scenarios.calibration import AI2, AI2_UNCAPPED_RUNS, BIG_GANGS, Calibration
 from tests.core.builders import make_config
 
 TREE = {"lm": {"pre": 3, "post": 2}, "vision": 2, "safety": 1}
@@ -71,6 +72,15 @@ def test_the_big_gangs_calibration_draws_runs_bigger_than_a_whole_allocation() -
     assert _largest_run_over_allocation(BIG_GANGS) >= 4.0
     assert get_scenario("ai2-big-gangs")(_config(), cluster="c1", days=1, seed=2) == generate(
         _config(), cluster="c1", days=1, seed=2, calibration=BIG_GANGS
+    )
+
+
+def test_the_uncapped_runs_sensitivity_turns_only_the_allocation_cap_on_training_runs() -> None:
+    # issue 25 item 6: one knob of ``ai2``, so a result that moves with it follows the cap alone
+    assert replace(AI2, runs_fit_allocation=False) == AI2_UNCAPPED_RUNS
+    assert _largest_run_over_allocation(AI2_UNCAPPED_RUNS) >= 4.0
+    assert get_scenario("ai2-uncapped-runs")(_config(), cluster="c1", days=1, seed=2) == generate(
+        _config(), cluster="c1", days=1, seed=2, calibration=AI2_UNCAPPED_RUNS
     )
 
 

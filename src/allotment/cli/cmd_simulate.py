@@ -60,7 +60,7 @@ def register(p: argparse.ArgumentParser) -> None:
 
 def add_workload_arguments(p: argparse.ArgumentParser) -> None:
     src = p.add_mutually_exclusive_group(required=True)
-    src.add_argument("--scenario", help="built-in scenario (ai2, or ai2-big-gangs: its previous calibration)")
+    src.add_argument("--scenario", help="built-in scenario: ai2, ai2-big-gangs (its previous calibration), ai2-uncapped-runs (ai2 with training runs not capped at the allocation), ai2-contended")
     src.add_argument("--trace", type=Path, metavar="FILE", help="canonical trace (JSONL)")
     p.add_argument("--cluster", help="cluster to simulate (default: the largest)")
     p.add_argument(
