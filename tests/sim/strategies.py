@@ -29,6 +29,7 @@ def clusters(draw: st.DrawFn) -> CompiledConfig:
         human_drain_threshold_s=1800,
         fairshare_period_s=draw(st.sampled_from([60, 300])),
         reservations=draw(st.sampled_from([1, 1, 2, 4])),
+        debug_reclaim=draw(st.booleans()),
         boosts=draw(st.sampled_from([(), (), (_boost("user:u1", 2.0, 3600),), (_boost("account:t0", 1.0, 7200),)])),
     )
     # sometimes a max_gpus cap on a team or on a group (capped teams slice their own time)

@@ -132,6 +132,7 @@ class Policy:
     reclaim_hysteresis: float = 0.1  # a reclaim needs the victim's measure this much (relative) higher
     queue_depth: int = 8  # candidates one visit of a team's queue examines, by declared priority and age
     reservations: int = 1  # jobs that may hold a reservation at once, on disjoint nodes (core/reservation.py)
+    debug_reclaim: bool = False  # a debug job may reclaim whatever its team runs now (core/preemption/terms.py)
     priority_weights: PriorityWeights = field(default_factory=PriorityWeights)
     boosts: tuple[Boost, ...] = ()
     # the interactive job class: how a session is recognised, its grace and restore hook

@@ -36,6 +36,7 @@ _PLAIN = {
     "reclaim_hysteresis": "reclaim_hysteresis",
     "queue_depth": "queue_depth",
     "reservations": "reservations",
+    "debug_reclaim": "debug_reclaim",
 }
 
 

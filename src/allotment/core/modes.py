@@ -46,6 +46,9 @@ class Mode:
 
     def __init__(self, queue_depth: int) -> None:
         self.depth = queue_depth
+        # a debug job may reclaim whatever its account runs now (Policy.debug_reclaim; set by
+        # the cluster state, only in a mode that reclaims: core.preemption.terms.may_reclaim)
+        self.debug_reclaims = False
 
     def queue_of(self, account: str, min_runtime_s: float) -> str:
         return GLOBAL_QUEUE

@@ -107,7 +107,8 @@ class Starting(ClusterState):
         if self.walk.reuses and self._view_at == at and self._view_val is not None:
             return self._view_val
         v = VictimView(self.pool, self.running, self.acct, self._keep_nonresumable, self._hysteresis,
-                       self.mode.reclaims, pi.t, {} if self.walk.reuses else None)
+                       self.mode.reclaims, pi.t, {} if self.walk.reuses else None,
+                       self._debug_threshold_s if self.mode.debug_reclaims else -1.0)
         self._view_val, self._view_at = v, at
         return v
 

@@ -139,8 +139,8 @@ def _search_bound(tier: int, account: str, pool: NodePool, acct: Accounting, mod
     take: unallocated work, and with reclaim its own team's preemptible work, in tier 0 every
     account's."""
     bound = pool.free_gpus() + acct.unalloc_gpus
-    if mode.reclaims:
-        bound += acct.alloc_gpus_pre_total if tier == GUARANTEED else acct.alloc_gpus_pre.get(account, 0)
+    if mode.reclaims:  # with debug_reclaim a debug job of any tier may take every account's
+        bound += acct.alloc_gpus_pre_total if tier == GUARANTEED or mode.debug_reclaims else acct.alloc_gpus_pre.get(account, 0)
     return bound
 
 

@@ -77,6 +77,7 @@ KNOBS: dict[str, Knob] = {
     "reclaim_hysteresis": Knob("reclaim_hysteresis", _weight),
     "queue_depth": Knob("queue_depth", _count),
     "reservations": Knob("reservations", _count),
+    "debug_reclaim": Knob("debug_reclaim", _bool),
     "unallocated": Knob("unallocated_enabled", _bool),
     "preemption.requeue_resumable": Knob("requeue_resumable", _bool),
     "preemption.non_resumable": Knob("non_resumable", _non_resumable),

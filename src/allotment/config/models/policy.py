@@ -122,6 +122,9 @@ class PolicyKnobs(Strict):
     queue_depth: int | None = Field(
         default=None, ge=1, le=1024, description="Candidates per team queue visit (8)."
     )
+    debug_reclaim: bool | None = Field(
+        default=None, description="A debug job may reclaim whatever its team runs now (false)."
+    )
     reservations: int | None = Field(
         default=None, ge=1, le=64, description="Jobs that may hold a reservation at once, on disjoint nodes (1)."
     )

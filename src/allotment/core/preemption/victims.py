@@ -123,7 +123,7 @@ def still_fails(
     take it, then with what this search may take (``_freeable_hosts``'s bound).  A requester
     that now runs below what it is owed, where it did not, may take from every donor: search
     again."""
-    reclaim = may_reclaim(v, p.account, owed, only_unallocated)
+    reclaim = may_reclaim(v, p, owed, only_unallocated)
     if reclaim and not was.reclaim:
         return None
     pool = v.pool

@@ -18,16 +18,20 @@ class VictimView:
     walk makes one per state version and under mypyc a frozen dataclass's ``__init__`` runs as
     interpreted Python (``preemption.retry.SearchState``)."""
 
-    __slots__ = ("acct", "hysteresis", "keep_nonresumable", "memo", "pool", "reclaims", "running", "t")
+    __slots__ = ("acct", "debug_threshold_s", "hysteresis", "keep_nonresumable", "memo", "pool", "reclaims", "running", "t")
 
     def __init__(self, pool: NodePool, running: Mapping[str, Run], acct: Accounting, keep_nonresumable: bool,
-                 hysteresis: float, reclaims: bool, t: float, memo: dict[str, Any] | None = None) -> None:
+                 hysteresis: float, reclaims: bool, t: float, memo: dict[str, Any] | None = None,
+                 debug_threshold_s: float = -1.0) -> None:
         self.pool = pool
         self.running = running
         self.acct = acct
         self.keep_nonresumable = keep_nonresumable  # non_resumable == "run_to_completion": never victims
         self.hysteresis = hysteresis  # relative margin of the reclaim measure (Policy.reclaim_hysteresis)
         self.reclaims = reclaims  # the mode allows reclaim and within-team slicing
+        # a debug job (core.debug: minimum runtime within this) may reclaim whatever its account
+        # runs now (Policy.debug_reclaim); -1: no job may
+        self.debug_threshold_s = debug_threshold_s
         self.t = t  # the pass's epoch: lost work that orders victims is evaluated here
         # answers that depend only on the state and the pass inputs, kept while both stay the
         # same (the fast walk makes one view per state version and inputs); None: recompute
