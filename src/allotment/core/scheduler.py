@@ -221,7 +221,7 @@ class Scheduler(Starting):
 
     def _round(self, pi: PassInputs, starts: list[Start], preemptions: list[Preemption]) -> bool:
         """One walk over the queues; True if it decided anything.  The reservation is decided
-        before the walk (``_decide_hold``), so it binds every start of the round, of better-ranked
+        before the walk (``_decide_holds``), so it binds every start of the round, of better-ranked
         queues and of the holder's own queue too (docs/design/reservation.md)."""
         tried: set[str] = set()
         # the queues still to visit, best key first: order[i:], each key as its integer
