@@ -81,8 +81,41 @@ class MergedOrder:
         self.gl: list[_Group] = []
         self.scored: list[tuple[float, float, str, int, int]] = []
         self.frontier: list[tuple[float, int, int]] = []
+        self._build(every, scorer)
+
+    def _build(self, every: list[Pend], scorer: Scorer) -> None:
+        """Group ``every`` job at once: appended run by run, then each group's runs and each
+        run's jobs sorted (the queue's own order, by declared priority then eligibility, leaves
+        a run's jobs sorted already but for a rare run across priorities)."""
+        deps, members, groups = self.deps, self.members, self.groups
+        most = 0.0
         for p in every:
-            self._add(p, scorer)
+            members[p.jid] = p
+            if p.jid in deps:
+                self.loose[p.jid] = p
+                continue
+            s = scorer.static(p)
+            head, boost = s.head, s.boost
+            size = abs(head) + abs(boost)
+            if size > most or size != size:
+                most = size
+            gk = (p.uid, p.account, p.user, p.gpus)
+            g = groups.get(gk)
+            if g is None:
+                g = groups[gk] = _Group()
+            rk = (head, boost)
+            r = g.runs.get(rk)
+            if r is None:
+                v = head + boost
+                r = g.runs[rk] = _Run(v)
+                g.order.append((-v, head, boost))
+            r.keys.append((p.eligible, p.jid))
+            r.jobs.append(p)
+        self.most = most
+        for g in groups.values():
+            g.order.sort()
+            for r in g.runs.values():
+                _sort_run(r)
 
     def holds(self, scorer: Scorer) -> bool:
         """Was this grouping made for ``scorer``'s epoch, weights and dependants, and is it exact
@@ -201,6 +234,17 @@ class MergedOrder:
                 nxt = r.jobs[pos + 1]
                 heapq.heappush(scored, (neg, nxt.eligible, nxt.jid, ai, pos + 1))
         return True
+
+
+def _sort_run(r: _Run) -> None:
+    """Sort ``r``'s jobs by ``(eligible, id)`` unless they are already (a plain loop first)."""
+    keys = r.keys
+    for i in range(1, len(keys)):
+        if keys[i] < keys[i - 1]:
+            pairs = sorted(zip(keys, r.jobs, strict=True))
+            r.keys = [k for k, _ in pairs]
+            r.jobs = [p for _, p in pairs]
+            return
 
 
 def _single(p: Pend) -> _Run:
