@@ -66,8 +66,21 @@ class MergedOrder:
     arrivals and starts (``update``), and merged lazily for the pass's scorer (``restart``,
     ``upto``).  ``out`` is the emitted prefix, best first."""
 
-    __slots__ = ("active", "deps", "frontier", "groups", "loose", "members", "most", "out", "scored",
-                 "scorer", "t", "w", "gl")
+    __slots__ = (
+        "active",
+        "deps",
+        "frontier",
+        "gl",
+        "groups",
+        "loose",
+        "members",
+        "most",
+        "out",
+        "scored",
+        "scorer",
+        "t",
+        "w",
+    )
 
     def __init__(self, scorer: Scorer, every: list[Pend]) -> None:
         self.t, self.w, self.deps = scorer.t, scorer.w, scorer.deps
