@@ -26,6 +26,14 @@ the same computation on the same inputs, bit for bit, and the keys are a total o
 list is the one a whole sort gives.  (A fit change was a fifth of all rebuilds in a 3-day
 ``ai2`` run.)  ``tests/core/test_candidates.py`` and ``tests/sim/test_walk_equivalence.py``
 check the kept orders against scoring the whole queue.
+
+A queue of ``SMALL`` jobs or more (in the ``fixed`` derivation) is not sorted whole: a sweep's
+thousands of jobs are one user's, whose fairness term moves at each of that user's starts and
+ends, so the whole queue was scored again at each (issue 27: 4.8 M scores in a 27-day
+Philly-shaped run).  Its order is a lazy merge (``core.fairness_merge``) of the users' jobs
+grouped once per epoch by their epoch-static score; a change of the users, the fit or the jobs
+begins the merge again, and a visit scores only the groups' runs its first candidates need.
+``tests/core/test_fairness_merge.py`` checks it against sorting by ``Scorer.key``.
 """
 
 from __future__ import annotations
