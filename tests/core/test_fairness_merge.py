@@ -32,12 +32,13 @@ boosts = st.sampled_from([{}, {"user:v": 0.25}, {"job:j3": 1.0, "account:a": 0.5
 
 @settings(max_examples=200, deadline=None)
 @given(st.lists(job, min_size=1, max_size=40), st.lists(step, min_size=1, max_size=10), st.booleans(),
-       st.sampled_from([100_000.0, 100_000.0, 200_000.0]), boosts)
+       st.sampled_from([100_000.0, 100_000.0, 200_000.0]), boosts, st.booleans())
 def test_the_merged_order_is_the_sort_by_the_whole_score(
     specs: list[tuple[int, float, int, str, float | None]],
     changes: list[tuple[int, float, str, int, set[int], int, list[tuple[int, float, int, str, float | None]]]],
-    with_deps: bool, t: float, active: dict[str, float],
+    with_deps: bool, t: float, active: dict[str, float], in_key_order: bool,
 ) -> None:
+    # the scheduler hands the queue in its key order (``Queue.jobs``); any other order must do too
     made: list[JobSpec] = []
 
     def new(pr: int, e: float, g: int, u: str, d: float | None) -> Pend:
@@ -72,6 +73,8 @@ def test_the_merged_order_is_the_sort_by_the_whole_score(
             version += 1
         tried = {f"j{i}" for i in tried_idx}
         scorer = Scorer(CTX, t, load, max_free, users, active, deps, memo=True)
+        if in_key_order:
+            queue.sort(key=_queue_key)
         got = orders.best("a", lambda: list(queue), lambda s=scorer: s, t, load, deps, max_free, version, queued,
                           tried, 4)
         whole = Scorer(CTX, t, load, max_free, users, active, deps)  # the reference: no memo
@@ -79,6 +82,10 @@ def test_the_merged_order_is_the_sort_by_the_whole_score(
         assert [p.jid for p in got] == [p.jid for p in want if p.jid not in tried][:4]
         assert [p.jid for p in orders.jobs("a")] == [p.jid for p in want]
         assert len(set(keys)) == len(keys)
+
+
+def _queue_key(p: Pend) -> tuple[float, float, str]:
+    return p.key
 
 
 def test_jobs_that_tie_bit_for_bit_come_out_by_eligibility_then_id_after_their_user_gets_busier() -> None:

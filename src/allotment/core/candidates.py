@@ -98,8 +98,6 @@ class CandidateOrders:
     def rebuild(self, q: str, every: list[Pend], scorer: Scorer, t: float, load: float,
                 deps: Mapping[str, tuple[JobSpec, ...]], max_free: int, users: int, queued: int) -> None:
         """Order ``every`` job of ``q`` by ``scorer`` (the pass's) and keep it with its inputs."""
-        lo, hi = _gpus_range(every)
-        fit = fit_key(max_free, lo, hi)
         if len(every) >= self.small and scorer.mode == "fixed" and scorer.memo:
             old = self._by.get(q)
             m = old.merged if old is not None else None
@@ -110,8 +108,12 @@ class CandidateOrders:
                 m = MergedOrder(scorer, every)
             if m.holds(scorer):
                 m.restart(scorer)
+                lo, hi = m.gpus_range()
+                fit = fit_key(max_free, lo, hi)
                 self._by[q] = _Order(t, fit_weight_key(load, fit, lo), deps, fit, users, queued, [], m.out, lo, hi, m)
                 return
+        lo, hi = _gpus_range(every)
+        fit = fit_key(max_free, lo, hi)
         keys, jobs = scorer.ranked(every)
         self._by[q] = _Order(t, fit_weight_key(load, fit, lo), deps, fit, users, queued, keys, jobs, lo, hi)
 

@@ -72,6 +72,7 @@ class MergedOrder:
         "frontier",
         "gl",
         "groups",
+        "last",
         "loose",
         "members",
         "most",
@@ -89,6 +90,7 @@ class MergedOrder:
         self.loose: dict[str, Pend] = {}  # jobs others wait for: scored at each restart
         self.most = 0.0  # >= |head| + |boost| of every job ever added (a bound: never lowered)
         self.scorer = scorer
+        self.last = every  # the queue's jobs as last seen, in queue key order (``update``)
         self.out: list[Pend] = []
         self.active: list[_Run] = []
         self.gl: list[_Group] = []
@@ -137,22 +139,64 @@ class MergedOrder:
                 and math.isfinite(self.most) and math.isfinite(scorer.w_fair) and math.isfinite(scorer.w_fit))
 
     def update(self, every: list[Pend], scorer: Scorer) -> None:
-        """Make the grouping hold ``every`` job (the queue now): add the new, drop the gone."""
-        members = self.members
-        now: dict[str, Pend] = {}
+        """Make the grouping hold ``every`` job (the queue now): add the new, drop the gone.
+
+        The queue's jobs come sorted by their queue key (``Queue.jobs``), as did the last list
+        seen (``last``), so the two are walked side by side comparing identities -- a start
+        costs a pass of pointer comparisons, not a dict of the queue.  Exact in any order: a
+        job of both lists is either matched to itself or left unmatched in both, so called both
+        gone and new, and it is dropped before it is added back (only slower, never wrong)."""
+        last = self.last
         added: list[Pend] = []
-        for p in every:
-            now[p.jid] = p
-            if members.get(p.jid) is not p:
-                added.append(p)
         gone: list[Pend] = []
-        for jid, p in members.items():
-            if now.get(jid) is not p:
-                gone.append(p)
+        i = j = 0
+        n, m = len(every), len(last)
+        while i < n and j < m:
+            a = every[i]
+            b = last[j]
+            if a is b:
+                i += 1
+                j += 1
+                continue
+            ka, kb = a.key, b.key
+            if ka < kb:
+                added.append(a)
+                i += 1
+            elif kb < ka:
+                gone.append(b)
+                j += 1
+            else:  # the same key, another job (a requeued job is a new ``Pend``)
+                added.append(a)
+                gone.append(b)
+                i += 1
+                j += 1
+        added.extend(every[i:])
+        gone.extend(last[j:])
         for p in gone:
             self._drop(p, scorer)
         for p in added:
             self._add(p, scorer)
+        self.last = every
+
+    def gpus_range(self) -> tuple[int, int]:
+        """(fewest, most) GPUs of the jobs held, (0, 0) for none: from the groups' keys."""
+        lo = hi = 0
+        first = True
+        for gk in self.groups:
+            g = gk[3]
+            if first or g < lo:
+                lo = g
+            if first or g > hi:
+                hi = g
+            first = False
+        for p in self.loose.values():
+            g = p.gpus
+            if first or g < lo:
+                lo = g
+            if first or g > hi:
+                hi = g
+            first = False
+        return lo, hi
 
     def _add(self, p: Pend, scorer: Scorer) -> None:
         self.members[p.jid] = p
