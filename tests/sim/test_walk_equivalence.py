@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from allotment.compile.model import CompiledConfig
+from allotment.core import candidates
 from allotment.core.context import build_context
 from allotment.core.decide import decide
 from allotment.core.snapshot import NodeState, PendingJob, RunningJob, Snapshot
@@ -87,6 +88,23 @@ MODES = st.sampled_from(["budgets", "budgets", "priority", "fifo"])
 @given(cases(), MODES)
 def test_fast_walk_and_reference_take_identical_decisions(case: tuple[CompiledConfig, Workload], mode: str) -> None:
     fast, m_fast = _run(case, mode, FAST)
+    ref, m_ref = _run(case, mode, REFERENCE)
+    assert fast.decided == ref.decided
+    assert m_fast == m_ref
+
+
+@PROPS
+@given(cases(), MODES)
+def test_fast_walk_and_reference_decide_identically_with_every_queue_merged(
+    case: tuple[CompiledConfig, Workload], mode: str
+) -> None:
+    # every queue, however short, through the lazy merge (core.fairness_merge)
+    saved = candidates.SMALL
+    candidates.SMALL = 0
+    try:
+        fast, m_fast = _run(case, mode, FAST)
+    finally:
+        candidates.SMALL = saved
     ref, m_ref = _run(case, mode, REFERENCE)
     assert fast.decided == ref.decided
     assert m_fast == m_ref

@@ -26,6 +26,14 @@ the same computation on the same inputs, bit for bit, and the keys are a total o
 list is the one a whole sort gives.  (A fit change was a fifth of all rebuilds in a 3-day
 ``ai2`` run.)  ``tests/core/test_candidates.py`` and ``tests/sim/test_walk_equivalence.py``
 check the kept orders against scoring the whole queue.
+
+A queue of ``SMALL`` jobs or more (in the ``fixed`` derivation) is not sorted whole: a sweep's
+thousands of jobs are one user's, whose fairness term moves at each of that user's starts and
+ends, so the whole queue was scored again at each (issue 27: 4.8 M scores in a 27-day
+Philly-shaped run).  Its order is a lazy merge (``core.fairness_merge``) of the users' jobs
+grouped once per epoch by their epoch-static score; a change of the users, the fit or the jobs
+begins the merge again, and a visit scores only the groups' runs its first candidates need.
+``tests/core/test_fairness_merge.py`` checks it against sorting by ``Scorer.key``.
 """
 
 from __future__ import annotations
@@ -33,6 +41,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Callable, Mapping
 
+from allotment.core.fairness_merge import MergedOrder
 from allotment.core.jobs import JobSpec
 from allotment.core.priority import Scorer
 from allotment.core.state import Pend
@@ -40,15 +49,21 @@ from allotment.core.state import Pend
 KEPT, REFIT, REBUILD = 0, 1, 2  # what ``CandidateOrders.state`` says a kept order needs
 
 
-class _Order:
-    """One queue's jobs best first with their score keys, and what that order was computed from."""
+SMALL = 32  # a queue shorter than this is scored whole: the grouping costs more than a few scores
 
-    __slots__ = ("deps", "fit", "hi", "jobs", "keys", "lo", "load", "queued", "t", "users")
+
+class _Order:
+    """One queue's jobs best first with their score keys, and what that order was computed from;
+    or, for a long queue, its lazy merge (``merged``, ``core.fairness_merge``: then ``keys`` is
+    empty and ``jobs`` the merge's emitted prefix)."""
+
+    __slots__ = ("deps", "fit", "hi", "jobs", "keys", "lo", "load", "merged", "queued", "t", "users")
 
     def __init__(self, t: float, load: float, deps: Mapping[str, tuple[JobSpec, ...]], fit: int, users: int,
-                 queued: int, keys: list[tuple[float, float, str]], jobs: list[Pend], lo: int, hi: int) -> None:
+                 queued: int, keys: list[tuple[float, float, str]], jobs: list[Pend], lo: int, hi: int,
+                 merged: MergedOrder | None = None) -> None:
         self.t, self.load, self.deps, self.fit, self.users, self.queued = t, load, deps, fit, users, queued
-        self.keys, self.jobs, self.lo, self.hi = keys, jobs, lo, hi
+        self.keys, self.jobs, self.lo, self.hi, self.merged = keys, jobs, lo, hi, merged
 
 
 def fit_key(max_free: int, lo: int, hi: int) -> int:
@@ -66,8 +81,9 @@ def fit_weight_key(load: float, fit: int, lo: int) -> float:
 class CandidateOrders:
     """The kept orders, one per queue."""
 
-    def __init__(self) -> None:
+    def __init__(self, small: int | None = None) -> None:
         self._by: dict[str, _Order] = {}
+        self.small = SMALL if small is None else small  # read now: a test may merge every queue
 
     def state(self, q: str, t: float, load: float, deps: Mapping[str, tuple[JobSpec, ...]], max_free: int,
               users: int, queued: int) -> int:
@@ -82,6 +98,20 @@ class CandidateOrders:
     def rebuild(self, q: str, every: list[Pend], scorer: Scorer, t: float, load: float,
                 deps: Mapping[str, tuple[JobSpec, ...]], max_free: int, users: int, queued: int) -> None:
         """Order ``every`` job of ``q`` by ``scorer`` (the pass's) and keep it with its inputs."""
+        if len(every) >= self.small and scorer.mode == "fixed" and scorer.memo:
+            old = self._by.get(q)
+            m = old.merged if old is not None else None
+            if m is not None and m.holds(scorer):
+                if old is not None and old.queued != queued:
+                    m.update(every, scorer)
+            else:
+                m = MergedOrder(scorer, every)
+            if m.holds(scorer):
+                m.restart(scorer)
+                lo, hi = m.gpus_range()
+                fit = fit_key(max_free, lo, hi)
+                self._by[q] = _Order(t, fit_weight_key(load, fit, lo), deps, fit, users, queued, [], m.out, lo, hi, m)
+                return
         lo, hi = _gpus_range(every)
         fit = fit_key(max_free, lo, hi)
         keys, jobs = scorer.ranked(every)
@@ -92,6 +122,11 @@ class CandidateOrders:
         put each back where its key goes."""
         o = self._by[q]
         fit = fit_key(max_free, o.lo, o.hi)
+        m = o.merged
+        if m is not None:  # the merge begins again with this fit: no whole order to patch
+            m.restart(scorer)
+            o.jobs, o.fit, o.load = m.out, fit, fit_weight_key(load, fit, o.lo)
+            return
         a, b = (o.fit, fit) if o.fit < fit else (fit, o.fit)
         keys: list[tuple[float, float, str]] = []
         jobs: list[Pend] = []
@@ -125,13 +160,27 @@ class CandidateOrders:
 
     def jobs(self, q: str) -> list[Pend]:
         """``q``'s whole kept order, best first -- once ``state`` says it holds (read only)."""
-        return self._by[q].jobs
+        o = self._by[q]
+        if o.merged is not None:
+            o.merged.upto(len(o.merged.members))
+        return o.jobs
 
     def first(self, q: str, tried: set[str], depth: int) -> list[Pend]:
         """The first ``depth`` jobs of ``q``'s kept order not in ``tried``, best first -- once
         ``kept`` says it holds."""
         o = self._by[q]
         out: list[Pend] = []
+        m = o.merged
+        if m is not None:
+            i = 0
+            while i < len(m.out) or m.upto(i + 1):
+                p = m.out[i]
+                i += 1
+                if p.jid not in tried:
+                    out.append(p)
+                    if len(out) >= depth:
+                        break
+            return out
         for p in o.jobs:
             if p.jid not in tried:
                 out.append(p)

@@ -346,6 +346,21 @@ class Scorer:
         inherited = self._inherited_from(p, got)
         return inherited if inherited > own else own  # max(own, inherited), without the call
 
+    def static(self, p: Pend) -> StaticScore:
+        """``p``'s epoch-static part (head and boost) exactly as ``total`` reads it: kept on the
+        job (``memo``) or computed now.  What ``core.fairness_merge`` groups a user's jobs by."""
+        s = p.static
+        if s is None or s.t != self.t or s.weights is not self.w or not self.memo:
+            s = self._static(p)
+        return s
+
+    def moving(self, p: Pend) -> float:
+        """fairness + fit of ``p`` now: the part of ``total`` that moves within an epoch, the
+        same for every job of one user with the same GPUs.  Only a bound's input
+        (``core.fairness_merge``): a score itself is always ``total``."""
+        fit = self.w_fit if p.gpus <= self.max_free else 0.0
+        return self.w_fair * (1.0 / (1.0 + self._running(p) / 8.0)) + fit
+
     def _static(self, p: Pend) -> StaticScore:
         """declared + deadline + age, and the boost: what only the epoch changes."""
         declared, deadline, age, _, _, boost = self._signals(p)

@@ -1,0 +1,311 @@
+"""One queue's jobs in score order without scoring the whole queue at each start and end: the
+fast walk's order of a long queue (``core.candidates``), exact to the last bit.
+
+Why: within an epoch a job's ``fixed`` score (``core.priority.Scorer.total``) is
+``((head + fairness) + fit) + boost`` where ``head`` and ``boost`` only the epoch changes
+(``StaticScore``), ``fairness`` is its user's (it moves at each of that user's starts and ends)
+and ``fit`` reads its GPUs.  A sweep's 2,000-4,000 pending jobs are one user's, so every start and
+end of that user moved the score of all of them, and the whole queue was scored and sorted again.
+
+How, exactly.  The jobs (those nobody of their team waits for: the others are ``loose``) fall in
+*groups* (one user, one GPU count: the same fairness and fit at any instant) and, within a group,
+in *runs* of bit-identical ``(head, boost)``: the jobs of one run score bit-identically at any
+instant (``total`` reads nothing else of them), so their order is their tie-break
+``(eligible, id)``, kept sorted.  A group's runs are kept sorted by ``v = head + boost``.
+
+A merge then gives the jobs best first, lazily.  A run's score ``T`` is ``Scorer.total`` of its
+first job -- the reference's own computation, never a re-associated sum -- and ``T`` differs from
+``v + fairness + fit`` by at most a few roundings (``|error| <= 4u (|head| + |boost| + |fairness|
++ |fit|)``, ``u = 2**-53``), so ``U = v + moving + margin`` (``margin`` a million times that) is an
+upper bound of ``T`` for that run and, float addition being monotone, for every later run of the
+group.  A scored job is emitted only when its key ``(-T, eligible, id)`` is below every unscored
+run's least possible key, i.e. ``T > U`` strictly for the best unscored run of every group; else
+that run is scored first.  So the emitted order is exactly the keys' sort, ties included, and a
+visit scores about ``queue_depth`` runs, plus one per group and the near-ties, instead of the
+whole queue.  ``tests/core/test_fairness_merge.py`` checks it against sorting by ``Scorer.key``.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from bisect import bisect_left
+
+from allotment.core.priority import Scorer
+from allotment.core.state import Pend
+
+GroupKey = tuple[int, str, str, int]  # user id, account, user, GPUs
+RunKey = tuple[float, float]  # head, boost
+RELATIVE_MARGIN = 1e-9  # of the magnitudes: far above the few roundings (~1e-15) ``total`` makes
+
+
+class _Run:
+    """Jobs of one group with bit-identical ``(head, boost)``, by ``(eligible, id)``."""
+
+    __slots__ = ("jobs", "keys", "v")
+
+    def __init__(self, v: float) -> None:
+        self.v = v
+        self.keys: list[tuple[float, str]] = []
+        self.jobs: list[Pend] = []
+
+
+class _Group:
+    """One user's jobs of one GPU count: its runs, and their keys ``(-v, head, boost)`` sorted
+    (best ``v`` first)."""
+
+    __slots__ = ("order", "runs")
+
+    def __init__(self) -> None:
+        self.runs: dict[RunKey, _Run] = {}
+        self.order: list[tuple[float, float, float]] = []
+
+
+class MergedOrder:
+    """One queue's jobs for one epoch (``t``, weights, dependants), grouped and kept through
+    arrivals and starts (``update``), and merged lazily for the pass's scorer (``restart``,
+    ``upto``).  ``out`` is the emitted prefix, best first."""
+
+    __slots__ = (
+        "active",
+        "deps",
+        "frontier",
+        "gl",
+        "groups",
+        "last",
+        "loose",
+        "members",
+        "most",
+        "out",
+        "scored",
+        "scorer",
+        "t",
+        "w",
+    )
+
+    def __init__(self, scorer: Scorer, every: list[Pend]) -> None:
+        self.t, self.w, self.deps = scorer.t, scorer.w, scorer.deps
+        self.groups: dict[GroupKey, _Group] = {}
+        self.members: dict[str, Pend] = {}
+        self.loose: dict[str, Pend] = {}  # jobs others wait for: scored at each restart
+        self.most = 0.0  # >= |head| + |boost| of every job ever added (a bound: never lowered)
+        self.scorer = scorer
+        self.last = every  # the queue's jobs as last seen, in queue key order (``update``)
+        self.out: list[Pend] = []
+        self.active: list[_Run] = []
+        self.gl: list[_Group] = []
+        self.scored: list[tuple[float, float, str, int, int]] = []
+        self.frontier: list[tuple[float, int, int]] = []
+        self._build(every, scorer)
+
+    def _build(self, every: list[Pend], scorer: Scorer) -> None:
+        """Group ``every`` job at once: appended run by run, then each group's runs and each
+        run's jobs sorted (the queue's own order, by declared priority then eligibility, leaves
+        a run's jobs sorted already but for a rare run across priorities)."""
+        deps, members, groups = self.deps, self.members, self.groups
+        most = 0.0
+        for p in every:
+            members[p.jid] = p
+            if p.jid in deps:
+                self.loose[p.jid] = p
+                continue
+            s = scorer.static(p)
+            head, boost = s.head, s.boost
+            size = abs(head) + abs(boost)
+            if size > most or size != size:
+                most = size
+            gk = (p.uid, p.account, p.user, p.gpus)
+            g = groups.get(gk)
+            if g is None:
+                g = groups[gk] = _Group()
+            rk = (head, boost)
+            r = g.runs.get(rk)
+            if r is None:
+                v = head + boost
+                r = g.runs[rk] = _Run(v)
+                g.order.append((-v, head, boost))
+            r.keys.append((p.eligible, p.jid))
+            r.jobs.append(p)
+        self.most = most
+        for g in groups.values():
+            g.order.sort()
+            for r in g.runs.values():
+                _sort_run(r)
+
+    def holds(self, scorer: Scorer) -> bool:
+        """Was this grouping made for ``scorer``'s epoch, weights and dependants, and is it exact
+        (finite magnitudes)?"""
+        return (self.t == scorer.t and self.w is scorer.w and (self.deps is scorer.deps or not (self.deps or scorer.deps))
+                and math.isfinite(self.most) and math.isfinite(scorer.w_fair) and math.isfinite(scorer.w_fit))
+
+    def update(self, every: list[Pend], scorer: Scorer) -> None:
+        """Make the grouping hold ``every`` job (the queue now): add the new, drop the gone.
+
+        The queue's jobs come sorted by their queue key (``Queue.jobs``), as did the last list
+        seen (``last``), so the two are walked side by side comparing identities -- a start
+        costs a pass of pointer comparisons, not a dict of the queue.  Exact in any order: a
+        job of both lists is either matched to itself or left unmatched in both, so called both
+        gone and new, and it is dropped before it is added back (only slower, never wrong)."""
+        last = self.last
+        added: list[Pend] = []
+        gone: list[Pend] = []
+        i = j = 0
+        n, m = len(every), len(last)
+        while i < n and j < m:
+            a = every[i]
+            b = last[j]
+            if a is b:
+                i += 1
+                j += 1
+                continue
+            ka, kb = a.key, b.key
+            if ka < kb:
+                added.append(a)
+                i += 1
+            elif kb < ka:
+                gone.append(b)
+                j += 1
+            else:  # the same key, another job (a requeued job is a new ``Pend``)
+                added.append(a)
+                gone.append(b)
+                i += 1
+                j += 1
+        added.extend(every[i:])
+        gone.extend(last[j:])
+        for p in gone:
+            self._drop(p, scorer)
+        for p in added:
+            self._add(p, scorer)
+        self.last = every
+
+    def gpus_range(self) -> tuple[int, int]:
+        """(fewest, most) GPUs of the jobs held, (0, 0) for none: from the groups' keys."""
+        lo = hi = 0
+        first = True
+        for gk in self.groups:
+            g = gk[3]
+            if first or g < lo:
+                lo = g
+            if first or g > hi:
+                hi = g
+            first = False
+        for p in self.loose.values():
+            g = p.gpus
+            if first or g < lo:
+                lo = g
+            if first or g > hi:
+                hi = g
+            first = False
+        return lo, hi
+
+    def _add(self, p: Pend, scorer: Scorer) -> None:
+        self.members[p.jid] = p
+        if p.jid in self.deps:
+            self.loose[p.jid] = p
+            return
+        s = scorer.static(p)
+        head, boost = s.head, s.boost
+        size = abs(head) + abs(boost)
+        if size > self.most or size != size:  # a NaN stays: ``holds`` then refuses the grouping
+            self.most = size
+        gk = (p.uid, p.account, p.user, p.gpus)
+        g = self.groups.get(gk)
+        if g is None:
+            g = self.groups[gk] = _Group()
+        rk = (head, boost)
+        r = g.runs.get(rk)
+        if r is None:
+            v = head + boost
+            r = g.runs[rk] = _Run(v)
+            ok = (-v, head, boost)
+            g.order.insert(bisect_left(g.order, ok), ok)
+        k = (p.eligible, p.jid)
+        i = bisect_left(r.keys, k)
+        r.keys.insert(i, k)
+        r.jobs.insert(i, p)
+
+    def _drop(self, p: Pend, scorer: Scorer) -> None:
+        del self.members[p.jid]
+        if p.jid in self.loose:
+            del self.loose[p.jid]
+            return
+        s = scorer.static(p)  # the same as when added: same epoch and weights (``holds``)
+        gk = (p.uid, p.account, p.user, p.gpus)
+        g = self.groups[gk]
+        rk = (s.head, s.boost)
+        r = g.runs[rk]
+        i = bisect_left(r.keys, (p.eligible, p.jid))
+        r.keys.pop(i)
+        r.jobs.pop(i)
+        if not r.jobs:
+            del g.runs[rk]
+            ok = (-r.v, s.head, s.boost)
+            del g.order[bisect_left(g.order, ok)]
+            if not g.order:
+                del self.groups[gk]
+
+    def restart(self, scorer: Scorer) -> None:
+        """Begin the merge again for ``scorer`` (the same epoch; fairness, fit or jobs moved):
+        the loose jobs scored, each group's best run as its frontier."""
+        self.scorer = scorer
+        self.out = []
+        self.active = []
+        self.scored = []
+        self.frontier = []
+        self.gl = list(self.groups.values())
+        for p in self.loose.values():
+            self.active.append(_single(p))
+            self.scored.append((-scorer.total(p), p.eligible, p.jid, len(self.active) - 1, 0))
+        heapq.heapify(self.scored)
+        for gi, g in enumerate(self.gl):
+            self.frontier.append((-self._bound(g, 0), gi, 0))
+        heapq.heapify(self.frontier)
+
+    def _bound(self, g: _Group, i: int) -> float:
+        """An upper bound of the score of run ``i`` of ``g`` and of every later run of it."""
+        r = g.runs[(g.order[i][1], g.order[i][2])]
+        sc = self.scorer
+        margin = RELATIVE_MARGIN * (self.most + abs(sc.w_fair) + abs(sc.w_fit) + 1.0)
+        return (r.v + sc.moving(r.jobs[0])) + margin
+
+    def upto(self, n: int) -> bool:
+        """Emit into ``out`` until it holds ``n`` jobs; False if the queue ran out first."""
+        out, scored, frontier, active = self.out, self.scored, self.frontier, self.active
+        while len(out) < n:
+            while frontier and (not scored or not scored[0][0] < frontier[0][0]):
+                _, gi, ri = heapq.heappop(frontier)
+                g = self.gl[gi]
+                hb = g.order[ri]
+                r = g.runs[(hb[1], hb[2])]
+                active.append(r)
+                first = r.jobs[0]
+                heapq.heappush(scored, (-self.scorer.total(first), first.eligible, first.jid, len(active) - 1, 0))
+                if ri + 1 < len(g.order):
+                    heapq.heappush(frontier, (-self._bound(g, ri + 1), gi, ri + 1))
+            if not scored:
+                return False
+            neg, _, _, ai, pos = heapq.heappop(scored)
+            r = active[ai]
+            out.append(r.jobs[pos])
+            if pos + 1 < len(r.jobs):
+                nxt = r.jobs[pos + 1]
+                heapq.heappush(scored, (neg, nxt.eligible, nxt.jid, ai, pos + 1))
+        return True
+
+
+def _sort_run(r: _Run) -> None:
+    """Sort ``r``'s jobs by ``(eligible, id)`` unless they are already (a plain loop first)."""
+    keys = r.keys
+    for i in range(1, len(keys)):
+        if keys[i] < keys[i - 1]:
+            pairs = sorted(zip(keys, r.jobs, strict=True))
+            r.keys = [k for k, _ in pairs]
+            r.jobs = [p for _, p in pairs]
+            return
+
+
+def _single(p: Pend) -> _Run:
+    r = _Run(0.0)
+    r.keys.append((p.eligible, p.jid))
+    r.jobs.append(p)
+    return r
