@@ -13,6 +13,7 @@ when it differs from the previous tick's.
 from __future__ import annotations
 
 import argparse
+import importlib
 import logging
 import time
 from pathlib import Path
@@ -321,6 +322,12 @@ def _replica(
     if lease_s <= 0:
         raise UsageError(f"--lease-duration {args.lease_duration}: expected a positive duration")
     leadership = Leadership(FileLease(args.state, lease_s), args.identity or default_identity())
+    # what a term imports, imported while standing by: a takeover acts at once, not after it
+    for module in (
+        "allotment.backends.kubernetes.backend", "allotment.backends.slurm.backend",
+        "allotment.reconcile.reconciler", "allotment.reconcile.saved_sim", "allotment.reconcile.source",
+    ):
+        importlib.import_module(module)
 
     def lead(ld: Leadership) -> TickResult | None:
         return _term(args, opts, tiers, stop, heartbeat, ld.fence, ld)

@@ -63,8 +63,11 @@ class FileLease:
         try:
             raw = loads_finite(text)
             return LeaseRecord(
-                str(raw["holder"]), int(raw["token"]), float(raw["acquired_at"]),
-                float(raw["renewed_at"]), float(raw["expires_at"]),
+                str(raw["holder"]),
+                int(raw["token"]),
+                float(raw["acquired_at"]),
+                float(raw["renewed_at"]),
+                float(raw["expires_at"]),
             )
         except (ValueError, KeyError, TypeError) as exc:
             raise StateFileError(f"{self.path}: not a lease record ({exc})") from None
@@ -72,8 +75,11 @@ class FileLease:
     def _write(self, rec: LeaseRecord) -> None:
         text = json.dumps(
             {
-                "holder": rec.holder, "token": rec.token, "acquired_at": rec.acquired_at,
-                "renewed_at": rec.renewed_at, "expires_at": rec.expires_at,
+                "holder": rec.holder,
+                "token": rec.token,
+                "acquired_at": rec.acquired_at,
+                "renewed_at": rec.renewed_at,
+                "expires_at": rec.expires_at,
             },
             sort_keys=True,
         )

@@ -69,7 +69,9 @@ def run_replica(
         prev = leadership.previous
         log.info(
             "leader: %s took the lease, token %d (from %s)",
-            rec.holder, rec.token, "nobody" if prev is None else f"{prev.holder}, token {prev.token}",
+            rec.holder,
+            rec.token,
+            "nobody" if prev is None else f"{prev.holder}, token {prev.token}",
         )
         if heartbeat is not None:
             heartbeat.stand_by(False)

@@ -49,7 +49,9 @@ class SavedSim:
     def history(self, since: float) -> tuple[FinishedRun, ...]:
         return self.sim.history(since)
 
-    def apply(self, actions: Sequence[Action], *, dry_run: bool = False) -> tuple[ActionResult, ...]:
+    def apply(
+        self, actions: Sequence[Action], *, dry_run: bool = False
+    ) -> tuple[ActionResult, ...]:
         done = self.sim.apply(actions, dry_run=dry_run)
         if not dry_run:
             self.sim.save(self.path)
