@@ -75,7 +75,7 @@ def test_timeline_draws_each_preemption_and_hatches_only_unallocated_runs(html: 
 
 
 @pytest.mark.slow
-def test_a_thousand_gpu_month_stays_small_and_draws_nodes(tmp_path: Path) -> None:
+def test_a_thousand_gpu_month_stays_small_and_draws_groups_of_nodes(tmp_path: Path) -> None:
     """The size bound on a 30-day 1024-GPU run (synthetic events, the real renderer)."""
     from tests.legible.synthetic import big_run_dir
 
@@ -83,7 +83,7 @@ def test_a_thousand_gpu_month_stays_small_and_draws_nodes(tmp_path: Path) -> Non
     html = render_report(rd)
     assert len(html.encode()) < 10_000_000
     timeline = _svgs(html)[0]
-    assert "Each row is one node" in html
+    assert "Each row is one group of 4 nodes" in html  # 128 nodes in 32 rows
     groups = [g for g in timeline.iter(f"{{{SVG_NS}}}g") if (g.get("class") or "")[:1] in ("t", "h")]
     assert sum(_path_bars(g) + len(list(g.iter(f"{{{SVG_NS}}}rect"))) for g in groups) > 50_000
 

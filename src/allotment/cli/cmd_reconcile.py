@@ -13,6 +13,7 @@ when it differs from the previous tick's.
 from __future__ import annotations
 
 import argparse
+import importlib
 import logging
 import time
 from pathlib import Path
@@ -31,8 +32,10 @@ if TYPE_CHECKING:  # imported when run: ``allot reconcile now`` needs none of th
     from allotment.backends.protocol import Backend
     from allotment.backends.simulated import SimulatedBackend
     from allotment.reconcile.demo_feed import Feed
+    from allotment.reconcile.leadership import Fence, Leadership
+    from allotment.reconcile.loop import StopFlag
     from allotment.reconcile.probes import Heartbeat, ProbeServer
-    from allotment.reconcile.reconciler import Reconciler, TickResult
+    from allotment.reconcile.reconciler import Options, Reconciler, TickResult
 
 log = logging.getLogger("allotment.cli.reconcile")
 
@@ -116,6 +119,21 @@ def register(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--probe-bind", default="127.0.0.1", help="address of the probes (default: loopback only)"
     )
+    p.add_argument(
+        "--leader-elect",
+        action="store_true",
+        help="run as one of several replicas sharing --state (on shared storage): one leads"
+        " through a lease with a fencing token, the others stand by (docs/operators-guide.md)",
+    )
+    p.add_argument(
+        "--lease-duration",
+        default="15s",
+        help="--leader-elect: how long a lease lasts unrenewed; a standby takes over at most"
+        " about this long after the leader dies (default 15s)",
+    )
+    p.add_argument(
+        "--identity", default=None, help="--leader-elect: this replica's name (default host-pid)"
+    )
     # --- kubernetes backend (backends/kubernetes) ---
     p.add_argument("--kubeconfig", default=None, help="kubernetes: kubeconfig file")
     p.add_argument("--context", default=None, help="kubernetes: kubeconfig context")
@@ -167,8 +185,10 @@ class WorkloadFeeder:
     config (the scenario is drawn from the driven config's teams and users), stepped after every
     tick on the wall clock, and kept in the state dir."""
 
-    def __init__(self, args: argparse.Namespace, state: Path, tiers: tuple[int, ...]) -> None:
-        self.args, self.state, self.tiers = args, state, tiers
+    def __init__(
+        self, args: argparse.Namespace, state: Path, tiers: tuple[int, ...], fence: Fence
+    ) -> None:
+        self.args, self.state, self.tiers, self.fence = args, state, tiers, fence
         self.feed: Feed | None = None
 
     def step(self, rec: Reconciler, backend: SimulatedBackend) -> None:
@@ -190,9 +210,11 @@ class WorkloadFeeder:
                 default_min_s=config.policy_for(cluster).default_min_runtime_s, tiers_s=self.tiers,
             )
             self.feed = restore(made, self.state)
-            save_feed(self.feed, self.state)  # its origin, so a restart keeps the same clock
+            with self.fence():  # its origin, so a restart keeps the same clock
+                save_feed(self.feed, self.state)
         if self.feed.step(backend, now):
-            save_feed(self.feed, self.state)
+            with self.fence():
+                save_feed(self.feed, self.state)
 
 
 def _probes(args: argparse.Namespace, heartbeat: Heartbeat) -> ProbeServer | None:
@@ -227,19 +249,18 @@ def _report_lines(r: TickResult, dry_run: bool) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from allotment.backends.simulated import SimulatedBackend
+    from allotment.reconcile.leadership import no_fence
     from allotment.reconcile.logs import setup_logging
-    from allotment.reconcile.loop import StopFlag, run_loop, state_lock
+    from allotment.reconcile.loop import StopFlag, state_lock
     from allotment.reconcile.probes import Heartbeat, hung_after
-    from allotment.reconcile.reconciler import Options, Reconciler
-    from allotment.reconcile.source import open_source
+    from allotment.reconcile.reconciler import Options
 
     if args.backend is None:
         raise UsageError("--backend is required (sim, slurm or kubernetes)")
     setup_logging(args.log_format, logging.DEBUG if args.verbose else logging.INFO)
     interval = _seconds(args.interval, "--interval")
     max_skew = _seconds(args.max_clock_skew, "--max-clock-skew")
-    git_timeout = _seconds(args.git_timeout, "--git-timeout")
+    _seconds(args.git_timeout, "--git-timeout")  # refused before anything starts
     if args.workload is not None and args.backend != "sim":
         raise UsageError("--workload: only the sim backend takes a workload (a real cluster has its own)")
     if args.workload is not None and args.workload not in SCENARIOS:
@@ -254,53 +275,114 @@ def run(args: argparse.Namespace) -> int:
         tiers = tuple(int(_seconds(t, "--tiers")) for t in args.tiers.split(",") if t.strip())
     if not tiers or min(tiers) <= 0:
         raise UsageError("--tiers: give at least one positive duration, like 15m,1h,4h,8h")
+    opts = Options(
+        cluster=args.cluster,
+        dry_run=args.dry_run,
+        active=not args.policy_only,
+        tiers_s=tiers,
+        health_file=args.health_file,
+        max_skew_s=max_skew,
+        interval_s=interval,
+    )
     state: Path = args.state
-    with state_lock(state):
-        for p in remove_stale_temps(state):  # left by a kill -9 during a write; we are its writer
-            log.info("removed %s, left by an interrupted write", p.name)
-        backend = _backend(args)
-        source = open_source(args.source, args.branch, state, timeout_s=git_timeout)
-        opts = Options(
-            cluster=args.cluster,
-            dry_run=args.dry_run,
-            active=not args.policy_only,
-            tiers_s=tiers,
-            health_file=args.health_file,
-            max_skew_s=max_skew,
-            interval_s=interval,
-        )
-        rec = Reconciler(backend, source, state, opts, source_label=args.source)
-        stop = StopFlag()
-        stop.install()
-        heartbeat = Heartbeat(hung_after(interval))
-        probes = _probes(args, heartbeat)
-
-        printed: list[str] = []
-        feed = WorkloadFeeder(args, state, tiers) if args.workload is not None else None
-
-        def on_tick(r: TickResult) -> None:
-            if feed is not None and isinstance(backend, SimulatedBackend) and not args.dry_run:
-                feed.step(rec, backend)
-            if isinstance(backend, SimulatedBackend) and not args.dry_run:
-                backend.save(state / "sim.json")
-            lines = _report_lines(r, args.dry_run)
-            if lines != printed:  # print on change only
-                print("\n".join(lines), flush=True)
-                printed[:] = lines
-
-        try:
-            last = run_loop(
-                rec, interval_s=interval, once=args.once, stop=stop, on_tick=on_tick,
-                heartbeat=heartbeat,
-            )
-        finally:
-            if probes is not None:
-                probes.shutdown()
-                probes.server_close()
-            rec.close()
+    stop = StopFlag()
+    stop.install()
+    heartbeat = Heartbeat(hung_after(interval))
+    probes = _probes(args, heartbeat)
+    try:
+        if args.leader_elect:
+            last = _replica(args, opts, tiers, stop, heartbeat)
+        else:
+            with state_lock(state):
+                last = _term(args, opts, tiers, stop, heartbeat, no_fence, None)
+    finally:
+        if probes is not None:
+            probes.shutdown()
+            probes.server_close()
     if last is None or not args.once:
         return 0
     failed = last.error is not None or any(r.code == "failed" for r in last.results)
     if failed:
         return 3
     return 1 if last.newest_rejected else 0
+
+
+def _replica(
+    args: argparse.Namespace, opts: Options, tiers: tuple[int, ...], stop: StopFlag,
+    heartbeat: Heartbeat,
+) -> TickResult | None:
+    """``--leader-elect``: one of several replicas sharing the state dir (reconcile.replicas)."""
+    from allotment.reconcile.file_lease import FileLease
+    from allotment.reconcile.leadership import Leadership, default_identity
+    from allotment.reconcile.replicas import run_replica
+
+    if args.once:
+        raise UsageError("--leader-elect: replicas run until stopped; --once is for one process")
+    lease_s = _seconds(args.lease_duration, "--lease-duration")
+    if lease_s <= 0:
+        raise UsageError(f"--lease-duration {args.lease_duration}: expected a positive duration")
+    leadership = Leadership(FileLease(args.state, lease_s), args.identity or default_identity())
+    # what a term imports, imported while standing by: a takeover acts at once, not after it
+    for module in (
+        "allotment.backends.kubernetes.backend", "allotment.backends.slurm.backend",
+        "allotment.reconcile.reconciler", "allotment.reconcile.saved_sim", "allotment.reconcile.source",
+    ):
+        importlib.import_module(module)
+
+    def lead(ld: Leadership) -> TickResult | None:
+        return _term(args, opts, tiers, stop, heartbeat, ld.fence, ld)
+
+    return run_replica(leadership, lead, stop, poll_s=lease_s / 4, heartbeat=heartbeat)
+
+
+def _term(
+    args: argparse.Namespace, opts: Options, tiers: tuple[int, ...], stop: StopFlag,
+    heartbeat: Heartbeat, fence: Fence, leadership: Leadership | None,
+) -> TickResult | None:
+    """Run the loop with every write inside ``fence``: the one process (its state-dir lock is
+    its guard), or a leader's term (until its lease is lost)."""
+    from allotment.backends.simulated import SimulatedBackend
+    from allotment.reconcile.loop import run_loop
+    from allotment.reconcile.reconciler import Reconciler
+    from allotment.reconcile.replicas import leader_line
+    from allotment.reconcile.saved_sim import SIM_FILE, SavedSim
+    from allotment.reconcile.source import open_source
+
+    state: Path = args.state
+    with fence():
+        for p in remove_stale_temps(state):  # left by a kill -9 during a write; we are its writer
+            log.info("removed %s, left by an interrupted write", p.name)
+    backend = _backend(args)
+    sim = backend if isinstance(backend, SimulatedBackend) else None
+    if sim is not None and not args.dry_run:
+        backend = SavedSim(sim, state / SIM_FILE, fence)
+    source = open_source(args.source, args.branch, state, timeout_s=_seconds(args.git_timeout, "--git-timeout"))
+    token = None if leadership is None or leadership.record is None else leadership.record.token
+    rec = Reconciler(backend, source, state, opts, source_label=args.source, fence=fence, token=token)
+    if leadership is not None and leadership.record is not None:
+        lease = leadership.record
+        rec.status.leader, rec.status.leader_token = lease.holder, lease.token
+        rec.status.leader_since = lease.acquired_at
+        with fence():
+            rec.audit.append([leader_line(lease, leadership.previous)])
+    printed: list[str] = []
+    feed = WorkloadFeeder(args, state, tiers, fence) if args.workload is not None else None
+
+    def on_tick(r: TickResult) -> None:
+        if sim is not None and not args.dry_run:
+            if feed is not None:
+                feed.step(rec, sim)
+            with fence():
+                sim.save(state / SIM_FILE)
+        lines = _report_lines(r, args.dry_run)
+        if lines != printed:  # print on change only
+            print("\n".join(lines), flush=True)
+            printed[:] = lines
+
+    try:
+        return run_loop(
+            rec, interval_s=opts.interval_s, once=args.once, stop=stop, on_tick=on_tick,
+            heartbeat=heartbeat, until=(lambda: False) if leadership is None else (lambda: leadership.lost),
+        )
+    finally:
+        rec.close()

@@ -1,6 +1,13 @@
 """The GPU timeline as Ai2 drew it: one row per GPU (per node when there are too many GPUs to
-read), one bar per job run coloured by team, hatched where the run is unallocated (free,
-preemptible at once), a red edge where a run ended in a preemption.
+read, per group of consecutive nodes when there are too many nodes), one bar per job run
+coloured by team, hatched where the run is unallocated (free, preemptible at once), a red edge
+where a run ended in a preemption.
+
+Why fold nodes: 128 node rows in 560 px are 4 px each, too thin to point at or label, and the
+eye reads them as noise (issue 31).  Beyond ``MAX_NODE_ROWS`` rows, consecutive nodes fold into
+groups of equal size (the last may be smaller), each one labelled row; a group is drawn as one
+node with all its GPUs, so a job's bars are packed in its group's row and a gang across the
+group's nodes is one bar.
 
 Geometry only (the template draws it).  Each job gets the lowest free GPU slots of each of its
 nodes for its run; a gang on consecutive nodes with the same slots is one bar, which keeps a
@@ -9,12 +16,13 @@ nodes for its run; a gang on consecutive nodes with the same slots is one bar, w
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from allotment.legible.replay import Interval
 
 WIDTH = 1100.0
 MAX_GPU_ROWS = 256  # above this, rows are nodes
+MAX_NODE_ROWS = 32  # above this, rows are groups of consecutive nodes (17 px each at 560 px)
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +60,51 @@ class Timeline:
     edge_width: float  # thinner when edges are dense, so they mark the picture without hiding it
     ticks: tuple[tuple[float, str], ...]  # x, label (days)
     row_ticks: tuple[tuple[float, str], ...]
+    row_lines: tuple[float, ...] = ()  # y of the line between two folded rows
+
+
+@dataclass(frozen=True, slots=True)
+class NodeGroup:
+    """Consecutive nodes drawn as one row; ``label`` names the first and last."""
+
+    label: str
+    nodes: tuple[str, ...]
+
+
+def fold_nodes(nodes: Sequence[str], max_rows: int = MAX_NODE_ROWS) -> tuple[NodeGroup, ...]:
+    """``nodes`` in order, in at most ``max_rows`` groups of ``ceil(len / max_rows)``."""
+    size = max(1, -(-len(nodes) // max(1, max_rows)))
+    out = []
+    for i in range(0, len(nodes), size):
+        part = tuple(nodes[i : i + size])
+        out.append(NodeGroup(_range_label(part[0], part[-1]), part))
+    return tuple(out)
+
+
+def _range_label(first: str, last: str) -> str:
+    """``n001-004`` for n001..n004: the common start written once, so labels fit the margin."""
+    if first == last:
+        return first
+    common = 0
+    while common < min(len(first), len(last)) and first[common] == last[common]:
+        common += 1
+    while common and first[common - 1].isdigit():  # never split a number: n9-n10 is n9-10
+        common -= 1
+    return f"{first}-{last[common:]}"
+
+
+def _fold(ivs: Sequence[Interval], groups: Sequence[NodeGroup]) -> list[Interval]:
+    """Each run once per group it touches, on that group alone, with its GPUs there."""
+    where = {n: g.label for g in groups for n in g.nodes}
+    out = []
+    for iv in ivs:
+        k = max(1, iv.gpus // max(1, len(iv.nodes)))
+        on: dict[str, int] = {}
+        for n in iv.nodes:
+            if n in where:
+                on[where[n]] = on.get(where[n], 0) + 1
+        out += [replace(iv, nodes=(g,), gpus=k * m) for g, m in on.items()]
+    return out
 
 
 def _slots(ivs: Sequence[Interval], per_node: Mapping[str, int]) -> dict[tuple[str, str, float], tuple[int, int]]:
@@ -79,6 +132,13 @@ def build_timeline(ivs: Sequence[Interval], nodes: Sequence[str], per_node: Mapp
                    teams: Sequence[str], end: float, height: float = 560.0) -> Timeline:
     gpus = sum(per_node.get(n, 0) for n in nodes)
     by_gpu = gpus <= MAX_GPU_ROWS
+    folded = fold_nodes(nodes) if not by_gpu and len(nodes) > MAX_NODE_ROWS else ()
+    row_label = "GPU" if by_gpu else "node"
+    if folded:
+        ivs = _fold(ivs, folded)
+        per_node = {g.label: sum(per_node.get(n, 0) for n in g.nodes) for g in folded}
+        nodes = [g.label for g in folded]
+        row_label = f"group of {len(folded[0].nodes)} nodes"
     rows = gpus if by_gpu else len(nodes)
     row_h = height / max(1, rows)
     node_y: dict[str, float] = {}
@@ -108,7 +168,7 @@ def build_timeline(ivs: Sequence[Interval], nodes: Sequence[str], per_node: Mapp
     while d <= days + 1e-9:
         ticks.append((round(d * 86400 * sx, 1), f"day {d:g}"))
         d += step
-    every = max(1, len(nodes) // 8)
+    every = 1 if folded else max(1, len(nodes) // 8)
     row_ticks = tuple((round(node_y[n], 1), n) for i, n in enumerate(nodes) if i % every == 0)
     grouped: dict[str, list[Bar]] = {}
     for b in bars:
@@ -119,8 +179,9 @@ def build_timeline(ivs: Sequence[Interval], nodes: Sequence[str], per_node: Mapp
     )
     density = len(edges) / max(1.0, WIDTH * rows)  # edges per pixel column and row
     edge_w = 1.4 if density < 0.002 else 0.8 if density < 0.01 else 0.4
-    return Timeline(WIDTH, height, rows, "GPU" if by_gpu else "node", groups, "".join(edges), edge_w,
-                    tuple(ticks), row_ticks)
+    lines = tuple(round(node_y[n], 1) for n in nodes[1:]) if folded else ()
+    return Timeline(WIDTH, height, rows, row_label, groups, "".join(edges), edge_w,
+                    tuple(ticks), row_ticks, lines)
 
 
 def _spans(iv: Interval, slots: Mapping[tuple[str, str, float], tuple[int, int]],

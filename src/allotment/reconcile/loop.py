@@ -76,10 +76,12 @@ def run_loop(
     on_tick: Callable[[TickResult], None] = lambda r: None,
     clock: Callable[[], float] = time.monotonic,
     heartbeat: Heartbeat | None = None,
+    until: Callable[[], bool] = lambda: False,
 ) -> TickResult | None:
+    """Tick until ``stop`` (or ``until()``: a replica that lost its lease, reconcile.replicas)."""
     last: TickResult | None = None
     deadline = clock()
-    while not stop.stopped:
+    while not stop.stopped and not until():
         if heartbeat is not None:
             heartbeat.started()
         last = reconciler.tick()
@@ -90,7 +92,7 @@ def run_loop(
             break
         if clock() >= deadline:  # not a tick an operator asked for between two slots
             deadline = next_tick(deadline, clock(), interval_s)
-        while not stop.stopped and clock() < deadline and not reconciler.wants_tick():
+        while not stop.stopped and not until() and clock() < deadline and not reconciler.wants_tick():
             stop.wait(min(POLL_S, deadline - clock()))
     return last
 

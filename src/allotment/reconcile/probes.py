@@ -37,6 +37,7 @@ class Heartbeat:
         self._lock = threading.Lock()
         self._started: float | None = None  # the tick in flight (None: between ticks)
         self._ticks = 0
+        self._standby = False  # a replica waiting for the lease (reconcile.replicas)
 
     def started(self) -> None:
         with self._lock:
@@ -54,8 +55,17 @@ class Heartbeat:
                 return Probe(False, f"a tick has been in flight for {took:.0f} s (more than {self.hung_after_s:g} s)")
         return Probe(True, "ok")
 
-    def ready(self) -> Probe:
+    def stand_by(self, standby: bool) -> None:
         with self._lock:
+            self._standby = standby
+            self._ticks = 0 if not standby else self._ticks
+
+    def ready(self) -> Probe:
+        """A standby is ready: it is doing its job (waiting to take over), and a rollout of a
+        Deployment whose new pods never turn ready would never finish."""
+        with self._lock:
+            if self._standby:
+                return Probe(True, "standby (another replica leads)")
             return Probe(True, "ok") if self._ticks else Probe(False, "no tick has finished yet")
 
 

@@ -24,6 +24,7 @@ step in flight and the next tick, observing again, converges.
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import sqlite3
 import time
@@ -45,6 +46,7 @@ from allotment.reconcile.conditions import TickOutcome, set_conditions
 from allotment.reconcile.control import Control, read_control
 from allotment.reconcile.grace import Notice
 from allotment.reconcile.health import read_health
+from allotment.reconcile.leadership import Fence, no_fence
 from allotment.reconcile.ledger import Ledger
 from allotment.reconcile.memory_file import read_memory, save_memory
 from allotment.reconcile.observation_file import save_observation
@@ -77,17 +79,23 @@ class Reconciler:
         clock: Clock = time.time,
         source_label: str = "",
         timer: Clock = time.perf_counter,
+        fence: Fence = no_fence,
+        token: int | None = None,
     ) -> None:
         options = options or Options()
         self.backend, self.source, self.options, self.clock = backend, source, options, clock
         self.timer = timer  # how long a tick takes (monotonic; ``clock`` may be the backend's)
         self.state_dir = state_dir
-        check_writable(state_dir)
-        self.ledger = Ledger(state_dir / "ledger.sqlite")
-        try:
-            self.audit = AuditLog(state_dir / "audit.jsonl")
-        except OSError as exc:
-            raise StateDirError(f"{state_dir}/audit.jsonl: {exc.strerror or exc}") from exc
+        # every write below is made inside ``fence`` (reconcile.leadership): with replicas, an
+        # old leader whose lease has gone writes nothing; ``token`` marks its audit lines
+        self.fence, self.token = fence, token
+        with fence():
+            check_writable(state_dir)
+            self.ledger = Ledger(state_dir / "ledger.sqlite")
+            try:
+                self.audit = AuditLog(state_dir / "audit.jsonl")  # repairs the log: a write
+            except OSError as exc:
+                raise StateDirError(f"{state_dir}/audit.jsonl: {exc.strerror or exc}") from exc
         self.status: Status = read_status(state_dir)
         self.status.backend = backend.name
         self.status.source = source_label
@@ -163,7 +171,8 @@ class Reconciler:
         """Save the status; when the dir refuses, remove the old file if it can (a full disk
         still allows that), so no stale Ready outlives the failure, and raise."""
         try:
-            save_status(self.state_dir, self.status)
+            with self.fence():
+                save_status(self.state_dir, self.status)
         except StateDirError:
             # read-only: the unlink fails too, and readers see last_tick grow stale
             with contextlib.suppress(OSError):
@@ -290,14 +299,17 @@ class Reconciler:
         if self.holding or any(r.code == "failed" for r in dry):
             result.results.extend(dry)
             if not self._suspended:  # held every tick of a suspension: counted, not logged
-                self.audit.append(audit_lines(dry, at=now, revision=sha, dry_run=True))
-            self.audit.rotate()  # dry-run outcomes only: no intent is open
+                self._audit(audit_lines(dry, at=now, revision=sha, dry_run=True))
+            with self.fence():
+                self.audit.rotate()  # dry-run outcomes only: no intent is open
             return 0
-        self.audit.append(intent_lines(actions, at=now, revision=sha))
-        done = self.backend.apply(actions)
+        self._audit(intent_lines(actions, at=now, revision=sha))
+        with self.fence():
+            done = self.backend.apply(actions)
         result.results.extend(done)
-        self.audit.append(audit_lines(done, at=now, revision=sha, dry_run=False))
-        self.audit.rotate()  # every intent has its outcome now (audit.py)
+        self._audit(audit_lines(done, at=now, revision=sha, dry_run=False))
+        with self.fence():
+            self.audit.rotate()  # every intent has its outcome now (audit.py)
         return sum(1 for r in done if r.code in ("applied", "pruned"))
 
     def _capacity(self, config: CompiledConfig, cluster: str, obs: Observation, now: float) -> None:
@@ -316,7 +328,8 @@ class Reconciler:
         raw = self.backend.observe()
         obs, check = on_backend_clock(raw, self.clock(), self.options.max_skew_s)
         st.clock_skew_s, result.skew = round(check.skew_s, 3), check
-        save_observation(self.state_dir, obs)  # for explain --state and the live page
+        with self.fence():
+            save_observation(self.state_dir, obs)  # for explain --state and the live page
         self._capacity(config, cluster, obs, now)
         if not check.ok:
             log.warning("%s", check.message())
@@ -328,7 +341,8 @@ class Reconciler:
         )
         runs = observed_runs(obs, config, cluster)
         runs += finished_runs(self.backend.history(since), config, cluster)
-        self.ledger.record(runs)
+        with self.fence():
+            self.ledger.record(runs)
         st.last_backend_time = obs.at
         mem = self.memory
         usage = mem.usage.at(
@@ -374,6 +388,15 @@ class Reconciler:
                 mem.evicted_by.remember(p.job_id, p.for_job, obs.at)
         # every boost that began or stopped counting, once (boost_audit)
         lines, mem.boosts = boost_transitions(policy.boosts, mem.boosts, now, sha)
-        self.audit.append(lines)
-        save_memory(self.state_dir, mem)
+        self._audit(lines)
+        with self.fence():
+            save_memory(self.state_dir, mem)
         return changed
+
+    def _audit(self, lines: list[str]) -> None:
+        """Append to the audit log, fenced; with replicas each line names the lease token it
+        was written under, so the log shows that no old leader wrote after a newer one."""
+        if self.token is not None:
+            lines = [json.dumps(json.loads(x) | {"token": self.token}, sort_keys=True) for x in lines]
+        with self.fence():
+            self.audit.append(lines)

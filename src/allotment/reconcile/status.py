@@ -34,7 +34,9 @@ STATUS_FILE = "status.json"
 STALE_TICKS = 3  # a last tick older than this many intervals means the reconciler is not running
 # wall-clock times, written as RFC 3339 UTC (``allotment.timefmt``) to the millisecond; a file
 # from before holds Unix seconds, which are still read
-TIME_FIELDS = ("last_tick", "last_backend_time", "suspended_since", "last_handled_reconcile_at")
+TIME_FIELDS = (
+    "last_tick", "last_backend_time", "suspended_since", "last_handled_reconcile_at", "leader_since",
+)
 
 
 @dataclass(slots=True)
@@ -81,6 +83,10 @@ class Status:
     last_handled_reconcile_at: float | None = None  # Flux's lastHandledReconcileAt
     # the observed cluster against the inventory at the last observation (``capacity_drift``)
     capacity: CapacityDrift | None = None
+    # with replicas (reconcile.replicas): who leads, under which lease token, since when
+    leader: str | None = None
+    leader_token: int | None = None
+    leader_since: float | None = None
 
     def set_condition(
         self, type_: str, status: bool, reason: str, message: str, now: float
@@ -192,6 +198,9 @@ class _StatusFile(BaseModel):
     suspend_reason: str = ""
     last_handled_reconcile_at: float | None = None
     capacity: _CapacityFile | None = None
+    leader: str | None = None
+    leader_token: int | None = None
+    leader_since: float | None = None
 
 
 class _GpuCountFile(BaseModel):
@@ -237,7 +246,7 @@ def read_status(state_dir: Path) -> Status:
                     raw[k] = parse_rfc3339(raw[k])
             for k in ("last_tick", "interval_s", "clock_skew_s", "last_backend_time",
                       "last_tick_duration_s", "tick_duration_sum_s", "suspended_since",
-                      "last_handled_reconcile_at"):
+                      "last_handled_reconcile_at", "leader_since"):
                 if isinstance(raw.get(k), int) and not isinstance(raw.get(k), bool):
                     raw[k] = float(raw[k])
         f = _StatusFile.model_validate(raw)
@@ -303,6 +312,9 @@ def render_text(status: Status, now: float) -> str:
     lines.append(f"last tick                {ago} (every {status.interval_s:g} s{took})")
     if status.suspended_by is not None:
         lines.append(f"suspended                {suspended_line(status)}")
+    if status.leader is not None:
+        since = "" if status.leader_since is None else f" since {rfc3339(status.leader_since)}"
+        lines.append(f"leader                   {status.leader} (lease token {status.leader_token}){since}")
     lines.append(f"last applied revision    {status.last_applied_revision or '-'}")
     lines.append(f"  inputs sha256          {status.last_applied_inputs_sha256 or '-'}")
     lines.append(f"last attempted revision  {status.last_attempted_revision or '-'}")

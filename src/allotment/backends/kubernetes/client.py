@@ -15,13 +15,14 @@ a down API server makes the reconciler's tick Stalled with the reason.
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
 import urllib3
 from kubernetes import config as kube_config
-from kubernetes.client import ApiClient, rest
+from kubernetes.client import ApiClient, Configuration, rest
 
 from allotment.errors import BackendError
 
@@ -29,6 +30,16 @@ JSON = dict[str, Any]
 APPLY = "application/apply-patch+yaml"
 MERGE = "application/merge-patch+json"
 _RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
+
+
+def _in_cluster() -> bool:
+    """Inside a pod with no kubeconfig of its own (``KUBECONFIG`` unset, no ``~/.kube/config``):
+    the in-cluster service account is the identity, as every controller does."""
+    return (
+        bool(os.environ.get("KUBERNETES_SERVICE_HOST"))
+        and not os.environ.get("KUBECONFIG")
+        and not os.path.exists(os.path.expanduser("~/.kube/config"))
+    )
 
 
 class ApiError(BackendError):
@@ -60,9 +71,15 @@ class KubeClient:
         cls, path: str | None = None, context: str | None = None, **kw: Any
     ) -> KubeClient:
         try:
-            api = kube_config.new_client_from_config(  # type: ignore[no-untyped-call]
-                config_file=path, context=context
-            )
+            if path is None and context is None and _in_cluster():
+                # a pod of deploy/kubernetes: its service account's token and CA
+                cfg = Configuration()
+                kube_config.load_incluster_config(client_configuration=cfg)  # type: ignore[no-untyped-call]
+                api = ApiClient(cfg)
+            else:
+                api = kube_config.new_client_from_config(  # type: ignore[no-untyped-call]
+                    config_file=path, context=context
+                )
         except (kube_config.ConfigException, OSError, ValueError) as exc:
             raise BackendError(f"kubeconfig {path or '(default)'}: {exc}") from None
         return cls(api, **kw)
