@@ -45,6 +45,7 @@ class Setup:
     trace: Path | None
     latency: LatencyProfile = NONE  # the backend's delays (sim/latency.py), both sides alike
     warmup_days: float = 0.0  # simulated before ``days`` and left out of the metrics (sim/window.py)
+    switch: bool = False  # the head switched in after the base's warm-up (sim/switch.py)
 
     @property
     def horizon_days(self) -> float:
@@ -128,26 +129,40 @@ def units(setup: Setup, tasks: Sequence[Task], workers: int, grouping: Grouping)
 def run_unit(u: Unit) -> tuple[dict[str, Any], ...]:
     """Generate (or read) the seed's workload once and simulate each task's side on it over the
     warm-up and the measured days; the metrics are the measured part's (``sim.window``),
-    JSON-normalized (module level: a worker process runs it)."""
-    from allotment.sim.runner import simulate
+    JSON-normalized (module level: a worker process runs it).
+
+    With ``Setup.switch`` the warm-up is simulated once, under the base, and the head is
+    switched in where the measured part starts (``sim.switch``; docs/plan.md, "One warm-up
+    under the base"): the base side runs on from the paused run, the head from a copy of it."""
+    from allotment.sim import switch
     from allotment.sim.window import measured
 
     s = u.setup
     w = workload(s, u.seed)
+    warmup_s = s.warmup_days * 86400.0
+    sims: dict[str, Any] = {}
+    shared = None  # the base's warm-up, paused where the measured part starts
+    for t in u.tasks:
+        if s.switch or t.side == "base":
+            if shared is None:
+                shared = switch.start(s.base, for_side(w, s.base, {}), cluster=s.cluster,
+                                      days=s.horizon_days, seed=u.seed, latency=s.latency)
+                switch.pause(shared, warmup_s)
+            if t.side == "base":
+                sims[t.side] = shared
+            elif len(u.tasks) > 1:  # the base side still runs on from ``shared``
+                sims[t.side] = switch.switched(shared, s.head)
+            else:
+                switch.switch(shared, s.head)
+                sims[t.side] = shared
+        else:  # not switchable (sim.switch.switch_refusal): the head warms up alone
+            sims[t.side] = switch.start(s.head, for_side(w, s.head, dict(s.renames)), cluster=s.cluster,
+                                        days=s.horizon_days, seed=u.seed, latency=s.latency)
     out = []
     for t in u.tasks:
-        cfg = s.config(t.side)
-        side_w = for_side(w, cfg, dict(s.renames) if t.side == "head" else {})
-        result = simulate(
-            cfg,
-            side_w,
-            cluster=s.cluster,
-            days=s.horizon_days,
-            seed=u.seed,
-            policy="budgets",
-            latency=s.latency,
-        )
-        metrics = measured(result.recorder, s.warmup_days * 86400.0)
+        sim = sims[t.side]
+        switch.finish(sim)
+        metrics = measured(sim.rec, warmup_s)
         normalized: dict[str, Any] = json.loads(json.dumps(metrics, sort_keys=True))
         out.append(normalized)
     return tuple(out)
