@@ -3,15 +3,17 @@
 Common random numbers make both sides of a seed replay the very same workload, and generating
 it is not free: about 1.25 s CPU against about 10 s for one 5-day simulation of the bundled
 example (docs/benchmarks.md).  Generating it once per side, as each run did alone, spent a tenth
-of a cold plan on copies.  Shipping a generated workload to the other worker would cost almost as
+of a cold plan on copies.  Both sides also share the warm-up: it is simulated once, under the
+base, and the head switched in after it (``sim/switch.py``; docs/plan.md, "One warm-up under the
+base"), so a unit of both sides simulates three lookback windows, not four.  Shipping a generated workload to the other worker would cost almost as
 much (0.9 MB pickled, 0.2 s to pickle and unpickle).  So the runs of one seed travel together as
 a :class:`Unit`: one worker generates the workload once and replays it under each side.
 
 Grouping is a strategy (``Grouping``) with a plain reference, :func:`one_per_run` (every run
 alone, generating its own workload: the old way), that tests/plan/test_impact_units.py proves
 gives the same metrics.  :func:`by_seed` is the default.  It splits as many seeds as it must into
-single runs so that every worker gets the same number of simulations (five seeds on two
-workers: four pairs and two singles, five simulations each and six generations instead of ten),
+single runs so that every worker gets the same work (five seeds on two workers: four pairs and
+two singles, each single simulating the warm-up again),
 and hands out the longest units first (longest-processing-time list scheduling), so no worker
 is left with a pair while the other idles.
 
@@ -103,13 +105,15 @@ def by_seed(tasks: Sequence[Task], workers: int) -> list[tuple[Task, ...]]:
     return best
 
 
-# Relative costs, measured on the bundled example (docs/benchmarks.md): one 5-day simulation
-# ~10 s CPU, generating its workload ~1.25 s.
-SIM_COST, GEN_COST = 8, 1
+# Relative costs: generating a seed's workload against simulating one lookback window (the
+# warm-up, or the default measured days), about 1 to 6 on the bundled example (docs/benchmarks.md).
+# A unit simulates the base's warm-up once and then each of its sides' measured days
+# (sim/switch.py: the head is switched in after the base's warm-up).
+SEGMENT_COST, GEN_COST = 6, 1
 
 
 def _cost(group: tuple[Task, ...]) -> int:
-    return GEN_COST + SIM_COST * len(group)
+    return GEN_COST + SEGMENT_COST * (1 + len(group))
 
 
 def makespan(groups: Sequence[tuple[Task, ...]], workers: int) -> int:
