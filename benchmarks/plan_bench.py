@@ -1,6 +1,7 @@
 """Benchmark `allot plan` on the bundled example: a budget-only PR, both sides simulated on the
-same workloads for each of the default seeds (1-5, a 7-day warm-up then 3 measured days each, a
-pool of 2 processes; before issue 26: 5 days from an empty window).
+same workloads for each of the default seeds (1-5, a 7-day warm-up then 7 measured days each,
+``--days``; the warm-up simulated once under the base and the head switched in after it since
+stop 35; a pool of 2 processes; before issue 26: 5 days from an empty window).
 
 Builds a throw-away git repository from the bundled example (budgets/, inventory/, policies/),
 commits a PR that moves 10 share points between two top-level programs, then times:
@@ -10,7 +11,7 @@ commits a PR that moves 10 share points between two top-level programs, then tim
   head:  a second PR commit with another budget change: only the head side is re-simulated
   warm CLI: the warm case again as a fresh ``allot plan`` process (interpreter start, imports)
 
-Usage:  .venv/bin/python benchmarks/plan_bench.py [--runs 3] [--days 5] [--seeds 1-5]
+Usage:  .venv/bin/python benchmarks/plan_bench.py [--runs 3] [--days 7] [--seeds 1-5] [--cold-only]
 Prints each run as it ends, then the median wall and CPU time of each case (each cold run uses a
 fresh cache).
 
