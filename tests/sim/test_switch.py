@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from allotment.compile.model import CompiledConfig
 from allotment.sim import switch
 from allotment.sim.events import Event
-from allotment.sim.runner import _Sim
+from allotment.sim.runner import BACK, LAUNCH, _Sim
 from allotment.sim.switchable import switch_refusal
 from allotment.traces.scenarios.workload import Workload
 from tests.core.builders import make_config
@@ -114,6 +114,17 @@ def _contended() -> Workload:
     return Workload.of(sorted(jobs, key=lambda j: (j.submit, j.id)), ())
 
 
+def _preempting() -> Workload:
+    """Team b's unallocated work fills the cluster; a's budgeted jobs take it back all day."""
+    from allotment.core.jobs import JobSpec
+
+    jobs = [JobSpec(id=f"b{i:02d}", submit=0.0, account="b", gpus=2, work=20 * 3600.0, user="u",
+                    min_runtime=0.0, resumable=True, checkpoint_interval=600.0) for i in range(8)]
+    jobs += [JobSpec(id=f"a{i:02d}", submit=3600.0 + 1800.0 * i, account="a", gpus=4, work=2 * 3600.0,
+                     user="u", min_runtime=600.0) for i in range(40)]
+    return Workload.of(sorted(jobs, key=lambda j: (j.submit, j.id)), ())
+
+
 def test_a_switched_run_keeps_the_past_and_follows_the_new_shares_after() -> None:
     base, head = _shares(1, 1), _shares(3, 1)
     assert switch_refusal(base, head, base.largest_cluster()) is None
@@ -134,6 +145,34 @@ def test_a_switched_run_keeps_the_past_and_follows_the_new_shares_after() -> Non
         return sum(s.rec.team_charged[team].hour(h) for h in range(6, 24))
 
     assert ran(moved, "a") > ran(sim, "a")  # after the switch, a's larger share shows
+
+
+def test_under_a_backend_latency_profile_a_switch_to_the_same_config_changes_nothing() -> None:
+    """Slurm's requeue delay keeps preempted jobs in the event queue, out of the scheduler,
+    and its launch delay keeps started jobs there too: both cross the switch."""
+    from allotment.sim.latency import PROFILES
+
+    config = _shares(1, 1)
+    cl = config.largest_cluster()
+    slurm = PROFILES["slurm"]
+
+    def run(at: float | None, waiting: int = -1) -> tuple[list[Event], str]:
+        sim = switch.start(config, _preempting(), cluster=cl, days=1.0, latency=slurm)
+        sim.log.kept = []
+        if at is not None:
+            switch.pause(sim, at)
+            assert any(kind == waiting for _, kind, _, _, _ in sim.heap)
+            copy = switch.switched(sim, config)
+            copy.log.kept = list(sim.log.kept)
+            sim = copy
+        switch.finish(sim)
+        return _outcome(sim, sim.log.kept or [])
+
+    plain = run(None)
+    preempted = next(e.t for e in plain[0] if e.event == "preempt")
+    started = next(e.t for e in plain[0] if e.event == "start" and e.t > preempted)
+    assert run(preempted + 60.0, BACK) == plain  # requeued, not yet eligible again
+    assert run(started - 0.5, LAUNCH) == plain  # placed, not yet launched
 
 
 def test_what_a_switch_cannot_carry_over_is_refused() -> None:

@@ -41,7 +41,7 @@ from allotment.sim.eventlog import EventLog
 from allotment.sim.latency import NONE, LatencyProfile
 from allotment.sim.metrics import Recorder, _Job
 from allotment.sim.overrides import apply_overrides
-from allotment.sim.runner import BACK, _Sim, check_run
+from allotment.sim.runner import _Sim, check_run
 from allotment.sim.signals import HourlySignal
 from allotment.traces.scenarios.workload import Workload
 
@@ -89,8 +89,10 @@ def switched(sim: _Sim, config: CompiledConfig, *, policy: str = "budgets",
     out = _Sim(config, sim.rec.header.cluster, Workload(sim.jobs, ()), sim.horizon / 86400.0, ctx,
                seed=sim.rec.header.seed, walk=sim.sched.walk)
     memo: dict[int, object] = {id(spec): spec for spec in sim.jobs}
-    # immutable records (compiled frozen dataclasses cannot be deep-copied): shared
-    for record in (sim.rec.header, *(sim.log.kept or ())):
+    # immutable records (compiled frozen dataclasses cannot be deep-copied): shared; so are
+    # the event queue's entries, read and never changed (a requeued job's entry holds the
+    # pending record the old scheduler gave up, read once when it is queued again)
+    for record in (sim.rec.header, *(sim.log.kept or ()), *sim.heap):
         memo[id(record)] = record
     for shared in _SHARED:
         value = getattr(sim, shared)
@@ -122,8 +124,6 @@ def _rebuild(sim: _Sim, old: Scheduler, ctx: Context) -> None:
     running and pending jobs, each with its age, kept work, protection, anti-thrash mark and
     declared priority as the run propagated it over the whole workload; the recorder's header
     gets the new entitlements and ceilings."""
-    if any(kind == BACK for _, kind, _, _, _ in sim.heap):
-        raise ValueError("a requeued job waits for its eligibility delay: not switchable")
     pool = old.pool
     nodes = tuple(NodeState(n, pool.total[i], True, pool.gpu_type[i]) for i, n in enumerate(pool.names))
     new = Scheduler(ctx, nodes, walk=old.walk)
