@@ -4,9 +4,10 @@ Common random numbers make both sides of a seed replay the very same workload, a
 it is not free: about 1.25 s CPU against about 10 s for one 5-day simulation of the bundled
 example (docs/benchmarks.md).  Generating it once per side, as each run did alone, spent a tenth
 of a cold plan on copies.  Both sides also share the warm-up: it is simulated once, under the
-base, and the head switched in after it (``sim/switch.py``; docs/plan.md, "One warm-up under the
-base"), so a unit of both sides simulates three lookback windows, not four.  Shipping a generated workload to the other worker would cost almost as
-much (0.9 MB pickled, 0.2 s to pickle and unpickle).  So the runs of one seed travel together as
+base, and the head switched in after it (``sim/switch.py``; docs/plan.md, "What is
+simulated"), so a unit of both sides simulates three lookback windows, not four.  Shipping a
+generated workload to the other worker would cost almost as much (0.9 MB pickled, 0.2 s to
+pickle and unpickle).  So the runs of one seed travel together as
 a :class:`Unit`: one worker generates the workload once and replays it under each side.
 
 Grouping is a strategy (``Grouping``) with a plain reference, :func:`one_per_run` (every run
@@ -53,9 +54,6 @@ class Setup:
     def horizon_days(self) -> float:
         """What each run simulates: the warm-up, then the measured days."""
         return self.warmup_days + self.days
-
-    def config(self, side: str) -> CompiledConfig:
-        return self.head if side == "head" else self.base
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,8 +134,8 @@ def run_unit(u: Unit) -> tuple[dict[str, Any], ...]:
     JSON-normalized (module level: a worker process runs it).
 
     With ``Setup.switch`` the warm-up is simulated once, under the base, and the head is
-    switched in where the measured part starts (``sim.switch``; docs/plan.md, "One warm-up
-    under the base"): the base side runs on from the paused run, the head from a copy of it."""
+    switched in where the measured part starts (``sim.switch``; docs/plan.md, "What is
+    simulated"): the base side runs on from the paused run, the head from a copy of it."""
     from allotment.sim import switch
     from allotment.sim.window import measured
 

@@ -4,7 +4,7 @@ change does to a running cluster.
 ``allot plan`` asks what a pull request does once merged.  When it merges, the cluster's usage
 windows, queues and running jobs were made under the *base* config; only from then on does the
 head's policy decide.  So a plan warms both sides up once, under the base, and switches the head
-in at the start of the measured part (docs/plan.md, "One warm-up under the base"): both sides
+in at the start of the measured part (docs/plan.md, "What is simulated"): both sides
 share that warm-up, which also saves a quarter of a cold plan's simulation.
 
 * :func:`start` builds a run as ``runner.simulate`` does and :func:`pause` runs it up to an
