@@ -1,6 +1,7 @@
 """Benchmark `allot plan` on the bundled example: a budget-only PR, both sides simulated on the
-same workloads for each of the default seeds (1-5, a 7-day warm-up then 3 measured days each, a
-pool of 2 processes; before issue 26: 5 days from an empty window).
+same workloads for each of the default seeds (1-5, a 7-day warm-up then 7 measured days each,
+``--days``; the warm-up simulated once under the base and the head switched in after it since
+stop 35; a pool of 2 processes; before issue 26: 5 days from an empty window).
 
 Builds a throw-away git repository from the bundled example (budgets/, inventory/, policies/),
 commits a PR that moves 10 share points between two top-level programs, then times:
@@ -10,7 +11,7 @@ commits a PR that moves 10 share points between two top-level programs, then tim
   head:  a second PR commit with another budget change: only the head side is re-simulated
   warm CLI: the warm case again as a fresh ``allot plan`` process (interpreter start, imports)
 
-Usage:  .venv/bin/python benchmarks/plan_bench.py [--runs 3] [--days 5] [--seeds 1-5]
+Usage:  .venv/bin/python benchmarks/plan_bench.py [--runs 3] [--days 7] [--seeds 1-5] [--cold-only]
 Prints each run as it ends, then the median wall and CPU time of each case (each cold run uses a
 fresh cache).
 
@@ -195,8 +196,9 @@ def main_bench() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--one-run-teams", type=int, help="instead: time one run with N extra teams")
-    ap.add_argument("--days", type=float, default=5)
+    ap.add_argument("--days", type=float, default=7)
     ap.add_argument("--seeds", default="1-5")
+    ap.add_argument("--cold-only", action="store_true", help="time only the cold case")
     args = ap.parse_args()
     if args.one_run_teams is not None:
         one_run_with_teams(args.one_run_teams, args.days)
@@ -227,6 +229,9 @@ def main_bench() -> None:
                 str(Path(d) / "cache"),
             ]
             cases["cold"].append(timed(argv))
+            if args.cold_only:
+                print(f"  run: cold {cases['cold'][-1]}; load average {os.getloadavg()[0]:.1f}", flush=True)
+                continue
             cases["warm"].append(timed(argv))
             cases["warm CLI"].append(timed_cli(argv))
             repo.set_share("budgets/ai2/budget.yaml", "safety", 20)
@@ -250,6 +255,8 @@ def main_bench() -> None:
         f"{args.runs} runs (repo {rev}, {_mode()})"
     )
     for name, xs in cases.items():
+        if not xs:
+            continue
         print(
             f"  {CASES[name]}: median {statistics.median(x.wall for x in xs):.2f} s wall, "
             f"{statistics.median(x.cpu for x in xs):.2f} s CPU, "

@@ -125,6 +125,9 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=1,
                     help="repeat every case on seeds 1-5, 6-10, ...: each round is another draw "
                          "of the default number of seeds")
+    ap.add_argument("--seeds-per-round", type=int, default=5,
+                    help="seeds per plan (default: the default plan_seeds, 5); round r uses "
+                         "seeds r*k+1..r*k+k")
     ap.add_argument("--out", type=Path)
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="plan-flags-"))
@@ -132,7 +135,7 @@ def main() -> None:
     make_repo(TREES[args.tree], repo)
     cases: list[tuple[str, str | None]] = [("noop", None)]
     cases += [(f"cut-{leaf}", leaf) for _, leaf in leaves(repo)]
-    k = 5  # the default plan_seeds
+    k = args.seeds_per_round
     runs = [(name, leaf, f"{r * k + 1}-{r * k + k}") for r in range(args.rounds) for name, leaf in cases]
     if args.limit:
         runs = runs[: args.limit]
@@ -167,6 +170,7 @@ def main() -> None:
     det = sum(r["detected"] for r in eligible)
     summary = {
         "tree": args.tree,
+        "seeds_per_plan": k,
         "plans": n,
         "false_alarm_plans": fa,
         "false_alarm_rate": fa / n if n else None,

@@ -13,6 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import allotment.sim.runner
+import allotment.sim.switch
 from allotment.plan import impact_units
 from allotment.plan.impact import ImpactRunner
 from allotment.plan.impact_units import Task, by_seed, makespan, one_per_run
@@ -67,6 +68,24 @@ def _entries(folder: Path) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in sorted((folder / "plan").glob("*.json"))}
 
 
+def test_both_sides_of_a_seed_share_one_warm_up_under_the_base(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The head is switched in after the base's warm-up (sim/switch.py): one simulation starts
+    per seed, not one per side, and the head's metrics are those of that switched run."""
+    started: Counter[str] = Counter()
+    real = allotment.sim.switch.start
+
+    def counted(config: Any, *args: Any, **kwargs: Any) -> Any:
+        started["base" if config is BASE else "head"] += 1
+        return real(config, *args, **kwargs)
+
+    monkeypatch.setattr(allotment.sim.switch, "start", counted)
+    imp = _runner((1, 2), workers=1)(BASE, HEAD)
+    assert isinstance(imp, Impact) and imp.total_runs == 4
+    assert started == Counter({"base": 2})
+
+
 @pytest.mark.parametrize("workers", [1, 2])
 def test_grouped_runs_give_the_reference_metrics(workers: int, tmp_path: Path) -> None:
     """Three seeds on two workers split one seed into single runs: pairs, singles and the
@@ -92,6 +111,7 @@ def test_a_fully_cached_plan_neither_generates_nor_simulates(
 
     monkeypatch.setattr(impact_units, "generate", refuse)
     monkeypatch.setattr(allotment.sim.runner, "simulate", refuse)
+    monkeypatch.setattr(allotment.sim.switch, "start", refuse)
     again = _runner((1, 2), workers=2, cache=cache)(BASE, HEAD)
     assert isinstance(again, Impact) and isinstance(first, Impact)
     assert again.cached_runs == again.total_runs == 4

@@ -40,6 +40,7 @@ from allotment.plan.impact_units import Grouping, Setup, Task, Unit, by_seed, fo
 from allotment.plan.model import Impact
 from allotment.plan.simcache import SimCache
 from allotment.sim.latency import NONE, LatencyProfile
+from allotment.sim.switchable import switch_refusal
 
 __all__ = ["ImpactRunner", "Run", "code_sha256", "for_side"]
 
@@ -133,15 +134,19 @@ class ImpactRunner:
         common["warmup_days"] = warmup
         common["code"] = code_sha256()
         common["latency"] = self.latency.key()  # a metric under another profile is another run
+        # the head switched in after the base's warm-up, where the switch carries everything over
+        switch = warmup > 0 and switch_refusal(base, head, cluster, renames) is None
         tasks = []
         for seed in seeds:
             for side, cfg in (("base", base), ("head", head)):
                 fields = {**common, "seed": seed, "side": cfg.inputs_sha256}
                 if side == "head":
                     fields["renames"] = [list(p) for p in renames]
+                    if switch:  # its warm-up was the base's
+                        fields["warmed_up_under"] = base.inputs_sha256
                 tasks.append(Task(side, seed, _key(fields)))
         setup = Setup(
-            base, head, renames, cluster, days, self.scenario, trace, self.latency, warmup
+            base, head, renames, cluster, days, self.scenario, trace, self.latency, warmup, switch
         )
         runs = self._run(setup, tasks)
         return summarize(

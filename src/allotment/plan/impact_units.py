@@ -3,15 +3,18 @@
 Common random numbers make both sides of a seed replay the very same workload, and generating
 it is not free: about 1.25 s CPU against about 10 s for one 5-day simulation of the bundled
 example (docs/benchmarks.md).  Generating it once per side, as each run did alone, spent a tenth
-of a cold plan on copies.  Shipping a generated workload to the other worker would cost almost as
-much (0.9 MB pickled, 0.2 s to pickle and unpickle).  So the runs of one seed travel together as
+of a cold plan on copies.  Both sides also share the warm-up: it is simulated once, under the
+base, and the head switched in after it (``sim/switch.py``; docs/plan.md, "What is
+simulated"), so a unit of both sides simulates three lookback windows, not four.  Shipping a
+generated workload to the other worker would cost almost as much (0.9 MB pickled, 0.2 s to
+pickle and unpickle).  So the runs of one seed travel together as
 a :class:`Unit`: one worker generates the workload once and replays it under each side.
 
 Grouping is a strategy (``Grouping``) with a plain reference, :func:`one_per_run` (every run
 alone, generating its own workload: the old way), that tests/plan/test_impact_units.py proves
 gives the same metrics.  :func:`by_seed` is the default.  It splits as many seeds as it must into
-single runs so that every worker gets the same number of simulations (five seeds on two
-workers: four pairs and two singles, five simulations each and six generations instead of ten),
+single runs so that every worker gets the same work (five seeds on two workers: four pairs and
+two singles, each single simulating the warm-up again),
 and hands out the longest units first (longest-processing-time list scheduling), so no worker
 is left with a pair while the other idles.
 
@@ -45,14 +48,12 @@ class Setup:
     trace: Path | None
     latency: LatencyProfile = NONE  # the backend's delays (sim/latency.py), both sides alike
     warmup_days: float = 0.0  # simulated before ``days`` and left out of the metrics (sim/window.py)
+    switch: bool = False  # the head switched in after the base's warm-up (sim/switch.py)
 
     @property
     def horizon_days(self) -> float:
         """What each run simulates: the warm-up, then the measured days."""
         return self.warmup_days + self.days
-
-    def config(self, side: str) -> CompiledConfig:
-        return self.head if side == "head" else self.base
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,13 +103,15 @@ def by_seed(tasks: Sequence[Task], workers: int) -> list[tuple[Task, ...]]:
     return best
 
 
-# Relative costs, measured on the bundled example (docs/benchmarks.md): one 5-day simulation
-# ~10 s CPU, generating its workload ~1.25 s.
-SIM_COST, GEN_COST = 8, 1
+# Relative costs: generating a seed's workload against simulating one lookback window (the
+# warm-up, or the default measured days), about 1 to 6 on the bundled example (docs/benchmarks.md).
+# A unit simulates the base's warm-up once and then each of its sides' measured days
+# (sim/switch.py: the head is switched in after the base's warm-up).
+SEGMENT_COST, GEN_COST = 6, 1
 
 
 def _cost(group: tuple[Task, ...]) -> int:
-    return GEN_COST + SIM_COST * len(group)
+    return GEN_COST + SEGMENT_COST * (1 + len(group))
 
 
 def makespan(groups: Sequence[tuple[Task, ...]], workers: int) -> int:
@@ -128,26 +131,40 @@ def units(setup: Setup, tasks: Sequence[Task], workers: int, grouping: Grouping)
 def run_unit(u: Unit) -> tuple[dict[str, Any], ...]:
     """Generate (or read) the seed's workload once and simulate each task's side on it over the
     warm-up and the measured days; the metrics are the measured part's (``sim.window``),
-    JSON-normalized (module level: a worker process runs it)."""
-    from allotment.sim.runner import simulate
+    JSON-normalized (module level: a worker process runs it).
+
+    With ``Setup.switch`` the warm-up is simulated once, under the base, and the head is
+    switched in where the measured part starts (``sim.switch``; docs/plan.md, "What is
+    simulated"): the base side runs on from the paused run, the head from a copy of it."""
+    from allotment.sim import switch
     from allotment.sim.window import measured
 
     s = u.setup
     w = workload(s, u.seed)
+    warmup_s = s.warmup_days * 86400.0
+    sims: dict[str, Any] = {}
+    shared = None  # the base's warm-up, paused where the measured part starts
+    for t in u.tasks:
+        if s.switch or t.side == "base":
+            if shared is None:
+                shared = switch.start(s.base, for_side(w, s.base, {}), cluster=s.cluster,
+                                      days=s.horizon_days, seed=u.seed, latency=s.latency)
+                switch.pause(shared, warmup_s)
+            if t.side == "base":
+                sims[t.side] = shared
+            elif len(u.tasks) > 1:  # the base side still runs on from ``shared``
+                sims[t.side] = switch.switched(shared, s.head)
+            else:
+                switch.switch(shared, s.head)
+                sims[t.side] = shared
+        else:  # not switchable (sim.switch.switch_refusal): the head warms up alone
+            sims[t.side] = switch.start(s.head, for_side(w, s.head, dict(s.renames)), cluster=s.cluster,
+                                        days=s.horizon_days, seed=u.seed, latency=s.latency)
     out = []
     for t in u.tasks:
-        cfg = s.config(t.side)
-        side_w = for_side(w, cfg, dict(s.renames) if t.side == "head" else {})
-        result = simulate(
-            cfg,
-            side_w,
-            cluster=s.cluster,
-            days=s.horizon_days,
-            seed=u.seed,
-            policy="budgets",
-            latency=s.latency,
-        )
-        metrics = measured(result.recorder, s.warmup_days * 86400.0)
+        sim = sims[t.side]
+        switch.finish(sim)
+        metrics = measured(sim.rec, warmup_s)
         normalized: dict[str, Any] = json.loads(json.dumps(metrics, sort_keys=True))
         out.append(normalized)
     return tuple(out)

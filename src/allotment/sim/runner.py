@@ -190,6 +190,8 @@ class _Sim:
                 if n in self.gpus_of:
                     self._push(max(0.0, begin), HEALTH, (n, False, f"maintenance: {m.reason}"))
                     self._push(end, HEALTH, (n, True, ""))
+        self.nxt = 0  # the next job of ``jobs`` to arrive (run() resumes from here)
+        self.due: float | None = None  # the pass to run, decided but not run yet (likewise)
         self.wakes: set[float] = set()  # WAKE times already in the heap
         self.last_decisions: Decisions | None = None  # the last pass's, for _nothing_can_change
         self._views: dict[float, WindowView] = {}
@@ -204,26 +206,30 @@ class _Sim:
         self.seq += 1
         heapq.heappush(self.heap, (t, kind, self.seq, "", payload))
 
-    def run(self) -> None:
+    def run(self, until: float | None = None) -> None:
         """Apply events in time order; schedule at the next reconcile tick after a change.
 
         Passes happen at multiples of ``reconcile_interval_s`` (the real reconciler's period;
-        0 means right at each event), so events inside one tick share one pass."""
+        0 means right at each event), so events inside one tick share one pass.
+
+        ``until`` pauses the run before anything at or after that instant; ``run()`` again
+        resumes it exactly (``sim/switch.py``: a config change merged into a running cluster)."""
         jobs = self.jobs
         # who waits for whom within a team, as the core knows the jobs (core.priority.INHERIT)
         self.sched.dependants = dependants([self.latency.as_known(s) for s in jobs])
-        nxt = 0
+        nxt = self.nxt
         heap = self.heap
         # latency profile: passes only at multiples of its cycle (default: the reconcile tick)
         tick = float(self.latency.pass_interval(self.ctx.policy.reconcile_interval_s))
         read = self.latency.read_s
-        due: float | None = None
+        due = self.due
+        stop = self.horizon if until is None else min(until, self.horizon)
         while True:
             t_job = jobs[nxt].submit if nxt < len(jobs) else math.inf
             t_ev = heap[0][0] if heap else math.inf
             now = min(t_job, t_ev)
             if due is not None and due < now:
-                if due >= self.horizon:
+                if due >= stop:
                     break
                 self._pass(due)
                 self.end = due
@@ -231,7 +237,7 @@ class _Sim:
                 if self.horizon == math.inf and nxt >= len(jobs) and self._nothing_can_change():
                     break
                 continue
-            if now == math.inf or now >= self.horizon:
+            if now == math.inf or now >= stop:
                 break
             changed = False
             while heap and heap[0][0] == now and heap[0][1] < ARRIVE:
@@ -251,7 +257,9 @@ class _Sim:
                 else:
                     due = math.ceil(now / tick) * tick
             self.end = now
-        self.end = self.horizon if self.horizon < math.inf else self.end
+        self.nxt, self.due = nxt, due
+        if stop == self.horizon:
+            self.end = self.horizon if self.horizon < math.inf else self.end
 
     def _nothing_can_change(self) -> bool:
         """Could no later pass decide anything?  Asked only without a horizon, once every job
