@@ -28,8 +28,7 @@ class ClusterState:
     def __init__(self, ctx: Context, nodes: tuple[NodeState, ...]) -> None:
         self.ctx = ctx
         self.policy = ctx.policy
-        self.mode = mode_for(ctx.mode, ctx.policy.queue_depth)
-        self.mode.debug_reclaims = self.mode.reclaims and bool(ctx.policy.debug_reclaim)
+        self.mode = mode_for(ctx.mode, ctx.policy.queue_depth, bool(ctx.policy.debug_reclaim))
         self.pool = NodePool(nodes)
         self.running: dict[str, Run] = {}
         self.pending: dict[str, Pend] = {}

@@ -46,8 +46,8 @@ class Mode:
 
     def __init__(self, queue_depth: int) -> None:
         self.depth = queue_depth
-        # a debug job may reclaim whatever its account runs now (Policy.debug_reclaim; set by
-        # the cluster state, only in a mode that reclaims: core.preemption.terms.may_reclaim)
+        # a debug job may reclaim whatever its account runs now (Policy.debug_reclaim, only in a
+        # mode that reclaims: mode_for; core.preemption.terms.may_reclaim)
         self.debug_reclaims = False
 
     def queue_of(self, account: str, min_runtime_s: float) -> str:
@@ -124,6 +124,8 @@ class Fifo(Mode):
         return LaunchTerms(is_allocated(p.mr), math.inf, f"{why}; first come, first served")
 
 
-def mode_for(name: str, queue_depth: int) -> Mode:
+def mode_for(name: str, queue_depth: int, debug_reclaim: bool = False) -> Mode:
     kinds: dict[str, type[Mode]] = {"budgets": Budgets, "priority": Priority, "fifo": Fifo}
-    return kinds[name](queue_depth)
+    mode = kinds[name](queue_depth)
+    mode.debug_reclaims = debug_reclaim and mode.reclaims
+    return mode

@@ -91,13 +91,10 @@ class Holds:
         self.items = items
         self.by_holder: dict[str, Hold] = {h.holder: h for h in items}
         self.by_queue: dict[str, Hold] = {h.queue_key[2]: h for h in items}
-        nodes: frozenset[int] = frozenset()
-        for h in items:
-            nodes = nodes | h.nodes
-        self.nodes = items[0].nodes if len(items) == 1 else nodes  # every reserved node
-        self.latest = max(h.at for h in items)  # the last reservation's start
-        self._filters: dict[int, Unreserved] = {}  # the filter of each set of binding holds (a bit mask)
+        self._filters: dict[int, Unreserved] = {}  # the filter of each set of holds (a bit mask)
         self._rooms: dict[int, tuple[frozenset[int], float]] = {}  # their nodes and last start, by mask
+        # every reserved node, and the last reservation's start
+        self.nodes, self.latest = self.closed((1 << len(items)) - 1)
 
     def __repr__(self) -> str:
         return f"Holds({list(self.items)})"
@@ -121,17 +118,26 @@ class Holds:
         return mask
 
     def closed(self, mask: int) -> tuple[frozenset[int], float]:
-        """The nodes of the holds in ``mask`` and the latest of their starts (``walk.Room``)."""
+        """The nodes of the holds in ``mask`` and the latest of their starts (``walk.Room``); one
+        hold's are its very node set (the searches' memos compare node sets by identity first)."""
         got = self._rooms.get(mask)
         if got is None:
-            nodes: frozenset[int] = frozenset()
+            nodes: frozenset[int] | None = None
             latest = -math.inf
             for k, h in enumerate(self.items):
                 if mask >> k & 1:
-                    nodes = nodes | h.nodes
+                    nodes = h.nodes if nodes is None else nodes | h.nodes
                     latest = max(latest, h.at)
-            got = self._rooms[mask] = (nodes, latest)
+            got = self._rooms[mask] = (frozenset() if nodes is None else nodes, latest)
         return got
+
+    def others(self, holder: str) -> frozenset[int]:
+        """The nodes of every hold but ``holder``'s (where its re-planned hold may not go)."""
+        mask = 0
+        for k, h in enumerate(self.items):
+            if h.holder != holder:
+                mask |= 1 << k
+        return self.closed(mask)[0]
 
     def admit_if_overrun(self, holder: str, end: float, qk: tuple[int, int, str]) -> NodeFilter | None:
         """The nodes a job of id ``holder``, of the queue keyed ``qk``, that would run until
@@ -153,11 +159,7 @@ class Holds:
             return last.admit  # one hold binds: its own filter, the very object
         got = self._filters.get(mask)
         if got is None:
-            nodes: frozenset[int] = frozenset()
-            for k, h in enumerate(self.items):
-                if mask >> k & 1:
-                    nodes = nodes | h.nodes
-            got = self._filters[mask] = Unreserved(nodes)
+            got = self._filters[mask] = Unreserved(self.closed(mask)[0])
         return got
 
 

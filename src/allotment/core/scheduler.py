@@ -440,11 +440,7 @@ class Scheduler(Starting):
         hs = self.holds
         if hs is None:  # pragma: no cover - only a holder re-plans
             return False
-        taken: frozenset[int] = frozenset()
-        for h in hs.items:
-            if h.holder != p.jid:
-                taken = h.nodes if not taken else taken | h.nodes
-        new = self._plan_hold(p, qk, pi.now, taken)
+        new = self._plan_hold(p, qk, pi.now, hs.others(p.jid))
         if new is None:
             return False
         if new.at <= pi.now:  # only the old reservation stood in the way
