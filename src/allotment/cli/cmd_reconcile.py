@@ -32,7 +32,7 @@ if TYPE_CHECKING:  # imported when run: ``allot reconcile now`` needs none of th
     from allotment.backends.protocol import Backend
     from allotment.backends.simulated import SimulatedBackend
     from allotment.reconcile.demo_feed import Feed
-    from allotment.reconcile.leadership import Fence, Leadership
+    from allotment.reconcile.leadership import Fence, Leadership, LeaseStore
     from allotment.reconcile.loop import StopFlag
     from allotment.reconcile.probes import Heartbeat, ProbeServer
     from allotment.reconcile.reconciler import Options, Reconciler, TickResult
@@ -133,6 +133,19 @@ def register(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--identity", default=None, help="--leader-elect: this replica's name (default host-pid)"
+    )
+    p.add_argument(
+        "--lease",
+        choices=("file", "kubernetes"),
+        default=None,
+        help="--leader-elect: the lease's primitive: a coordination.k8s.io/v1 Lease (default with"
+        " --backend kubernetes; --kubeconfig, --context) or a file in --state (default otherwise)",
+    )
+    p.add_argument(
+        "--lease-namespace", default="allotment-system", help="--lease kubernetes: the Lease's namespace"
+    )
+    p.add_argument(
+        "--lease-name", default="allotment-reconciler", help="--lease kubernetes: the Lease's name"
     )
     # --- kubernetes backend (backends/kubernetes) ---
     p.add_argument("--kubeconfig", default=None, help="kubernetes: kubeconfig file")
@@ -312,7 +325,6 @@ def _replica(
     heartbeat: Heartbeat,
 ) -> TickResult | None:
     """``--leader-elect``: one of several replicas sharing the state dir (reconcile.replicas)."""
-    from allotment.reconcile.file_lease import FileLease
     from allotment.reconcile.leadership import Leadership, default_identity
     from allotment.reconcile.replicas import run_replica
 
@@ -321,7 +333,7 @@ def _replica(
     lease_s = _seconds(args.lease_duration, "--lease-duration")
     if lease_s <= 0:
         raise UsageError(f"--lease-duration {args.lease_duration}: expected a positive duration")
-    leadership = Leadership(FileLease(args.state, lease_s), args.identity or default_identity())
+    leadership = Leadership(_lease_store(args, lease_s), args.identity or default_identity())
     # what a term imports, imported while standing by: a takeover acts at once, not after it
     for module in (
         "allotment.backends.kubernetes.backend", "allotment.backends.slurm.backend",
@@ -333,6 +345,26 @@ def _replica(
         return _term(args, opts, tiers, stop, heartbeat, ld.fence, ld)
 
     return run_replica(leadership, lead, stop, poll_s=lease_s / 4, heartbeat=heartbeat)
+
+
+def _lease_store(args: argparse.Namespace, lease_s: float) -> LeaseStore:
+    """The lease's primitive: the backend's own where it has one (a Kubernetes ``Lease``), else
+    a file on the shared state dir; ``--lease`` chooses another."""
+    kind = args.lease or ("kubernetes" if args.backend == "kubernetes" else "file")
+    if kind == "file":
+        from allotment.reconcile.file_lease import FileLease
+
+        return FileLease(args.state, lease_s)
+    from allotment.reconcile.kube_lease import open_kube_lease
+
+    if lease_s != int(lease_s):
+        raise UsageError(
+            f"--lease-duration {args.lease_duration}: a Kubernetes Lease counts whole seconds"
+        )
+    return open_kube_lease(
+        args.kubeconfig, args.context, args.state, int(lease_s),
+        namespace=args.lease_namespace, name=args.lease_name,
+    )
 
 
 def _term(

@@ -12,10 +12,11 @@ GC, a partition) and wakes after its lease expired writes nothing: its first wri
 ``LostLease`` and it steps down to standby (``reconcile.replicas``).
 
 The primitive is a strategy (``LeaseStore``): a lease file on shared storage for the Slurm, sim
-and file backends (``reconcile.file_lease``); a coordination.k8s.io/v1 ``Lease`` would be the
-Kubernetes one (optimistic concurrency on ``resourceVersion``; not built yet, see
-docs/operators-guide.md).  This module holds the rule (one holder, tokens only grow, every write
-fenced, renewal in the background at a third of the lease); the stores hold the mechanism.
+and file backends (``reconcile.file_lease``), a coordination.k8s.io/v1 ``Lease`` for the
+Kubernetes backend (``reconcile.kube_lease``: optimistic concurrency on ``resourceVersion``,
+``leaseTransitions`` as the token).  This module holds the rule (one holder, tokens only grow,
+every write fenced, renewal in the background at a third of the lease); the stores hold the
+mechanism.
 """
 
 from __future__ import annotations
@@ -46,6 +47,21 @@ def no_fence() -> AbstractContextManager[None]:
 class LostLease(ReconcileError):
     """This replica is no longer the leader (its lease expired or another took it over); the
     write it was about to make was not made."""
+
+
+class LeaseUnreachable(ReconcileError):
+    """The primitive did not answer (an API server down, a timeout): nothing is known, so a
+    renewal tries again until the lease would have expired, and a write is refused."""
+
+
+def refusal(holder: str, token: int, cur: LeaseRecord | None) -> LostLease:
+    """The one wording of a fenced write, whichever primitive refused it."""
+    who = "nobody" if cur is None or not cur.holder else f"{cur.holder} (token {cur.token})"
+    expired = cur is not None and cur.holder == holder
+    return LostLease(
+        f"fenced: {holder} (token {token}) may no longer write; the lease is {who}'s"
+        + (", expired" if expired else "")
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,7 +168,7 @@ class Leadership:
                 return
             try:
                 new = self.store.renew(self.identity, rec.token, self.clock())
-            except OSError as exc:  # shared storage refused: keep trying until it expires
+            except (OSError, LeaseUnreachable) as exc:  # keep trying until it expires
                 log.warning("lease renewal failed: %s", exc)
                 continue
             if new is None:
