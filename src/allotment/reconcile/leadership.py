@@ -126,6 +126,7 @@ class Leadership:
         self.store, self.identity, self.clock = store, identity, clock
         self.record: LeaseRecord | None = None  # ours while leading
         self.previous: LeaseRecord | None = None  # what our takeover replaced
+        self.seen: LeaseRecord | None = None  # the lease as last read (``reconcile.lease_metrics``)
         self._lost = threading.Event()
         self._stop_renewing = threading.Event()
         self._renewer: threading.Thread | None = None
@@ -140,6 +141,7 @@ class Leadership:
 
     def try_lead(self) -> bool:
         rec, prev = self.store.acquire(self.identity, self.clock())
+        self.seen = rec or prev
         if rec is None:
             return False
         self.record, self.previous = rec, prev
@@ -150,7 +152,14 @@ class Leadership:
         return True
 
     def current(self) -> LeaseRecord | None:
-        return self.store.read()
+        self.seen = self.store.read()
+        return self.seen
+
+    def leads(self, now: float) -> bool:
+        """Whether this replica holds the lease as far as it knows (its fenced writes check it
+        on the primitive); what ``allotment_leader`` exports."""
+        rec = self.record
+        return rec is not None and not self.lost and rec.valid_at(now)
 
     @contextmanager
     def fence(self) -> Iterator[None]:
@@ -175,7 +184,7 @@ class Leadership:
                 log.warning("lease lost (token %d): stepping down", rec.token)
                 self._lost.set()
                 return
-            self.record = new
+            self.record = self.seen = new
 
     def step_down(self) -> None:
         self._stop_renewing.set()
