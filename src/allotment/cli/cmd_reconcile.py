@@ -373,10 +373,6 @@ def _lease_store(args: argparse.Namespace, lease_s: float) -> LeaseStore:
         return FileLease(args.state, lease_s)
     from allotment.reconcile.kube_lease import open_kube_lease
 
-    if lease_s != int(lease_s):
-        raise UsageError(
-            f"--lease-duration {args.lease_duration}: a Kubernetes Lease counts whole seconds"
-        )
     return open_kube_lease(
         args.kubeconfig, args.context, args.state, int(lease_s),
         namespace=args.lease_namespace, name=args.lease_name,
