@@ -6,10 +6,12 @@ reconcile tick as that service account, with its own token, syncs the tree."""
 
 from __future__ import annotations
 
+import re
 import signal
 import subprocess
 import sys
 import time
+import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -251,7 +253,7 @@ def test_replicas_as_the_service_account_elect_through_the_lease_and_hand_it_ove
             sys.executable, "-m", "allotment.cli.main", "reconcile", *args, "--kubeconfig", str(cfg),
             "--source", str(tmp_path / "budgets"), "--state", str(tmp_path / "state"),
             "--tiers", "20s,10m", "--interval", "1s", "--lease-duration", "2s", "--identity", name,
-            "--policy-only",
+            "--policy-only", "--probe-port", "0",
         ]
         with (tmp_path / f"{name}.log").open("wb") as log:
             return subprocess.Popen(argv, stdout=log, stderr=log)
@@ -275,6 +277,9 @@ def test_replicas_as_the_service_account_elect_through_the_lease_and_hand_it_ove
         wait("a tick", lambda: (tmp_path / "state" / "status.json").exists())
         procs.append(replica("pod-b"))
         wait("pod-b to stand by", lambda: "standby: pod-a" in (tmp_path / "pod-b.log").read_text())
+        # each replica's /metrics says who leads (the AllotmentNoLeader alert sums them)
+        assert _leader_metric(tmp_path / "pod-a.log") == ("pod-a", 1.0)
+        assert _leader_metric(tmp_path / "pod-b.log") == ("pod-b", 0.0)
         procs[0].send_signal(signal.SIGTERM)
         assert procs[0].wait(30) == 0
         second = wait("pod-b to take over", lambda: (c := lease()) is not None and c.holder == "pod-b" and c)
@@ -286,3 +291,14 @@ def test_replicas_as_the_service_account_elect_through_the_lease_and_hand_it_ove
                 p.wait(30)
     last = lease()
     assert last is not None and last.holder == "" and last.transitions == 2  # released on exit
+
+
+def _leader_metric(log: Path) -> tuple[str, float]:
+    """``allotment_leader`` from the replica's probe port (its log names the port)."""
+    port = re.search(r"probes on http://127\.0\.0\.1:(\d+)/healthz", log.read_text())
+    assert port, log.read_text()
+    with urllib.request.urlopen(f"http://127.0.0.1:{port.group(1)}/metrics", timeout=10) as r:
+        text = r.read().decode()
+    got = re.search(r'^allotment_leader\{identity="([^"]+)"\} (\S+)$', text, re.M)
+    assert got, text
+    return got.group(1), float(got.group(2))
