@@ -31,7 +31,7 @@ def build_scheduler(
         if not node.healthy:
             sched.set_health(node.name, False, now)
     specs = [r.spec for r in snapshot.running] + [p.spec for p in snapshot.pending]
-    graph = dependency_pass(specs)
+    graph = dependency_pass(specs + list(snapshot.waiting))  # the waiting jobs lend their urgency
     declared = graph.declared
     sched.dependants = graph.dependants
     for r in sorted(snapshot.running, key=lambda r: r.spec.id):

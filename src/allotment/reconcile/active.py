@@ -16,8 +16,11 @@ Mapping (docs/operators-guide.md has the table):
   job lost its place to a younger one of the same rank that the simulator (and the core's own
   record) kept behind it (seed 15 at 2 s ticks: f044 started before f038, batch p90 doubled);
 * a job's declared priority and deadline (``JobObs.declared_priority``, ``.deadline``: Slurm's
-  ``allot.priority=N`` comment or ``--nice``, and ``--deadline``) are its spec's, so the
-  within-team order is the simulator's; Slurm's computed priority is never read as declared;
+  ``allot.priority=N`` comment or ``--nice``, and ``--deadline``) are its spec's, and so are
+  the jobs it still waits for (``.depends_on``: ``--dependency``), so the within-team order is
+  the simulator's; a job waiting on a dependency is not queued but handed to the core as
+  ``Snapshot.waiting``, so its urgency reaches its prerequisites; Slurm's computed priority is
+  never read as declared;
 * preemptions become requeues pinned to the run's start time (non-resumable jobs follow
   ``Policy.non_resumable``).  In active mode the backend's own preemption is off (the tier QOS
   preempt nothing, see ``backends.policy.qos_tiers``), so every requeue is the core's;
@@ -148,6 +151,7 @@ def snapshot(
     ev = evicted_by or {}
     first = submitted or {}
     running, pending = [], []
+    waiting: list[JobSpec] = []  # known, waiting for other jobs: they lend their urgency (core.snapshot)
     at = obs.at
     for j in obs.jobs:
         if j.restarts and j.id in first:
@@ -169,6 +173,8 @@ def snapshot(
         elif j.account in leaves and startable(j, at):
             age_from = j.submit if j.restarts else (j.eligible or j.submit)
             pending.append(PendingJob(_spec(j), age_from, j.submit, 0.0, ev.get(j.id)))
+        elif j.account in leaves and j.state == "pending" and j.depends_on:
+            waiting.append(_spec(j))
     nodes = tuple(
         NodeState(
             n.name,
@@ -180,7 +186,7 @@ def snapshot(
     )
     known = {n.name for n in nodes}
     running = [r for r in running if all(n in known for n, _ in r.placement)]
-    return Snapshot(nodes, tuple(running), tuple(pending), dict(usage))
+    return Snapshot(nodes, tuple(running), tuple(pending), dict(usage), tuple(waiting))
 
 
 def startable(j: JobObs, at: float) -> bool:
@@ -204,7 +210,7 @@ def _spec(j: JobObs) -> JobSpec:
     mr = None if j.min_runtime_s is None else float(j.min_runtime_s)
     work = j.time_limit_s if j.time_limit_s is not None else UNKNOWN_WORK_S
     return JobSpec(j.id, j.submit, j.account, j.gpus, work, j.user, j.gpus_per_node, mr, j.resumable,
-                   priority=j.declared_priority, deadline=j.deadline)
+                   priority=j.declared_priority, deadline=j.deadline, depends_on=j.depends_on)
 
 
 def plan_cluster(
