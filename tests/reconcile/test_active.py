@@ -240,3 +240,18 @@ def test_a_job_waiting_on_a_dependency_lends_its_priority_to_its_prerequisite() 
     plan = plan_cluster(obs, CONFIG, "gpulab", {}, {})
     assert [s.job_id for s in plan.decisions.starts] == ["2"]
     assert "3" not in {r.job_id for r in plan.decisions.order}  # known, never queued
+
+
+def test_on_kubernetes_a_job_waits_while_a_job_it_names_is_still_there() -> None:
+    """Kubernetes enforces no dependency (no ``Dependency`` reason): a job whose
+    ``allotment.dev/depends-on`` names a job still pending or running is not started, and one
+    whose prerequisites are gone (ended) is queued."""
+    now = 10_000.0
+    pre = JobObs("ml/pre", "root", "teama1", "q", 8, "pending", now - 400, None, 20, True, 1)
+    then = JobObs("ml/then", "root", "teama1", "q", 8, "pending", now - 500, None, 20, True, 1,
+                  declared_priority=10, depends_on=("ml/pre",))
+    nodes = tuple(NodeObs(f"n{i}", 8, 0) for i in range(1, 5))
+    plan = plan_cluster(Observation(now, nodes, (pre, then)), CONFIG, "gpulab", {}, {})
+    assert [s.job_id for s in plan.decisions.starts] == ["ml/pre"]
+    plan = plan_cluster(Observation(now, nodes, (then,)), CONFIG, "gpulab", {}, {})
+    assert [s.job_id for s in plan.decisions.starts] == ["ml/then"]

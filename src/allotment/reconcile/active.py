@@ -152,6 +152,7 @@ def snapshot(
     first = submitted or {}
     running, pending = [], []
     waiting: list[JobSpec] = []  # known, waiting for other jobs: they lend their urgency (core.snapshot)
+    live = {j.id for j in obs.jobs}
     at = obs.at
     for j in obs.jobs:
         if j.restarts and j.id in first:
@@ -170,11 +171,11 @@ def snapshot(
             who = ev.get(j.id)
             running.append(RunningJob(spec, j.start, placement, mr > 0, j.start + mr, 0.0, who,
                                       yields_to_reservation=j.id in yields))
+        elif j.account in leaves and waits(j, live):
+            waiting.append(_spec(j))
         elif j.account in leaves and startable(j, at):
             age_from = j.submit if j.restarts else (j.eligible or j.submit)
             pending.append(PendingJob(_spec(j), age_from, j.submit, 0.0, ev.get(j.id)))
-        elif j.account in leaves and j.state == "pending" and j.depends_on:
-            waiting.append(_spec(j))
     nodes = tuple(
         NodeState(
             n.name,
@@ -187,6 +188,15 @@ def snapshot(
     known = {n.name for n in nodes}
     running = [r for r in running if all(n in known for n, _ in r.placement)]
     return Snapshot(nodes, tuple(running), tuple(pending), dict(usage), tuple(waiting))
+
+
+def waits(j: JobObs, live: Set[str]) -> bool:
+    """Is this pending job waiting for other jobs?  Slurm says so (reason ``Dependency``; it
+    drops each dependency from the field once met); Kubernetes enforces none, so there a job
+    waits while a job its ``allotment.dev/depends-on`` names is still running or pending (one
+    that is gone has ended)."""
+    return j.state == "pending" and bool(j.depends_on) and (
+        j.reason == "Dependency" or any(d in live for d in j.depends_on))
 
 
 def startable(j: JobObs, at: float) -> bool:
