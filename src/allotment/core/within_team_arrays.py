@@ -27,6 +27,8 @@ import numpy as np
 import numpy.typing as npt
 
 from allotment.core.boosts import BoostIndex, boost_of
+from allotment.core.ids import UserId
+from allotment.core.jobs import JobSpec
 from allotment.core.priority import INHERIT
 from allotment.core.state import Pend
 
@@ -86,7 +88,7 @@ def _totals(sc: Scorer, cands: list[Pend], ids: list[str], elig: Floats) -> Floa
     age = np.minimum(np.maximum(0.0, sc.t - elig), sc.age_cap) / sc.age_div
     fairness = 1.0 / (1.0 + running / 8.0)
     fits = np.fromiter([p.gpus for p in cands], np.int64, len(cands)) <= sc.max_free
-    boost = _boosts(sc, cands, np.fromiter(uids, np.intp, len(uids)))
+    boost = _boosts(sc, cands, uids)
     if sc.mode == "fixed":
         k = sc.k
         head = (k.declared * declared + k.deadline * urgency) + k.age * age
@@ -136,7 +138,7 @@ def _weighted(sc: Scorer, f: tuple[Floats, Floats, Floats, Floats, Floats]) -> F
     return ((((ww[0] * f[0] + ww[1] * f[1]) + ww[2] * f[2]) + ww[3] * f[3]) + ww[4] * f[4]) / wsum
 
 
-def _boosts(sc: Scorer, cands: list[Pend], uid: npt.NDArray[np.intp]) -> Floats:
+def _boosts(sc: Scorer, cands: list[Pend], uids: list[UserId]) -> Floats:
     """``boost_of`` each job: (its own + its user's) + its account's.  Per (account, user) id
     as ``(0.0 + user's) + account's`` -- the very expression for a job without a boost of its
     own -- and each job with one of its own read whole."""
@@ -145,10 +147,11 @@ def _boosts(sc: Scorer, cands: list[Pend], uid: npt.NDArray[np.intp]) -> Floats:
         return np.zeros(n, dtype=np.float64)
     index: BoostIndex = sc._boosts()  # the scorer's own index, made once per pass
     names = sc.user_gpus.names
-    seen, where = np.unique(uid, return_inverse=True)
-    per_uid = np.array([(0.0 + index.users.get(names[u][1], 0.0)) + index.accounts.get(names[u][0], 0.0)
-                        for u in seen.tolist()], dtype=np.float64)
-    out = per_uid[where]
+    per: dict[UserId, float] = {}
+    for u in set(uids):
+        account, user = names[u]
+        per[u] = (0.0 + index.users.get(user, 0.0)) + index.accounts.get(account, 0.0)
+    out = _floats([per[u] for u in uids])
     if index.jobs:
         for i, p in enumerate(cands):
             if p.jid in index.jobs:
@@ -160,17 +163,21 @@ def _inherit(sc: Scorer, ids: list[str], own: Floats, ahead: Floats, fits: npt.N
     """Raise each prerequisite's score in ``own`` to what its same-team dependants lend it
     (``Scorer._inherited_from`` in ``fixed``, ``_inherited_derived`` in the others)."""
     deps = sc.deps
-    owner: list[int] = []
-    dspecs = []
+    owner: list[int] = []  # per pair (prerequisite, dependant), the prerequisite's place
+    dspecs: list[JobSpec] = []
     with_deps: list[int] = []
+    lenders: list[int] = []  # the places with dependants listed, and where their pairs start
+    starts: list[int] = []
     for i, jid in enumerate(ids):
         got = deps.get(jid)
         if got is None:
             continue
         with_deps.append(i)
-        for d in got:
-            owner.append(i)
-            dspecs.append(d)
+        if got:
+            lenders.append(i)
+            starts.append(len(dspecs))
+            owner.extend([i] * len(got))
+            dspecs.extend(got)
     if not with_deps:
         return
     users = sc.user_gpus
@@ -197,12 +204,12 @@ def _inherit(sc: Scorer, ids: list[str], own: Floats, ahead: Floats, fits: npt.N
     if fixed:
         k = sc.k
         head = k.declared * prio + k.deadline * urgency
-        best = _best(len(ids), at, ((head + sc.w_fair * fair) + np.where(fits[at], sc.w_fit, 0.0)) + boost)
+        best = _best(len(ids), lenders, starts, ((head + sc.w_fair * fair) + np.where(fits[at], sc.w_fit, 0.0)) + boost)
     else:
         f = (0.5 + 0.5 * prio / (1.0 + np.abs(prio)), urgency, np.zeros(len(dspecs), dtype=np.float64), fair,
              np.where(fits[at], 1.0, 0.0))
         score = _weighted(sc, f) + boost
-        best = _best(len(ids), at, np.where(a < sc.short * dwork, score, INHERIT * score))
+        best = _best(len(ids), lenders, starts, np.where(a < sc.short * dwork, score, INHERIT * score))
     has = np.zeros(len(ids), dtype=np.bool_)
     has[np.array(with_deps, dtype=np.intp)] = True
     none = best == -np.inf  # listed with no dependants (a job on a cycle of its own)
@@ -216,8 +223,10 @@ def _inherit(sc: Scorer, ids: list[str], own: Floats, ahead: Floats, fits: npt.N
     own[up] = lent[up]
 
 
-def _best(n: int, at: npt.NDArray[np.intp], score: Floats) -> Floats:
-    """Per job, the highest ``score`` of the pairs it owns (``at``); -inf for none."""
+def _best(n: int, lenders: list[int], starts: list[int], score: Floats) -> Floats:
+    """Per job, the highest ``score`` of its pairs (each lender's pairs are contiguous, from its
+    ``starts``); -inf for a job that lends nothing."""
     best = np.full(n, -np.inf, dtype=np.float64)
-    np.maximum.at(best, at, score)
+    if lenders:
+        best[np.fromiter(lenders, np.intp, len(lenders))] = np.maximum.reduceat(score, np.fromiter(starts, np.intp, len(starts)))
     return best
