@@ -1,15 +1,21 @@
 """Deriving the within-team order (issue 28, item 5): 10,000 pending jobs of 15 teams with a
-2,000-edge same-team dependency graph, per ``within_team.mode``.
+2,000-edge same-team dependency graph, per ``within_team.mode``, by the plain reference and by
+the fast path, side by side.
 
 Usage: ALLOTMENT_PURE=1 PYTHONPATH=src python benchmarks/within_team_bench.py [--repeat 7]
 
 One derivation is what a tick pays for the order of every team's queue from scratch: the
-dependants map (``core.priority.dependants``, the dependency pass), one ``Scorer`` and
-``Scorer.rank`` of each team's pending jobs.  ``fixed`` (today's) is timed as the reference
-scorer (``memo=False``), which is what the first pass of every epoch pays; the fast walk's
-memos and kept orders only save work on the passes after it.  Median of ``--repeat`` runs
-(CPU time of this process, ``time.process_time``: the machine is shared, so wall time
-measures the neighbours too; wall shown beside it), after one warm-up.
+dependency pass (each job's same-team dependants and its propagated declared priority), each
+pending record's declared priority set from it, one ``Scorer`` and the ranking of each team's
+pending jobs.  ``reference``: ``dependants`` + ``propagate_by_relaxing`` and
+``Scorer.ranked_by_key`` (one ``total`` per job); ``fast``: ``dependency_pass`` and
+``Scorer.ranked``, which scores a long queue over arrays (``core.within_team_arrays``).  Both
+are timed as the reference scorer (``memo=False``), what the first pass of every epoch pays.
+The pending records (``Pend``) are built once, outside the timing: the scheduler keeps them
+while a job waits (``--with-records`` times building them too, as the first version of this
+benchmark did: about 12 ms of pure Python, which ``decide`` pays per reconciler tick).  Median
+of ``--repeat`` runs (CPU time of this process, ``time.process_time``: the machine is shared,
+so wall time measures the neighbours too; wall shown beside it), after one warm-up.
 """
 
 from __future__ import annotations
@@ -31,7 +37,13 @@ from allotment.compile.model import Boost, Policy, PriorityWeights
 from allotment.core.context import build_context
 from allotment.core.ids import UserGpus
 from allotment.core.jobs import JobSpec
-from allotment.core.priority import Scorer, active_boosts, dependants, propagate
+from allotment.core.priority import (
+    Scorer,
+    active_boosts,
+    dependants,
+    dependency_pass,
+    propagate_by_relaxing,
+)
 from allotment.core.state import Pend
 
 TEAMS = [f"team{i:02d}" for i in range(15)]
@@ -67,48 +79,75 @@ def workload(seed: int = 0, jobs: int = 10_000, edges: int = 2_000) -> list[JobS
             for i, s in enumerate(specs)]
 
 
-def graph(specs: list[JobSpec]) -> tuple[dict[str, tuple[JobSpec, ...]], dict[str, int]]:
-    """The dependency pass: who waits for whom (same team), and propagated declared priority."""
-    return dependants(specs), propagate(specs)
-
-
-def derive(ctx: object, specs: list[JobSpec], users: UserGpus) -> list[list[Pend]]:
-    """The order of every team's pending jobs, from scratch."""
-    deps, declared = graph(specs)
-    scorer = Scorer(ctx, T, 1.4, 8, users, active_boosts(ctx, T), deps)  # type: ignore[arg-type]
+def records(specs: list[JobSpec], users: UserGpus) -> dict[str, list[Pend]]:
+    """Every team's pending records, in submission order (declared priority set per derivation),
+    each with its (account, user) id in ``users``, as the scheduler queues them."""
     by_team: dict[str, list[Pend]] = {}
     for s in specs:
-        by_team.setdefault(s.account, []).append(Pend(s, s.submit, s.submit, 0.0, declared[s.id], None, s.account))
-    return [scorer.rank(by_team[t]) for t in sorted(by_team)]
+        p = Pend(s, s.submit, s.submit, 0.0, s.priority, None, s.account)
+        p.uid = users.id_of(s.account, s.user)
+        by_team.setdefault(s.account, []).append(p)
+    return by_team
+
+
+def graph(specs: list[JobSpec], fast: bool) -> tuple[dict[str, tuple[JobSpec, ...]], dict[str, int]]:
+    """The dependency pass: who waits for whom (same team), and propagated declared priority."""
+    if fast:
+        got = dependency_pass(specs)
+        return got.dependants, got.declared
+    return dependants(specs), propagate_by_relaxing(specs)
+
+
+def derive(ctx: object, specs: list[JobSpec], users: UserGpus, by_team: dict[str, list[Pend]] | None,
+           fast: bool) -> list[list[Pend]]:
+    """The order of every team's pending jobs, from scratch (and the records too, if not given)."""
+    deps, declared = graph(specs, fast)
+    if by_team is None:
+        by_team = records(specs, users)
+    for queue in by_team.values():
+        for p in queue:
+            p.declared = declared[p.jid]
+    scorer = Scorer(ctx, T, 1.4, 8, users, active_boosts(ctx, T), deps)  # type: ignore[arg-type]
+    rank = scorer.ranked if fast else scorer.ranked_by_key
+    return [rank(by_team[t])[1] for t in sorted(by_team)]
 
 
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=7)
+    ap.add_argument("--with-records", action="store_true", help="time building the Pend records too")
     args = ap.parse_args()
     specs = workload()
     n_edges = sum(len(s.depends_on) for s in specs)
     boosts = (Boost("account:team03", 0.5, dt.datetime(2026, 1, 2, tzinfo=dt.UTC), "bench", "lead"),)
-    print(f"{len(specs)} pending jobs, {n_edges} dependency edges, {len(TEAMS)} teams")
+    print(f"{len(specs)} pending jobs, {n_edges} dependency edges, {len(TEAMS)} teams"
+          f"{', records built in the timing' if args.with_records else ''}")
     for mode in ("fixed", "adaptive", "fifo"):
         weights = PriorityWeights(mode=mode)  # type: ignore[arg-type]
         ctx = build_context(make_config({t: 1 for t in TEAMS}, nodes=128,
                                         policy=Policy(priority_weights=weights, boosts=boosts)), "c1")
         users = UserGpus.of({(t, f"u{u}"): u % 9 for t in TEAMS for u in range(0, 150, 7)})
-        derive(ctx, specs, users)  # warm-up
-        wall, cpu, dep = [], [], []
-        for _ in range(args.repeat):
-            c0, t0 = time.process_time(), time.perf_counter()
-            derive(ctx, specs, users)
-            wall.append(time.perf_counter() - t0)
-            cpu.append(time.process_time() - c0)
-            c0 = time.process_time()
-            graph(specs)
-            dep.append(time.process_time() - c0)
-        ms = 1000.0
-        print(f"{mode:<9} CPU median {statistics.median(cpu) * ms:7.1f} ms (of which the dependency pass "
-              f"{statistics.median(dep) * ms:.1f})  wall median {statistics.median(wall) * ms:7.1f} ms  "
-              f"({args.repeat} runs)")
+        kept = records(specs, users)
+        orders = {}
+        for fast in (False, True):
+            recs = None if args.with_records else kept
+            orders[fast] = [[p.jid for p in q] for q in derive(ctx, specs, users, recs, fast)]  # warm-up
+            wall, cpu, dep = [], [], []
+            for _ in range(args.repeat):
+                c0, t0 = time.process_time(), time.perf_counter()
+                derive(ctx, specs, users, recs, fast)
+                wall.append(time.perf_counter() - t0)
+                cpu.append(time.process_time() - c0)
+                c0 = time.process_time()
+                graph(specs, fast)
+                dep.append(time.process_time() - c0)
+            ms = 1000.0
+            print(f"{mode:<9} {'fast' if fast else 'reference':<9} CPU median {statistics.median(cpu) * ms:7.1f} ms "
+                  f"(of which the dependency pass {statistics.median(dep) * ms:.1f})  "
+                  f"wall median {statistics.median(wall) * ms:7.1f} ms  ({args.repeat} runs)")
+        if orders[False] != orders[True]:
+            print(f"{mode}: the fast order differs from the reference's", file=sys.stderr)
+            return 1
     return 0
 
 

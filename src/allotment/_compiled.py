@@ -47,6 +47,7 @@ HOT: tuple[str, ...] = (
     "allotment.core.boosts",
     "allotment.core.inherited",
     "allotment.core.priority",
+    "allotment.core.within_team_arrays",
     "allotment.core.fairness_merge",
     "allotment.core.candidates",
     "allotment.core.modes",

@@ -279,3 +279,22 @@ def test_declared_priority_and_deadline_are_the_users_not_slurms_computed_priori
     for job, declared, deadline in cases:
         [obs] = parse_squeue_json(json.dumps({"errors": [], "jobs": [job]}), {"alloc-20s": 20})
         assert (obs.priority, obs.declared_priority, obs.deadline) == (7, declared, deadline), job
+
+
+def test_the_jobs_a_job_waits_for_are_read_from_squeues_dependency_field() -> None:
+    """Issue 28, item 3: ``--dependency`` reaches the core (``JobObs.depends_on``): every job an
+    ``after*`` dependency names, once, array and hetjob suffixes dropped; a dependency that can
+    no longer be met, ``singleton`` and an empty field name none."""
+    cases = [
+        (_pending(), ()),
+        (_pending(dependency="(null)"), ()),
+        (_pending(dependency="afterok:12(unfulfilled)"), ("12",)),
+        (_pending(dependency="afterok:12:13(unfulfilled),afterany:14_*(unfulfilled),afterok:12(unfulfilled)"),
+         ("12", "13", "14")),
+        (_pending(dependency="afterany:7?afternotok:8+1(unfulfilled)"), ("7", "8")),
+        (_pending(dependency="afterok:5(failed),aftercorr:6(unfulfilled)"), ("6",)),
+        (_pending(dependency="singleton(unfulfilled)"), ()),
+    ]
+    for job, waits in cases:
+        [obs] = parse_squeue_json(json.dumps({"errors": [], "jobs": [job]}), {"alloc-20s": 20})
+        assert obs.depends_on == waits, job

@@ -123,3 +123,20 @@ def test_cordon_is_drain_and_a_not_ready_node_is_down_with_a_reason() -> None:
     )[0]
     assert (a.drain, a.down, a.reason) == (True, False, "allotment: x")
     assert (b.drain, b.down, b.reason) == (False, True, "NotReady: gone")
+
+
+def test_what_a_user_declares_for_the_within_team_order_is_read_from_annotations() -> None:
+    """Issue 28, item 3 (docs/kubernetes.md): declared priority, deadline and the jobs a job
+    waits for; a value that does not parse counts as not given."""
+    cases = [
+        ({}, (0, None, ())),
+        ({"allotment_declared_priority": "7", "allotment_deadline": "2026-12-05T18:00:00Z",
+          "allotment_depends_on": "5, ml/p-3,5"}, (7, 1796493600.0, ("5", "ml/p-3"))),
+        ({"allotment_declared_priority": "-99999999999", "allotment_deadline": "1796493600"},
+         (-(2**31), 1796493600.0, ())),
+        ({"allotment_declared_priority": "high", "allotment_deadline": "tomorrow"}, (0, None, ())),
+        ({"allotment_deadline": "nan"}, (0, None, ())),
+    ]
+    for ann, want in cases:
+        _, (j,), _ = cluster_obs([node("n1")], [pod("a-0", "7", "teama1-alloc-1h", 8, **ann)], TIERS)
+        assert (j.declared_priority, j.deadline, j.depends_on) == want, ann

@@ -221,3 +221,37 @@ def test_a_jobs_declared_priority_and_deadline_reach_the_core() -> None:
                declared_priority=3, deadline=9000.0)
     s = _spec(j)
     assert (s.priority, s.deadline) == (3, 9000.0)
+
+
+def test_a_job_waiting_on_a_dependency_lends_its_priority_to_its_prerequisite() -> None:
+    """Issue 28, item 3: a job Slurm holds for its ``--dependency`` is not queued, but the core
+    knows it (``Snapshot.waiting``), so its declared priority reaches its prerequisite as in the
+    simulator: the prerequisite starts before its team's older job of the same priority (before,
+    the waiting job was dropped and the older job started)."""
+    now = 10_000.0
+    old = JobObs("1", "root", "teama1", "q", 8, "pending", now - 500, None, 20, True, 1)
+    pre = JobObs("2", "root", "teama1", "q", 8, "pending", now - 400, None, 20, True, 1, time_limit_s=600.0)
+    then = JobObs("3", "root", "teama1", "q", 8, "pending", now - 400, None, 20, True, 1, reason="Dependency",
+                  declared_priority=10, depends_on=("2",), time_limit_s=36_000.0)
+    busy = [JobObs(str(100 + i), "root", "teamb", "q", 8, "running", now - 50, now - 10, 20, True, 0, (f"n{i}",))
+            for i in range(2, 5)]
+    obs = Observation(now, tuple(NodeObs(f"n{i}", 8, 8 if i > 1 else 0) for i in range(1, 5)),
+                      (old, pre, then, *busy))
+    plan = plan_cluster(obs, CONFIG, "gpulab", {}, {})
+    assert [s.job_id for s in plan.decisions.starts] == ["2"]
+    assert "3" not in {r.job_id for r in plan.decisions.order}  # known, never queued
+
+
+def test_on_kubernetes_a_job_waits_while_a_job_it_names_is_still_there() -> None:
+    """Kubernetes enforces no dependency (no ``Dependency`` reason): a job whose
+    ``allotment.dev/depends-on`` names a job still pending or running is not started, and one
+    whose prerequisites are gone (ended) is queued."""
+    now = 10_000.0
+    pre = JobObs("ml/pre", "root", "teama1", "q", 8, "pending", now - 400, None, 20, True, 1)
+    then = JobObs("ml/then", "root", "teama1", "q", 8, "pending", now - 500, None, 20, True, 1,
+                  declared_priority=10, depends_on=("ml/pre",))
+    nodes = tuple(NodeObs(f"n{i}", 8, 0) for i in range(1, 5))
+    plan = plan_cluster(Observation(now, nodes, (pre, then)), CONFIG, "gpulab", {}, {})
+    assert [s.job_id for s in plan.decisions.starts] == ["ml/pre"]
+    plan = plan_cluster(Observation(now, nodes, (then,)), CONFIG, "gpulab", {}, {})
+    assert [s.job_id for s in plan.decisions.starts] == ["ml/then"]

@@ -57,7 +57,8 @@ class JobObs:
     ``reason`` is why a pending job waits in the backend's words (Slurm: ``Dependency``,
     ``BeginTime``...).  ``priority`` is the backend's own (Slurm's computed value, which the
     reconciler sets); ``declared_priority`` and ``deadline`` are what the user declared, the
-    inputs of the within-team order (docs/operators-guide.md has the Slurm mapping).
+    inputs of the within-team order, with ``depends_on``, the jobs it still waits for
+    (docs/operators-guide.md has the Slurm mapping, docs/kubernetes.md the Kubernetes one).
     ``partition`` (Slurm partition, Kueue LocalQueue) and ``kind`` (the
     declared kind: Slurm ``--comment kind=...``, the ``allotment.io/kind`` label) are what the
     policy's interactive class recognises a session by (``compile.interactive``).
@@ -85,6 +86,7 @@ class JobObs:
     kind: str | None = None
     declared_priority: int = 0  # what the user declared (within-team order), not the backend's computed ``priority``
     deadline: float | None = None  # the user's deadline (Unix seconds), None: none
+    depends_on: tuple[str, ...] = ()  # the jobs it still waits for (Slurm ``--dependency``), by id
 
 
 @dataclass(frozen=True, slots=True)

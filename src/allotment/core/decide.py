@@ -15,7 +15,7 @@ from dataclasses import replace
 from allotment.core.context import Context
 from allotment.core.contract import min_runtime, refusal
 from allotment.core.decisions import Decisions, Refusal
-from allotment.core.priority import dependants, propagate
+from allotment.core.priority import dependency_pass
 from allotment.core.scheduler import Scheduler
 from allotment.core.snapshot import Snapshot
 from allotment.core.walk import FAST, WalkPolicy
@@ -31,8 +31,9 @@ def build_scheduler(
         if not node.healthy:
             sched.set_health(node.name, False, now)
     specs = [r.spec for r in snapshot.running] + [p.spec for p in snapshot.pending]
-    declared = propagate(specs)
-    sched.dependants = dependants(specs)
+    graph = dependency_pass(specs + list(snapshot.waiting))  # the waiting jobs lend their urgency
+    declared = graph.declared
+    sched.dependants = graph.dependants
     for r in sorted(snapshot.running, key=lambda r: r.spec.id):
         sched.add_running(
             r.spec,

@@ -65,8 +65,8 @@ from allotment.core.jobs import JobSpec
 from allotment.core.state import InheritedParts, Pend, StaticScore
 from allotment.core.weights import ScoreWeights
 
-__all__ = ["INHERIT", "BoostIndex", "PriorityScore", "Scorer", "Term", "active_boosts", "blended", "boost_of",
-           "declared_factor", "dependants", "propagate"]
+__all__ = ["INHERIT", "BoostIndex", "DependencyPass", "PriorityScore", "Scorer", "Term", "active_boosts", "blended",
+           "boost_of", "declared_factor", "dependants", "dependency_pass", "propagate"]
 
 INHERIT: Final = 0.9  # a prerequisite scores at least this fraction of its best same-team dependant's score
 
@@ -126,10 +126,21 @@ def _urgency(deadline: float | None, t: float, ahead: float) -> float:
 def propagate(specs: Iterable[JobSpec]) -> dict[str, int]:
     """Effective declared priority: a job's own, or the highest of any job of the same account
     depending on it.  Only within the team: another team's priority never orders this team's
-    work (its prerequisite would otherwise slice its own team's jobs for a stranger)."""
+    work (its prerequisite would otherwise slice its own team's jobs for a stranger).
+
+    One pass over the jobs with dependants, each after all of its own (``_dependants_first``),
+    taking the best of its direct dependants' (already final) priorities: the relaxation to a
+    fixed point (``propagate_by_relaxing``, the plain definition the property test compares
+    with) swept every job once per link of the longest chain, 5.8 ms of the 10,000-job
+    benchmark's derivation.  A dependency cycle falls back to the relaxation."""
+    by_id, direct = _direct_dependants(specs)
+    return _propagated(by_id, direct, _dependants_first(direct))
+
+
+def propagate_by_relaxing(specs: Iterable[JobSpec]) -> dict[str, int]:
+    """``propagate`` by its definition: relax along ``depends_on`` edges until stable."""
     by_id = {s.id: s for s in specs}
     eff = {i: s.priority for i, s in by_id.items()}
-    # relax along depends_on edges until stable (dependency chains are short; cycles stop too)
     for _ in range(len(by_id)):
         changed = False
         for s in by_id.values():
@@ -139,6 +150,38 @@ def propagate(specs: Iterable[JobSpec]) -> dict[str, int]:
                     changed = True
         if not changed:
             break
+    return eff
+
+
+@dataclass(frozen=True, slots=True)
+class DependencyPass:
+    """What the dependency pass gives a tick: each job's same-team dependants (``dependants``)
+    and its effective declared priority (``propagate``), from one reading of the edges."""
+
+    dependants: dict[str, tuple[JobSpec, ...]]
+    declared: dict[str, int]
+
+
+def dependency_pass(specs: Iterable[JobSpec]) -> DependencyPass:
+    """``dependants(specs)`` and ``propagate(specs)``, sharing the edges and their order."""
+    by_id, direct = _direct_dependants(specs)
+    order = _dependants_first(direct)
+    deps = dependants_by_search(by_id.values()) if order is None else _joined(by_id, direct, order)
+    return DependencyPass(deps, _propagated(by_id, direct, order))
+
+
+def _propagated(by_id: dict[str, JobSpec], direct: dict[str, list[str]], order: list[str] | None) -> dict[str, int]:
+    """``propagate`` from the edges and ``_dependants_first``'s order (None: a cycle)."""
+    if order is None:
+        return propagate_by_relaxing(by_id.values())
+    eff = {i: s.priority for i, s in by_id.items()}
+    for root in order:
+        best = eff[root]
+        for d in direct[root]:
+            got = eff[d]
+            if got > best:
+                best = got
+        eff[root] = best
     return eff
 
 
@@ -155,7 +198,12 @@ def dependants(specs: Iterable[JobSpec]) -> dict[str, tuple[JobSpec, ...]]:
     by_id, direct = _direct_dependants(specs)
     order = _dependants_first(direct)
     if order is None:
-        return dependants_by_search(specs)
+        return dependants_by_search(by_id.values())
+    return _joined(by_id, direct, order)
+
+
+def _joined(by_id: dict[str, JobSpec], direct: dict[str, list[str]], order: list[str]) -> dict[str, tuple[JobSpec, ...]]:
+    """``dependants`` along ``order`` (each job after all of its own): direct sets joined."""
     out: dict[str, tuple[JobSpec, ...]] = {}
     for root in order:
         ds = direct[root]
@@ -202,33 +250,33 @@ def _direct_dependants(specs: Iterable[JobSpec]) -> tuple[dict[str, JobSpec], di
 
 
 def _dependants_first(direct: dict[str, list[str]]) -> list[str] | None:
-    """The jobs with dependants, each after all of its own (a post-order of the dependency
-    edges), or None if the edges hold a cycle."""
-    state: dict[str, int] = {}  # 1: on the path being walked, 2: done
+    """The jobs with dependants, each after all of its own, or None if the edges hold a cycle.
+
+    Kahn's order over the jobs with dependants: a job is ready once every direct dependant that
+    has dependants itself is placed (a depth-first post-order gave the same guarantee at twice
+    the cost: 1.7 of the benchmark's milliseconds).  A cycle leaves its jobs never ready."""
+    waiting = dict.fromkeys(direct, 0)  # per job, its direct dependants not placed yet
+    ups: dict[str, list[str]] = {}  # per job with dependants, the jobs waiting for it to be placed
+    for j, ds in direct.items():
+        for d in ds:
+            if d in waiting:
+                waiting[j] += 1
+                got = ups.get(d)
+                if got is None:
+                    ups[d] = [j]
+                else:
+                    got.append(j)
+    ready = [j for j, n in waiting.items() if n == 0]
     order: list[str] = []
-    for start in direct:
-        if start in state:
-            continue
-        stack: list[tuple[str, int]] = [(start, 0)]
-        state[start] = 1
-        while stack:
-            j, k = stack[-1]
-            ds = direct.get(j)
-            if ds is not None and k < len(ds):
-                stack[-1] = (j, k + 1)
-                d = ds[k]
-                seen = state.get(d, 0)
-                if seen == 1:
-                    return None  # back to a job on the path: a cycle
-                if seen == 0:
-                    state[d] = 1
-                    stack.append((d, 0))
-                continue
-            stack.pop()
-            state[j] = 2
-            if ds is not None:
-                order.append(j)
-    return order
+    while ready:
+        j = ready.pop()
+        order.append(j)
+        for u in ups.get(j, ()):
+            n = waiting[u] - 1
+            waiting[u] = n
+            if n == 0:
+                ready.append(u)
+    return order if len(order) == len(direct) else None
 
 
 class Scorer:
@@ -519,7 +567,16 @@ class Scorer:
 
     def ranked(self, cands: list[Pend]) -> tuple[list[tuple[float, float, str]], list[Pend]]:
         """``rank(cands)`` and, in the same order, each job's ``key`` (what a kept order puts a
-        job scored again back in place by: ``core.candidates``)."""
+        job scored again back in place by: ``core.candidates``): a long queue scored over arrays
+        (``core.within_team_arrays``, the same keys to the bit), a short one by ``ranked_by_key``."""
+        from allotment.core.within_team_arrays import ARRAYS_FROM, ranked_arrays
+
+        if len(cands) >= ARRAYS_FROM:
+            return ranked_arrays(self, cands)
+        return self.ranked_by_key(cands)
+
+    def ranked_by_key(self, cands: list[Pend]) -> tuple[list[tuple[float, float, str]], list[Pend]]:
+        """``ranked`` by its definition, one ``key`` per job: the plain reference."""
         keys = [(-self.total(p), p.eligible, p.jid, i) for i, p in enumerate(cands)]
         keys.sort()
         return [(k[0], k[1], k[2]) for k in keys], [cands[k[3]] for k in keys]

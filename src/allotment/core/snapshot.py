@@ -11,6 +11,10 @@ A ``Snapshot`` holds:
 * ``pending``: each ``PendingJob(spec, eligible, queued_since, ...)``: jobs whose dependencies are
   met, ``eligible`` being when they became schedulable and ``queued_since`` when they last entered
   the queue (a requeued job keeps its original ``eligible`` so it does not lose its age);
+* ``waiting``: the specs of known jobs that may not start yet, as they wait for other jobs
+  (Slurm ``--dependency``): never queued, only read by the dependency pass, so that a waiting
+  job's urgency reaches the work it waits for as in the simulator, whose dependants map holds
+  every job of the trace (``core.priority.dependants``, ``propagate``);
 * ``usage``: charged reference GPU-hours of each leaf account over the lookback window ending now
   (``core.usage.UsageLedger`` computes it from start/stop records; a reconciler may read it from
   ``sshare`` instead).
@@ -64,3 +68,4 @@ class Snapshot:
     running: tuple[RunningJob, ...] = ()
     pending: tuple[PendingJob, ...] = ()
     usage: Mapping[str, float] = field(default_factory=dict)  # leaf -> reference GPU-hours in window
+    waiting: tuple[JobSpec, ...] = ()  # known jobs waiting for others: read by the dependency pass only

@@ -16,8 +16,11 @@ Mapping (docs/operators-guide.md has the table):
   job lost its place to a younger one of the same rank that the simulator (and the core's own
   record) kept behind it (seed 15 at 2 s ticks: f044 started before f038, batch p90 doubled);
 * a job's declared priority and deadline (``JobObs.declared_priority``, ``.deadline``: Slurm's
-  ``allot.priority=N`` comment or ``--nice``, and ``--deadline``) are its spec's, so the
-  within-team order is the simulator's; Slurm's computed priority is never read as declared;
+  ``allot.priority=N`` comment or ``--nice``, and ``--deadline``) are its spec's, and so are
+  the jobs it still waits for (``.depends_on``: ``--dependency``), so the within-team order is
+  the simulator's; a job waiting on a dependency is not queued but handed to the core as
+  ``Snapshot.waiting``, so its urgency reaches its prerequisites; Slurm's computed priority is
+  never read as declared;
 * preemptions become requeues pinned to the run's start time (non-resumable jobs follow
   ``Policy.non_resumable``).  In active mode the backend's own preemption is off (the tier QOS
   preempt nothing, see ``backends.policy.qos_tiers``), so every requeue is the core's;
@@ -150,6 +153,8 @@ def snapshot(
     ev = evicted_by or {}
     first = submitted or {}
     running, pending = [], []
+    waiting: list[JobSpec] = []  # known, waiting for other jobs: they lend their urgency (core.snapshot)
+    live = {j.id for j in obs.jobs}
     at = obs.at
     for j in obs.jobs:
         if j.restarts and j.id in first:
@@ -169,6 +174,8 @@ def snapshot(
             running.append(RunningJob(spec, j.start, placement, mr > 0, j.start + mr, 0.0, who,
                                       yields_to_reservation=j.id in yields,
                                       noticed_at=noticed_at(noticed or {}, j.id, start_key(j.start))))
+        elif j.account in leaves and waits(j, live):
+            waiting.append(_spec(j))
         elif j.account in leaves and startable(j, at):
             age_from = j.submit if j.restarts else (j.eligible or j.submit)
             pending.append(PendingJob(_spec(j), age_from, j.submit, 0.0, ev.get(j.id)))
@@ -183,7 +190,16 @@ def snapshot(
     )
     known = {n.name for n in nodes}
     running = [r for r in running if all(n in known for n, _ in r.placement)]
-    return Snapshot(nodes, tuple(running), tuple(pending), dict(usage))
+    return Snapshot(nodes, tuple(running), tuple(pending), dict(usage), tuple(waiting))
+
+
+def waits(j: JobObs, live: Set[str]) -> bool:
+    """Is this pending job waiting for other jobs?  Slurm says so (reason ``Dependency``; it
+    drops each dependency from the field once met); Kubernetes enforces none, so there a job
+    waits while a job its ``allotment.dev/depends-on`` names is still running or pending (one
+    that is gone has ended)."""
+    return j.state == "pending" and bool(j.depends_on) and (
+        j.reason == "Dependency" or any(d in live for d in j.depends_on))
 
 
 def startable(j: JobObs, at: float) -> bool:
@@ -207,7 +223,7 @@ def _spec(j: JobObs) -> JobSpec:
     mr = None if j.min_runtime_s is None else float(j.min_runtime_s)
     work = j.time_limit_s if j.time_limit_s is not None else UNKNOWN_WORK_S
     return JobSpec(j.id, j.submit, j.account, j.gpus, work, j.user, j.gpus_per_node, mr, j.resumable,
-                   priority=j.declared_priority, deadline=j.deadline, kind=j.kind or "batch",
+                   priority=j.declared_priority, deadline=j.deadline, depends_on=j.depends_on, kind=j.kind or "batch",
                    partition=j.partition or None, time_limit=j.time_limit_s)
 
 

@@ -50,7 +50,8 @@ def load_observation(state_dir: Path) -> Observation | None:
             float(raw["at"]),
             tuple(NodeObs(**n) for n in raw["nodes"]),
             tuple(
-                JobObs(**{**j, "nodes": tuple(j.get("nodes", ())), "node_gpus": tuple(j.get("node_gpus", ()))})
+                JobObs(**{**j, "nodes": tuple(j.get("nodes", ())), "node_gpus": tuple(j.get("node_gpus", ())),
+                          "depends_on": tuple(j.get("depends_on", ()))})
                 for j in raw["jobs"]
             ),
             None if backend_now is None else float(backend_now),

@@ -26,6 +26,12 @@ POD_GROUP_ANNOTATION = "pod-group-name"  # KAI's pod-group annotation (gang id f
 MIN_RUNTIME_ANNOTATION = "allotment.dev/min-runtime"  # Go duration a job declares
 RESUMABLE_ANNOTATION = "allotment.dev/resumable"  # "false": a requeue loses work
 PRIORITY_ANNOTATION = "allotment.dev/priority"  # order the reconciler set (set_priority)
+# what a user declares for the within-team order (docs/kubernetes.md, "Within-team order"): the
+# scheduler's own fields are the tiers' (KAI and Kueue priority classes), and neither KAI nor
+# Kueue has a deadline or a dependency between jobs
+DECLARED_PRIORITY_ANNOTATION = "allotment.dev/declared-priority"  # an integer, higher first
+DEADLINE_ANNOTATION = "allotment.dev/deadline"  # RFC 3339 time (or Unix seconds)
+DEPENDS_ON_ANNOTATION = "allotment.dev/depends-on"  # job ids, comma-separated
 DRAIN_ANNOTATION = "allotment.dev/drain-reason"  # on a cordoned node: why
 QOS_ANNOTATION_PREFIX = "allotment.dev/qos-"  # QOS fields kept on a PriorityClass
 JOB_KIND_LABEL = "allotment.dev/job-kind"  # on pods: the kind a user declares (interactive, train...)

@@ -9,11 +9,17 @@
   ``allotment.dev/min-runtime`` annotation (Go duration) declares a job's own, and unallocated
   work has none.  Order is ``allotment.dev/priority`` (what ``set_priority`` writes), default 1.
   Finished pods and pods being deleted are not work.
+* What a user declares for the within-team order (issue 28, item 3; docs/kubernetes.md) is read
+  from the gang's first pod: ``allotment.dev/declared-priority`` (an integer, clamped to 32
+  bits; else 0), ``allotment.dev/deadline`` (RFC 3339 or Unix seconds; else none) and
+  ``allotment.dev/depends-on`` (the ids of the jobs it waits for, comma-separated).  A value
+  that does not parse counts as not given, as Slurm's comment key does.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -131,7 +137,49 @@ def job_obs(jid: str, pods: list[Obj], tiers: Mapping[str, TierInfo]) -> JobObs:
         nodes=tuple(sorted({b for b in bound if b})),
         partition=queue,
         kind=labels.get(n.JOB_KIND_LABEL) or None,
+        declared_priority=declared_priority(ann.get(n.DECLARED_PRIORITY_ANNOTATION)),
+        deadline=deadline(ann.get(n.DEADLINE_ANNOTATION)),
+        depends_on=depends_on(ann.get(n.DEPENDS_ON_ANNOTATION)),
     )
+
+
+def declared_priority(text: str | None) -> int:
+    """``allotment.dev/declared-priority``: an integer clamped to 32 bits; 0 if absent or not one."""
+    try:
+        return max(-(2**31), min(2**31 - 1, int(str(text).strip()))) if text else 0
+    except ValueError:
+        return 0
+
+
+def deadline(text: str | None) -> float | None:
+    """``allotment.dev/deadline``: an RFC 3339 time (``2026-12-05T18:00:00Z``) or Unix seconds;
+    None if absent or neither."""
+    if not text or not text.strip():
+        return None
+    t = text.strip()
+    try:
+        seconds = float(t)
+    except ValueError:
+        pass
+    else:
+        return seconds if math.isfinite(seconds) else None
+    try:
+        at = dt.datetime.fromisoformat(t.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return (at if at.tzinfo else at.replace(tzinfo=dt.UTC)).timestamp()
+
+
+def depends_on(text: str | None) -> tuple[str, ...]:
+    """``allotment.dev/depends-on``: job ids (as this backend names jobs: the
+    ``allotment.dev/job`` label, else the pod group, else ``namespace/pod``), comma-separated,
+    each once, in the order given."""
+    out: list[str] = []
+    for part in (text or "").split(","):
+        job = part.strip()
+        if job and job not in out:
+            out.append(job)
+    return tuple(out)
 
 
 def cluster_obs(

@@ -172,6 +172,7 @@ def parse_squeue_json(text: str, exempt_by_qos: dict[str, int]) -> tuple[JobObs,
                 kind=declared_kind(str(j.get("comment") or "")),
                 declared_priority=declared_priority(j),
                 deadline=_number(j.get("deadline")) or None,
+                depends_on=job_dependencies(str(j.get("dependency") or "")),
             )
         )
     return tuple(sorted(out, key=lambda j: (len(j.id), j.id)))
@@ -200,6 +201,29 @@ def declared_priority(j: dict[str, Any]) -> int:
             except ValueError:
                 break  # not a number: fall back to nice, as if not given
     return -int(_number(j.get("nice")))
+
+
+_DEPENDENCY = re.compile(r"([a-z]+):([^(,?]+)(?:\(([a-z]+)\))?")
+
+
+def job_dependencies(text: str) -> tuple[str, ...]:
+    """The jobs a job still waits for, from squeue's ``dependency`` field (``sbatch
+    --dependency=afterok:12:13,afterany:14`` shows as ``afterok:12(unfulfilled),afterok:13(...)``
+    ...; ``?`` separates the alternatives of an "any of" list): every ``after*`` and ``aftercorr``
+    job id (an array's ``12_*`` or ``12_3`` as its job ``12``, a hetjob's ``12+1`` as ``12``),
+    each once, in the order given.  Slurm drops a dependency from the field once it is met, so
+    what is left is what the job waits for; one that can no longer be met (``(failed)``) is
+    left out: the job will never run, so it lends no urgency.  ``singleton`` names no job, and
+    ``(null)`` or an empty field none."""
+    out: list[str] = []
+    for kind, ids, state in _DEPENDENCY.findall(text.strip().lower()):
+        if not kind.startswith("after") or state == "failed":
+            continue
+        for part in ids.split(":"):
+            job = part.split("_", 1)[0].split("+", 1)[0].strip()
+            if job.isdigit() and job not in out:
+                out.append(job)
+    return tuple(out)
 
 
 def _number(v: object) -> float:
