@@ -1,4 +1,4 @@
-"""What the metrics keep of a job once it is gone: its wait facts in flat arrays, 33 bytes a job.
+"""What the metrics keep of a job once it is gone: its wait facts in flat arrays, 42 bytes a job.
 
 Why: the waits' percentiles are exact (nearest rank over every job, ``summary.percentile``), so a
 run keeps one wait per job to the end; but a whole ``metrics._Job`` object and its id in a dict
@@ -32,9 +32,9 @@ class SettledJobs:
         self.first_start = array("d")
         self.pending_total = array("d")
         self.pending_since = array("d")
-        self.gpus = array("l")
+        self.gpus = array("i")  # at most 2^20 (traces/bounds.py)
         self.kind = array("b")  # index into the recorder's kind names; LIVE while the job lives
-        self.account = array("l")  # index into the recorder's account names
+        self.account = array("i")  # index into the recorder's account names
         self.rejected = array("b")
 
     def __len__(self) -> int:
