@@ -65,7 +65,8 @@ def test_simulate_trace_holds_the_jobs_alive_not_the_file(
 
 def _mixed(path: Path) -> None:
     """Ties in submit time written out of id order, dependencies on earlier and later lines,
-    within and across teams, raised priorities, node events."""
+    within and across teams, raised priorities, node events, and gangs the red team's cap never
+    lets run (rejected, and so are the jobs that wait for them)."""
     rnd = random.Random(3)
     lines: list[dict[str, object]] = [{"type": "node", "time": 50, "node": "h100-n001", "state": "unhealthy"},
                                       {"type": "node", "time": 900, "node": "h100-n001", "state": "healthy"}]
@@ -108,5 +109,6 @@ def test_a_streamed_trace_replays_exactly_as_the_trace_read_whole(tmp_path: Path
     streamed = simulate(config, stream_trace(path, config, "h100"), cluster="h100", keep_events=True)
     assert whole.events is not None
     assert {"eligible", "drain", "reject"} <= {e.event for e in whole.events}
+    assert any(e.event == "reject" and "rejected" in (e.reason or "") for e in whole.events)
     assert streamed.events == whole.events
     assert streamed.metrics == whole.metrics
