@@ -108,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
     from allotment.sim.latency import parse_profile
     from allotment.sim.rundir import RunSource, metrics_json, save_run
     from allotment.sim.runner import simulate
-    from allotment.traces.job_stream import JobStream
+    from allotment.traces.scenarios.workload import Workload
 
     overrides = parse_overrides(args.overrides)
     latency = parse_profile(args.profile)
@@ -125,7 +125,7 @@ def run(args: argparse.Namespace) -> int:
     for_save = temp_beside(args.save) if args.save is not None else None
     logs = tuple(p for p in (args.events, for_save) if p is not None)
     try:
-        n_jobs = workload.count if isinstance(workload, JobStream) else len(workload.jobs)
+        n_jobs = len(workload.jobs) if isinstance(workload, Workload) else workload.count  # a FileJobs
         with Progress(f"simulating {n_jobs:,} jobs, {span}, on {cluster}",
                       enabled=wanted(machine_stdout=json_to_stdout)):
             if not logs:

@@ -25,7 +25,7 @@ from allotment.sim.events import dumps_line
 from allotment.sim.fairshare_log import fairshare_samples
 from allotment.sim.runner import SimResult
 from allotment.traces.format import TraceItem, sort_key
-from allotment.traces.job_stream import JobStream
+from allotment.traces.job_stream import JobSource, every_job
 from allotment.traces.scenarios.workload import Workload
 from allotment.traces.writer import sorted_items, write_trace
 
@@ -90,17 +90,17 @@ def _write_lines(path: Path, lines: Iterable[str]) -> None:
         f.writelines(lines)
 
 
-def trace_items(workload: Workload | JobStream) -> Iterable[TraceItem]:
+def trace_items(workload: Workload | JobSource) -> Iterable[TraceItem]:
     """The run's workload as trace lines in the canonical order; a stream is read once more
     (its jobs are in ``(submit, id)`` order, its node events sorted: merged, never held)."""
     if isinstance(workload, Workload):
         return sorted_items(workload.jobs, workload.node_events)
-    merged: Iterator[TraceItem] = heapq.merge(workload.jobs(), workload.node_events, key=sort_key)
+    merged: Iterator[TraceItem] = heapq.merge(every_job(workload), workload.node_events, key=sort_key)
     return merged
 
 
 def save_run(
-    path: Path, config: CompiledConfig, workload: Workload | JobStream, result: SimResult, src: RunSource, events: Path
+    path: Path, config: CompiledConfig, workload: Workload | JobSource, result: SimResult, src: RunSource, events: Path
 ) -> None:
     """Write the run directory ``path`` atomically (see the module docstring).  ``events`` is the
     run's event log, already written as it ran (``sim.event_file.EventFile``): copied, and read

@@ -12,10 +12,9 @@ from allotment.compile.model import CompiledConfig
 from allotment.errors import TraceError
 from allotment.traces.canonical import read_trace
 from allotment.traces.job_fit import job_fit, never_run
-from allotment.traces.job_stream import JobStream
 from allotment.traces.scenarios import get_scenario
 from allotment.traces.scenarios.workload import Workload
-from allotment.traces.trace_stream import trace_stream
+from allotment.traces.trace_stream import FileJobs, trace_stream
 
 
 def from_scenario(config: CompiledConfig, name: str, *, cluster: str, days: float, seed: int) -> Workload:
@@ -32,7 +31,7 @@ def from_trace(path: str | Path, config: CompiledConfig | None = None, cluster: 
     return Workload.of(trace.jobs, trace.node_events)
 
 
-def stream_trace(path: str | Path, config: CompiledConfig, cluster: str | None = None) -> JobStream:
+def stream_trace(path: str | Path, config: CompiledConfig, cluster: str | None = None) -> FileJobs:
     """``from_trace``'s checks, then the jobs read from the file as the run reaches them
     (``traces.trace_stream``): what ``allot simulate --trace`` replays (issue 32, item 5)."""
     return trace_stream(path, fit=job_fit(config, cluster), display_name=str(path))

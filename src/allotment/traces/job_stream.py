@@ -1,4 +1,4 @@
-"""A workload read lazily: the jobs come from their source one at a time, in submit order.
+"""Where a replay takes its jobs from, one at a time in ``(submit, id)`` order: a ``JobSource``.
 
 Why: a trace of a million jobs held as ``JobSpec`` records is over a gigabyte (issue 32, item 5),
 and a replay needs each job only from its submission to its end.  What the simulator must know
@@ -8,31 +8,53 @@ jobs submitted before or after it, ``core.priority.propagate``), the node events
 node) and the job count (for the progress line).  Dependencies are rare in traces, so memory
 follows the jobs alive at once, not the file.
 
-The order is the one ``Workload.of`` gives: by ``(submit, id)``.  A canonical trace is already in
-submit order (the reader refuses a line earlier than the one before it, naming both lines), so
-only the jobs of one instant are held to be ordered by id (``in_submit_order``).
+A source has a position, and ``fork`` gives an independent source at the same position: a run
+paused and copied (``sim/switch.py``) continues each copy from where the run stood, without
+either holding the whole workload.  Two kinds: ``ListJobs`` over a workload already in memory
+(scenarios, ``allot plan``'s runs: an index into its tuple) and ``traces.trace_stream.FileJobs``
+over a checked trace file (a byte offset, the file opened again by each fork).
+
+The order is the one ``Workload.of`` gives: by ``(submit, id)``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator
+from typing import Protocol
 
 from allotment.core.jobs import JobSpec, NodeEvent
 from allotment.traces.scenarios.workload import Workload
 
 
-@dataclass(frozen=True, slots=True)
-class JobStream:
-    """Jobs to replay, read on demand.  ``jobs()`` starts a fresh pass over them, ordered by
-    ``(submit, id)``; ``linked`` holds every job that depends on another or is depended on (the
-    only ones the simulator looks up before they arrive); ``node_events`` are sorted by
-    ``(time, node, state)``."""
+class JobSource(Protocol):
+    """Jobs to replay, handed out one at a time in ``(submit, id)`` order.
 
-    jobs: Callable[[], Iterator[JobSpec]]
-    linked: tuple[JobSpec, ...]
-    node_events: tuple[NodeEvent, ...]
-    count: int
+    ``linked`` holds every job on a dependency edge (the only ones the simulator looks up before
+    they arrive), in that order too; ``node_events`` are sorted by ``(time, node, state)``;
+    ``count`` is how many jobs the whole source holds (from its start, wherever it stands)."""
+
+    @property
+    def linked(self) -> tuple[JobSpec, ...]: ...
+    @property
+    def node_events(self) -> tuple[NodeEvent, ...]: ...
+    @property
+    def count(self) -> int: ...
+
+    def next_job(self) -> JobSpec | None:
+        """The next job, and the position moves past it; None once every job was handed out."""
+
+    def fork(self) -> JobSource:
+        """An independent source at this position: what it hands out next is what this would."""
+
+    def rewound(self) -> JobSource:
+        """An independent source at the first job (to read the whole workload again)."""
+
+
+def every_job(source: JobSource) -> Iterator[JobSpec]:
+    """The jobs of ``source`` from its first, without moving ``source``."""
+    s = source.rewound()
+    while (j := s.next_job()) is not None:
+        yield j
 
 
 def linked_jobs(jobs: Iterable[JobSpec]) -> tuple[JobSpec, ...]:
@@ -42,31 +64,36 @@ def linked_jobs(jobs: Iterable[JobSpec]) -> tuple[JobSpec, ...]:
     return tuple(j for j in jobs if j.depends_on or j.id in named)
 
 
-def stream_of(workload: Workload) -> JobStream:
-    """A workload already in memory (a scenario, ``allot plan``'s runs) as a stream: its jobs in
-    the order it holds them."""
-    jobs = workload.jobs
-    return JobStream(lambda: iter(jobs), linked_jobs(jobs), workload.node_events, len(jobs))
+class ListJobs:
+    """A workload already in memory as a source: its jobs in the order it holds them (a
+    ``Workload``'s, ``(submit, id)``), the position an index.  A fork shares the tuple."""
+
+    __slots__ = ("_jobs", "_pos", "count", "linked", "node_events")
+
+    def __init__(self, jobs: tuple[JobSpec, ...], node_events: tuple[NodeEvent, ...] = (), *,
+                 linked: tuple[JobSpec, ...] | None = None, pos: int = 0) -> None:
+        self._jobs = jobs
+        self._pos = pos
+        self.count = len(jobs)
+        self.linked = linked_jobs(jobs) if linked is None else linked
+        self.node_events = node_events
+
+    def next_job(self) -> JobSpec | None:
+        i = self._pos
+        if i >= self.count:
+            return None
+        self._pos = i + 1
+        return self._jobs[i]
+
+    def fork(self) -> ListJobs:
+        return ListJobs(self._jobs, self.node_events, linked=self.linked, pos=self._pos)
+
+    def rewound(self) -> ListJobs:
+        return ListJobs(self._jobs, self.node_events, linked=self.linked)
 
 
-def in_submit_order(jobs: Iterable[JobSpec]) -> Iterator[JobSpec]:
-    """Jobs in non-decreasing submit order, reordered by id within one submit time: the order of
-    ``Workload.of``, holding only one instant's jobs.  A job earlier than the one before it is a
-    ValueError (a canonical trace's reader refuses such a file first, at its line)."""
-    group: list[JobSpec] = []
-    for j in jobs:
-        if group and j.submit != group[0].submit:
-            if j.submit < group[0].submit:
-                raise ValueError(f"job {j.id!r} submitted at {j.submit:g} s after a job of {group[0].submit:g} s")
-            if len(group) > 1:
-                group.sort(key=_id)
-            yield from group
-            group.clear()
-        group.append(j)
-    if len(group) > 1:
-        group.sort(key=_id)
-    yield from group
-
-
-def _id(j: JobSpec) -> str:
-    return j.id
+def job_source(workload: Workload | JobSource) -> JobSource:
+    """``workload`` as a source at its first job (a source is taken as it stands)."""
+    if isinstance(workload, Workload):
+        return ListJobs(workload.jobs, workload.node_events)
+    return workload
