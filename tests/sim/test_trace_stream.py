@@ -8,7 +8,7 @@ import datetime as dt
 import gc
 import json
 import random
-from collections.abc import Iterator
+from typing import Any
 from pathlib import Path
 
 import pytest
@@ -16,10 +16,10 @@ import pytest
 from allotment.cli.main import main
 from allotment.compile.compiler import compile_repo
 from allotment.core.jobs import JobSpec
+from allotment.sim import runner
+from allotment.sim.events import Event
 from allotment.sim.runner import simulate
 from allotment.sim.workloads import from_trace
-from allotment.traces.format import TraceItem
-from allotment.traces.reader import TraceReader
 from tests.conftest import REPO_ROOT
 
 TEAMS = ("red-team", "tulu", "molmo", "scaling")
@@ -47,19 +47,25 @@ def test_simulate_trace_holds_the_jobs_alive_not_the_file(
     _short_jobs(path, 3_000)
     before = _alive()
     most = 0
-    plain = TraceReader.__iter__
+    seen = 0
+    plain = runner.simulate
 
-    def counting(self: TraceReader) -> Iterator[TraceItem]:
-        nonlocal most
-        for i, item in enumerate(plain(self)):
-            if i % 100 == 0:  # how many jobs exist anywhere while the reader hands out more
-                most = max(most, _alive() - before)
-            yield item
+    def counting(*args: Any, **kw: Any) -> Any:
+        def on_event(e: Event) -> None:  # how many jobs exist anywhere, every 100 submits
+            nonlocal most, seen
+            if e.event == "submit":
+                seen += 1
+                if seen % 100 == 0:
+                    most = max(most, _alive() - before)
 
-    monkeypatch.setattr(TraceReader, "__iter__", counting)
+        assert kw.get("on_event") is None
+        return plain(*args, **kw, on_event=on_event)
+
+    monkeypatch.setattr(runner, "simulate", counting)
     out = tmp_path / "m.json"
     assert main(["simulate", "--trace", str(path), "--repo", str(REPO_ROOT), "--json", str(out)]) == 0
     assert json.loads(out.read_text())["jobs"]["completed"] == 3_000
+    assert seen == 3_000
     assert most <= 300, f"{most} of the 3,000 jobs were held at once"
 
 

@@ -44,12 +44,13 @@ from allotment.sim.metrics import Recorder, _Job
 from allotment.sim.overrides import apply_overrides
 from allotment.sim.runner import _Sim, check_run
 from allotment.sim.signals import HourlySignal
+from allotment.traces.job_stream import JobSource
 from allotment.traces.scenarios.workload import Workload
 
 
 def start(
     config: CompiledConfig,
-    workload: Workload,
+    workload: Workload | JobSource,
     *,
     cluster: str,
     days: float,
