@@ -216,11 +216,8 @@ class Recorder:
         if a is None:
             a = self._account_ids[j.account] = len(self._accounts)
             self._accounts.append(j.account)
-        self.settled.settle(
-            j.serial, eligible=j.eligible, first_start=j.first_start, pending_total=j.pending_total,
-            pending_since=j.pending_since, gpus=j.gpus, kind=JOB_KINDS.index(j.kind), account=a,
-            rejected=j.rejected,
-        )
+        self.settled.settle(j.serial, j.eligible, j.first_start, j.pending_total, j.pending_since, j.gpus,
+                            JOB_KINDS.index(j.kind), a, j.rejected)
         del self.jobs[job]
 
     def all_jobs(self) -> Iterator[_Job]:

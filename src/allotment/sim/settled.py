@@ -22,12 +22,17 @@ NONE: Final = math.nan
 LIVE: Final = -1  # ``kind`` of a slot whose job is still in the recorder's dict
 
 
+_CHUNK: Final = 4096  # slots added at a time: a submit costs a counter, not eight appends
+
+
 class SettledJobs:
     """One slot per submitted job, by submit order; filled when the job is gone."""
 
-    __slots__ = ("account", "eligible", "first_start", "gpus", "kind", "pending_since", "pending_total", "rejected")
+    __slots__ = ("account", "eligible", "first_start", "gpus", "kind", "n", "pending_since", "pending_total",
+                 "rejected")
 
     def __init__(self) -> None:
+        self.n = 0  # slots opened; the arrays are longer, by less than a chunk
         self.eligible = array("d")
         self.first_start = array("d")
         self.pending_total = array("d")
@@ -38,31 +43,24 @@ class SettledJobs:
         self.rejected = array("b")
 
     def __len__(self) -> int:
-        return len(self.kind)
+        return self.n
 
     def open(self) -> int:
         """A slot for a job just submitted; its serial number."""
-        for a in (self.eligible, self.first_start, self.pending_total, self.pending_since):
-            a.append(NONE)
-        self.gpus.append(0)
-        self.kind.append(LIVE)
-        self.account.append(0)
-        self.rejected.append(0)
-        return len(self.kind) - 1
+        n = self.n
+        if n == len(self.kind):
+            for a in (self.eligible, self.first_start, self.pending_total, self.pending_since):
+                a.extend(array("d", [NONE]) * _CHUNK)
+            self.gpus.extend(array("i", [0]) * _CHUNK)
+            self.kind.extend(array("b", [LIVE]) * _CHUNK)
+            self.account.extend(array("i", [0]) * _CHUNK)
+            self.rejected.extend(array("b", [0]) * _CHUNK)
+        self.n = n + 1
+        return n
 
-    def settle(
-        self,
-        serial: int,
-        *,
-        eligible: float | None,
-        first_start: float | None,
-        pending_total: float,
-        pending_since: float | None,
-        gpus: int,
-        kind: int,
-        account: int,
-        rejected: bool,
-    ) -> None:
+    def settle(self, serial: int, eligible: float | None, first_start: float | None, pending_total: float,
+               pending_since: float | None, gpus: int, kind: int, account: int, rejected: bool) -> None:
+        """The job of slot ``serial`` is gone; ``kind`` and ``account`` are indices (above)."""
         self.eligible[serial] = NONE if eligible is None else eligible
         self.first_start[serial] = NONE if first_start is None else first_start
         self.pending_total[serial] = pending_total
