@@ -10,6 +10,7 @@ import re
 import shutil
 import subprocess
 import threading
+import time
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -43,7 +44,28 @@ def exported(tmp_path_factory: pytest.TempPathFactory) -> set[str]:
         srv.shutdown()
         srv.server_close()
         t.join()
+    text += _replica_metrics(tmp_path_factory.mktemp("replica"))
     return {s.name for f in text_string_to_metric_families(text) for s in f.samples}
+
+
+def _replica_metrics(state: Path) -> str:
+    """A replica's /metrics (``allot reconcile --leader-elect --probe-port``), leading."""
+    from allotment.reconcile.file_lease import FileLease
+    from allotment.reconcile.leadership import Leadership
+    from allotment.reconcile.lease_metrics import exposition
+    from allotment.reconcile.probes import Heartbeat, ProbeServer
+
+    ld = Leadership(FileLease(state, 3600.0), "r1")
+    assert ld.try_lead()
+    srv = ProbeServer(("127.0.0.1", 0), Heartbeat(600.0), lambda: exposition(ld, time.time()))
+    srv.start()
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{srv.server_address[1]}/metrics", timeout=30) as r:
+            return r.read().decode()
+    finally:
+        srv.shutdown()
+        srv.server_close()
+        ld.release()
 
 
 def metric_names(expr: str) -> set[str]:
@@ -84,7 +106,8 @@ def test_the_tokenizer_finds_metric_names_and_nothing_else() -> None:
 def test_every_alert_is_complete_and_the_needed_ones_are_there() -> None:
     rules = _rules()
     names = {r["alert"] for r in rules}
-    assert {"AllotmentReconcilerStalled", "AllotmentReconcilerStale", "AllotmentCapacityDrift"} <= names
+    assert {"AllotmentReconcilerStalled", "AllotmentReconcilerStale", "AllotmentCapacityDrift",
+            "AllotmentNoLeader"} <= names
     for r in rules:
         assert set(r) == {"alert", "expr", "for", "labels", "annotations"}, r["alert"]
         assert r["labels"]["severity"] in ("critical", "warning") and r["annotations"]["summary"]
@@ -96,7 +119,7 @@ def test_every_alert_and_panel_names_only_metrics_that_metrics_exports(exported:
     assert named - PROMETHEUS_OWN <= exported, sorted(named - PROMETHEUS_OWN - exported)
     # and the checker is not vacuous: the drift gauge, the histogram and a counter are among them
     assert {"allotment_capacity_drift_gpus", "allotment_reconcile_duration_seconds_bucket",
-            "allotment_preemptions_total"} <= named
+            "allotment_preemptions_total", "allotment_leader"} <= named
 
 
 def test_the_dashboard_is_well_formed() -> None:

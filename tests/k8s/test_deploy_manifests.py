@@ -6,6 +6,13 @@ reconcile tick as that service account, with its own token, syncs the tree."""
 
 from __future__ import annotations
 
+import re
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +20,7 @@ import pytest
 import yaml
 
 from allotment.backends.kubernetes.client import ApiError, KubeClient
+from allotment.backends.kubernetes.lease_api import LeaseObject, get_lease
 from allotment.cli.main import main
 from allotment.errors import BackendError
 from tests.k8s.cluster import Cluster, kubeconfig
@@ -24,6 +32,7 @@ DEPLOY = Path(__file__).resolve().parents[2] / "deploy" / "kubernetes"
 NS = "allotment-system"
 SA = f"system:serviceaccount:{NS}:allotment-reconciler"
 MANAGER = "allotment-deploy-test"
+LEASE = "allotment-reconciler"
 
 _PLURAL = {
     "Namespace": "namespaces", "ServiceAccount": "serviceaccounts", "ClusterRole": "clusterroles",
@@ -115,7 +124,10 @@ def test_the_deployment_runs_two_leader_electing_replicas_with_both_probes(appli
     assert pvc["spec"]["accessModes"] == ["ReadWriteMany"]  # shared by the replicas
 
 
-def _may(kube: KubeClient, verb: str, resource: str, *, group: str = "", ns: str = "", sub: str = "") -> bool:
+def _may(
+    kube: KubeClient, verb: str, resource: str, *, group: str = "", ns: str = "", sub: str = "",
+    name: str = "",
+) -> bool:
     review = {
         "apiVersion": "authorization.k8s.io/v1",
         "kind": "SubjectAccessReview",
@@ -124,6 +136,7 @@ def _may(kube: KubeClient, verb: str, resource: str, *, group: str = "", ns: str
             "groups": ["system:serviceaccounts", f"system:serviceaccounts:{NS}"],
             "resourceAttributes": {
                 "verb": verb, "resource": resource, "group": group, "namespace": ns, "subresource": sub,
+                "name": name,
             },
         },
     }
@@ -151,6 +164,26 @@ def test_the_service_account_may_do_what_the_backend_does(
 
 
 @pytest.mark.parametrize(
+    ("verb", "name", "allowed"),
+    [
+        ("get", LEASE, True),
+        ("update", LEASE, True),
+        ("create", "", True),  # RBAC cannot name the object of a create
+        ("get", "kube-scheduler", False),
+        ("update", "kube-controller-manager", False),
+        ("delete", LEASE, False),
+        ("patch", LEASE, False),
+        ("list", "", False),
+    ],
+)
+def test_the_service_account_may_elect_through_its_own_lease_only(
+    kube: KubeClient, applied: Any, verb: str, name: str, allowed: bool
+) -> None:
+    assert _may(kube, verb, "leases", group="coordination.k8s.io", ns=NS, name=name) is allowed
+    assert not _may(kube, verb, "leases", group="coordination.k8s.io", ns="kube-system", name=name)
+
+
+@pytest.mark.parametrize(
     ("verb", "resource", "group", "ns"),
     [
         ("get", "secrets", "", NS),
@@ -160,7 +193,6 @@ def test_the_service_account_may_do_what_the_backend_does(
         ("patch", "configmaps", "", "kube-system"),
         ("patch", "deployments", "apps", NS),
         ("create", "clusterrolebindings", "rbac.authorization.k8s.io", ""),
-        ("update", "leases", "coordination.k8s.io", NS),  # leader election is the lease file
     ],
 )
 def test_the_service_account_may_do_nothing_more(
@@ -173,6 +205,18 @@ def test_a_tick_as_the_service_account_syncs_the_tree(
     kube: KubeClient, applied: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The RBAC is enough: one tick with the service account's own token (TokenRequest)."""
+    cfg = _sa_kubeconfig(kube, tmp_path)
+    make_repo(tmp_path / "budgets")
+    argv = [
+        "reconcile", "--backend", "kubernetes", "--kubeconfig", str(cfg), "--source",
+        str(tmp_path / "budgets"), "--state", str(tmp_path / "state"), "--tiers", "20s,10m", "--once",
+    ]
+    assert main(argv) == 0, capsys.readouterr().err
+    assert "add_account teama1" in capsys.readouterr().out
+
+
+def _sa_kubeconfig(kube: KubeClient, tmp_path: Path) -> Path:
+    """A kubeconfig with the service account's own token (TokenRequest), as a pod gets it."""
     req = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {"expirationSeconds": 600}}
     token = kube.request(
         "POST", f"/api/v1/namespaces/{NS}/serviceaccounts/allotment-reconciler/token", body=req
@@ -183,10 +227,78 @@ def test_a_tick_as_the_service_account_syncs_the_tree(
     admin["current-context"] = "sa"
     cfg = tmp_path / "sa.kubeconfig"
     cfg.write_text(yaml.safe_dump(admin))
+    return cfg
+
+
+def test_replicas_as_the_service_account_elect_through_the_lease_and_hand_it_over_on_sigterm(
+    kube: KubeClient, applied: Any, tmp_path: Path
+) -> None:
+    """The Deployment's arguments (--leader-elect --lease=kubernetes) with the service account's
+    token: the first replica creates and takes allotment-system/allotment-reconciler and ticks,
+    the second stands by; SIGTERM hands the Lease over and the second leads under token 2."""
+    try:
+        kube.request("DELETE", f"/apis/coordination.k8s.io/v1/namespaces/{NS}/leases/{LEASE}")
+    except ApiError as exc:
+        if exc.status != 404:
+            raise
+    cfg = _sa_kubeconfig(kube, tmp_path)
     make_repo(tmp_path / "budgets")
-    argv = [
-        "reconcile", "--backend", "kubernetes", "--kubeconfig", str(cfg), "--source",
-        str(tmp_path / "budgets"), "--state", str(tmp_path / "state"), "--tiers", "20s,10m", "--once",
-    ]
-    assert main(argv) == 0, capsys.readouterr().err
-    assert "add_account teama1" in capsys.readouterr().out
+    dep = next(d for d in _docs() if d["kind"] == "Deployment")
+    args = [a for a in dep["spec"]["template"]["spec"]["containers"][0]["args"]
+            if a.split("=")[0] in ("--leader-elect", "--lease", "--backend")]
+    assert args == ["--backend=kubernetes", "--leader-elect", "--lease=kubernetes"]
+
+    def replica(name: str) -> subprocess.Popen[bytes]:
+        argv = [
+            sys.executable, "-m", "allotment.cli.main", "reconcile", *args, "--kubeconfig", str(cfg),
+            "--source", str(tmp_path / "budgets"), "--state", str(tmp_path / "state"),
+            "--tiers", "20s,10m", "--interval", "1s", "--lease-duration", "2s", "--identity", name,
+            "--policy-only", "--probe-port", "0",
+        ]
+        with (tmp_path / f"{name}.log").open("wb") as log:
+            return subprocess.Popen(argv, stdout=log, stderr=log)
+
+    def lease() -> LeaseObject | None:
+        return get_lease(kube, NS, LEASE)
+
+    def wait(what: str, cond: Callable[[], Any], limit_s: float = 60.0) -> Any:
+        deadline = time.monotonic() + limit_s
+        while time.monotonic() < deadline:
+            if got := cond():
+                return got
+            time.sleep(0.1)
+        logs = "".join(f"--- {p.name}\n{p.read_text()[-3000:]}" for p in tmp_path.glob("*.log"))
+        raise AssertionError(f"timed out waiting for {what}\n{logs}")
+
+    procs = [replica("pod-a")]
+    try:
+        first = wait("pod-a to take the Lease", lambda: (c := lease()) is not None and c.holder == "pod-a" and c)
+        assert first.transitions == 1 and first.duration_s == 2
+        wait("a tick", lambda: (tmp_path / "state" / "status.json").exists())
+        procs.append(replica("pod-b"))
+        wait("pod-b to stand by", lambda: "standby: pod-a" in (tmp_path / "pod-b.log").read_text())
+        # each replica's /metrics says who leads (the AllotmentNoLeader alert sums them)
+        assert _leader_metric(tmp_path / "pod-a.log") == ("pod-a", 1.0)
+        assert _leader_metric(tmp_path / "pod-b.log") == ("pod-b", 0.0)
+        procs[0].send_signal(signal.SIGTERM)
+        assert procs[0].wait(30) == 0
+        second = wait("pod-b to take over", lambda: (c := lease()) is not None and c.holder == "pod-b" and c)
+        assert second.transitions == 2
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.send_signal(signal.SIGTERM)
+                p.wait(30)
+    last = lease()
+    assert last is not None and last.holder == "" and last.transitions == 2  # released on exit
+
+
+def _leader_metric(log: Path) -> tuple[str, float]:
+    """``allotment_leader`` from the replica's probe port (its log names the port)."""
+    port = re.search(r"probes on http://127\.0\.0\.1:(\d+)/healthz", log.read_text())
+    assert port, log.read_text()
+    with urllib.request.urlopen(f"http://127.0.0.1:{port.group(1)}/metrics", timeout=10) as r:
+        text = r.read().decode()
+    got = re.search(r'^allotment_leader\{identity="([^"]+)"\} (\S+)$', text, re.M)
+    assert got, text
+    return got.group(1), float(got.group(2))

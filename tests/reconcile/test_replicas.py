@@ -40,8 +40,11 @@ KILLS = 20
 class Replicas:
     """Start and stop ``allot reconcile --leader-elect`` processes on one state dir."""
 
-    def __init__(self, repo: Path, state: Path, logs: Path) -> None:
+    def __init__(
+        self, repo: Path, state: Path, logs: Path, lease_s: float = LEASE_S, extra: tuple[str, ...] = ()
+    ) -> None:
         self.repo, self.state, self.logs = repo, state, logs
+        self.lease_s, self.extra = lease_s, extra
         self.procs: dict[str, subprocess.Popen[bytes]] = {}
         self.made = 0
         logs.mkdir(exist_ok=True)
@@ -64,9 +67,10 @@ class Replicas:
             "0.3s",
             "--leader-elect",
             "--lease-duration",
-            f"{LEASE_S:g}s",
+            f"{self.lease_s:g}s",
             "--identity",
             name,
+            *self.extra,
             "--workload",
             "ai2",
             "--speedup",
@@ -137,11 +141,17 @@ def _wait(what: str, cond: Callable[[], Any], r: Replicas, limit_s: float = 30.0
     raise AssertionError(f"timed out waiting for {what}\n{logs}")
 
 
-def _lease(state: Path) -> LeaseRecord | None:
-    try:
-        return FileLease(state, LEASE_S).read()
-    except Exception:  # being replaced this instant: read again
-        return None
+ReadLease = Callable[[], LeaseRecord | None]
+
+
+def file_lease(state: Path) -> ReadLease:
+    def read() -> LeaseRecord | None:
+        try:
+            return FileLease(state, LEASE_S).read()
+        except Exception:  # being replaced this instant: read again
+            return None
+
+    return read
 
 
 def _audit(state: Path) -> list[dict[str, Any]]:
@@ -181,7 +191,16 @@ def _ticked(state: Path, after: float) -> bool:
 def test_a_standby_takes_over_each_time_the_leader_is_killed_and_nothing_is_done_twice_or_lost(
     replicas: Replicas,
 ) -> None:
-    state = replicas.state
+    kill_the_leader_repeatedly(replicas, file_lease(replicas.state), KILLS)
+
+
+def kill_the_leader_repeatedly(replicas: Replicas, _lease_now: ReadLease, kills: int) -> None:
+    """The kill test, on whichever lease the replicas use (tests/k8s runs it on a ``Lease``)."""
+    state, LEASE_S = replicas.state, replicas.lease_s
+    KILLS = kills
+
+    def _lease(_state: Path) -> LeaseRecord | None:
+        return _lease_now()
     for _ in range(4):  # a leader and three standbys: one is always up while a replacement starts
         replicas.start()
     rng = random.Random(SEED)
@@ -322,7 +341,16 @@ def _holds_lock(pid: int, lock: Path) -> bool:
 def test_an_old_leader_stopped_past_its_lease_writes_nothing_when_it_resumes(
     replicas: Replicas,
 ) -> None:
-    state = replicas.state
+    stop_the_leader_past_its_lease(replicas, file_lease(replicas.state), "lock")
+
+
+def stop_the_leader_past_its_lease(replicas: Replicas, _lease_now: ReadLease, lock_name: str) -> None:
+    """SIGSTOP the leader between two writes (``lock_name``: the lock in STATE/lease/ a fenced
+    write holds), let a standby take over, SIGCONT it: it writes nothing and stands by."""
+    state, LEASE_S = replicas.state, replicas.lease_s
+
+    def _lease(_state: Path) -> LeaseRecord | None:
+        return _lease_now()
     a = replicas.start()
     first = _wait("a leader", lambda: (c := _lease(state)) is not None and c, replicas)
     assert first.holder == a
@@ -330,7 +358,7 @@ def test_an_old_leader_stopped_past_its_lease_writes_nothing_when_it_resumes(
     b = replicas.start()
     _wait("a standby", lambda: replicas.standbys(a), replicas)
     old = replicas.procs[a]
-    lock = state / "lease" / "lock"
+    lock = state / "lease" / lock_name
     while True:  # stopped between two writes (inside one, it holds the lease until it ends it)
         os.kill(old.pid, signal.SIGSTOP)
         if not _holds_lock(old.pid, lock):

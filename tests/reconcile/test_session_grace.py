@@ -10,12 +10,11 @@ from typing import Any
 import pytest
 
 from allotment.backends.actions import ClusterAction
-from allotment.backends.protocol import JobObs
+from allotment.backends.protocol import JobObs, Observation
 from allotment.backends.simulated import SimulatedBackend
 from allotment.backends.slurm.commands import cluster_command
 from allotment.backends.slurm.parse import declared_kind
-from allotment.compile.interactive import InteractiveClass
-from allotment.reconcile.grace import Notice, grace_step
+from allotment.reconcile.grace import Notice, in_grace, noticed_at
 from allotment.reconcile.reconciler import Options
 from tests.reconcile.conftest import T0
 from tests.reconcile.repo import make_repo
@@ -85,14 +84,14 @@ def test_work_that_is_not_a_session_is_requeued_at_once(make_reconciler: Any, si
 
 
 def test_a_notice_belongs_to_one_run_a_restarted_session_gets_a_new_one() -> None:
-    job = JobObs("7", "u", "a", "q", 8, "running", 0.0, start=5000.0, partition="interactive")
-    cls = InteractiveClass(kinds=(), partitions=("interactive",), grace_s=60)
     old = {"7": Notice("1000", 1200.0)}  # given to the run that started at 1000
-    step = grace_step(job, "5000", "reclaim", "why", cls, old, 9000.0)
-    assert isinstance(step, ClusterAction) and step.kind == "notify" and step.expect == "5000"
-    assert grace_step(job, "5000", "reclaim", "why", cls, {"7": Notice("5000", 8950.0)}, 9000.0) == (
-        "7: session in its grace, 10s left (why)")
-    assert grace_step(job, "5000", "reclaim", "why", cls, {"7": Notice("5000", 8940.0)}, 9000.0) is None
+    assert noticed_at(old, "7", "5000") is None  # the run that started at 5000 was never told
+    assert noticed_at({"7": Notice("5000", 8950.0)}, "7", "5000") == 8950.0
+    running = JobObs("7", "u", "a", "q", 8, "running", 0.0, start=5000.0, partition="interactive")
+    obs = Observation(9000.0, (), (running,))
+    assert in_grace(obs, {"7": Notice("5000", 8950.0)}, 60) == ["7: session in its grace, 10s left"]
+    assert in_grace(obs, {"7": Notice("5000", 8940.0)}, 60) == []  # the grace has passed
+    assert in_grace(obs, old, 60) == []
 
 
 def test_slurm_gives_notice_with_sigterm_to_every_step_and_the_batch_shell() -> None:

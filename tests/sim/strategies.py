@@ -7,6 +7,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from allotment.compile.interactive import InteractiveClass
 from allotment.compile.model import Boost, CompiledConfig, Policy
 from allotment.core.jobs import JobSpec, NodeEvent
 from allotment.traces.scenarios.workload import Workload
@@ -30,6 +31,9 @@ def clusters(draw: st.DrawFn) -> CompiledConfig:
         fairshare_period_s=draw(st.sampled_from([60, 300])),
         reservations=draw(st.sampled_from([1, 1, 2, 4])),
         debug_reclaim=draw(st.booleans()),
+        # sessions told before they are stopped, sometimes restored (core.session_grace)
+        interactive=draw(st.sampled_from([InteractiveClass(), InteractiveClass(grace_s=300),
+                                          InteractiveClass(grace_s=120, restore_hook="restore")])),
         boosts=draw(st.sampled_from([(), (), (_boost("user:u1", 2.0, 3600),), (_boost("account:t0", 1.0, 7200),)])),
     )
     # sometimes a max_gpus cap on a team or on a group (capped teams slice their own time)
@@ -73,7 +77,7 @@ def workloads(draw: st.DrawFn, config: CompiledConfig) -> Workload:
                 resumable=resumable,
                 checkpoint_interval=draw(st.sampled_from([None, 600.0])) if resumable else None,
                 priority=draw(st.integers(0, 2)),
-                kind=draw(st.sampled_from(["debug", "train", "batch"])),
+                kind=draw(st.sampled_from(["debug", "train", "batch", "interactive"])),
                 deadline=draw(st.sampled_from([None, None, float(draw(st.integers(600, 8 * 3600)))])),
             )
         )

@@ -50,8 +50,11 @@ class RecordingSim(_Sim):
         d = self.last_decisions
         if d.starts or d.preemptions:
             self.decided.append((now, d.starts, d.preemptions))
-        if expected is not None and (expected.starts, expected.preemptions) != (d.starts, d.preemptions):
-            self.mismatches.append(f"at {now}: decide {expected.starts} {expected.preemptions} vs sim {d.starts} {d.preemptions}")
+        if expected is not None and (expected.starts, expected.preemptions, expected.notices) != (
+            d.starts, d.preemptions, d.notices
+        ):
+            self.mismatches.append(f"at {now}: decide {expected.starts} {expected.preemptions} {expected.notices} "
+                                   f"vs sim {d.starts} {d.preemptions} {d.notices}")
 
     def snapshot(self, now: float) -> Snapshot:
         s = self.sched
@@ -59,7 +62,7 @@ class RecordingSim(_Sim):
         nodes = tuple(NodeState(n, pool.total[i], pool.healthy[i], pool.gpu_type[i]) for i, n in enumerate(pool.names))
         running = tuple(
             RunningJob(r.spec, r.start, tuple((pool.names[i], g) for i, g in r.placement), r.allocated,
-                       r.protected_until, r.done_before, r.evicted_by, r.eligible, r.yields)
+                       r.protected_until, r.done_before, r.evicted_by, r.eligible, r.yields, s.noticed.get(r.jid))
             for r in s.running.values()
         )
         pending = tuple(PendingJob(p.spec, p.eligible, p.queued_since, p.done_work, p.evicted_by) for p in s.pending.values())

@@ -32,7 +32,7 @@ if TYPE_CHECKING:  # imported when run: ``allot reconcile now`` needs none of th
     from allotment.backends.protocol import Backend
     from allotment.backends.simulated import SimulatedBackend
     from allotment.reconcile.demo_feed import Feed
-    from allotment.reconcile.leadership import Fence, Leadership
+    from allotment.reconcile.leadership import Fence, Leadership, LeaseStore
     from allotment.reconcile.loop import StopFlag
     from allotment.reconcile.probes import Heartbeat, ProbeServer
     from allotment.reconcile.reconciler import Options, Reconciler, TickResult
@@ -134,6 +134,19 @@ def register(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--identity", default=None, help="--leader-elect: this replica's name (default host-pid)"
     )
+    p.add_argument(
+        "--lease",
+        choices=("file", "kubernetes"),
+        default=None,
+        help="--leader-elect: the lease's primitive: a coordination.k8s.io/v1 Lease (default with"
+        " --backend kubernetes; --kubeconfig, --context) or a file in --state (default otherwise)",
+    )
+    p.add_argument(
+        "--lease-namespace", default="allotment-system", help="--lease kubernetes: the Lease's namespace"
+    )
+    p.add_argument(
+        "--lease-name", default="allotment-reconciler", help="--lease kubernetes: the Lease's name"
+    )
     # --- kubernetes backend (backends/kubernetes) ---
     p.add_argument("--kubeconfig", default=None, help="kubernetes: kubeconfig file")
     p.add_argument("--context", default=None, help="kubernetes: kubeconfig context")
@@ -217,13 +230,22 @@ class WorkloadFeeder:
                 save_feed(self.feed, self.state)
 
 
-def _probes(args: argparse.Namespace, heartbeat: Heartbeat) -> ProbeServer | None:
+def _probes(
+    args: argparse.Namespace, heartbeat: Heartbeat, leadership: Leadership | None
+) -> ProbeServer | None:
     from allotment.reconcile.probes import ProbeServer
 
     if args.probe_port is None:
         return None
+    metrics = None
+    if leadership is not None:
+        from allotment.reconcile.lease_metrics import exposition
+
+        def metrics() -> bytes:
+            return exposition(leadership, time.time())
+
     try:
-        server = ProbeServer((args.probe_bind, args.probe_port), heartbeat)
+        server = ProbeServer((args.probe_bind, args.probe_port), heartbeat, metrics)
     except OSError as exc:
         raise UsageError(
             f"--probe-bind {args.probe_bind} --probe-port {args.probe_port}: {exc.strerror or exc}"
@@ -288,10 +310,11 @@ def run(args: argparse.Namespace) -> int:
     stop = StopFlag()
     stop.install()
     heartbeat = Heartbeat(hung_after(interval))
-    probes = _probes(args, heartbeat)
+    leadership = _leadership(args) if args.leader_elect else None
+    probes = _probes(args, heartbeat, leadership)
     try:
-        if args.leader_elect:
-            last = _replica(args, opts, tiers, stop, heartbeat)
+        if leadership is not None:
+            last = _replica(args, opts, tiers, stop, heartbeat, leadership)
         else:
             with state_lock(state):
                 last = _term(args, opts, tiers, stop, heartbeat, no_fence, None)
@@ -307,21 +330,24 @@ def run(args: argparse.Namespace) -> int:
     return 1 if last.newest_rejected else 0
 
 
-def _replica(
-    args: argparse.Namespace, opts: Options, tiers: tuple[int, ...], stop: StopFlag,
-    heartbeat: Heartbeat,
-) -> TickResult | None:
-    """``--leader-elect``: one of several replicas sharing the state dir (reconcile.replicas)."""
-    from allotment.reconcile.file_lease import FileLease
+def _leadership(args: argparse.Namespace) -> Leadership:
     from allotment.reconcile.leadership import Leadership, default_identity
-    from allotment.reconcile.replicas import run_replica
 
     if args.once:
         raise UsageError("--leader-elect: replicas run until stopped; --once is for one process")
     lease_s = _seconds(args.lease_duration, "--lease-duration")
     if lease_s <= 0:
         raise UsageError(f"--lease-duration {args.lease_duration}: expected a positive duration")
-    leadership = Leadership(FileLease(args.state, lease_s), args.identity or default_identity())
+    return Leadership(_lease_store(args, lease_s), args.identity or default_identity())
+
+
+def _replica(
+    args: argparse.Namespace, opts: Options, tiers: tuple[int, ...], stop: StopFlag,
+    heartbeat: Heartbeat, leadership: Leadership,
+) -> TickResult | None:
+    """``--leader-elect``: one of several replicas sharing the state dir (reconcile.replicas)."""
+    from allotment.reconcile.replicas import run_replica
+
     # what a term imports, imported while standing by: a takeover acts at once, not after it
     for module in (
         "allotment.backends.kubernetes.backend", "allotment.backends.slurm.backend",
@@ -332,7 +358,25 @@ def _replica(
     def lead(ld: Leadership) -> TickResult | None:
         return _term(args, opts, tiers, stop, heartbeat, ld.fence, ld)
 
-    return run_replica(leadership, lead, stop, poll_s=lease_s / 4, heartbeat=heartbeat)
+    return run_replica(
+        leadership, lead, stop, poll_s=leadership.store.duration_s / 4, heartbeat=heartbeat
+    )
+
+
+def _lease_store(args: argparse.Namespace, lease_s: float) -> LeaseStore:
+    """The lease's primitive: the backend's own where it has one (a Kubernetes ``Lease``), else
+    a file on the shared state dir; ``--lease`` chooses another."""
+    kind = args.lease or ("kubernetes" if args.backend == "kubernetes" else "file")
+    if kind == "file":
+        from allotment.reconcile.file_lease import FileLease
+
+        return FileLease(args.state, lease_s)
+    from allotment.reconcile.kube_lease import open_kube_lease
+
+    return open_kube_lease(
+        args.kubeconfig, args.context, args.state, int(lease_s),
+        namespace=args.lease_namespace, name=args.lease_name,
+    )
 
 
 def _term(

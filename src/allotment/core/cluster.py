@@ -20,6 +20,7 @@ from allotment.core.placement import NodePool
 from allotment.core.preemption.retry import NodeLog
 from allotment.core.queues import QueueSet
 from allotment.core.reservation import NodeEnds
+from allotment.core.session_grace import grace_of, restored
 from allotment.core.snapshot import NodeState
 from allotment.core.state import Pend, Run
 
@@ -65,6 +66,9 @@ class ClusterState:
         # only its own team's work and so also gains from unallocated work ending (core.starting)
         self.released = 0
         self._keep_nonresumable = ctx.policy.non_resumable == "run_to_completion"
+        # sessions told they will be stopped (core.session_grace): job -> when, for its current
+        # run only (a stop of any kind forgets it)
+        self.noticed: dict[str, float] = {}
 
     # -- questions ---------------------------------------------------------------------------
     def min_runtime(self, spec: JobSpec) -> float:
@@ -80,6 +84,22 @@ class ClusterState:
         """False when the job is larger than a max_gpus cap on its account's path."""
         c = self.acct.ceiling(spec.account)
         return c is None or spec.gpus <= c
+
+    def grace_of(self, spec: JobSpec) -> float:
+        """The grace a job gets before it is stopped (``core.session_grace``)."""
+        return grace_of(spec, self.policy.interactive)
+
+    def grace_end(self, now: float) -> float:
+        """The soonest end of a grace after ``now`` among the running sessions told (inf: none):
+        a pass then may stop what it could not stop before."""
+        best = math.inf
+        for jid, at in self.noticed.items():
+            r = self.running.get(jid)
+            if r is not None:
+                end = at + self.grace_of(r.spec)
+                if now < end < best:
+                    best = end
+        return best
 
     def owed(self, leaf: str) -> float:
         """GPUs owed to ``leaf`` now: its entitlement scaled to the healthy capacity."""
@@ -129,6 +149,7 @@ class ClusterState:
         evicted_by: str | None = None,
         eligible: float | None = None,
         yields: bool = False,
+        noticed_at: float | None = None,
     ) -> None:
         pl = tuple((self.pool.index[n], g) for n, g in placement)
         r = Run(spec, start, pl, allocated, protected_until, done_before,
@@ -137,6 +158,8 @@ class ClusterState:
             r.eligible = eligible
         r.yields = yields and allocated
         self._start(r, start)
+        if noticed_at is not None:
+            self.noticed[spec.id] = noticed_at
 
     def launched(self, job_id: str, at: float) -> None:
         """The backend ran the job at ``at``, after the pass that placed it (a latency profile's
@@ -189,6 +212,7 @@ class ClusterState:
 
     def _stop(self, job_id: str) -> Run:
         r = self.running.pop(job_id)
+        self.noticed.pop(job_id, None)
         self.version += 1
         self.released += 1
         if r.allocated or job_id not in self.acct.preemptible or (self._keep_nonresumable and not r.resumable):
@@ -241,14 +265,17 @@ class ClusterState:
 
     def _evict(self, job_id: str, now: float, for_job: str | None, rule: str, reason: str) -> Preemption:
         """Stop a job and requeue it (or not) as the policy says (docs/design/preemption.md)."""
+        noticed_at = self.noticed.get(job_id)
         r = self._stop(job_id)
         spec = r.spec
         ran = now - r.start
         pol = self.policy
-        kept = 0.0
+        kept = base = 0.0
         if spec.resumable and pol.requeue_resumable:
-            kept = kept_work(ran, spec.checkpoint_interval)
-            self.add_pending(spec, r.eligible, now, done_work=r.done_before + kept, declared=r.declared, evicted_by=for_job)
-        elif pol.non_resumable != "cancel":
-            self.add_pending(spec, r.eligible, now, declared=r.declared, evicted_by=for_job)
+            kept, base = kept_work(ran, spec.checkpoint_interval), r.done_before
+        elif pol.non_resumable == "cancel":
+            return Preemption(job_id, for_job, rule, ran, reason)
+        if restored(pol.interactive, self.grace_of(spec), noticed_at):
+            kept, base = ran, r.done_before  # the hook snapshots on the notice, restores on the restart
+        self.add_pending(spec, r.eligible, now, done_work=base + kept, declared=r.declared, evicted_by=for_job)
         return Preemption(job_id, for_job, rule, ran - kept, reason)

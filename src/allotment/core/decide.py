@@ -45,6 +45,7 @@ def build_scheduler(
             evicted_by=r.evicted_by,
             eligible=r.eligible,
             yields=r.yields_to_reservation,
+            noticed_at=r.noticed_at,
         )
     for p in sorted(snapshot.pending, key=lambda p: p.spec.id):
         if p.spec.id in refused:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from allotment.core.session_grace import Notice
+
 
 @dataclass(frozen=True, slots=True)
 class Start:
@@ -80,3 +82,5 @@ class Decisions:
     # ends, an epoch boundary while work waits): Scheduler.wake_at; filled in by decide()
     wake_at: float | None = None
     refusals: tuple[Refusal, ...] = ()
+    # sessions told this pass that they will be stopped after their grace (core.session_grace)
+    notices: tuple[Notice, ...] = ()

@@ -40,6 +40,11 @@ class JobSpec:
     deadline: float | None = None
     depends_on: tuple[str, ...] = ()
     gpu_type: str | None = None
+    # what a live scheduler says of the job beyond the trace (a reconciler fills them from the
+    # backend; a simulated trace carries neither): its partition or queue, and its time limit in
+    # seconds.  Read only by the interactive class's recognition (``core.session_grace``).
+    partition: str | None = None
+    time_limit: float | None = None
 
 
 @dataclass(frozen=True, slots=True)

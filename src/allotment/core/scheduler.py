@@ -93,6 +93,7 @@ class Scheduler(Starting):
         starts: list[Start] = []
         preemptions: list[Preemption] = []
         self._launched = {}
+        self.notices = []
         # 1. protections that ended
         self._expire_protections(now)
 
@@ -116,9 +117,9 @@ class Scheduler(Starting):
         else:  # pragma: no cover - every decided round lowers a finite measure
             raise AssertionError(f"pass at {now} did not reach a fixpoint")
         res = self._reservation()
-        if not (starts or preemptions or res or reports):
+        if not (starts or preemptions or res or reports or self.notices):
             return NOTHING  # most passes: one shared record (a frozen dataclass is costly to make)
-        return Decisions(tuple(starts), tuple(preemptions), res, reports)
+        return Decisions(tuple(starts), tuple(preemptions), res, reports, notices=tuple(self.notices))
 
     def _reservation(self) -> tuple[Reservation, ...]:
         """The pass's reservations as reported; the same records as the last pass's while the
@@ -169,6 +170,8 @@ class Scheduler(Starting):
         # the end of a protection can only matter to waiting work or to a drain
         matters = self.mode.wakes_on_protection and (self.pending or self.unhealthy_since)
         nxt = self.next_protection_end() if matters else math.inf
+        if self.pending and self.noticed:  # a session's grace ends: it may be stopped then
+            nxt = min(nxt, self.grace_end(now))
         if self.pending:
             period = self.policy.fairshare_period_s
             nxt = min(nxt, next_epoch(now, period))

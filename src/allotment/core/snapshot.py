@@ -46,6 +46,7 @@ class RunningJob:
     evicted_by: str | None = None  # the job that last evicted it, for the anti-thrash rule
     eligible: float | None = None  # when it first became schedulable (None: its submit time)
     yields_to_reservation: bool = False  # a backfill that yields to a reservation (core.reservation)
+    noticed_at: float | None = None  # a session told it will be stopped (core.session_grace), this run
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,6 +21,7 @@ from allotment.core.preemption.slicing import OWN_TEAM, ends_within, frees_room_
 from allotment.core.preemption.victims import find_victims, still_fails
 from allotment.core.preemption.view import FOR_NOW, NoVictims, Victim, VictimView
 from allotment.core.reservation import Holds, held_nodes, yields
+from allotment.core.session_grace import Notice, may_stop
 from allotment.core.snapshot import NodeState
 from allotment.core.state import Pend, Run
 from allotment.core.tiers import GUARANTEED, tier
@@ -63,6 +64,8 @@ class Starting(ClusterState):
         # cap searches that failed in these pass inputs (``_cap_failed_at``), by job id: the last one
         self._cap_failed: dict[str, _CapFailure] = {}
         self._cap_failed_at = -1
+        self.notices: list[Notice] = []  # this pass's notices to sessions (core.session_grace)
+        self._graces = self.policy.interactive.grace_s > 0
 
     def _account_of(self, q: str) -> tuple[bool, str]:
         """(is it an unallocated-work queue, its account) of a queue name."""
@@ -137,7 +140,7 @@ class Starting(ClusterState):
         """Start ``p`` on the GPUs of victims (every class, or only unallocated work; ``reserve``:
         it may hold a reservation, so jobs that yield to one are victims too); True if it started."""
         found = self._victims_for(p, qk, pi, allow, only_unallocated, reserve)
-        if found is None:
+        if found is None or (self._graces and self._told_first(found, p, pi.now)):
             return False
         self._evict_all(found, p, pi, starts, preemptions)
         pl = self.pool.find(p.spec, p.n, p.per, allow)
@@ -237,12 +240,32 @@ class Starting(ClusterState):
             return False
         if not self._slice_ok(p, qk, pi, found):  # read the queues and the time: not kept
             return False
+        if self._graces and self._told_first(found, p, pi.now):
+            return False
         self._evict_all(found, p, pi, starts, preemptions)
         pl = self.pool.find(p.spec, p.n, p.per, allow)
         if pl is None or not self.acct.fits_caps(p.account, p.gpus):  # cannot happen
             raise AssertionError(f"cap preemption for {p.jid} did not make room")
         starts.append(self._launch(p, pl, pi, f"preempted {len(found)} job(s) of its own team", qk))
         return True
+
+    def _told_first(self, victims: list[Victim], p: Pend, now: float) -> bool:
+        """Must ``p`` wait for a session among ``victims`` to have its notice and its grace
+        (``core.session_grace``)?  Each session without a notice for its run is told now.  A
+        victim started earlier in this pass is taken back, not stopped: it is owed nothing."""
+        wait = False
+        for v in victims:
+            if v.job_id in self._launched:
+                continue
+            grace = self.grace_of(self.running[v.job_id].spec)
+            at = self.noticed.get(v.job_id)
+            if may_stop(at, grace, now):
+                continue
+            wait = True
+            if at is None:
+                self.noticed[v.job_id] = now
+                self.notices.append(Notice(v.job_id, p.jid, v.rule, now, grace, v.reason))
+        return wait
 
     def _evict_all(self, victims: list[Victim], p: Pend, pi: PassInputs, starts: list[Start], out: list[Preemption]) -> None:
         """Evict ``victims``.  A victim started earlier in this same pass (unallocated work, which

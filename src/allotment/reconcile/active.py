@@ -59,7 +59,7 @@ from allotment.core.decisions import Decisions, Start
 from allotment.core.epoch import epoch_of
 from allotment.core.jobs import JobSpec
 from allotment.core.snapshot import NodeState, PendingJob, RunningJob, Snapshot
-from allotment.reconcile.grace import Notice, grace_step
+from allotment.reconcile.grace import Notice, in_grace, noticed_at
 from allotment.reconcile.pinned_order import (
     PINNED_FLOOR,
     PRIORITY_TOP,
@@ -135,11 +135,13 @@ def snapshot(
     evicted_by: Mapping[str, str] | None = None,
     submitted: Mapping[str, float] | None = None,
     yields: Set[str] = frozenset(),
+    noticed: Mapping[str, Notice] | None = None,
 ) -> Snapshot:
     """Jobs of accounts outside the budget tree (Slurm's ``root``, other tenants) are not the
     core's to schedule: their GPUs are taken off their nodes' capacity instead.  ``yields``: the
     running jobs the core started as debug backfill that yields to a reservation
-    (``Start.yields``, kept by the reconciler like ``evicted_by``)."""
+    (``Start.yields``, kept by the reconciler like ``evicted_by``); ``noticed``: the notices
+    given to sessions (``core.session_grace``), each counted for the run it was given to."""
     types = node_types(config, cluster)
     leaves = {n.name for n in config.nodes if n.leaf and n.active and cluster in n.clusters}
     pol = config.policy_for(cluster)
@@ -165,7 +167,8 @@ def snapshot(
             spec = _spec(j)
             who = ev.get(j.id)
             running.append(RunningJob(spec, j.start, placement, mr > 0, j.start + mr, 0.0, who,
-                                      yields_to_reservation=j.id in yields))
+                                      yields_to_reservation=j.id in yields,
+                                      noticed_at=noticed_at(noticed or {}, j.id, start_key(j.start))))
         elif j.account in leaves and startable(j, at):
             age_from = j.submit if j.restarts else (j.eligible or j.submit)
             pending.append(PendingJob(_spec(j), age_from, j.submit, 0.0, ev.get(j.id)))
@@ -204,7 +207,8 @@ def _spec(j: JobObs) -> JobSpec:
     mr = None if j.min_runtime_s is None else float(j.min_runtime_s)
     work = j.time_limit_s if j.time_limit_s is not None else UNKNOWN_WORK_S
     return JobSpec(j.id, j.submit, j.account, j.gpus, work, j.user, j.gpus_per_node, mr, j.resumable,
-                   priority=j.declared_priority, deadline=j.deadline)
+                   priority=j.declared_priority, deadline=j.deadline, kind=j.kind or "batch",
+                   partition=j.partition or None, time_limit=j.time_limit_s)
 
 
 def plan_cluster(
@@ -224,7 +228,7 @@ def plan_cluster(
     its pending order; sorted in the documented total order."""
     pol = config.policy_for(cluster)
     ctx = build_context(config, cluster, epoch=EPOCH)
-    snap = snapshot(obs, config, cluster, usage, unhealthy, evicted_by, submitted, yields)
+    snap = snapshot(obs, config, cluster, usage, unhealthy, evicted_by, submitted, yields, noticed)
     decisions = decide(snap, ctx, obs.at)
     actions: list[ClusterAction] = []
     skipped: list[str] = []
@@ -252,18 +256,21 @@ def plan_cluster(
             continue
         cancel = not job.resumable and pol.non_resumable == "cancel"
         key = start_key(job.start)
-        # a session gets notice and its grace first (reconcile.grace, docs/design/interactive.md)
-        step = grace_step(job, key, p.rule, p.reason, pol.interactive, noticed or {}, obs.at)
-        if isinstance(step, ClusterAction):
-            actions.append(step)
-            continue
-        if isinstance(step, str):
-            skipped.append(step)
-            continue
         if cancel:
             actions.append(ClusterAction("cancel", job.id, p.rule, p.reason, expect=key))
         else:
             actions.append(ClusterAction("requeue", job.id, p.rule, p.reason, expect=key))
+    # ... and a session the core must stop first gets its notice (core.session_grace): Slurm
+    # signals it, Kubernetes annotates its pods; the core stops it after the grace
+    for told in decisions.notices:
+        job = by_id.get(told.job_id)
+        if job is None or job.state != "running" or job.start is None:
+            continue
+        actions.append(ClusterAction("notify", job.id, told.rule,
+                                     f"{told.reason}; stopped after {told.grace_s:.0f}s of grace",
+                                     expect=start_key(job.start), grace_s=int(told.grace_s),
+                                     restore_hook=pol.interactive.restore_hook))
+    skipped.extend(in_grace(obs, noticed or {}, pol.interactive.grace_s))
 
     # 3. jobs the policy rejects at submission (core.contract.refusal) -> cancel, as the
     #    simulator rejects them on arrival

@@ -29,7 +29,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from allotment.atomic_file import write_text
-from allotment.reconcile.leadership import LeaseRecord, LostLease
+from allotment.reconcile.leadership import LeaseRecord, refusal
 from allotment.reconcile.state_errors import StateDirError, StateFileError
 from allotment.strict_json import loads_finite
 
@@ -120,9 +120,5 @@ class FileLease:
             cur = self.read()
             now = clock()
             if cur is None or not cur.held_by(holder, token, now):
-                who = "nobody" if cur is None else f"{cur.holder} (token {cur.token})"
-                raise LostLease(
-                    f"fenced: {holder} (token {token}) may no longer write; the lease is {who}'s"
-                    + ("" if cur is None or cur.holder != holder else ", expired")
-                )
+                raise refusal(holder, token, cur)
             yield cur

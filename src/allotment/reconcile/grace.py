@@ -1,18 +1,13 @@
-"""A session's notice and grace before the reconciler stops it (issue 29; docs/design/interactive.md).
+"""A session's notice and grace, as the reconciler carries them out and remembers them (issue
+29; docs/design/interactive.md).
 
-The core decides *whether* a running job makes room; it knows nothing of sessions.  What a
-session is owed when it must go is the reconciler's to carry out, with Slurm's ``GraceTime``
-semantics: when a job of the policy's interactive class (``compile.interactive``) past its
-minimum runtime is chosen, it is first given notice (``notify``: Slurm sends SIGTERM to its
-steps and batch shell; Kubernetes annotates its pods), and only a tick at or after the notice
-plus ``grace`` requeues (or cancels) it -- on Kubernetes with the same termination grace.
-
-A notice is pinned to the run it was given to (the run's start): a session requeued and started
-again gets a fresh notice the next time.  The reconciler remembers each notice in its state dir
-(``memory_file``), so a restart neither notifies twice nor cuts a grace short.  While a session
-is in its grace the core may pick it again each tick; nothing more happens until the grace ends.
-If the core stops choosing it (its preemptor started elsewhere, or ended), the session simply
-runs on; a later choice of the same run finds the old notice and does not wait again.
+The rule is the core's (``core.session_grace``): a session the core would stop to make room is
+first told (``Decisions.notices``), and stopped only by a pass after its grace.  The reconciler
+carries a notice out (``notify``: Slurm sends SIGTERM to its steps and batch shell; Kubernetes
+annotates its pods) and remembers it in its state dir (``memory_file``), pinned to the run it
+was given to (the run's start), so a restart neither notifies twice nor cuts a grace short, and
+a session requeued and started again gets a fresh one.  It gives the core each notice back in
+the snapshot (``RunningJob.noticed_at``), the same state the simulator's core keeps itself.
 """
 
 from __future__ import annotations
@@ -20,9 +15,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from allotment.backends.actions import ClusterAction
-from allotment.backends.protocol import JobObs
-from allotment.compile.interactive import InteractiveClass
+from allotment.backends.actions import start_key
+from allotment.backends.protocol import Observation
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,25 +27,19 @@ class Notice:
     at: float
 
 
-def is_session(job: JobObs, cls: InteractiveClass) -> bool:
-    """Is this observed job a session by the policy's one recognition rule?"""
-    return cls.recognises(job.kind, partition=job.partition or None, gpus=job.gpus, time_limit_s=job.time_limit_s)
+def noticed_at(noticed: Mapping[str, Notice], job_id: str, run: str) -> float | None:
+    """When this run of the job was told (None: not this run)."""
+    given = noticed.get(job_id)
+    return given.at if given is not None and given.run == run else None
 
 
-def grace_step(
-    job: JobObs, run: str, rule: str, reason: str, cls: InteractiveClass,
-    noticed: Mapping[str, Notice], now: float,
-) -> ClusterAction | str | None:
-    """What a session chosen to make room needs before it may be stopped: a ``notify`` action
-    (no notice given to this run yet), a line for the plan's skipped list (in its grace), or
-    None (not a session, no grace, or the grace has passed: stop it now)."""
-    if cls.grace_s <= 0 or not is_session(job, cls):
-        return None
-    given = noticed.get(job.id)
-    if given is None or given.run != run:
-        return ClusterAction("notify", job.id, rule, f"{reason}; stopped after {cls.grace_s}s of grace",
-                             expect=run, grace_s=cls.grace_s, restore_hook=cls.restore_hook)
-    left = given.at + cls.grace_s - now
-    if left > 0:
-        return f"{job.id}: session in its grace, {left:.0f}s left ({reason})"
-    return None
+def in_grace(obs: Observation, noticed: Mapping[str, Notice], grace_s: float) -> list[str]:
+    """Lines for the plan's skipped list: the running sessions told, with the grace left."""
+    out = []
+    for j in obs.jobs:
+        if j.state != "running" or j.start is None:
+            continue
+        at = noticed_at(noticed, j.id, start_key(j.start))
+        if at is not None and (left := at + grace_s - obs.at) > 0:
+            out.append(f"{j.id}: session in its grace, {left:.0f}s left")
+    return out

@@ -12,10 +12,11 @@ GC, a partition) and wakes after its lease expired writes nothing: its first wri
 ``LostLease`` and it steps down to standby (``reconcile.replicas``).
 
 The primitive is a strategy (``LeaseStore``): a lease file on shared storage for the Slurm, sim
-and file backends (``reconcile.file_lease``); a coordination.k8s.io/v1 ``Lease`` would be the
-Kubernetes one (optimistic concurrency on ``resourceVersion``; not built yet, see
-docs/operators-guide.md).  This module holds the rule (one holder, tokens only grow, every write
-fenced, renewal in the background at a third of the lease); the stores hold the mechanism.
+and file backends (``reconcile.file_lease``), a coordination.k8s.io/v1 ``Lease`` for the
+Kubernetes backend (``reconcile.kube_lease``: optimistic concurrency on ``resourceVersion``,
+``leaseTransitions`` as the token).  This module holds the rule (one holder, tokens only grow,
+every write fenced, renewal in the background at a third of the lease); the stores hold the
+mechanism.
 """
 
 from __future__ import annotations
@@ -46,6 +47,21 @@ def no_fence() -> AbstractContextManager[None]:
 class LostLease(ReconcileError):
     """This replica is no longer the leader (its lease expired or another took it over); the
     write it was about to make was not made."""
+
+
+class LeaseUnreachable(ReconcileError):
+    """The primitive did not answer (an API server down, a timeout): nothing is known, so a
+    renewal tries again until the lease would have expired, and a write is refused."""
+
+
+def refusal(holder: str, token: int, cur: LeaseRecord | None) -> LostLease:
+    """The one wording of a fenced write, whichever primitive refused it."""
+    who = "nobody" if cur is None or not cur.holder else f"{cur.holder} (token {cur.token})"
+    expired = cur is not None and cur.holder == holder
+    return LostLease(
+        f"fenced: {holder} (token {token}) may no longer write; the lease is {who}'s"
+        + (", expired" if expired else "")
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,6 +126,7 @@ class Leadership:
         self.store, self.identity, self.clock = store, identity, clock
         self.record: LeaseRecord | None = None  # ours while leading
         self.previous: LeaseRecord | None = None  # what our takeover replaced
+        self.seen: LeaseRecord | None = None  # the lease as last read (``reconcile.lease_metrics``)
         self._lost = threading.Event()
         self._stop_renewing = threading.Event()
         self._renewer: threading.Thread | None = None
@@ -124,6 +141,7 @@ class Leadership:
 
     def try_lead(self) -> bool:
         rec, prev = self.store.acquire(self.identity, self.clock())
+        self.seen = rec or prev
         if rec is None:
             return False
         self.record, self.previous = rec, prev
@@ -134,7 +152,14 @@ class Leadership:
         return True
 
     def current(self) -> LeaseRecord | None:
-        return self.store.read()
+        self.seen = self.store.read()
+        return self.seen
+
+    def leads(self, now: float) -> bool:
+        """Whether this replica holds the lease as far as it knows (its fenced writes check it
+        on the primitive); what ``allotment_leader`` exports."""
+        rec = self.record
+        return rec is not None and not self.lost and rec.valid_at(now)
 
     @contextmanager
     def fence(self) -> Iterator[None]:
@@ -152,14 +177,14 @@ class Leadership:
                 return
             try:
                 new = self.store.renew(self.identity, rec.token, self.clock())
-            except OSError as exc:  # shared storage refused: keep trying until it expires
+            except (OSError, LeaseUnreachable) as exc:  # keep trying until it expires
                 log.warning("lease renewal failed: %s", exc)
                 continue
             if new is None:
                 log.warning("lease lost (token %d): stepping down", rec.token)
                 self._lost.set()
                 return
-            self.record = new
+            self.record = self.seen = new
 
     def step_down(self) -> None:
         self._stop_renewing.set()

@@ -7,6 +7,8 @@ balancer's health check: ``allot reconcile --probe-port N`` serves ``/healthz`` 
   else 200.  It does not fail because the backend or the source fails: a restart cures neither,
   and the status already says Stalled.
 * ``/readyz`` (readiness): 200 once a tick has finished, 503 before.
+* ``/metrics``: a replica's lease metrics (``reconcile.lease_metrics``), when it runs with
+  ``--leader-elect``; 404 otherwise (the cluster's metrics are ``allot serve``'s).
 
 The loop reports to a ``Heartbeat`` (``started``/``ended`` around each tick); the server reads it
 from its own thread.  Times come from ``clock`` (monotonic), so a test can drive them.
@@ -22,6 +24,7 @@ from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+_EXPOSITION = "text/plain; version=0.0.4; charset=utf-8"  # Prometheus' text format
 HUNG_AFTER_MIN_S = 600.0  # at least: a tick that waits out a hung git (60 s) and commands (20 s each)
 
 
@@ -76,9 +79,14 @@ def hung_after(interval_s: float) -> float:
 class ProbeServer(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, addr: tuple[str, int], heartbeat: Heartbeat) -> None:
+    def __init__(
+        self,
+        addr: tuple[str, int],
+        heartbeat: Heartbeat,
+        metrics: Callable[[], bytes] | None = None,
+    ) -> None:
         super().__init__(addr, _Handler)
-        self.heartbeat = heartbeat
+        self.heartbeat, self.metrics = heartbeat, metrics
 
     def start(self) -> threading.Thread:
         t = threading.Thread(target=self.serve_forever, name="probes", daemon=True)
@@ -92,6 +100,9 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         path = self.path.split("?", 1)[0]
         hb = self.server.heartbeat
+        if path == "/metrics" and self.server.metrics is not None:
+            self._send(HTTPStatus.OK, self.server.metrics(), _EXPOSITION)
+            return
         probe = hb.live() if path == "/healthz" else hb.ready() if path == "/readyz" else None
         if probe is None:
             self._send(HTTPStatus.NOT_FOUND, b"not found: /healthz /readyz\n")
@@ -101,9 +112,11 @@ class _Handler(BaseHTTPRequestHandler):
 
     do_HEAD = do_GET
 
-    def _send(self, code: HTTPStatus, body: bytes) -> None:
+    def _send(
+        self, code: HTTPStatus, body: bytes, content_type: str = "text/plain; charset=utf-8"
+    ) -> None:
         self.send_response(code)
-        self.send_header("Content-Type", "text/plain; charset=utf-8")
+        self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         if self.command != "HEAD":

@@ -12,6 +12,7 @@ from collections.abc import Callable, Collection, Sequence
 
 from allotment.core.decisions import NodeReport, Preemption, Reservation, Start
 from allotment.core.jobs import JobSpec
+from allotment.core.session_grace import Notice
 from allotment.sim.events import Event
 from allotment.sim.metrics import Recorder
 from allotment.sim.signals import HOUR
@@ -82,6 +83,11 @@ class EventLog:
                 reason=p.reason,
             )
         )
+
+    def notice(self, t: float, spec: JobSpec, n: Notice) -> None:
+        """A session told it will be stopped after its grace (core.session_grace)."""
+        self._emit(Event(t, "notice", spec.id, spec.account, spec.gpus, by=n.for_job, rule=n.rule,
+                         at=n.at + n.grace_s, reason=n.reason))
 
     def end(self, t: float, spec: JobSpec) -> None:
         self._charge_until(spec.id, t)

@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any, Final
 
 EVENT_FORMAT_VERSION = 1
-EVENT_KINDS = ("submit", "eligible", "start", "preempt", "end", "reject", "reserve", "release", "drain", "resume")
+EVENT_KINDS = ("submit", "eligible", "start", "preempt", "end", "reject", "reserve", "release", "drain", "resume",
+               "notice")
 # the values of ``state`` on a ``drain`` event (a node failure, its emptying, a human needed)
 DRAIN_STATES = ("unhealthy", "ready-for-repair", "needs-human")
 # the fields of an ``Event``, in the order of its constructor and of a JSON line
@@ -59,12 +60,12 @@ class Event:
         charged_gpus: float | None = None,  # start: reference GPUs charged per hour (billing weights)
         min_runtime: float | None = None,  # submit: the minimum runtime after the policy default and cap
         held: bool | None = None,  # submit: waits for dependencies (an ``eligible`` event follows)
-        by: str | None = None,  # preempt: the job that needed the GPUs
-        rule: str | None = None,  # preempt: unallocated | reservation | within-team | reclaim | debug-slice | drain
+        by: str | None = None,  # preempt, notice: the job that needed the GPUs
+        rule: str | None = None,  # preempt, notice: unallocated | reservation | within-team | reclaim | debug-slice | drain
         requeued: bool | None = None,  # preempt: back in the queue (False: cancelled by policy)
         lost_gpu_hours: float | None = None,  # preempt: GPUs x progress thrown away
         charged_gpu_hours: float | None = None,  # end: reference GPU-hours charged over all its runs
-        at: float | None = None,  # reserve: the planned start
+        at: float | None = None,  # reserve: the planned start; notice: the end of the grace
         node: str | None = None,  # drain / resume
         state: str | None = None,  # drain: one of DRAIN_STATES
         reason: str | None = None,

@@ -26,7 +26,7 @@ class _Job:
     submit, and a compiled dataclass's ``__init__`` cost ~3.5K instructions against a few hundred."""
 
     __slots__ = ("account", "allocated", "budgeted", "eligible", "first_start", "gpus", "kind", "node_gpus",
-                 "nodes", "pending_since", "pending_total", "rejected", "serial")
+                 "nodes", "noticed", "pending_since", "pending_total", "rejected", "serial")
 
     def __init__(self, account: str, gpus: int, budgeted: bool, kind: str, serial: int = -1) -> None:
         self.serial = serial  # submit order (sim/settled.py keeps it once the job is gone)
@@ -42,6 +42,7 @@ class _Job:
         self.node_gpus: tuple[int, ...] = ()  # GPUs on each of ``nodes``
         self.allocated = False
         self.rejected = False  # refused by the policy: counted apart, never a wait
+        self.noticed = False  # told this run that it will be stopped (a ``notice`` event)
 
 
 class Recorder:
@@ -67,6 +68,9 @@ class Recorder:
         self.counts = {"submitted": 0, "completed": 0, "cancelled": 0, "rejected": 0}
         self.preemptions_by_rule: dict[str, int] = {}
         self.lost_gpu_hours = 0.0
+        self.notices = 0  # sessions told they will be stopped (core.session_grace)
+        self.sessions_stopped = 0  # interactive sessions preempted
+        self.sessions_stopped_unnoticed = 0  # ... without a notice first: their unsaved state was lost
         self.drains: list[list[float | None]] = []  # [unhealthy at, emptied at, healthy at]
         self.open_drain: dict[str, int] = {}
         self.human_drains = 0
@@ -95,6 +99,8 @@ class Recorder:
             self._on_drain(e)
         elif k == "resume":
             self._on_resume(e)
+        elif k == "notice":
+            self._on_notice(e)
         else:
             raise ValueError(f"unknown event kind {k!r}")
 
@@ -152,9 +158,17 @@ class Recorder:
         self._run(t, j, -j.gpus)
         j.nodes, j.node_gpus = (), ()
 
+    def _on_notice(self, e: Event) -> None:
+        self.jobs[e.job or ""].noticed = True
+        self.notices += 1
+
     def _on_preempt(self, e: Event) -> None:
         j = self.jobs[e.job or ""]
         self._stop(e.t, j)
+        if j.kind == "interactive":  # a session stopped without notice lost what it had not saved
+            self.sessions_stopped += 1
+            self.sessions_stopped_unnoticed += 0 if j.noticed else 1
+        j.noticed = False
         rule = e.rule or ""
         self.preemptions_by_rule[rule] = self.preemptions_by_rule.get(rule, 0) + 1
         self.lost_gpu_hours += e.lost_gpu_hours or 0.0

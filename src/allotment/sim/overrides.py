@@ -9,11 +9,13 @@ names (``KNOBS``)."""
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from allotment.compile.model import Policy
+from allotment.config.models.policy import RESTORE_HOOK_PATTERN
 from allotment.durations import parse_duration
 from allotment.errors import UsageError
 
@@ -51,6 +53,14 @@ def _count(value: str) -> int:
     return int(value)
 
 
+def _hook(value: str) -> str | None:
+    if value.lower() == "none":
+        return None
+    if len(value) > 64 or not re.match(RESTORE_HOOK_PATTERN, value):
+        raise ValueError(f"expected a command name (letters, digits, '.', '-', '_') or none, got {value!r}")
+    return value
+
+
 def _mode(value: str) -> str:
     if value not in ("fifo", "fixed", "adaptive"):
         raise ValueError(f"expected fifo, fixed or adaptive, got {value!r}")
@@ -64,6 +74,7 @@ class Knob:
     field: str
     parse: Callable[[str], Any]
     weight: bool = False  # a field of Policy.priority_weights
+    interactive: bool = False  # a field of Policy.interactive (compile.interactive)
 
 
 KNOBS: dict[str, Knob] = {
@@ -79,6 +90,8 @@ KNOBS: dict[str, Knob] = {
     "reservations": Knob("reservations", _count),
     "debug_reclaim": Knob("debug_reclaim", _bool),
     "unallocated": Knob("unallocated_enabled", _bool),
+    "interactive.grace": Knob("grace_s", _duration, interactive=True),
+    "interactive.restore_hook": Knob("restore_hook", _hook, interactive=True),
     "preemption.requeue_resumable": Knob("requeue_resumable", _bool),
     "preemption.non_resumable": Knob("non_resumable", _non_resumable),
     **{
@@ -109,6 +122,7 @@ def knob_names() -> str:
 def apply_overrides(policy: Policy, overrides: Mapping[str, str]) -> Policy:
     changes: dict[str, Any] = {}
     weights: dict[str, Any] = {}
+    session: dict[str, Any] = {}
     for key in sorted(overrides):
         name = key.strip().replace("-", "_")
         name = _SHORT.get(name, name)
@@ -119,7 +133,9 @@ def apply_overrides(policy: Policy, overrides: Mapping[str, str]) -> Policy:
             value = knob.parse(overrides[key])
         except ValueError as exc:
             raise UsageError(f"--set {key}: {exc}") from None
-        (weights if knob.weight else changes)[knob.field] = value
+        (weights if knob.weight else session if knob.interactive else changes)[knob.field] = value
+    if session:
+        changes["interactive"] = dataclasses.replace(policy.interactive, **session)
     if weights:
         pw = policy.priority_weights
         sets = {}  # within_team.below.fit -> the below set with fit replaced

@@ -429,6 +429,8 @@ class _Sim:
                 self.log.start(now, spec, st, rate)
             work = self.by_id[spec.id].work  # the true work (the core may plan with a time limit)
             self._push(now + launch + max(0.0, work - r.done_before), DONE, (spec.id, now))
+        for n in d.notices:
+            self.log.notice(now, self.by_id[n.job_id], n)
         self.log.reservations(now, [(self.by_id[res.job_id], res) for res in d.reservations],
                               {st.job_id for st in d.starts}, sched.pending.__contains__, self.by_id.__getitem__)
         for rep in d.nodes:

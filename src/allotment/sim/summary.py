@@ -153,6 +153,8 @@ def summarize(rec: Recorder) -> dict[str, Any]:
         "preemptions": sum(rec.preemptions_by_rule.values()),
         "preemptions_by_rule": dict(sorted(rec.preemptions_by_rule.items())),
         "lost_gpu_hours": _r(rec.lost_gpu_hours),
+        "sessions": {"noticed": rec.notices, "stopped": rec.sessions_stopped,
+                     "stopped_without_notice": rec.sessions_stopped_unnoticed},
         "drain_seconds": {
             "p50": _r(percentile(drain_secs, 50)),
             "p90": _r(percentile(drain_secs, 90)),

@@ -142,6 +142,7 @@ def _rebuild(sim: _Sim, old: Scheduler, ctx: Context) -> None:
             r.spec, r.start, tuple((pool.names[i], g) for i, g in r.placement),
             allocated=r.allocated, protected_until=r.protected_until, done_before=r.done_before,
             declared=r.declared, evicted_by=r.evicted_by, eligible=r.eligible, yields=r.yields,
+            noticed_at=old.noticed.get(r.jid),
         )
     for p in old.pending.values():
         new.add_pending(p.spec, p.eligible, p.queued_since, done_work=p.done_work,

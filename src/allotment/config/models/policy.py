@@ -36,6 +36,10 @@ class InteractiveShapeSection(Strict):
     max_time_limit: Duration = Field(description="And a time limit at most this long.")
 
 
+# a restore hook is a bare command name: the job runs it, never the reconciler (docs/security.md)
+RESTORE_HOOK_PATTERN = r"^[A-Za-z0-9_][A-Za-z0-9._-]*$"
+
+
 class InteractiveSection(Strict):
     """The interactive job class: how a session is recognised (any one test), and the notice it
     gets before it is requeued to make room (docs/design/interactive.md)."""
@@ -54,7 +58,7 @@ class InteractiveSection(Strict):
         default=None,
         min_length=1,
         max_length=64,
-        pattern=r"^[A-Za-z0-9_][A-Za-z0-9._-]*$",
+        pattern=RESTORE_HOOK_PATTERN,
         description="Command name (on the nodes' PATH, no path or arguments) a requeued session "
         "runs first to restore its state (none).",
     )
