@@ -41,11 +41,16 @@ def _drain(source: object) -> list[JobSpec]:
     return out
 
 
-@pytest.mark.parametrize("seed", [1, 2])
+@pytest.mark.parametrize(("seed", "block"), [(1, 256), (2, 256), (1, 4), (2, 1)])
 def test_a_fork_of_a_trace_file_source_at_any_position_hands_out_what_the_source_would(
-    tmp_path: Path, seed: int
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int, block: int
 ) -> None:
+    """At any position, within a block of the file's reads or at its edge (blocks of 1 and 4
+    jobs: each ends where an instant does, so their edges fall between ties too)."""
+    from allotment.traces import trace_stream as ts
     from allotment.traces.trace_stream import trace_stream
+
+    monkeypatch.setattr(ts, "BLOCK", block)
 
     jobs = _jobs(60, seed)
     path = tmp_path / "t.jsonl"

@@ -19,7 +19,8 @@ pass 1 and compared whenever the replay opens it and when it reaches its end; a 
 line the checks now refuse, is a ``TraceError`` (exit 2) and the run's output is not written.
 
 Order: a canonical trace is in submit order (pass 1 refuses a line earlier than the one before
-it), so only the jobs of one instant are held, to be handed out by id (``Workload.of``'s order).
+it), so a block of whole instants is enough to hand the jobs out by ``(submit, id)``
+(``Workload.of``'s order).
 """
 
 from __future__ import annotations
@@ -106,100 +107,113 @@ def trace_stream(path: str | Path, *, fit: JobFit | None = None, display_name: s
 class FileJobs:
     """The jobs of a checked trace file, read as they are asked for (``JobSource``).
 
-    The position is the byte offset of the next line not read, and the jobs read but not handed
-    out yet (the rest of one instant, and the first job of the next, read to see that instant
-    end).  A fork opens the file again at that offset; the open file belongs to a generator, so
-    a source dropped half-way closes it."""
+    Read in blocks of whole instants (a few hundred jobs: the per-job cost is one decode and one
+    ``JobSpec``, not a call chain), each block ordered by ``(submit, id)``.  The position is the
+    byte offset where the current block ends and the jobs of that block not handed out yet; a
+    fork opens the file again at that offset.  The open file belongs to a generator, so a source
+    dropped half-way closes it."""
 
     def __init__(self, path: Path, name: str, stamp: FileStamp, linked: tuple[JobSpec, ...],
                  node_events: tuple[NodeEvent, ...], count: int, *, offset: int = 0,
-                 ahead: tuple[JobSpec, ...] = (), after: JobSpec | None = None) -> None:
+                 ahead: tuple[JobSpec, ...] = ()) -> None:
         self.path = path
         self.name = name
         self.stamp = stamp
         self.linked = linked
         self.node_events = node_events
         self.count = count
-        self._offset = offset  # of the first line not read
-        self._ahead = list(ahead)  # the rest of the current instant, last one first
-        self._after = after  # the first job of the next instant, already read
-        self._lines: Iterator[tuple[int, JobSpec]] | None = None
+        self._offset = offset  # where the jobs not read yet start
+        self._ahead = list(ahead)  # the block's jobs not handed out, the next one last
+        self._blocks: Iterator[tuple[int, list[JobSpec]]] | None = None
         self._done = False
 
     def next_job(self) -> JobSpec | None:
         ahead = self._ahead
         if ahead:
             return ahead.pop()
-        first = self._after
-        if first is None:
-            first = self._read()
-            if first is None:
-                return None
-        nxt = self._read()
-        if nxt is None or nxt.submit != first.submit:
-            self._after = nxt  # the common case: one job an instant
-            return first
-        group = [first, nxt]
-        while (nxt := self._read()) is not None and nxt.submit == first.submit:
-            group.append(nxt)
-        self._after = nxt
-        group.sort(key=_id, reverse=True)  # handed out from the end: by id
-        ahead.extend(group)
-        return ahead.pop()
+        if self._done:
+            return None
+        if self._blocks is None:
+            self._blocks = _blocks(self.path, self.name, self.stamp, self._offset)
+        got = next(self._blocks, None)
+        if got is None:
+            self._done = True
+            self._blocks = None
+            return None
+        self._offset, block = got
+        block.reverse()
+        self._ahead = block
+        return block.pop()
 
     def fork(self) -> FileJobs:
         return FileJobs(self.path, self.name, self.stamp, self.linked, self.node_events, self.count,
-                        offset=self._offset, ahead=tuple(self._ahead), after=self._after)
+                        offset=self._offset, ahead=tuple(self._ahead))
 
     def rewound(self) -> FileJobs:
         return FileJobs(self.path, self.name, self.stamp, self.linked, self.node_events, self.count)
 
-    def _read(self) -> JobSpec | None:
-        if self._done:
-            return None
-        if self._lines is None:
-            self._lines = _job_lines(self.path, self.name, self.stamp, self._offset)
-        got = next(self._lines, None)
-        if got is None:
-            self._done = True
-            self._lines = None
-            return None
-        self._offset, job = got
-        return job
+
+BLOCK = 256  # jobs a block holds at least (then up to the end of that instant)
 
 
 def _id(j: JobSpec) -> str:
     return j.id
 
 
-def _job_lines(path: Path, name: str, stamp: FileStamp, offset: int) -> Iterator[tuple[int, JobSpec]]:
-    """``(offset after the line, job)`` for each job line from byte ``offset`` on."""
+def _by_submit_then_id(block: list[JobSpec]) -> list[JobSpec]:
+    """A block's jobs, in file order (submit order), with each instant's reordered by id."""
+    i, n = 0, len(block)
+    while i < n:
+        k = i + 1
+        while k < n and block[k].submit == block[i].submit:
+            k += 1
+        if k - i > 1:
+            block[i:k] = sorted(block[i:k], key=_id)
+        i = k
+    return block
+
+
+def _blocks(path: Path, name: str, stamp: FileStamp, offset: int) -> Iterator[tuple[int, list[JobSpec]]]:
+    """``(offset after the block, jobs)`` from byte ``offset`` on: at least ``BLOCK`` jobs a
+    block (fewer at the end), and never an instant split between two."""
+    changed = f"{name}: the trace changed while it was being simulated"
     if FileStamp.of(path) != stamp:
-        raise TraceError(f"{name}: the trace changed while it was being simulated")
+        raise TraceError(changed)
+    block: list[JobSpec] = []
+    end = offset  # after the last line of ``block``
     with open_binary(path) as fh:
         if offset:
             fh.seek(offset)
         for raw in fh:
-            offset += len(raw)
             try:
-                d = json.loads(raw)
+                text = raw.decode("utf-8")  # pass 1 found it UTF-8; a str decodes faster than bytes
+                d = json.loads(text)
             except ValueError:
                 if not raw.strip():
+                    offset += len(raw)
                     continue
-                raise TraceError(f"{name}: the trace changed while it was being simulated") from None
+                raise TraceError(changed) from None
             kind = d.get("type", "job") if type(d) is dict else None
             if kind == "node" or kind == "header":
+                offset += len(raw)
                 continue
-            job = (fast_job(d) or _checked(raw, d, name)) if kind == "job" else None
+            job = (fast_job(d) or _checked(text, d, name)) if kind == "job" else None
             if job is None:
-                raise TraceError(f"{name}: the trace changed while it was being simulated")
-            yield offset, job
+                raise TraceError(changed)
+            if len(block) >= BLOCK and job.submit != block[-1].submit:
+                yield end, _by_submit_then_id(block)
+                block = []
+            block.append(job)
+            offset += len(raw)
+            end = offset
     if FileStamp.of(path) != stamp:
-        raise TraceError(f"{name}: the trace changed while it was being simulated")
+        raise TraceError(changed)
+    if block:
+        yield end, _by_submit_then_id(block)
 
 
-def _checked(raw: bytes, d: dict[str, object], name: str) -> JobSpec | None:
+def _checked(text: str, d: dict[str, object], name: str) -> JobSpec | None:
     """A job line the fast path leaves (``depends_on``, unusual fields): the full checker."""
     diags = DiagnosticCollector(name)
-    job = checked_job(LineChecker(raw.decode("utf-8", "replace"), 0, diags), d)
+    job = checked_job(LineChecker(text, 0, diags), d)
     return job if not diags.items else None
