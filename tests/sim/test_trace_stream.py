@@ -8,8 +8,8 @@ import datetime as dt
 import gc
 import json
 import random
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 import pytest
 

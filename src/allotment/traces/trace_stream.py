@@ -26,7 +26,6 @@ it), so a block of whole instants is enough to hand the jobs out by ``(submit, i
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
