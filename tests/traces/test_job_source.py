@@ -41,7 +41,7 @@ def _drain(source: object) -> list[JobSpec]:
     return out
 
 
-@pytest.mark.parametrize(("seed", "block"), [(1, 256), (2, 256), (1, 4), (2, 1)])
+@pytest.mark.parametrize(("seed", "block"), [(1, 128), (2, 128), (1, 4), (2, 1)])
 def test_a_fork_of_a_trace_file_source_at_any_position_hands_out_what_the_source_would(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int, block: int
 ) -> None:

@@ -106,7 +106,7 @@ def trace_stream(path: str | Path, *, fit: JobFit | None = None, display_name: s
 class FileJobs:
     """The jobs of a checked trace file, read as they are asked for (``JobSource``).
 
-    Read in blocks of whole instants (a few hundred jobs: the per-job cost is one decode and one
+    Read in blocks of whole instants (``BLOCK`` jobs or more: the per-job cost is one decode and one
     ``JobSpec``, not a call chain), each block ordered by ``(submit, id)``.  The position is the
     byte offset where the current block ends and the jobs of that block not handed out yet; a
     fork opens the file again at that offset.  The open file belongs to a generator, so a source
@@ -152,7 +152,7 @@ class FileJobs:
         return FileJobs(self.path, self.name, self.stamp, self.linked, self.node_events, self.count)
 
 
-BLOCK = 256  # jobs a block holds at least (then up to the end of that instant)
+BLOCK = 128  # jobs a block holds at least (then up to the end of that instant)
 
 
 def _id(j: JobSpec) -> str:
