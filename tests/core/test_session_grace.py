@@ -99,3 +99,15 @@ def test_decide_reads_the_notice_from_the_snapshot_as_the_simulator_keeps_it() -
     assert mid.wake_at is not None and mid.wake_at <= now - 10 + GRACE
     after = decide(snap(now - GRACE), ctx, now)
     assert sorted(p.job_id for p in after.preemptions) == ["k", "s"] and [s.job_id for s in after.starts] == ["g"]
+
+
+def test_a_drain_tells_a_session_too_and_stops_it_after_its_grace() -> None:
+    from allotment.core.jobs import NodeEvent
+
+    jobs = [JobSpec(id="s", submit=0.0, account="b", gpus=8, work=24 * HOUR, min_runtime=HOUR, user="u",
+                    resumable=False, kind="interactive")]
+    config = make_config({"a": 2, "b": 1}, nodes=3, policy=Policy(interactive=InteractiveClass(grace_s=GRACE)))
+    res = simulate(config, Workload.of(jobs, (NodeEvent(T, "n000", "unhealthy"),)), keep_events=True, days=1.0)
+    assert [(e.t, e.job, e.rule, e.by) for e in res.events if e.event == "notice"] == [(T, "s", "drain", None)]
+    assert [(e.t, e.rule) for e in res.events if e.event == "preempt"] == [(T + GRACE, "drain")]
+    assert res.metrics["sessions"]["stopped_without_notice"] == 0

@@ -64,3 +64,37 @@ def test_groups_are_consecutive_and_cover_every_node_once() -> None:
     groups = fold_nodes(names)
     assert len(groups) <= MAX_NODE_ROWS and [n for g in groups for n in g.nodes] == names
     assert groups[0].label == "gpu1-4" and groups[2].label == "gpu9-12"
+
+
+def test_the_folded_row_labels_fit_left_of_the_plot_in_chromium(tmp_path: object) -> None:
+    """The folded h100 labels (``h100-n001-004``) were cut on the left by a fixed 70-unit margin;
+    Chromium lays the timeline out and every row label's box must start inside the picture."""
+    import re
+    from pathlib import Path
+
+    import jinja2
+
+    from allotment.legible.timeline import label_margin
+    from tests.legible.chromium import dump_dom
+
+    names = [f"h100-n{i:03d}" for i in range(1, 129)]
+    tl = build_timeline([Interval("j", "a", 8, ("h100-n001",), True, 0.0, DAY)], names, dict.fromkeys(names, 8),
+                        ["a"], DAY)
+    assert tl.row_ticks[0][1] == "h100-n001-004" and tl.label_margin > 70.0
+    assert label_margin(["n1"]) == 70.0  # short labels keep the margin they had
+    env = jinja2.Environment(loader=jinja2.PackageLoader("allotment", "templates"), autoescape=True,
+                             undefined=jinja2.StrictUndefined)
+    svg = env.get_template("timeline.svg.j2").render(tl=tl, title="t", legend=[])
+    page = Path(str(tmp_path)) / "timeline.html"
+    page.write_text(
+        "<!doctype html><html><head><style>svg{width:1400px}svg text{font-size:11px;"
+        'font-family:system-ui,sans-serif}</style></head><body>' + svg
+        + "<pre id=out></pre><script>const s=document.querySelector('svg');const v=s.viewBox.baseVal;"
+        "let worst=1e9;for(const t of s.querySelectorAll('text[text-anchor=end]'))"
+        "{worst=Math.min(worst,t.getBBox().x-v.x)};document.getElementById('out').textContent='left='+worst"
+        "</script></body></html>",
+        encoding="utf-8",
+    )
+    dom = dump_dom(page.as_uri(), Path(str(tmp_path)) / "profile")
+    left = float(re.search(r"left=(-?[0-9.e+-]+)", dom).group(1))  # type: ignore[union-attr]
+    assert left >= 0.0, f"a row label starts {-left:.1f} units left of the picture"

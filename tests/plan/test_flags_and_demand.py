@@ -188,6 +188,8 @@ def test_a_simulated_plan_states_its_unit_and_warm_up_and_follows_the_json_schem
     jsonschema.validate(doc, json.loads(schema.read_text()))
     imp = doc["impact"]
     assert imp["unit"] == "c1 GPU-hours per week" and imp["warmup_days"] == 7.0
+    # the small tree's change only moves shares: the head is switched in after the base's warm-up
+    assert imp["warmed_under_base"] is True and plan.impact.warmed_under_base
     for t in imp["teams"]:  # owed never exceeds demand; what ran charged never exceeds demand
         assert t["owed_gpu_hours_week_before"] <= t["demand_gpu_hours_week_before"] + 1e-6
         assert t["delivered_gpu_hours_week_before"] <= t["demand_gpu_hours_week_before"] + 1e-6

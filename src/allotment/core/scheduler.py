@@ -99,7 +99,8 @@ class Scheduler(Starting):
 
         # 2. drain unhealthy nodes
         def evict(jid: str, why: str) -> None:
-            preemptions.append(self._evict(jid, now, None, "drain", why))
+            if not (self._graces and self.in_grace(jid, None, "drain", why, now)):  # core.session_grace
+                preemptions.append(self._evict(jid, now, None, "drain", why))
 
         reports: tuple[NodeReport, ...] = ()
         if self.unhealthy_since:
@@ -170,7 +171,7 @@ class Scheduler(Starting):
         # the end of a protection can only matter to waiting work or to a drain
         matters = self.mode.wakes_on_protection and (self.pending or self.unhealthy_since)
         nxt = self.next_protection_end() if matters else math.inf
-        if self.pending and self.noticed:  # a session's grace ends: it may be stopped then
+        if self.noticed and (self.pending or self.unhealthy_since):  # a grace ends: the session may go then
             nxt = min(nxt, self.grace_end(now))
         if self.pending:
             period = self.policy.fairshare_period_s

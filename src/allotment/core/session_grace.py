@@ -21,8 +21,8 @@ This is a rule of the core, not of one driver, so that the simulator, the reconc
 * A session whose class names a restore hook keeps its work when it is stopped after its notice
   (``restored``): the hook snapshots on the notice and restores on the restart.
 
-Drains of unhealthy nodes give no notice: the node is failing, and the drain rule
-(``core.drain``) already waits for protections.
+A drain of a failing node tells a session too and stops it after the grace: the node may still
+run long enough for a snapshot, and a session stopped without notice loses what it had not saved.
 """
 
 from __future__ import annotations
@@ -36,10 +36,11 @@ from allotment.core.jobs import JobSpec
 @dataclass(frozen=True, slots=True)
 class Notice:
     """A session told at ``at`` that it will be stopped after ``grace_s`` to make room for
-    ``for_job`` (the victim rule and reason the search gave)."""
+    ``for_job`` (the victim rule and reason the search gave), or to drain its failing node
+    (``for_job`` None, rule ``drain``)."""
 
     job_id: str
-    for_job: str
+    for_job: str | None
     rule: str
     at: float
     grace_s: float

@@ -255,17 +255,21 @@ class Starting(ClusterState):
         victim started earlier in this pass is taken back, not stopped: it is owed nothing."""
         wait = False
         for v in victims:
-            if v.job_id in self._launched:
-                continue
-            grace = self.grace_of(self.running[v.job_id].spec)
-            at = self.noticed.get(v.job_id)
-            if may_stop(at, grace, now):
-                continue
-            wait = True
-            if at is None:
-                self.noticed[v.job_id] = now
-                self.notices.append(Notice(v.job_id, p.jid, v.rule, now, grace, v.reason))
+            if v.job_id not in self._launched and self.in_grace(v.job_id, p.jid, v.rule, v.reason, now):
+                wait = True
         return wait
+
+    def in_grace(self, jid: str, for_job: str | None, rule: str, reason: str, now: float) -> bool:
+        """Must the running ``jid`` be told, or does its grace still run, before it may be stopped
+        ``now`` (``core.session_grace``)?  A session without a notice for this run is told now."""
+        grace = self.grace_of(self.running[jid].spec)
+        at = self.noticed.get(jid)
+        if may_stop(at, grace, now):
+            return False
+        if at is None:
+            self.noticed[jid] = now
+            self.notices.append(Notice(jid, for_job, rule, now, grace, reason))
+        return True
 
     def _evict_all(self, victims: list[Victim], p: Pend, pi: PassInputs, starts: list[Start], out: list[Preemption]) -> None:
         """Evict ``victims``.  A victim started earlier in this same pass (unallocated work, which

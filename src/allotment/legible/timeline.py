@@ -15,7 +15,7 @@ nodes for its run; a gang on consecutive nodes with the same slots is one bar, w
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from allotment.legible.replay import Interval
@@ -61,6 +61,7 @@ class Timeline:
     ticks: tuple[tuple[float, str], ...]  # x, label (days)
     row_ticks: tuple[tuple[float, str], ...]
     row_lines: tuple[float, ...] = ()  # y of the line between two folded rows
+    label_margin: float = 70.0  # room left of the plot for the longest row label (see below)
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,7 +182,15 @@ def build_timeline(ivs: Sequence[Interval], nodes: Sequence[str], per_node: Mapp
     edge_w = 1.4 if density < 0.002 else 0.8 if density < 0.01 else 0.4
     lines = tuple(round(node_y[n], 1) for n in nodes[1:]) if folded else ()
     return Timeline(WIDTH, height, rows, row_label, groups, "".join(edges), edge_w,
-                    tuple(ticks), row_ticks, lines)
+                    tuple(ticks), row_ticks, lines, label_margin(label for _, label in row_ticks))
+
+
+def label_margin(labels: Iterable[str]) -> float:
+    """The room the row labels need left of the plot: at 11 px a label's characters are at most
+    about 6.6 px wide (digits and lower case of system-ui), plus 8 px of gap; never under the
+    70 px the short labels always had.  A folded group's label (``h100-n001-004``) is 13
+    characters, which a fixed margin clipped."""
+    return max(70.0, 8.0 + 6.6 * max((len(s) for s in labels), default=0))
 
 
 def _spans(iv: Interval, slots: Mapping[tuple[str, str, float], tuple[int, int]],

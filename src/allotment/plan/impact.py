@@ -152,7 +152,7 @@ class ImpactRunner:
         return summarize(
             base, head, runs, workload=label, workload_key=_key(common), days=days,
             seeds=seeds, cluster=cluster, note=self.note, latency_profile=self.latency.spec(),
-            warmup_days=warmup,
+            warmup_days=warmup, warmed_under_base=switch,
         )
 
     def _history(self, base: CompiledConfig, cluster: str) -> Path | None:

@@ -184,6 +184,7 @@ def summarize(
     note: str = "",
     latency_profile: str = "none",
     warmup_days: float = 0.0,
+    warmed_under_base: bool = False,
 ) -> Impact:
     # read from the base: a pull request cannot raise or silence its own warnings (plan/rules.py)
     threshold = base.policy_for(cluster).flag_delivered_drop
@@ -254,6 +255,7 @@ def summarize(
         note=note,
         latency_profile=latency_profile,
         warmup_days=warmup_days,
+        warmed_under_base=warmed_under_base,
         capacity=capacity(pairs, days, capacity_changed(base, head, cluster)),
         family_alpha=ALPHA,
         kind_waits=kind_waits(pairs),

@@ -119,6 +119,9 @@ class Impact:
     note: str = ""  # e.g. why the cache was not used
     latency_profile: str = "none"  # allot plan --profile: the backend's delays (sim/latency.py)
     warmup_days: float = 0.0  # simulated before the measured days, left out of every number
+    # the warm-up ran under the base and the head was switched in where measuring starts, as a
+    # merge into a running cluster (sim/switch.py); False: each side warmed up on its own
+    warmed_under_base: bool = False
     capacity: Capacity | None = None
     family_alpha: float = 0.05  # Holm's family-wise level over the plan's teams (plan/holm.py)
     kind_waits: tuple[KindWait, ...] = ()  # p50/p90 wait per job kind, before -> after

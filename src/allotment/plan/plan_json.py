@@ -159,6 +159,7 @@ def _impact(imp: Impact | SkippedImpact | None) -> dict[str, Any] | None:
         "cluster": imp.cluster,
         "days": imp.days,
         "warmup_days": imp.warmup_days,
+        "warmed_under_base": imp.warmed_under_base,
         "unit": f"{imp.cluster} GPU-hours per week",
         "family_alpha": imp.family_alpha,
         "capacity": _capacity(imp.capacity),

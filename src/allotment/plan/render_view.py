@@ -202,7 +202,9 @@ def estimate_note(imp: Impact) -> str:
     days = f"{imp.days:g} day{'' if imp.days == 1 else 's'}"
     runs = f"{len(imp.seeds)} seed{'s' if len(imp.seeds) != 1 else ''} × {days}"
     if imp.warmup_days:
-        runs += f" measured after a {imp.warmup_days:g}-day warm-up (one lookback window, left out)"
+        under = ("under the base config, the head switched in where measuring starts, as when the change "
+                 "merges into a running cluster" if imp.warmed_under_base else "each config on its own")
+        runs += f" measured after a {imp.warmup_days:g}-day warm-up ({under}; one lookback window, left out)"
     tested = sum(1 for t in imp.teams if t.delivered_week_before > 0)
     cached = f"; {imp.cached_runs} of {imp.total_runs} runs from the cache" if imp.cached_runs else ""
     note = f" {e(imp.note)}." if imp.note else ""
