@@ -40,7 +40,8 @@ def test_every_job_completes_once_arrivals_stop(case: tuple[CompiledConfig, obje
     r = sim.rec
     left = (sorted(sim.sched.pending), sorted(sim.sched.running), sim.sched.holds)
     c = r.counts
-    assert c["completed"] + c["cancelled"] + c["rejected"] == c["submitted"] == len(sim.jobs), left
+    assert c["completed"] + c["cancelled"] + c["rejected"] == c["submitted"] == sim.source.count, left
+    assert not sim.by_id, left  # and the run holds none of them any more
     assert sim.violations == []
 
 

@@ -183,3 +183,37 @@ def test_what_a_switch_cannot_carry_over_is_refused() -> None:
     assert switch_refusal(base, base, cl, (("a", "x"),)) == "teams are renamed"
     longer = dataclasses.replace(base.policy, lookback_s=base.policy.lookback_s * 2)
     assert switch_refusal(base, make_config({"a": 1, "b": 1}, nodes=2, gpus_per_node=8, policy=longer), cl) is not None
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(cases(), PAUSES)
+def test_a_run_of_a_trace_file_switched_to_the_same_config_is_the_run_of_the_workload_in_memory(
+    case: Case, at: float
+) -> None:
+    """The file's source is forked at the pause (``traces/trace_stream.py``): the copy reads on
+    from where the run stood, and the paused run too, both as the workload held whole."""
+    import tempfile
+    from pathlib import Path
+
+    from allotment.traces.trace_stream import trace_stream
+    from allotment.traces.writer import sorted_items, write_trace
+
+    config, workload = case
+    # a trace refuses a deadline before the job's submission (the strategy draws some)
+    workload = dataclasses.replace(workload, jobs=tuple(
+        dataclasses.replace(j, deadline=None) if j.deadline is not None and j.deadline < j.submit else j
+        for j in workload.jobs))
+    case = (config, workload)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "t.jsonl"
+        write_trace(path, sorted_items(workload.jobs, workload.node_events))
+        sim = switch.start(config, trace_stream(path), cluster=config.largest_cluster(), days=1.0)
+        sim.log.kept = []
+        switch.pause(sim, at)
+        head = switch.switched(sim, config)
+        head.log.kept = list(sim.log.kept)
+        switch.finish(head)
+        switch.finish(sim)
+    want = _uninterrupted(case)
+    assert _outcome(head, head.log.kept) == want
+    assert _outcome(sim, sim.log.kept) == want

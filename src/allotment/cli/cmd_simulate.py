@@ -83,7 +83,7 @@ def parse_overrides(items: list[str]) -> dict[str, str]:
 
 
 def load_workload(args: argparse.Namespace, config: Any) -> tuple[Any, str, float | None]:
-    from allotment.sim.workloads import from_scenario, from_trace
+    from allotment.sim.workloads import from_scenario, stream_trace
 
     cluster = args.cluster or config.largest_cluster()
     if cluster not in config.clusters:
@@ -95,7 +95,8 @@ def load_workload(args: argparse.Namespace, config: Any) -> tuple[Any, str, floa
         return from_scenario(config, args.scenario, cluster=cluster, days=days, seed=args.seed), cluster, days
     if not args.trace.is_file():
         raise UsageError(f"--trace {args.trace}: no such file")
-    return from_trace(args.trace, config, cluster), cluster, args.days
+    # read as the run goes: memory follows the jobs alive, not the file (docs/security.md)
+    return stream_trace(args.trace, config, cluster), cluster, args.days
 
 
 def run(args: argparse.Namespace) -> int:
@@ -107,6 +108,7 @@ def run(args: argparse.Namespace) -> int:
     from allotment.sim.latency import parse_profile
     from allotment.sim.rundir import RunSource, metrics_json, save_run
     from allotment.sim.runner import simulate
+    from allotment.traces.scenarios.workload import Workload
 
     overrides = parse_overrides(args.overrides)
     latency = parse_profile(args.profile)
@@ -123,7 +125,8 @@ def run(args: argparse.Namespace) -> int:
     for_save = temp_beside(args.save) if args.save is not None else None
     logs = tuple(p for p in (args.events, for_save) if p is not None)
     try:
-        with Progress(f"simulating {len(workload.jobs):,} jobs, {span}, on {cluster}",
+        n_jobs = len(workload.jobs) if isinstance(workload, Workload) else workload.count  # a FileJobs
+        with Progress(f"simulating {n_jobs:,} jobs, {span}, on {cluster}",
                       enabled=wanted(machine_stdout=json_to_stdout)):
             if not logs:
                 result = sim()

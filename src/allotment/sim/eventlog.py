@@ -71,6 +71,8 @@ class EventLog:
 
     def preempt(self, t: float, spec: JobSpec, p: Preemption, *, requeued: bool) -> None:
         self._charge_until(spec.id, t)
+        if not requeued:  # cancelled: no ``end`` will report its charge, so it is not kept
+            self._charged.pop(spec.id, None)
         self._emit(
             Event(
                 t, "preempt", spec.id, spec.account, spec.gpus,

@@ -9,10 +9,12 @@ exactly between events, then summed by hour.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from allotment.sim.events import Event, RunHeader
 from allotment.sim.job_kind import JOB_KINDS, job_kind
+from allotment.sim.settled import LIVE, SettledJobs, maybe
 from allotment.sim.signals import HourlySignal
 from allotment.sim.summary import LARGE_GPUS, percentile, summarize
 
@@ -24,9 +26,10 @@ class _Job:
     submit, and a compiled dataclass's ``__init__`` cost ~3.5K instructions against a few hundred."""
 
     __slots__ = ("account", "allocated", "budgeted", "eligible", "first_start", "gpus", "kind", "node_gpus",
-                 "nodes", "noticed", "pending_since", "pending_total", "rejected")
+                 "nodes", "noticed", "pending_since", "pending_total", "rejected", "serial")
 
-    def __init__(self, account: str, gpus: int, budgeted: bool, kind: str) -> None:
+    def __init__(self, account: str, gpus: int, budgeted: bool, kind: str, serial: int = -1) -> None:
+        self.serial = serial  # submit order (sim/settled.py keeps it once the job is gone)
         self.account = account
         self.gpus = gpus
         self.budgeted = budgeted  # minimum runtime > 0: counts against its team's budget
@@ -58,7 +61,10 @@ class Recorder:
         self.team_run = {t: HourlySignal() for t in self.teams}  # budgeted work running
         self.team_demand = {t: HourlySignal() for t in self.teams}  # budgeted work running+pending
         self.team_charged = {t: HourlySignal() for t in self.teams}  # the team's allocated (charged) GPUs running
-        self.jobs: dict[str, _Job] = {}
+        self.jobs: dict[str, _Job] = {}  # the jobs still alive: submitted, not ended, cancelled or rejected
+        self.settled = SettledJobs()  # what the waits need of the others (sim/settled.py)
+        self._account_ids: dict[str, int] = {}
+        self._accounts: list[str] = []
         self.counts = {"submitted": 0, "completed": 0, "cancelled": 0, "rejected": 0}
         self.preemptions_by_rule: dict[str, int] = {}
         self.lost_gpu_hours = 0.0
@@ -109,7 +115,7 @@ class Recorder:
                             node_gpus=h.debug_max_gpus, interactive=None)
         elif kind not in JOB_KINDS:
             raise ValueError(f"submit of {e.job} at t={e.t}: unknown job kind {kind!r}")
-        self.jobs[e.job] = _Job(e.account, e.gpus, mr > 0, kind)
+        self.jobs[e.job] = _Job(e.account, e.gpus, mr > 0, kind, self.settled.open())
         if not e.held:
             self._on_eligible(e)
 
@@ -124,6 +130,7 @@ class Recorder:
         if j is not None:
             j.rejected = True
             j.pending_since = None
+            self._settle(e.job or "", j)
 
     def _on_start(self, e: Event) -> None:
         j = self.jobs[e.job or ""]
@@ -170,12 +177,14 @@ class Recorder:
         else:
             self.counts["cancelled"] += 1
             self._demand(e.t, j, -j.gpus)
+            self._settle(e.job or "", j)
 
     def _on_end(self, e: Event) -> None:
         j = self.jobs[e.job or ""]
         self._stop(e.t, j)
         self._demand(e.t, j, -j.gpus)
         self.counts["completed"] += 1
+        self._settle(e.job or "", j)
 
     def _on_reserve(self, e: Event) -> None:
         pass  # advisory (a reservation made, changed or released): no metric counts it
@@ -213,6 +222,37 @@ class Recorder:
         self.demand.add(t, gpus)
         if j.budgeted and j.account in self.team_demand:
             self.team_demand[j.account].add(t, gpus)
+
+    # -- jobs that are gone -------------------------------------------------------------------
+    def _settle(self, job: str, j: _Job) -> None:
+        """The job is gone (ended, cancelled, rejected): keep its wait facts, drop the object."""
+        a = self._account_ids.get(j.account)
+        if a is None:
+            a = self._account_ids[j.account] = len(self._accounts)
+            self._accounts.append(j.account)
+        self.settled.settle(j.serial, j.eligible, j.first_start, j.pending_total, j.pending_since, j.gpus,
+                            JOB_KINDS.index(j.kind), a, j.rejected)
+        del self.jobs[job]
+
+    def all_jobs(self) -> Iterator[_Job]:
+        """Every job submitted, in submit order: the live ones as they are, the others rebuilt
+        from their settled facts (only what ``summary.waits`` reads of them)."""
+        live = {j.serial: j for j in self.jobs.values()}
+        s = self.settled
+        for i in range(len(s)):
+            k = s.kind[i]
+            if k == LIVE:
+                j = live.get(i)
+                if j is not None:  # else a later submit of the same id replaced it
+                    yield j
+                continue
+            j = _Job(self._accounts[s.account[i]], s.gpus[i], False, JOB_KINDS[k], i)
+            j.eligible = maybe(s.eligible[i])
+            j.first_start = maybe(s.first_start[i])
+            j.pending_total = s.pending_total[i]
+            j.pending_since = maybe(s.pending_since[i])
+            j.rejected = bool(s.rejected[i])
+            yield j
 
     # -- the summary --------------------------------------------------------------------------
     def summary(self) -> dict[str, Any]:

@@ -9,9 +9,10 @@ half-written run directory."""
 
 from __future__ import annotations
 
+import heapq
 import json
 import shutil
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,8 @@ from allotment.sim.event_file import read_events
 from allotment.sim.events import dumps_line
 from allotment.sim.fairshare_log import fairshare_samples
 from allotment.sim.runner import SimResult
+from allotment.traces.format import TraceItem, sort_key
+from allotment.traces.job_stream import JobSource, every_job
 from allotment.traces.scenarios.workload import Workload
 from allotment.traces.writer import sorted_items, write_trace
 
@@ -87,8 +90,17 @@ def _write_lines(path: Path, lines: Iterable[str]) -> None:
         f.writelines(lines)
 
 
+def trace_items(workload: Workload | JobSource) -> Iterable[TraceItem]:
+    """The run's workload as trace lines in the canonical order; a stream is read once more
+    (its jobs are in ``(submit, id)`` order, its node events sorted: merged, never held)."""
+    if isinstance(workload, Workload):
+        return sorted_items(workload.jobs, workload.node_events)
+    merged: Iterator[TraceItem] = heapq.merge(every_job(workload), workload.node_events, key=sort_key)
+    return merged
+
+
 def save_run(
-    path: Path, config: CompiledConfig, workload: Workload, result: SimResult, src: RunSource, events: Path
+    path: Path, config: CompiledConfig, workload: Workload | JobSource, result: SimResult, src: RunSource, events: Path
 ) -> None:
     """Write the run directory ``path`` atomically (see the module docstring).  ``events`` is the
     run's event log, already written as it ran (``sim.event_file.EventFile``): copied, and read
@@ -101,7 +113,7 @@ def save_run(
     try:
         (tmp / "meta.json").write_text(json.dumps(meta(config, result, src), indent=2, sort_keys=True) + "\n", encoding="utf-8")
         (tmp / "compiled.json").write_text(to_json(config), encoding="utf-8")
-        write_trace(tmp / "trace.jsonl", sorted_items(workload.jobs, workload.node_events), header=_trace_header(result, src))
+        write_trace(tmp / "trace.jsonl", trace_items(workload), header=_trace_header(result, src))
         shutil.copyfile(events, tmp / "events.jsonl")
         (tmp / "metrics.json").write_text(metrics_json(result.metrics), encoding="utf-8")
         samples = fairshare_samples(result.context, result.header, read_events(events))

@@ -46,6 +46,7 @@ from allotment.sim.job_kind import job_kind
 from allotment.sim.latency import NONE, LatencyProfile
 from allotment.sim.metrics import Recorder
 from allotment.sim.overrides import apply_overrides
+from allotment.traces.job_stream import JobSource, job_source
 from allotment.traces.scenarios.workload import Workload
 
 # event kinds, in the order they apply at one time: health first, then completions free GPUs,
@@ -70,7 +71,7 @@ class SimResult:
 
 def simulate(
     config: CompiledConfig,
-    workload: Workload,
+    workload: Workload | JobSource,
     *,
     cluster: str | None = None,
     days: float | None = None,
@@ -88,6 +89,10 @@ def simulate(
     ``seed`` is recorded; the replay itself draws no randomness.  ``reference`` runs the plain
     reference walk (same results, slower).  ``latency`` adds a backend's unavoidable delays
     (``sim.latency``; the default adds none).
+
+    ``workload`` may be a ``JobSource`` (``traces.job_stream``; ``allot simulate --trace`` passes
+    a trace file read line by line): the run holds a job from its arrival to its end, not the
+    whole workload.
 
     The events feed the metrics and are then dropped, unless asked for: ``keep_events`` returns
     them all in ``SimResult.events`` (for short runs and tests), ``on_event`` is called with
@@ -128,7 +133,7 @@ class _Sim:
         self,
         config: CompiledConfig,
         cluster: str,
-        workload: Workload,
+        workload: Workload | JobSource,
         days: float | None,
         ctx: Any,
         *,
@@ -142,8 +147,13 @@ class _Sim:
         self.sched = Scheduler(ctx, nodes, walk=walk)
         self.ledger = UsageLedger(ctx.policy.lookback_s)
         self.horizon = days * 86400.0 if days is not None else math.inf
-        self.jobs = workload.jobs
-        self.declared = propagate(self.jobs)
+        # where the jobs come from, and the next to arrive, read ahead (run() resumes from here;
+        # sim/switch.py forks the source for a copy of the run)
+        self.source = source = job_source(workload)
+        self.upcoming: JobSpec | None = source.next_job()
+        # a job's own declared priority unless a job of its team waits for it with a higher one:
+        # only jobs on a dependency edge differ, and those are known before the run
+        self.declared = propagate(source.linked)
         caps = {leaf: float(c) for leaf in ctx.leaves if (c := self.sched.ceiling(leaf)) is not None}
         header = RunHeader(
             policy=ctx.mode,
@@ -165,21 +175,22 @@ class _Sim:
         self.end = 0.0
         # running job -> (start, charge rate, placement as (node index, GPUs))
         self.starts: dict[str, tuple[float, float, tuple[tuple[int, int], ...]]] = {}
-        ids = {j.id for j in self.jobs}
+        ids = {j.id for j in source.linked}  # every job a dependency can name
         self.waiting_on: dict[str, set[str]] = {}
         self.dependents: dict[str, list[str]] = {}
-        for j in self.jobs:
+        for j in source.linked:
             deps = {d for d in j.depends_on if d in ids and d != j.id}
             if deps:
                 self.waiting_on[j.id] = deps
                 for d in deps:
                     self.dependents.setdefault(d, []).append(j.id)
-        self.by_id = {j.id: j for j in self.jobs}
-        self.finished: set[str] = set()
-        self.rejected: set[str] = set()
+        # the jobs arrived and not yet gone (ended, rejected or cancelled): a replay holds these,
+        # not the workload (issue 32, item 5)
+        self.by_id: dict[str, JobSpec] = {}
+        self.rejected: set[str] = set()  # rejected jobs that others depend on
         self.held: set[str] = set()
         epoch = ctx.epoch
-        for e in workload.node_events:
+        for e in source.node_events:
             if e.node in self.gpus_of:
                 self._push(e.time, HEALTH, (e.node, e.state == "healthy", "node event in the trace"))
         for m in cl.maintenance:
@@ -190,7 +201,6 @@ class _Sim:
                 if n in self.gpus_of:
                     self._push(max(0.0, begin), HEALTH, (n, False, f"maintenance: {m.reason}"))
                     self._push(end, HEALTH, (n, True, ""))
-        self.nxt = 0  # the next job of ``jobs`` to arrive (run() resumes from here)
         self.due: float | None = None  # the pass to run, decided but not run yet (likewise)
         self.wakes: set[float] = set()  # WAKE times already in the heap
         self.last_decisions: Decisions | None = None  # the last pass's, for _nothing_can_change
@@ -214,10 +224,10 @@ class _Sim:
 
         ``until`` pauses the run before anything at or after that instant; ``run()`` again
         resumes it exactly (``sim/switch.py``: a config change merged into a running cluster)."""
-        jobs = self.jobs
+        take = self.source.next_job
         # who waits for whom within a team, as the core knows the jobs (core.priority.INHERIT)
-        self.sched.dependants = dependants([self.latency.as_known(s) for s in jobs])
-        nxt = self.nxt
+        self.sched.dependants = dependants([self.latency.as_known(s) for s in self.source.linked])
+        nxt = self.upcoming
         heap = self.heap
         # latency profile: passes only at multiples of its cycle (default: the reconcile tick)
         tick = float(self.latency.pass_interval(self.ctx.policy.reconcile_interval_s))
@@ -225,7 +235,7 @@ class _Sim:
         due = self.due
         stop = self.horizon if until is None else min(until, self.horizon)
         while True:
-            t_job = jobs[nxt].submit if nxt < len(jobs) else math.inf
+            t_job = nxt.submit if nxt is not None else math.inf
             t_ev = heap[0][0] if heap else math.inf
             now = min(t_job, t_ev)
             if due is not None and due < now:
@@ -234,7 +244,7 @@ class _Sim:
                 self._pass(due)
                 self.end = due
                 due = None
-                if self.horizon == math.inf and nxt >= len(jobs) and self._nothing_can_change():
+                if self.horizon == math.inf and nxt is None and self._nothing_can_change():
                     break
                 continue
             if now == math.inf or now >= stop:
@@ -243,9 +253,9 @@ class _Sim:
             while heap and heap[0][0] == now and heap[0][1] < ARRIVE:
                 _, kind, _, _, payload = heapq.heappop(heap)
                 changed |= self._apply(kind, payload, now)
-            while nxt < len(jobs) and jobs[nxt].submit == now:
-                changed |= self._arrive(jobs[nxt], now)
-                nxt += 1
+            while nxt is not None and nxt.submit == now:
+                changed |= self._arrive(nxt, now)
+                nxt = take()
             while heap and heap[0][0] == now:
                 _, kind, _, _, payload = heapq.heappop(heap)
                 changed |= self._apply(kind, payload, now)
@@ -257,7 +267,7 @@ class _Sim:
                 else:
                     due = math.ceil(now / tick) * tick
             self.end = now
-        self.nxt, self.due = nxt, due
+        self.upcoming, self.due = nxt, due
         if stop == self.horizon:
             self.end = self.horizon if self.horizon < math.inf else self.end
 
@@ -276,6 +286,7 @@ class _Sim:
 
     # -- events -----------------------------------------------------------------------------
     def _arrive(self, spec: JobSpec, now: float) -> bool:
+        self.by_id[spec.id] = spec
         n, _ = self.sched.pool.shape(spec)
         fits = n > 0 and self.sched.could_ever_fit(spec)  # else rejected at submission, never queued
         dep_rejected = any(d in self.rejected for d in self.waiting_on.get(spec.id, ()))
@@ -300,7 +311,8 @@ class _Sim:
 
     def _enqueue(self, spec: JobSpec, now: float) -> None:
         # latency profile: the core may know only the job's time limit, not its true work
-        self.sched.add_pending(self.latency.as_known(spec), now, now, declared=self.declared[spec.id])
+        declared = self.declared.pop(spec.id, spec.priority)  # read once: a requeue keeps the core's
+        self.sched.add_pending(self.latency.as_known(spec), now, now, declared=declared)
 
     def _apply(self, kind: int, payload: Any, now: float) -> bool:
         if kind == DONE:
@@ -347,21 +359,22 @@ class _Sim:
         if completed:
             self.log.end(now, spec)
             self._release_dependents(spec.id, now)
+            del self.by_id[spec.id]
 
     def _reject(self, jid: str, now: float, reason: str) -> None:
         """Rejected at submission (it can never fit); a job that depends on it can never run
         either (Slurm: DependencyNeverSatisfied), so those already submitted go too."""
-        self.log.reject(now, self.by_id[jid], reason)
-        self.rejected.add(jid)
-        for d in self.dependents.get(jid, ()):
+        self.log.reject(now, self.by_id.pop(jid), reason)
+        if jid in self.dependents:
+            self.rejected.add(jid)
+        for d in self.dependents.pop(jid, ()):
             if d in self.held:  # already submitted: goes now (later ones go on arrival)
                 self.held.discard(d)
                 self.waiting_on.pop(d, None)
                 self._reject(d, now, f"depends on {jid}, which was rejected")
 
     def _release_dependents(self, jid: str, now: float) -> None:
-        self.finished.add(jid)
-        for d in self.dependents.get(jid, ()):
+        for d in self.dependents.pop(jid, ()):
             w = self.waiting_on.get(d)
             if w is None:
                 continue
@@ -388,6 +401,7 @@ class _Sim:
             self.log.preempt(now, spec, p, requeued=requeued)
             if not requeued:  # cancelled by policy
                 self._release_dependents(p.job_id, now)
+                del self.by_id[p.job_id]
             elif self.latency.requeue_delay_s > 0:
                 # latency profile: a requeued job leaves the queue until it is eligible again
                 # (Slurm: EligibleTime = requeue + cred_expire + 1 s), also when the pass that

@@ -87,7 +87,7 @@ def waits(rec: Recorder, end: float, start: float = 0.0) -> tuple[_Lists, _Lists
     pending: dict[str, list[float]] = {c: [] for c in _CLASSES}
     team_first: dict[str, list[float]] = {t: [] for t in rec.teams}
     team_pending: dict[str, list[float]] = {t: [] for t in rec.teams}
-    for j in rec.jobs.values():
+    for j in rec.all_jobs():
         if j.eligible is None or j.eligible >= end or j.eligible < start or j.rejected:
             continue
         w = (j.first_start if j.first_start is not None else end) - j.eligible

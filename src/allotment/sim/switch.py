@@ -11,8 +11,9 @@ share that warm-up, which also saves a quarter of a cold plan's simulation.
   instant (``_Sim.run(until=...)``, which resumes exactly: tests/sim/test_switch.py);
 * :func:`switched` is a copy of a paused run continued under another config (:func:`switch`
   continues the run itself, when its base side is not needed): every mutable part copied, only
-  what never changes shared (the core context, the workload's jobs); the scheduler is rebuilt from the running
-  and pending jobs with the core's own ``add_running``/``add_pending`` (what a reconciler does
+  what never changes shared (the core context, the jobs themselves), the source of the jobs
+  still to arrive forked at the run's position (``traces.job_stream``: neither copy holds the
+  workload whole); the scheduler is rebuilt from the running and pending jobs with the core's own ``add_running``/``add_pending`` (what a reconciler does
   after a config change: ``core.decide.build_scheduler``), keeping each job's age, kept work,
   protection, anti-thrash mark and dependency-propagated priority; the usage ledger, the event
   queue and the metrics recorder go on as they were.  Under the same config the switched run is
@@ -43,12 +44,13 @@ from allotment.sim.metrics import Recorder, _Job
 from allotment.sim.overrides import apply_overrides
 from allotment.sim.runner import _Sim, check_run
 from allotment.sim.signals import HourlySignal
+from allotment.traces.job_stream import JobSource
 from allotment.traces.scenarios.workload import Workload
 
 
 def start(
     config: CompiledConfig,
-    workload: Workload,
+    workload: Workload | JobSource,
     *,
     cluster: str,
     days: float,
@@ -84,11 +86,14 @@ def switched(sim: _Sim, config: CompiledConfig, *, policy: str = "budgets",
     scheduler is only read, to build the copy's own).  Every other attribute of the run is
     deep-copied (``_COPIED``: the compiled classes among them have no ``__reduce__`` that
     ``copy`` can use, so each is rebuilt through its ``__init__`` and its attributes set), except
-    what never changes, which is shared: the context, the jobs and what is derived from them."""
+    what never changes, which is shared: the context, the jobs and what is derived from them;
+    the source of the jobs still to arrive is forked at the run's position."""
     ctx = _context(config, sim.rec.header.cluster, policy, overrides)
-    out = _Sim(config, sim.rec.header.cluster, Workload(sim.jobs, ()), sim.horizon / 86400.0, ctx,
+    out = _Sim(config, sim.rec.header.cluster, Workload((), ()), sim.horizon / 86400.0, ctx,
                seed=sim.rec.header.seed, walk=sim.sched.walk)
-    memo: dict[int, object] = {id(spec): spec for spec in sim.jobs}
+    out.source = sim.source.fork()
+    # the jobs arrived and not gone, and the next to arrive: immutable, shared
+    memo: dict[int, object] = {id(spec): spec for spec in (*sim.by_id.values(), sim.upcoming)}
     # immutable records (compiled frozen dataclasses cannot be deep-copied): shared; so are
     # the event queue's entries, read and never changed (a requeued job's entry holds the
     # pending record the old scheduler gave up, read once when it is queued again)
@@ -100,7 +105,7 @@ def switched(sim: _Sim, config: CompiledConfig, *, policy: str = "budgets",
         setattr(out, shared, value)
     with _copyable():
         for name in _attrs(sim):
-            if name not in _SHARED and name not in _REBUILT:
+            if name not in _SHARED and name not in _REBUILT and name != "source":
                 setattr(out, name, copy.deepcopy(getattr(sim, name), memo))
     _rebuild(out, sim.sched, ctx)
     return out
@@ -113,8 +118,9 @@ def switch(sim: _Sim, config: CompiledConfig, *, policy: str = "budgets",
     _rebuild(sim, sim.sched, _context(config, sim.rec.header.cluster, policy, overrides))
 
 
-# what a switched copy shares with the run it copies (never changed after the run is built)
-_SHARED = ("jobs", "declared", "by_id", "dependents", "gpus_of", "horizon", "last_decisions", "latency")
+# what a switched copy shares with the run it copies (never changed after the run is built;
+# ``source`` is forked, and ``by_id``, ``declared`` and ``dependents`` shrink as the run goes: copied)
+_SHARED = ("gpus_of", "horizon", "last_decisions", "latency")
 # what the switch builds anew for the new config
 _REBUILT = ("ctx", "sched", "_views")
 

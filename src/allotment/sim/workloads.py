@@ -1,7 +1,8 @@
 """Where a simulation's workload comes from: a built-in scenario or a canonical trace file.
 
 Shared by ``allot simulate``, ``allot explain`` and the benchmarks so that ``--scenario ai2`` and
-``--trace`` of the same generated file go through the very same code."""
+``--trace`` of the same generated file go through the very same code.  ``allot simulate
+--trace`` streams the file (``stream_trace``): the run holds the jobs alive, not the trace."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from allotment.traces.canonical import read_trace
 from allotment.traces.job_fit import job_fit, never_run
 from allotment.traces.scenarios import get_scenario
 from allotment.traces.scenarios.workload import Workload
+from allotment.traces.trace_stream import FileJobs, trace_stream
 
 
 def from_scenario(config: CompiledConfig, name: str, *, cluster: str, days: float, seed: int) -> Workload:
@@ -27,3 +29,9 @@ def from_trace(path: str | Path, config: CompiledConfig | None = None, cluster: 
     if fit is not None and (stuck := never_run(fit, trace.jobs, trace.node_events)):
         raise TraceError("\n".join(f"{path}: {why}" for why in stuck))
     return Workload.of(trace.jobs, trace.node_events)
+
+
+def stream_trace(path: str | Path, config: CompiledConfig, cluster: str | None = None) -> FileJobs:
+    """``from_trace``'s checks, then the jobs read from the file as the run reaches them
+    (``traces.trace_stream``): what ``allot simulate --trace`` replays (issue 32, item 5)."""
+    return trace_stream(path, fit=job_fit(config, cluster), display_name=str(path))

@@ -15,7 +15,7 @@ documented way to charge a source account to a leaf (docs/trace-format.md).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from allotment.compile.model import CompiledConfig
@@ -107,18 +107,26 @@ def job_fit(config: CompiledConfig, cluster: str | None = None) -> JobFit:
     )
 
 
-def never_run(fit: JobFit, jobs: Sequence[JobSpec], events: Sequence[NodeEvent]) -> list[str]:
-    """Jobs that no node still healthy from their submission on could ever run: the trace takes
-    nodes out for good (their last event is ``unhealthy``) and what is left is too small.  Such a
-    job would wait forever, and a run "until every job is done" would never end (issue 32,
-    item 11); it is refused before simulating.  ``jobs`` and ``events`` in time order.  (A job
-    submitted before the nodes go, that waits until they are gone, is not caught here.)"""
+def nodes_gone(fit: JobFit, events: Sequence[NodeEvent]) -> list[tuple[float, str]]:
+    """``(time, node)`` of each node of the cluster that the trace takes out for good (its last
+    event is ``unhealthy``), in time order.  ``events`` in time order."""
     known = {n.name for n in fit.nodes}
     last: dict[str, NodeEvent] = {}
     for e in events:
         if e.node in known:
             last[e.node] = e
-    gone = sorted((e.time, e.node) for e in last.values() if e.state == "unhealthy")
+    return sorted((e.time, e.node) for e in last.values() if e.state == "unhealthy")
+
+
+def never_run(fit: JobFit, jobs: Iterable[JobSpec], events: Sequence[NodeEvent]) -> list[str]:
+    """Jobs that no node still healthy from their submission on could ever run: the trace takes
+    nodes out for good (their last event is ``unhealthy``) and what is left is too small.  Such a
+    job would wait forever, and a run "until every job is done" would never end (issue 32,
+    item 11); it is refused before simulating.  ``jobs`` and ``events`` in time order; ``jobs``
+    is read once, and not at all when no node is gone (a trace file's jobs can be streamed).  (A job
+    submitted before the nodes go, that waits until they are gone, is not caught here.)"""
+    known = {n.name for n in fit.nodes}
+    gone = nodes_gone(fit, events)
     out: list[str] = []
     if not gone:
         return out

@@ -32,7 +32,7 @@ class TextLines:
         self.path = Path(path)
         self.diags = diags if diags is not None else DiagnosticCollector(str(path))
         self._raise_now = diags is None
-        self._fh = _open_binary(self.path)
+        self._fh = open_binary(self.path)
         self.line = 0
 
     def __enter__(self) -> TextLines:
@@ -75,7 +75,8 @@ class TextLines:
             self.diags.raise_if_any()
 
 
-def _open_binary(p: Path) -> io.BufferedIOBase:
+def open_binary(p: Path) -> io.BufferedIOBase:
+    """``p`` as bytes, decompressed when it is gzip (also what a streamed replay re-reads)."""
     try:
         with p.open("rb") as probe:
             magic = probe.read(2)
