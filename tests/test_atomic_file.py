@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import stat
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -44,3 +45,52 @@ def test_a_failed_write_keeps_the_old_file_and_leaves_no_temporary(tmp_path: Pat
         write_text(out, "bad \udcff surrogate")
     assert out.read_text() == "old"
     assert [p.name for p in tmp_path.iterdir()] == ["plan.md"]
+
+
+def _drain(fifo: Path) -> tuple[list[bytes], threading.Thread]:
+    """A reader of ``fifo`` on a thread, so writers never block; its bytes land in the list."""
+    got: list[bytes] = []
+
+    def read() -> None:
+        with fifo.open("rb") as f:
+            got.append(f.read())
+
+    t = threading.Thread(target=read, daemon=True)
+    t.start()
+    return got, t
+
+
+def test_a_device_or_fifo_is_written_in_place_never_replaced_by_a_plain_file(tmp_path: Path) -> None:
+    """``allot simulate --json /dev/null`` renamed a temporary file over /dev/null: the machine
+    was left with a plain file there.  A FIFO stands in for the device (the test must not risk
+    the real one)."""
+    from allotment.sim.event_file import EventFile
+    from allotment.sim.events import Event, RunHeader
+    from allotment.traces.writer import AtomicWriter
+
+    for write in ("text", "lines", "events"):
+        fifo = tmp_path / f"{write}.fifo"
+        os.mkfifo(fifo)
+        got, reader = _drain(fifo)
+        if write == "text":
+            write_text(fifo, "hello\n")
+        elif write == "lines":
+            with AtomicWriter(fifo) as w:
+                w.write_line("a")
+        else:
+            ev = EventFile(fifo)
+            ev(Event(1.0, "end", "j1", "a", 1, charged_gpu_hours=0.0))
+            ev.finish(RunHeader("budgets", "c1", 0, 10.0, 8, {"n1": 8}, {"a": 8.0}, {}, 900.0, 8))
+        reader.join(timeout=10)
+        assert stat.S_ISFIFO(os.lstat(fifo).st_mode), f"{write}: the FIFO was replaced"
+        assert got and got[0], f"{write}: nothing reached the reader"
+        assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+def test_a_symlink_is_followed_the_file_it_names_replaced_and_the_link_kept(tmp_path: Path) -> None:
+    real = tmp_path / "real.json"
+    real.write_text("old\n")
+    link = tmp_path / "link.json"
+    link.symlink_to(real)
+    write_text(link, "new\n")
+    assert link.is_symlink() and real.read_text() == "new\n"

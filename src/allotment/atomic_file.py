@@ -9,6 +9,11 @@ mkstemp creates files with mode 0600 whatever the user's umask, so a plan commen
 CI job or a status file read by a monitoring user would be unreadable to them.  With ``open`` the
 result has the mode every other file the user creates has.
 
+A path that is not a regular file -- a device such as ``/dev/null`` or ``/dev/stdout``, a FIFO
+-- is written in place: a rename would put a plain file where the device was (``--json
+/dev/null`` once left this machine without a ``/dev/null``), and "all or nothing" means nothing
+to a stream.  A symlink is followed: the file it names is replaced, the link kept.
+
 A ``kill -9`` between creating the temporary file and the rename leaves it behind, one per
 kill, each as large as what was being written; ``remove_stale_temps`` removes them when the
 folder's only writer starts again (the reconciler, under its state-dir lock).
@@ -19,6 +24,7 @@ from __future__ import annotations
 import os
 import re
 import secrets
+import stat
 from pathlib import Path
 from typing import IO
 
@@ -48,10 +54,36 @@ def remove_stale_temps(folder: Path) -> list[Path]:
     return gone
 
 
+def in_place(path: Path) -> bool:
+    """Is ``path`` (followed through symlinks) something other than a regular file, which must be
+    written in place: a device, a FIFO, a socket?"""
+    try:
+        mode = os.stat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+
+
 def open_temp(path: Path) -> tuple[Path, IO[bytes]]:
-    """Create ``path``'s temporary file exclusively (the user's umask applies) and open it."""
-    tmp = temp_beside(path)
+    """Create ``path``'s temporary file exclusively (the user's umask applies) and open it; for
+    a path written in place (``in_place``), ``path`` itself.  Finish with ``commit`` or
+    ``discard``, never a bare rename or unlink."""
+    if in_place(path):
+        return path, path.open("wb")
+    tmp = temp_beside(Path(os.path.realpath(path)))
     return tmp, tmp.open("xb")
+
+
+def commit(tmp: Path, path: Path) -> None:
+    """Put the complete temporary file ``tmp`` in ``path``'s place (through a symlink)."""
+    if tmp != path:
+        os.replace(tmp, os.path.realpath(path))
+
+
+def discard(tmp: Path, path: Path) -> None:
+    """Drop an unfinished temporary file; never the target itself (a device written in place)."""
+    if tmp != path:
+        tmp.unlink(missing_ok=True)
 
 
 def write_text(path: Path, text: str, *, durable: bool = False) -> None:
@@ -64,7 +96,7 @@ def write_text(path: Path, text: str, *, durable: bool = False) -> None:
             if durable:
                 f.flush()
                 os.fsync(f.fileno())
-        os.replace(tmp, path)
+        commit(tmp, path)
     except BaseException:
-        tmp.unlink(missing_ok=True)
+        discard(tmp, path)
         raise

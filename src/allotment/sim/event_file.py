@@ -16,12 +16,13 @@ from __future__ import annotations
 import gzip
 import json
 import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from types import TracebackType
 from typing import IO
 
-from allotment.atomic_file import open_temp
+from allotment.atomic_file import commit, discard, in_place, open_temp, temp_beside
 from allotment.sim.events import Event, RunHeader, dumps_line, event_from_json
 
 _CHUNK = 1 << 20  # bytes copied at a time from the spool
@@ -36,7 +37,10 @@ class EventFile:
     def __init__(self, *paths: Path) -> None:
         assert paths, "an EventFile writes at least one file"
         self.paths = paths
-        self._spool_path, self._spool = open_temp(paths[0])
+        # the spool is scratch: in the system's temporary folder when the first path is a
+        # device written in place (atomic_file.in_place), else beside it
+        self._spool_path = _scratch(paths[0])
+        self._spool = self._spool_path.open("xb")
         self._lines: list[str] = []
 
     def __call__(self, e: Event) -> None:
@@ -70,9 +74,9 @@ class EventFile:
                 with sink:
                     sink.write(dumps_line(header.to_json()).encode("utf-8"))
                     shutil.copyfileobj(spool, sink, _CHUNK)
-            tmp.replace(path)
+            commit(tmp, path)
         except BaseException:
-            tmp.unlink(missing_ok=True)
+            discard(tmp, path)
             raise
 
     def abort(self) -> None:
@@ -97,3 +101,9 @@ def read_events(path: Path) -> Iterator[Event]:
         for line in f:
             if line.strip():
                 yield event_from_json(json.loads(line))
+
+
+def _scratch(path: Path) -> Path:
+    if in_place(path):
+        return temp_beside(Path(tempfile.gettempdir()) / "allotment-events")
+    return temp_beside(path)

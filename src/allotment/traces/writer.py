@@ -10,12 +10,11 @@ from __future__ import annotations
 import gzip
 import json
 import math
-import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import IO, Any
 
-from allotment.atomic_file import open_temp
+from allotment.atomic_file import commit, discard, open_temp
 from allotment.core.jobs import JobSpec, NodeEvent
 from allotment.traces.format import FORMAT_VERSION, HEADER_FIELDS, TraceItem, item_time, sort_key
 
@@ -116,7 +115,7 @@ class AtomicWriter:
         if self._gz is not None:
             self._gz.close()
         self._raw.close()
-        os.replace(self._tmp, self.path)
+        commit(self._tmp, self.path)
 
     def abort(self) -> None:
         try:
@@ -124,7 +123,7 @@ class AtomicWriter:
                 self._gz.close()
             self._raw.close()
         finally:
-            self._tmp.unlink(missing_ok=True)
+            discard(self._tmp, self.path)
 
     def __enter__(self) -> AtomicWriter:
         return self
