@@ -87,10 +87,21 @@ def test_a_device_or_fifo_is_written_in_place_never_replaced_by_a_plain_file(tmp
         assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
 
 
-def test_a_symlink_is_followed_the_file_it_names_replaced_and_the_link_kept(tmp_path: Path) -> None:
+def test_a_symlink_to_a_device_is_written_through_one_to_a_file_is_replaced_itself(tmp_path: Path) -> None:
+    """``/dev/stdout`` is a symlink to a device: written through, as the device itself.  A link to
+    a regular file is replaced, its target untouched (a link planted in an output folder must not
+    redirect a write: tests/plan/test_hardening.py)."""
+    fifo = tmp_path / "out.fifo"
+    os.mkfifo(fifo)
+    link = tmp_path / "stdout"
+    link.symlink_to(fifo)
+    got, reader = _drain(fifo)
+    write_text(link, "through\n")
+    reader.join(timeout=10)
+    assert link.is_symlink() and got == [b"through\n"]
     real = tmp_path / "real.json"
-    real.write_text("old\n")
-    link = tmp_path / "link.json"
-    link.symlink_to(real)
-    write_text(link, "new\n")
-    assert link.is_symlink() and real.read_text() == "new\n"
+    real.write_text("keep\n")
+    planted = tmp_path / "planted.json"
+    planted.symlink_to(real)
+    write_text(planted, "new\n")
+    assert not planted.is_symlink() and planted.read_text() == "new\n" and real.read_text() == "keep\n"

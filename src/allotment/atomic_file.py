@@ -12,7 +12,9 @@ result has the mode every other file the user creates has.
 A path that is not a regular file -- a device such as ``/dev/null`` or ``/dev/stdout``, a FIFO
 -- is written in place: a rename would put a plain file where the device was (``--json
 /dev/null`` once left this machine without a ``/dev/null``), and "all or nothing" means nothing
-to a stream.  A symlink is followed: the file it names is replaced, the link kept.
+to a stream (a symlink to one, such as ``/dev/stdout``, is followed).  A symlink to a regular
+file is replaced itself, never its target: a link planted in an output folder (the plan's cache)
+must not redirect a write.
 
 A ``kill -9`` between creating the temporary file and the rename leaves it behind, one per
 kill, each as large as what was being written; ``remove_stale_temps`` removes them when the
@@ -70,14 +72,14 @@ def open_temp(path: Path) -> tuple[Path, IO[bytes]]:
     ``discard``, never a bare rename or unlink."""
     if in_place(path):
         return path, path.open("wb")
-    tmp = temp_beside(Path(os.path.realpath(path)))
+    tmp = temp_beside(path)
     return tmp, tmp.open("xb")
 
 
 def commit(tmp: Path, path: Path) -> None:
-    """Put the complete temporary file ``tmp`` in ``path``'s place (through a symlink)."""
+    """Put the complete temporary file ``tmp`` in ``path``'s place."""
     if tmp != path:
-        os.replace(tmp, os.path.realpath(path))
+        os.replace(tmp, path)
 
 
 def discard(tmp: Path, path: Path) -> None:
