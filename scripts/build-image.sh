@@ -23,7 +23,9 @@ if ! command -v buildah >/dev/null || ! command -v debootstrap >/dev/null; then
     echo "build-image: buildah and debootstrap are needed (apt-get install buildah debootstrap)" >&2
     exit 2
   fi
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends buildah debootstrap >/dev/null
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get -o DPkg::Lock::Timeout=600 update -q >/dev/null
+  apt-get -o DPkg::Lock::Timeout=600 install -y -q buildah debootstrap >/dev/null
 fi
 
 if ! "${b[@]}" inspect --type image "$base" >/dev/null 2>&1; then
