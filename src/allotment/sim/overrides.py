@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from allotment.compile.model import Policy
-from allotment.config.models.policy import RESTORE_HOOK_PATTERN
+from allotment.config.restore_hook import RESTORE_HOOK_MAX, RESTORE_HOOK_PATTERN
 from allotment.durations import parse_duration
 from allotment.errors import UsageError
 
@@ -56,7 +56,7 @@ def _count(value: str) -> int:
 def _hook(value: str) -> str | None:
     if value.lower() == "none":
         return None
-    if len(value) > 64 or not re.match(RESTORE_HOOK_PATTERN, value):
+    if len(value) > RESTORE_HOOK_MAX or not re.match(RESTORE_HOOK_PATTERN, value):
         raise ValueError(f"expected a command name (letters, digits, '.', '-', '_') or none, got {value!r}")
     return value
 

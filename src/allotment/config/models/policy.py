@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import AwareDatetime, Field
 
 from allotment.config.models.common import Duration, Name, Owner, Strict, Text
+from allotment.config.restore_hook import RESTORE_HOOK_MAX, RESTORE_HOOK_PATTERN
 
 
 class PreemptionSection(Strict):
@@ -36,10 +37,6 @@ class InteractiveShapeSection(Strict):
     max_time_limit: Duration = Field(description="And a time limit at most this long.")
 
 
-# a restore hook is a bare command name: the job runs it, never the reconciler (docs/security.md)
-RESTORE_HOOK_PATTERN = r"^[A-Za-z0-9_][A-Za-z0-9._-]*$"
-
-
 class InteractiveSection(Strict):
     """The interactive job class: how a session is recognised (any one test), and the notice it
     gets before it is requeued to make room (docs/design/interactive.md)."""
@@ -57,7 +54,7 @@ class InteractiveSection(Strict):
     restore_hook: str | None = Field(
         default=None,
         min_length=1,
-        max_length=64,
+        max_length=RESTORE_HOOK_MAX,
         pattern=RESTORE_HOOK_PATTERN,
         description="Command name (on the nodes' PATH, no path or arguments) a requeued session "
         "runs first to restore its state (none).",

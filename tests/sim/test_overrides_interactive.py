@@ -1,0 +1,25 @@
+"""``allot simulate --set interactive.grace=... --set interactive.restore_hook=...`` (issue 29):
+the session knobs reach the policy's interactive class; a hook name is checked as the schema
+checks it (``config.restore_hook``), so a path or a command line is refused."""
+
+from __future__ import annotations
+
+import pytest
+
+from allotment.compile.interactive import InteractiveClass
+from allotment.compile.model import Policy
+from allotment.errors import UsageError
+from allotment.sim.overrides import apply_overrides
+
+
+def test_grace_and_hook_set_the_interactive_class_and_keep_its_recognition() -> None:
+    base = Policy(interactive=InteractiveClass(partitions=("interactive",)))
+    p = apply_overrides(base, {"interactive.grace": "10m", "interactive.restore_hook": "allot-restore"})
+    assert p.interactive == InteractiveClass(partitions=("interactive",), grace_s=600, restore_hook="allot-restore")
+    assert apply_overrides(p, {"interactive.restore_hook": "none"}).interactive.restore_hook is None
+
+
+@pytest.mark.parametrize("hook", ["/usr/bin/x", "x y", "../x", "-x", "x" * 65])
+def test_a_hook_that_is_a_path_or_a_command_line_is_refused(hook: str) -> None:
+    with pytest.raises(UsageError, match="interactive.restore_hook"):
+        apply_overrides(Policy(), {"interactive.restore_hook": hook})
