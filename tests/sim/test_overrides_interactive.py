@@ -21,5 +21,5 @@ def test_grace_and_hook_set_the_interactive_class_and_keep_its_recognition() -> 
 
 @pytest.mark.parametrize("hook", ["/usr/bin/x", "x y", "../x", "-x", "x" * 65])
 def test_a_hook_that_is_a_path_or_a_command_line_is_refused(hook: str) -> None:
-    with pytest.raises(UsageError, match="interactive.restore_hook"):
+    with pytest.raises(UsageError, match=r"interactive\.restore_hook"):
         apply_overrides(Policy(), {"interactive.restore_hook": hook})
