@@ -25,7 +25,7 @@ from __future__ import annotations
 import fcntl
 import json
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
 from allotment.atomic_file import write_text
@@ -36,24 +36,35 @@ from allotment.strict_json import loads_finite
 LEASE_DIR = "lease"
 
 
+def lease_dir(state_dir: Path) -> Path:
+    """The state dir's lease folder, made if missing (a state dir that cannot hold it: exit 2)."""
+    d = state_dir / LEASE_DIR
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StateDirError(f"{d}: {exc.strerror or exc}") from exc
+    return d
+
+
+@contextmanager
+def flocked(lock_path: Path, how: int) -> Iterator[None]:
+    """Hold ``flock(how)`` on ``lock_path`` for the block; closing the file drops the lock."""
+    with lock_path.open("a") as f:
+        fcntl.flock(f, how)
+        yield
+
+
 class FileLease:
     def __init__(self, state_dir: Path, duration_s: float) -> None:
         if not duration_s > 0:
             raise ValueError(f"lease duration {duration_s!r} must be positive")
-        self.dir = state_dir / LEASE_DIR
+        self.dir = lease_dir(state_dir)
         self.path = self.dir / "lease.json"
         self.lock_path = self.dir / "lock"
         self.duration_s = duration_s
-        try:
-            self.dir.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise StateDirError(f"{self.dir}: {exc.strerror or exc}") from exc
 
-    @contextmanager
-    def _locked(self, how: int) -> Iterator[None]:
-        with self.lock_path.open("a") as f:
-            fcntl.flock(f, how)
-            yield  # closing the file drops the lock
+    def _locked(self, how: int) -> AbstractContextManager[None]:
+        return flocked(self.lock_path, how)
 
     def read(self) -> LeaseRecord | None:
         try:

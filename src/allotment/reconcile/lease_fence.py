@@ -24,31 +24,24 @@ from __future__ import annotations
 import fcntl
 import json
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
 from allotment.atomic_file import write_text
-from allotment.reconcile.file_lease import LEASE_DIR
+from allotment.reconcile.file_lease import flocked, lease_dir
 from allotment.reconcile.leadership import LostLease
-from allotment.reconcile.state_errors import StateDirError, StateFileError
+from allotment.reconcile.state_errors import StateFileError
 from allotment.strict_json import loads_finite
 
 
 class LeaseFence:
     def __init__(self, state_dir: Path) -> None:
-        self.dir = state_dir / LEASE_DIR
+        self.dir = lease_dir(state_dir)
         self.path = self.dir / "fence.json"
         self.lock_path = self.dir / "fence.lock"
-        try:
-            self.dir.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise StateDirError(f"{self.dir}: {exc.strerror or exc}") from exc
 
-    @contextmanager
-    def _locked(self, how: int) -> Iterator[None]:
-        with self.lock_path.open("a") as f:
-            fcntl.flock(f, how)
-            yield
+    def _locked(self, how: int) -> AbstractContextManager[None]:
+        return flocked(self.lock_path, how)
 
     def read(self) -> tuple[int, str]:
         """(token, holder) of the last leader that raised it; (0, "") before any."""
