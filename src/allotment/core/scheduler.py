@@ -99,7 +99,7 @@ class Scheduler(Starting):
 
         # 2. drain unhealthy nodes
         def evict(jid: str, why: str) -> None:
-            if not (self._graces and self.in_grace(jid, None, "drain", why, now)):  # core.session_grace
+            if not (self._graces and self.must_wait_for_grace(jid, None, "drain", why, now)):  # core.session_grace
                 preemptions.append(self._evict(jid, now, None, "drain", why))
 
         reports: tuple[NodeReport, ...] = ()

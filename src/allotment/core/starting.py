@@ -255,11 +255,11 @@ class Starting(ClusterState):
         victim started earlier in this pass is taken back, not stopped: it is owed nothing."""
         wait = False
         for v in victims:
-            if v.job_id not in self._launched and self.in_grace(v.job_id, p.jid, v.rule, v.reason, now):
+            if v.job_id not in self._launched and self.must_wait_for_grace(v.job_id, p.jid, v.rule, v.reason, now):
                 wait = True
         return wait
 
-    def in_grace(self, jid: str, for_job: str | None, rule: str, reason: str, now: float) -> bool:
+    def must_wait_for_grace(self, jid: str, for_job: str | None, rule: str, reason: str, now: float) -> bool:
         """Must the running ``jid`` be told, or does its grace still run, before it may be stopped
         ``now`` (``core.session_grace``)?  A session without a notice for this run is told now."""
         grace = self.grace_of(self.running[jid].spec)
