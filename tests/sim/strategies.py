@@ -31,6 +31,7 @@ def clusters(draw: st.DrawFn) -> CompiledConfig:
         fairshare_period_s=draw(st.sampled_from([60, 300])),
         reservations=draw(st.sampled_from([1, 1, 2, 4])),
         debug_reclaim=draw(st.booleans()),
+        consolidate=draw(st.booleans()),  # moves resumable work to free a node (core.consolidation)
         # sessions told before they are stopped, sometimes restored (core.session_grace)
         interactive=draw(st.sampled_from([InteractiveClass(), InteractiveClass(grace_s=300),
                                           InteractiveClass(grace_s=120, restore_hook="restore")])),

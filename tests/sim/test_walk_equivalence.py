@@ -23,6 +23,7 @@ from allotment.core.snapshot import NodeState, PendingJob, RunningJob, Snapshot
 from allotment.core.walk import FAST, REFERENCE, Fast, WalkPolicy
 from allotment.sim.runner import WAKE, _Sim
 from allotment.traces.scenarios.workload import Workload
+from tests.core.fragmenting import fragmenting_case
 from tests.sim.strategies import clusters, workloads
 
 PROPS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -85,6 +86,19 @@ def cases(draw: st.DrawFn) -> tuple[CompiledConfig, Workload]:
 
 
 MODES = st.sampled_from(["budgets", "budgets", "priority", "fifo"])
+
+
+@PROPS
+@given(st.randoms(use_true_random=False))
+def test_both_walks_and_decide_agree_where_consolidation_moves_work(rng: Any) -> None:
+    # small clusters fragmented by small jobs, ``consolidate`` on (core.consolidation): the
+    # fast walk's bound must admit every visit that moves work, and decide() must move the same
+    case = fragmenting_case(rng)
+    fast, m_fast = _run(case, "budgets", FAST, check_decide=True)
+    ref, m_ref = _run(case, "budgets", REFERENCE)
+    assert fast.decided == ref.decided
+    assert m_fast == m_ref
+    assert fast.mismatches == []
 
 
 @PROPS

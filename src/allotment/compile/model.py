@@ -133,6 +133,7 @@ class Policy:
     queue_depth: int = 8  # candidates one visit of a team's queue examines, by declared priority and age
     reservations: int = 1  # jobs that may hold a reservation at once, on disjoint nodes (core/reservation.py)
     debug_reclaim: bool = False  # a debug job may reclaim whatever its team runs now (core/preemption/terms.py)
+    consolidate: bool = False  # move resumable work past its protection to free a node (core/consolidation.py)
     priority_weights: PriorityWeights = field(default_factory=PriorityWeights)
     boosts: tuple[Boost, ...] = ()
     # the interactive job class: how a session is recognised, its grace and restore hook

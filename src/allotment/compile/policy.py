@@ -37,6 +37,7 @@ _PLAIN = {
     "queue_depth": "queue_depth",
     "reservations": "reservations",
     "debug_reclaim": "debug_reclaim",
+    "consolidate": "consolidate",
 }
 
 

@@ -406,6 +406,8 @@ class Scheduler(Starting):
                 return True
             if allow is not None and soft is None and self._preempt_for(p, qk, pi, soft, starts, preemptions, only_unallocated=True):
                 return True  # a debug job that yields may replace unallocated work on a reserved node
+            if self._consolidate_for(p, qk, pi, allow, starts, preemptions):
+                return True  # movable work moved off the nodes it needs (core.consolidation)
             if holder and self._hold_for(p, qk, pi, allow, starts):
                 return True
         return self._free_work_for_the_rest(q, qk, pi, tried, starts, preemptions)

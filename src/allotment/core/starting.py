@@ -9,6 +9,8 @@ filter (``core.reservation.allow_for``, passed in as ``allow``) and the slicing 
 from __future__ import annotations
 
 from allotment.core.cluster import ClusterState
+from allotment.core.consolidation import RULE as CONSOLIDATE
+from allotment.core.consolidation import plan_consolidation
 from allotment.core.context import Context
 from allotment.core.debug import is_debug
 from allotment.core.decisions import Preemption, Start
@@ -66,6 +68,8 @@ class Starting(ClusterState):
         self._cap_failed_at = -1
         self.notices: list[Notice] = []  # this pass's notices to sessions (core.session_grace)
         self._graces = self.policy.interactive.grace_s > 0
+        # Policy.consolidate: only where resumable work is requeued and the mode reclaims
+        self._consolidates = bool(self.policy.consolidate) and self.policy.requeue_resumable and self.mode.reclaims
 
     def _account_of(self, q: str) -> tuple[bool, str]:
         """(is it an unallocated-work queue, its account) of a queue name."""
@@ -248,6 +252,41 @@ class Starting(ClusterState):
             raise AssertionError(f"cap preemption for {p.jid} did not make room")
         starts.append(self._launch(p, pl, pi, f"preempted {len(found)} job(s) of its own team", qk))
         return True
+
+    def _consolidate_for(self, p: Pend, qk: QueueKey, pi: PassInputs, allow: NodeFilter | None, starts: list[Start],
+                         preemptions: list[Preemption]) -> bool:
+        """Start the blocked allocated ``p`` by moving movable work off the nodes it needs
+        (``core.consolidation``); True if it started.  Each move is a preemption and a start
+        of the same job in this pass, on the node the plan chose."""
+        if not self._consolidates or p.n != 1 or not self.acct.preemptible:
+            return False  # a gang has its reservation: moving work for it churned (docs/design/preemption.md)
+        closed = frozenset() if self.holds is None else self.holds.nodes
+        plan = plan_consolidation(self.pool, self.running, self._movable, p.gpu_type, p.n, p.per, p.gpus, allow,
+                                  closed, pi.now, self.acct.pre_on_node)
+        if plan is None:
+            return False
+        names = self.pool.names
+        freed = ", ".join(names[i] for i in plan.targets)
+        for m in plan.moves:
+            src = names[self.running[m.job_id].placement[0][0]]
+            preemptions.append(self._evict(m.job_id, pi.now, p.jid, CONSOLIDATE,
+                                           f"moved from {src} to {names[m.node]} to free {freed} for {p.jid}"))
+            q = self.pending[m.job_id]
+            starts.append(self._launch(q, ((m.node, m.gpus),), pi, f"moved from {src} to free {freed} for {p.jid}",
+                                       self.queue_key(q.queue, pi)))
+        targets = frozenset(plan.targets)
+        pl = self.pool.find(p.spec, p.n, p.per, targets.__contains__)
+        if pl is None:  # cannot happen: the plan freed exactly these nodes
+            raise AssertionError(f"consolidation for {p.jid} did not free {freed}")
+        starts.append(self._launch(p, pl, pi, f"moved {len(plan.moves)} job(s) to free {freed}", qk))
+        return True
+
+    def _movable(self, r: Run) -> bool:
+        """May consolidation move ``r`` (``core.consolidation``)?  Resumable work past its
+        protection (or unallocated), not started in this pass, not a session (it is told
+        before it is stopped, and a move is not worth a notice)."""
+        return (r.resumable and r.jid in self.acct.preemptible and r.jid not in self._launched
+                and r.jid not in self.noticed and self.grace_of(r.spec) <= 0)
 
     def _told_first(self, victims: list[Victim], p: Pend, now: float) -> bool:
         """Must ``p`` wait for a session among ``victims`` to have its notice and its grace

@@ -89,6 +89,7 @@ KNOBS: dict[str, Knob] = {
     "queue_depth": Knob("queue_depth", _count),
     "reservations": Knob("reservations", _count),
     "debug_reclaim": Knob("debug_reclaim", _bool),
+    "consolidate": Knob("consolidate", _bool),
     "unallocated": Knob("unallocated_enabled", _bool),
     "interactive.grace": Knob("grace_s", _duration, interactive=True),
     "interactive.restore_hook": Knob("restore_hook", _hook, interactive=True),

@@ -126,6 +126,9 @@ class PolicyKnobs(Strict):
     debug_reclaim: bool | None = Field(
         default=None, description="A debug job may reclaim whatever its team runs now (false)."
     )
+    consolidate: bool | None = Field(
+        default=None, description="Move resumable work past its protection to free a node for a blocked job (false)."
+    )
     reservations: int | None = Field(
         default=None, ge=1, le=64, description="Jobs that may hold a reservation at once, on disjoint nodes (1)."
     )

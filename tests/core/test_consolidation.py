@@ -1,0 +1,98 @@
+"""``Policy.consolidate`` (``core.consolidation``): a blocked job whose GPUs are free in all but
+not on one node starts at once by moving resumable work past its protection into the other
+holes; the moved job runs again in the same pass, from its last checkpoint."""
+
+from __future__ import annotations
+
+import random
+
+from allotment.compile.model import Policy
+from allotment.core.consolidation import plan_consolidation
+from allotment.core.jobs import JobSpec
+from allotment.core.placement import NodePool
+from allotment.core.snapshot import NodeState
+from allotment.core.state import Run
+from allotment.sim.runner import SimResult, simulate
+from allotment.traces.scenarios.workload import Workload
+from tests.core.builders import make_config
+from tests.core.fragmenting import fragmenting_case
+
+HOUR = 3600.0
+
+
+def _run(consolidate: bool, *, resumable: bool = True, p_gpus: int = 4) -> SimResult:
+    # two 8-GPU nodes, all of team a's work at one priority, so nothing is a victim of
+    # another rule.  At 0: A (4 GPUs, not resumable) and then B (2 GPUs, resumable,
+    # checkpoint every 600 s, protected 600 s) go on n000 by best fit, C (6 GPUs, not
+    # resumable) on n001: 2 GPUs free on each node, all running for a day.  At 1,000 s a
+    # 4-GPU job P arrives (protected an hour: no debug job, which may slice its own team): 4
+    # GPUs are free in all, on no one node.
+    jobs = [
+        JobSpec(id="A", submit=0.0, account="a", gpus=4, work=24 * HOUR, min_runtime=600.0, user="u", resumable=False),
+        JobSpec(id="B", submit=1.0, account="a", gpus=2, work=24 * HOUR, min_runtime=600.0, user="u",
+                resumable=resumable, checkpoint_interval=600.0 if resumable else None),
+        JobSpec(id="C", submit=2.0, account="a", gpus=6, work=24 * HOUR, min_runtime=600.0, user="u", resumable=False),
+        JobSpec(id="P", submit=1000.0, account="a", gpus=p_gpus, work=4 * HOUR, min_runtime=HOUR, user="u"),
+    ]
+    config = make_config({"a": 1, "b": 1}, nodes=2, policy=Policy(consolidate=consolidate))
+    return simulate(config, Workload.of(jobs, ()), keep_events=True, days=2.0)
+
+
+def _starts(res: SimResult, job: str) -> list[tuple[float, tuple[str, ...]]]:
+    return [(e.t, tuple(e.nodes or ())) for e in res.events if e.event == "start" and e.job == job]
+
+
+def test_a_blocked_job_starts_at_once_by_moving_resumable_work_into_another_hole() -> None:
+    # without the rule P waits for a natural end (a day)
+    assert _starts(_run(False), "P")[0][0] >= 24 * HOUR
+    res = _run(True)
+    assert _starts(res, "P") == [(1000.0, ("n000",))]
+    # B moved: preempted by the rule ``consolidate`` and started again at once on n001
+    moved = [e for e in res.events if e.event == "preempt"]
+    assert [(e.t, e.job, e.rule) for e in moved] == [(1000.0, "B", "consolidate")]
+    assert _starts(res, "B") == [(10.0, ("n000",)), (1000.0, ("n001",))]
+    # it kept its last checkpoint (600 s of the 990 it ran): 390 s x 2 GPUs thrown away
+    assert abs(res.metrics["lost_gpu_hours"] - 390 * 2 / HOUR) < 1e-3
+
+
+def test_work_that_is_not_resumable_is_never_moved() -> None:
+    res = _run(True, resumable=False)
+    assert _starts(res, "P")[0][0] >= 24 * HOUR
+    assert not [e for e in res.events if e.event == "preempt"]
+
+
+def _pool(jobs: dict[str, tuple[int, int, bool]]) -> tuple[NodePool, dict[str, Run]]:
+    """Three 4-GPU nodes holding ``jobs``: id -> (node, GPUs, resumable)."""
+    pool = NodePool(tuple(NodeState(f"n{i}", 4) for i in range(3)))
+    running = {}
+    for jid, (node, gpus, resumable) in jobs.items():
+        spec = JobSpec(id=jid, submit=0.0, account="a", gpus=gpus, work=HOUR, user="u", resumable=resumable)
+        running[jid] = Run(spec, 0.0, ((node, gpus),), True, 0.0, 0.0, 0, None)
+        pool.allocate(jid, ((node, gpus),))
+    return pool, running
+
+
+def test_no_more_gpus_move_than_the_blocked_job_starts() -> None:
+    # n0 holds two resumable 2-GPU jobs, n1 and n2 a 2-GPU job each that may not move: 4 GPUs
+    # free in all, 2 per node.  A 3-GPU job could have n0 only by moving both (4 GPUs):
+    # more restarting than starting, so no.  A 4-GPU job may: it starts as many as move.
+    pool, running = _pool({"x1": (0, 2, True), "x2": (0, 2, True), "y": (1, 2, False), "z": (2, 2, False)})
+    resumable = lambda r: r.resumable  # noqa: E731
+    PRE = [4, 2, 2]  # noqa: N806 - every running GPU counted as preemptible: the bound reads it
+    assert plan_consolidation(pool, running, resumable, None, 1, 3, 3, None, frozenset(), 10.0, PRE) is None
+    got = plan_consolidation(pool, running, resumable, None, 1, 4, 4, None, frozenset(), 10.0, PRE)
+    assert got is not None and got.targets == (0,)
+    assert sorted((m.job_id, m.node) for m in got.moves) == [("x1", 1), ("x2", 2)]
+    # a reserved node takes no moved job: with n2 closed, one hole is left, too few
+    assert plan_consolidation(pool, running, resumable, None, 1, 4, 4, None, frozenset({2}), 10.0, PRE) is None
+
+
+def test_the_fragmenting_cases_of_the_walk_property_do_move_work() -> None:
+    # the walk-equivalence and decide properties draw these cases
+    # (tests/sim/test_walk_equivalence.py): they are worth something only if moves happen
+    moves = 0
+    for seed in range(20):
+        config, workload = fragmenting_case(random.Random(seed))
+        res = simulate(config, workload, keep_events=True, days=1.0)
+        moves += sum(1 for e in res.events if e.event == "preempt" and e.rule == "consolidate")
+    assert moves >= 5
