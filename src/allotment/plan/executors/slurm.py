@@ -153,7 +153,7 @@ class SlurmArray:
         proc = self._proc(argv)
         if proc.returncode != 0:
             msg = " ".join((proc.stderr or proc.stdout).split()) or f"exit {proc.returncode}"
-            raise BackendError(f"{argv[0]}: {msg}")
+            raise BackendError(f"{argv[0]} failed: {msg}")
         return proc.stdout
 
     def _proc(self, argv: list[str]) -> subprocess.CompletedProcess[str]:
