@@ -142,9 +142,16 @@ class SlurmArray:
         return bool(proc.stdout.strip())
 
     def _state(self, job: str, slot: int) -> str:
-        proc = self._proc(["sacct", "-n", "-P", "-X", "-j", f"{job}_{slot}", "-o", "State,ExitCode"])
-        line = proc.stdout.strip().splitlines()[:1] if proc.returncode == 0 else []
-        return line[0].replace("|", " exit ") if line else "(state unknown: no accounting)"
+        """How Slurm ended the task, from accounting, which trails the queue by a few seconds."""
+        deadline = time.monotonic() + 15.0
+        while True:
+            proc = self._proc(["sacct", "-n", "-P", "-X", "-j", f"{job}_{slot}", "-o", "State,ExitCode"])
+            line = proc.stdout.strip().splitlines()[:1] if proc.returncode == 0 else []
+            if line and line[0].split("|")[0] not in ("PENDING", "RUNNING", "COMPLETING"):
+                return line[0].replace("|", " exit ")
+            if time.monotonic() > deadline:
+                return line[0].replace("|", " exit ") if line else "(state unknown: no accounting)"
+            time.sleep(self.poll_s)
 
     def _cancel(self, job: str) -> None:
         self._proc(["scancel", job])
