@@ -48,7 +48,7 @@ class SlurmArray:
 
     @property
     def parallelism(self) -> int:
-        return 1 << 20  # every task its own array element: as many as the cluster runs at once
+        return 1000  # every task its own array element (Slurm's default MaxArraySize is 1001)
 
     def run(self, fn: Callable[[Any], Any], tasks: Sequence[ExecTask]) -> Iterator[tuple[int, Any]]:
         if not tasks:
