@@ -88,6 +88,15 @@ class SlurmArray:
                 f"--output={rundir / 'log' / '%a.log'}", f"--chdir={os.getcwd()}",
                 *self.sbatch_args, str(script)]
         job = self._sh(argv).strip().split(";")[0]
+        try:
+            yield from self._wait(job, tasks, todo, rundir)
+        except BaseException:  # an error, Ctrl-C, a caller that stops reading: no orphan array
+            self._cancel(job)
+            raise
+
+    def _wait(
+        self, job: str, tasks: Sequence[ExecTask], todo: list[int], rundir: Path
+    ) -> Iterator[tuple[int, Any]]:
         # 3. poll until the array has left the queue, yielding results as they appear
         deadline = time.monotonic() + self.timeout_s
         left = dict(enumerate(todo))
