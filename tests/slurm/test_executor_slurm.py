@@ -32,6 +32,14 @@ def _arrays() -> list[str]:
     return sorted(line.replace("|", " ") for line in out.splitlines() if line.strip())
 
 
+def _new_arrays(before: list[str], n: int) -> list[str]:
+    """The array tasks accounted since ``before``, once ``n`` of them have ended (accounting
+    trails the queue by a few seconds)."""
+    wait_for(f"{n} array tasks in accounting", lambda: sum(
+        a not in before and not a.endswith((" PENDING", " RUNNING")) for a in _arrays()) >= n, timeout=30)
+    return [a for a in _arrays() if a not in before]
+
+
 def test_a_plan_on_a_slurm_array_is_the_local_pools_plan_byte_for_byte(
     clean_cluster: Path, tmp_path: Path
 ) -> None:
@@ -51,7 +59,7 @@ def test_a_plan_on_a_slurm_array_is_the_local_pools_plan_byte_for_byte(
                      "--out", str(outs[how])])
         assert code in (0, 1)
     assert outs["slurm"].read_bytes() == outs["local"].read_bytes()
-    ran = [a for a in _arrays() if a not in before]
+    ran = _new_arrays(before, 4)
     # with no bound on the workers every run is its own array element (impact_units.by_seed)
     assert len(ran) == 4 and all(a.endswith(" COMPLETED") for a in ran), ran
     assert not any((tmp_path / "shared").iterdir())  # read back, then removed
@@ -70,7 +78,7 @@ def test_a_sweep_on_a_slurm_array_is_the_local_pools_sweep_byte_for_byte(
         tables[how] = capsys.readouterr().out
     assert outs["slurm"].read_bytes() == outs["local"].read_bytes()
     assert tables["slurm"] == tables["local"]
-    ran = [a for a in _arrays() if a not in before]
+    ran = _new_arrays(before, 4)
     assert len(ran) == 4 and all(a.endswith(" COMPLETED") for a in ran), ran  # 2 values x 2 seeds
 
 

@@ -60,7 +60,7 @@ def register(p: argparse.ArgumentParser) -> None:
         type=positive_int,
         default=WORKERS,
         metavar="N",
-        help="simulate the seeds in N processes (1: in this one); any N gives the same plan",
+        help="--executor local: simulate the seeds in N processes (1: in this one); any N gives the same plan",
     )
     add_executor_arguments(p)
     p.add_argument(
