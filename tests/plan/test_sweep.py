@@ -74,3 +74,21 @@ def test_sweep_help_names_the_executors(capsys: pytest.CaptureFixture[str]) -> N
     text = " ".join(capsys.readouterr().out.split())
     assert "--executor {local,slurm}" in text and "--executor-dir DIR" in text
     assert "--set KNOB=V1[,V2...]" in text
+
+
+def test_a_trace_is_one_workload_swept_like_a_scenario(
+    repo_root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    trace = tmp_path / "t.jsonl"
+    assert main(["trace", "generate", "--repo", str(repo_root), "--scenario", "ai2", "--days", "0.25",
+                 "--seed", "4", "-o", str(trace), "--at", "2026-11-30"]) == 0
+    out = tmp_path / "grid.json"
+    assert main(["sweep", "--repo", str(repo_root), "--trace", str(trace), "--seeds", "1-3",
+                 "--set", "queue_depth=1,4", "--json", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    assert [(r["set"], r["seed"]) for r in doc["runs"]] == [({"queue_depth": "1"}, 1), ({"queue_depth": "4"}, 1)]
+    single = tmp_path / "single.json"
+    assert main(["simulate", "--repo", str(repo_root), "--trace", str(trace), "--seed", "1",
+                 "--set", "queue_depth=1", "--json", str(single)]) == 0
+    assert doc["runs"][0]["metrics"] == json.loads(single.read_text())
+    assert capsys.readouterr().err.count("Traceback") == 0

@@ -215,7 +215,10 @@ class ImpactRunner:
 
 
 def unit_key(u: Unit) -> str:
-    """A unit's content-addressed name: the digest of its runs' cache keys, in order."""
+    """A unit's content-addressed name: its run's cache key, or the digest of its runs' keys in
+    order when it holds both sides of a seed."""
+    if len(u.tasks) == 1:
+        return u.tasks[0].key
     return hashlib.sha256("\n".join(t.key for t in u.tasks).encode()).hexdigest()
 
 
