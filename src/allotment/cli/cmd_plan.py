@@ -14,6 +14,7 @@ from pathlib import Path
 
 from allotment.atomic_file import write_text
 from allotment.cli.common import add_at_argument, add_repo_argument, at_date, positive_int
+from allotment.cli.executor_args import add_executor_arguments, executor_of
 from allotment.errors import ConfigError, UsageError
 from allotment.neutral import neutral_lines
 from allotment.plan.build import PlanRequest, make_plan
@@ -59,8 +60,9 @@ def register(p: argparse.ArgumentParser) -> None:
         type=positive_int,
         default=WORKERS,
         metavar="N",
-        help="simulate the seeds in N processes (1: in this one); any N gives the same plan",
+        help="--executor local: simulate the seeds in N processes (1: in this one); any N gives the same plan",
     )
+    add_executor_arguments(p)
     p.add_argument(
         "--cache-dir",
         type=Path,
@@ -172,6 +174,7 @@ def run(args: argparse.Namespace) -> int:
             env=os.environ,
             latency=latency,
             workers=args.workers,
+            executor=executor_of(args, args.workers),
             progress=bar.runs("simulating the impact (runs of both sides)"),
         )
     try:

@@ -21,6 +21,7 @@ COMMANDS: dict[str, str] = {
     "compile": "compute shares and entitlements",
     "schema": "print the JSON Schema of a config file kind",
     "simulate": "replay a workload under a policy",
+    "sweep": "simulate a grid of policy knob values over several seeds, locally or on Slurm",
     "trace": "import, generate and check canonical traces",
     "explain": "why a job waits, runs or was preempted",
     "plan": "show what a budget change does: share deltas, projected impact, approvers",

@@ -12,9 +12,10 @@ left out of that side only.
 
 Each (side, seed) run is cached by content (``simcache``); the runs left are grouped into units
 (``impact_units``: both sides of a seed on one generated workload, longest first) and simulated
-in a pool of ``allot plan --workers`` processes (``WORKERS`` unless told), each run cached as
-soon as its unit ends.  Every run is deterministic, so neither the pool, its size, the grouping
-nor the cache can change a result.
+by an executor (``plan.executors``): a pool of ``allot plan --workers`` processes (``WORKERS``
+unless told) by default, or a Slurm job array; each run cached as soon as its unit ends.  Every
+run is deterministic, so neither the executor, its size, the grouping nor the cache can change a
+result.
 """
 
 from __future__ import annotations
@@ -22,10 +23,8 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import multiprocessing
 import tempfile
 from collections.abc import Callable, Iterator, Mapping
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -35,6 +34,8 @@ from allotment.compile.model import CompiledConfig
 from allotment.errors import TraceError
 from allotment.plan import impact_units
 from allotment.plan.diff import diff_configs
+from allotment.plan.executors.local import LocalPool
+from allotment.plan.executors.protocol import ExecTask, Executor
 from allotment.plan.impact_stats import summarize
 from allotment.plan.impact_units import Grouping, Setup, Task, Unit, by_seed, for_side
 from allotment.plan.model import Impact
@@ -95,6 +96,7 @@ class ImpactRunner:
         latency: LatencyProfile = NONE,
         progress: Callable[[int, int], None] | None = None,
         repo: Path | None = None,
+        executor: Executor | None = None,
     ) -> None:
         self.trace = trace
         self.repo = repo  # the config repository: where plan_workload is read from (base revision)
@@ -104,6 +106,7 @@ class ImpactRunner:
         self.seeds = seeds  # None: seeds 1..plan_seeds of the base revision's policy
         self.cache = cache or SimCache(None)
         self.workers = workers
+        self.executor: Executor = executor or LocalPool(workers)
         self.note = note
         self.grouping = grouping  # impact_units.one_per_run is the plain reference
         self.latency = latency  # the backend's delays, both sides alike (sim/latency.py)
@@ -192,7 +195,7 @@ class ImpactRunner:
         cached = set(done)
         self.progress(len(done), len(tasks))
         todo = impact_units.units(
-            setup, [t for t in tasks if t.key not in done], self.workers, self.grouping
+            setup, [t for t in tasks if t.key not in done], self.executor.parallelism, self.grouping
         )
         for u, metrics in self._simulate(todo):
             for t, m in zip(u.tasks, metrics, strict=True):
@@ -202,21 +205,21 @@ class ImpactRunner:
         return [Run(t.side, t.seed, t.key, done[t.key], t.key in cached) for t in tasks]
 
     def _simulate(self, todo: list[Unit]) -> Iterator[tuple[Unit, tuple[dict[str, Any], ...]]]:
-        """Each unit with its metrics, as units end.  ``impact_units.run_unit`` is looked up at
-        call time, so a benchmark can wrap it (benchmarks/plan_bench.py)."""
-        if len(todo) < 2 or self.workers < 2:
-            for u in todo:
-                yield u, impact_units.run_unit(u)
-            return
-        # fork: the CLI is single-threaded here, and spawn would re-run the caller's
-        # __main__ (a script without a main guard would recurse)
-        method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
-        ctx = multiprocessing.get_context(method)
-        with ProcessPoolExecutor(max_workers=min(self.workers, len(todo)), mp_context=ctx) as pool:
-            # submitted longest first; the pool hands each to the first free worker, in order
-            futures = {pool.submit(impact_units.run_unit, u): u for u in todo}
-            for f in as_completed(futures):
-                yield futures[f], f.result()
+        """Each unit with its metrics, as units end, from the executor; a unit is named by its
+        runs' keys.  ``impact_units.run_unit`` is looked up at call time, so a benchmark can wrap
+        it (benchmarks/plan_bench.py)."""
+        work = [ExecTask(unit_key(u), u, f"seed {u.seed}, {'+'.join(t.side for t in u.tasks)}")
+                for u in todo]
+        for i, metrics in self.executor.run(impact_units.run_unit, work):
+            yield todo[i], tuple(metrics)
+
+
+def unit_key(u: Unit) -> str:
+    """A unit's content-addressed name: its run's cache key, or the digest of its runs' keys in
+    order when it holds both sides of a seed."""
+    if len(u.tasks) == 1:
+        return u.tasks[0].key
+    return hashlib.sha256("\n".join(t.key for t in u.tasks).encode()).hexdigest()
 
 
 def warmup_days(base: CompiledConfig, cluster: str) -> float:

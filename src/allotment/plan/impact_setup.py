@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
+from allotment.plan.executors.protocol import Executor
 from allotment.plan.impact import WORKERS, ImpactRunner
 from allotment.plan.simcache import SimCache, choose_cache
 from allotment.sim.latency import NONE, LatencyProfile
@@ -24,6 +25,7 @@ def impact_function(
     latency: LatencyProfile = NONE,
     workers: int = WORKERS,
     progress: Callable[[int, int], None] | None = None,
+    executor: Executor | None = None,
 ) -> ImpactRunner:
     choice = choose_cache(cache_dir, _repo_root(repo), env)
     return ImpactRunner(
@@ -38,6 +40,7 @@ def impact_function(
         workers=workers,
         progress=progress,
         repo=repo,
+        executor=executor,
     )
 
 

@@ -117,7 +117,7 @@ def _cost(group: tuple[Task, ...]) -> int:
 def makespan(groups: Sequence[tuple[Task, ...]], workers: int) -> int:
     """Estimated cost of the busiest worker when ``groups`` are handed out in order, each to the
     first worker free (what a process pool does)."""
-    loads = [0] * max(1, workers)
+    loads = [0] * max(1, min(workers, len(groups)))  # a worker past the groups' count idles
     for g in groups:
         i = loads.index(min(loads))
         loads[i] += _cost(g)
