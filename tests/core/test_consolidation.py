@@ -96,3 +96,22 @@ def test_the_fragmenting_cases_of_the_walk_property_do_move_work() -> None:
         res = simulate(config, workload, keep_events=True, days=1.0)
         moves += sum(1 for e in res.events if e.event == "preempt" and e.rule == "consolidate")
     assert moves >= 5
+
+
+def test_work_that_can_never_move_is_packed_beside_such_work_while_consolidation_is_on() -> None:
+    # R (6 GPUs, resumable) on n000 leaves 2 free there; A (3 GPUs, not resumable) goes on
+    # n001.  S (2 GPUs, not resumable): best fit is n000's exact hole; with consolidation on it
+    # goes beside A, so n000 keeps only work a move can take off it
+    def where(consolidate: bool) -> tuple[str, ...]:
+        jobs = [
+            JobSpec(id="R", submit=0.0, account="a", gpus=6, work=24 * HOUR, min_runtime=600.0, user="u",
+                    checkpoint_interval=600.0),
+            JobSpec(id="A", submit=1.0, account="a", gpus=3, work=24 * HOUR, min_runtime=600.0, user="u", resumable=False),
+            JobSpec(id="S", submit=2.0, account="a", gpus=2, work=24 * HOUR, min_runtime=600.0, user="u", resumable=False),
+        ]
+        config = make_config({"a": 1, "b": 1}, nodes=2, policy=Policy(consolidate=consolidate))
+        res = simulate(config, Workload.of(jobs, ()), keep_events=True, days=1.0)
+        return _starts(res, "S")[0][1]
+
+    assert where(False) == ("n000",)
+    assert where(True) == ("n001",)

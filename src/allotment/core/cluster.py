@@ -69,6 +69,9 @@ class ClusterState:
         # sessions told they will be stopped (core.session_grace): job -> when, for its current
         # run only (a stop of any kind forgets it)
         self.noticed: dict[str, float] = {}
+        # per node, the GPUs of running work that is not resumable: what consolidation can never
+        # move, and where it packs more such work (core.consolidation, ``place_beside_fixed``)
+        self.fixed_gpus: list[int] = [0] * len(self.pool.names)
 
     # -- questions ---------------------------------------------------------------------------
     def min_runtime(self, spec: JobSpec) -> float:
@@ -197,6 +200,9 @@ class ClusterState:
         self.acct.started(r)
         self.ends.started(r)
         self.running_gpus += r.gpus
+        if not r.resumable:
+            for i, g in r.placement:
+                self.fixed_gpus[i] += g
         if r.protected_until <= now:  # preemptible at once: not growth (see __init__)
             self.acct.mark_preemptible(r)
         elif r.protected_until < math.inf:
@@ -221,6 +227,9 @@ class ClusterState:
         self.ends.stopped(r, self.pool, self.running)
         self.acct.stopped(r)
         self.running_gpus -= r.gpus
+        if not r.resumable:
+            for i, g in r.placement:
+                self.fixed_gpus[i] -= g
         return r
 
     def _queue(self, p: Pend) -> None:

@@ -385,7 +385,7 @@ class Scheduler(Starting):
                 if self._cap_preempt(p, qk, pi, allow, starts, preemptions):
                     return True
                 continue
-            pl = self.pool.find(p.spec, p.n, p.per, soft) if p.per <= self.pool.max_free() else None
+            pl = self.find_free(p, soft) if p.per <= self.pool.max_free() else None
             if pl is not None:
                 starts.append(self._launch(p, pl, pi, "fits free GPUs", qk))
                 if hs is not None and p.jid in hs.by_holder:

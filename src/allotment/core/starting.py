@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from allotment.core.cluster import ClusterState
 from allotment.core.consolidation import RULE as CONSOLIDATE
-from allotment.core.consolidation import plan_consolidation
+from allotment.core.consolidation import place_beside_fixed, plan_consolidation
 from allotment.core.context import Context
 from allotment.core.debug import is_debug
 from allotment.core.decisions import Preemption, Start
@@ -280,6 +280,13 @@ class Starting(ClusterState):
             raise AssertionError(f"consolidation for {p.jid} did not free {freed}")
         starts.append(self._launch(p, pl, pi, f"moved {len(plan.moves)} job(s) to free {freed}", qk))
         return True
+
+    def find_free(self, p: Pend, allow: NodeFilter | None) -> tuple[tuple[int, int], ...] | None:
+        """Where ``p`` starts on free GPUs: best fit (``NodePool.find``); with consolidation on,
+        a single-node job that can never move goes beside such work (``place_beside_fixed``)."""
+        if self._consolidates and p.n == 1 and not p.resumable:
+            return place_beside_fixed(self.pool, p.spec, p.per, allow, self.fixed_gpus)
+        return self.pool.find(p.spec, p.n, p.per, allow)
 
     def _movable(self, r: Run) -> bool:
         """May consolidation move ``r`` (``core.consolidation``)?  Resumable work past its
