@@ -79,12 +79,12 @@ def test_no_more_gpus_move_than_the_blocked_job_starts() -> None:
     pool, running = _pool({"x1": (0, 2, True), "x2": (0, 2, True), "y": (1, 2, False), "z": (2, 2, False)})
     resumable = lambda r: r.resumable  # noqa: E731
     pre = [4, 2, 2]  # every running GPU counted as preemptible: the bound reads it
-    assert plan_consolidation(pool, running, resumable, None, 1, 3, 3, None, frozenset(), 10.0, pre) is None
-    got = plan_consolidation(pool, running, resumable, None, 1, 4, 4, None, frozenset(), 10.0, pre)
+    assert plan_consolidation(pool, running, resumable, None, 3, None, frozenset(), 10.0, pre) is None
+    got = plan_consolidation(pool, running, resumable, None, 4, None, frozenset(), 10.0, pre)
     assert got is not None and got.targets == (0,)
     assert sorted((m.job_id, m.node) for m in got.moves) == [("x1", 1), ("x2", 2)]
     # a reserved node takes no moved job: with n2 closed, one hole is left, too few
-    assert plan_consolidation(pool, running, resumable, None, 1, 4, 4, None, frozenset({2}), 10.0, pre) is None
+    assert plan_consolidation(pool, running, resumable, None, 4, None, frozenset({2}), 10.0, pre) is None
 
 
 def test_the_fragmenting_cases_of_the_walk_property_do_move_work() -> None:

@@ -261,8 +261,8 @@ class Starting(ClusterState):
         if not self._consolidates or p.n != 1 or not self.acct.preemptible:
             return False  # a gang has its reservation: moving work for it churned (docs/design/preemption.md)
         closed = frozenset() if self.holds is None else self.holds.nodes
-        plan = plan_consolidation(self.pool, self.running, self._movable, p.gpu_type, p.n, p.per, p.gpus, allow,
-                                  closed, pi.now, self.acct.pre_on_node)
+        plan = plan_consolidation(self.pool, self.running, self._movable, p.gpu_type, p.per, allow, closed, pi.now,
+                                  self.acct.pre_on_node)
         if plan is None:
             return False
         names = self.pool.names
