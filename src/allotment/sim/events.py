@@ -61,7 +61,7 @@ class Event:
         min_runtime: float | None = None,  # submit: the minimum runtime after the policy default and cap
         held: bool | None = None,  # submit: waits for dependencies (an ``eligible`` event follows)
         by: str | None = None,  # preempt, notice: the job that needed the GPUs
-        rule: str | None = None,  # preempt, notice: unallocated | reservation | within-team | reclaim | debug-slice | drain
+        rule: str | None = None,  # preempt, notice: unallocated | reservation | within-team | reclaim | debug-slice | consolidate | drain
         requeued: bool | None = None,  # preempt: back in the queue (False: cancelled by policy)
         lost_gpu_hours: float | None = None,  # preempt: GPUs x progress thrown away
         charged_gpu_hours: float | None = None,  # end: reference GPU-hours charged over all its runs
