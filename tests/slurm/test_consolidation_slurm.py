@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from allotment.backends.actions import ActionResult, ClusterAction
 from allotment.reconcile.reconciler import Reconciler
 from tests.reconcile.repo import commit_all
 from tests.slurm.conftest import wait_for
@@ -55,14 +56,27 @@ def _started_at(rec: Reconciler, job: str) -> float:
     return j.start
 
 
-def _requeues(rec: Reconciler) -> list[tuple[str, str, str, str]]:
+def _tick(rec: Reconciler) -> list[ActionResult]:
     r = rec.tick()
     assert r.error is None and not [x for x in r.results if x.code == "failed"], r
+    return r.results
+
+
+def _requeues(results: list[ActionResult]) -> list[tuple[str, str, str, str]]:
     return [
         (x.action.target, x.action.rule, x.action.reason, x.code)
-        for x in r.results
+        for x in results
         if x.action.kind == "requeue"
     ]
+
+
+def _starts(results: list[ActionResult]) -> dict[str, tuple[str, ...] | None]:
+    """The starts a tick sent: job -> the nodes it is pinned to."""
+    return {
+        x.action.target: x.action.nodes
+        for x in results
+        if isinstance(x.action, ClusterAction) and x.action.rule == "start"
+    }
 
 
 def _audited_requeues(rec: Reconciler) -> list[dict[str, object]]:
@@ -83,21 +97,24 @@ def test_a_move_frees_a_node_and_the_moved_job_runs_again_elsewhere(
     commit_all(repo, "consolidate")
     moved, blocked = _layout(reconciler)
     began = _started_at(reconciler, moved)
-    seen: list[tuple[str, str, str, str]] = []
+    ticks: list[list[ActionResult]] = []
 
     def requeued() -> bool:
-        seen.extend(_requeues(reconciler))
-        return bool(seen)
+        ticks.append(_tick(reconciler))
+        return bool(_requeues(ticks[-1]))
 
     wait_for("the core moves the resumable job", requeued, 60, every=1)
     at = time.time()
     assert at >= began + MIN_RUNTIME_S  # never inside its minimum runtime
-    ((target, rule, reason, code),) = seen
+    ((target, rule, reason, code),) = _requeues(ticks[-1])
     assert (target, rule, code) == (moved, "consolidate", "applied")
     assert reason == f"moved from n3 to n4 to free n3 for {blocked}"
     assert [(e["target"], e["rule"], e["result"]) for e in _audited_requeues(reconciler)] == [
         (moved, "consolidate", "applied")
     ]
+    # the blocked job's start is pinned to the freed node; the moved job's start in the same
+    # pass is not sent (it was still running when observed; once requeued, Slurm holds it)
+    assert _starts(ticks[-1]) == {blocked: ("n3",)}
     wait_for(
         "the blocked job runs on the freed n3",
         lambda: state(blocked) == "RUNNING" and job_field(blocked, "%N") == "n3",
@@ -105,12 +122,18 @@ def test_a_move_frees_a_node_and_the_moved_job_runs_again_elsewhere(
         every=0.5,
     )
 
+    restarted: list[float] = []
+
     def moved_runs_again() -> bool:
-        assert not [x for x in _requeues(reconciler)], "a second requeue"
+        results = _tick(reconciler)
+        assert not _requeues(results), "a second requeue"
+        if moved in _starts(results):  # the first pass after its requeue delay starts it again
+            assert _starts(results)[moved] == ("n4",)
+            restarted.append(time.time())
         return state(moved) == "RUNNING"
 
     wait_for("the moved job runs again", moved_runs_again, CRED_EXPIRE_S + 30, every=1)
-    assert time.time() >= at + CRED_EXPIRE_S  # Slurm's requeue delay
+    assert restarted and restarted[0] >= at + CRED_EXPIRE_S  # Slurm's requeue delay
     assert (job_field(moved, "%N"), restarts(moved)) == ("n4", 1)
     assert state(blocked) == "RUNNING" and job_field(blocked, "%N") == "n3"
 
@@ -127,7 +150,7 @@ def test_without_consolidation_nothing_moves_and_the_blocked_job_waits(
         every=1,
     )
     for _ in range(3):
-        assert _requeues(reconciler) == []
+        assert _requeues(_tick(reconciler)) == []
         time.sleep(2)  # a scheduling cycle (sched_interval=2)
     assert state(blocked) == "PENDING" and state(moved) == "RUNNING" and restarts(moved) == 0
     assert _audited_requeues(reconciler) == []
