@@ -87,6 +87,9 @@ class RunDir:
     events: tuple[Event, ...]
     fairshare: tuple[FairShareSnapshot, ...]
     jobs: Mapping[str, JobSpec] = field(default_factory=dict)
+    # the last event's time when ``events`` was not read (``read_run_head``: the moment index
+    # stands for the log); None when ``events`` holds the whole log
+    last_t: float | None = None
 
     @property
     def cluster(self) -> str:
@@ -103,7 +106,7 @@ class RunDir:
     @property
     def end(self) -> float:
         """The horizon, or the last event for a trace run until done (``days`` null)."""
-        last = self.events[-1].t if self.events else 0.0
+        last = self.events[-1].t if self.events else (self.last_t or 0.0)
         return max(float(self.meta.get("days") or 0.0) * 86400.0, last)
 
     def snapshot_at(self, t: float) -> FairShareSnapshot | None:
@@ -115,12 +118,41 @@ class RunDir:
     def job_events(self, job: str) -> list[Event]:
         return [e for e in self.events if e.job == job]
 
+    def account_jobs(self, account: str) -> list[JobSpec]:
+        """The account's jobs in trace order, without parsing the others when ``jobs`` is read
+        lazily (``run_index.TraceJobs``)."""
+        of = getattr(self.jobs, "of_account", None)
+        if of is not None:
+            return list(of(account))
+        return [s for s in self.jobs.values() if s.account == account]
+
 
 def read_run(path: Path) -> RunDir:
     """Read every file of a run dir; raise one UsageError listing every problem."""
+    errors: list[str] = []
+    meta, compiled, metrics = _head(path, errors)
+    events = tuple(e for e in _jsonl(path / "events.jsonl", errors, check_event, event_from_json) if e is not None)
+    fairshare = tuple(_jsonl(path / "fairshare.jsonl", errors, _check_snapshot, _snapshot))
+    jobs = _jobs(path / "trace.jsonl", errors)
+    if errors:
+        raise UsageError("\n".join(errors))
+    return RunDir(path, meta, compiled, metrics, events, fairshare, jobs)
+
+
+def read_run_head(path: Path, jobs: Mapping[str, JobSpec], last_t: float | None) -> RunDir:
+    """A run dir without its event log and trace, for a reader that has the moment index
+    (``run_index``) stand for them: ``events`` is empty and ``jobs`` the caller's."""
+    errors: list[str] = []
+    meta, compiled, metrics = _head(path, errors)
+    fairshare = tuple(_jsonl(path / "fairshare.jsonl", errors, _check_snapshot, _snapshot))
+    if errors:
+        raise UsageError("\n".join(errors))
+    return RunDir(path, meta, compiled, metrics, (), fairshare, jobs, last_t)
+
+
+def _head(path: Path, errors: list[str]) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
     if not path.is_dir():
         raise UsageError(f"--run {path}: not a folder (make one with `allot simulate ... --save DIR`)")
-    errors: list[str] = []
     meta = _json(path / "meta.json", errors)
     if meta and meta.get("format_version") != FORMAT_VERSION:
         errors.append(f"{path / 'meta.json'}:1:1: format_version {meta.get('format_version')!r}, expected {FORMAT_VERSION}")
@@ -128,12 +160,7 @@ def read_run(path: Path) -> RunDir:
         errors += [f"{path / 'meta.json'}:1:1: {p}" for p in _meta_problems(meta)]
     compiled = _json(path / "compiled.json", errors)
     metrics = _json(path / "metrics.json", errors)
-    events = tuple(e for e in _jsonl(path / "events.jsonl", errors, _check_event, _event) if e is not None)
-    fairshare = tuple(_jsonl(path / "fairshare.jsonl", errors, _check_snapshot, _snapshot))
-    jobs = _jobs(path / "trace.jsonl", errors)
-    if errors:
-        raise UsageError("\n".join(errors))
-    return RunDir(path, meta, compiled, metrics, events, fairshare, jobs)
+    return meta, compiled, metrics
 
 
 def _json(p: Path, errors: list[str]) -> dict[str, Any]:
@@ -201,7 +228,7 @@ def _number(x: object) -> bool:
     return isinstance(x, int | float) and not isinstance(x, bool)
 
 
-def _check_event(d: dict[str, Any]) -> str:
+def check_event(d: dict[str, Any]) -> str:
     if d.get("event") == HEADER:
         return ""
     if not isinstance(d.get("t"), int | float):
@@ -219,7 +246,7 @@ def _check_snapshot(d: dict[str, Any]) -> str:
     return ""
 
 
-def _event(d: dict[str, Any]) -> Event | None:
+def event_from_json(d: dict[str, Any]) -> Event | None:
     """The line as an ``Event``; the header line (the run's static inputs) is none."""
     if d.get("event") == HEADER:
         return None
