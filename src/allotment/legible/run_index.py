@@ -240,21 +240,25 @@ class TraceJobs(Mapping[str, JobSpec]):
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        self._data = path.read_bytes()
         self._at: dict[str, int] = {}
         self._accounts: dict[str, list[str]] = {}
         self._got: dict[str, JobSpec] = {}
-        offset = 0
-        with path.open("rb") as f:
-            for raw in f:
-                here, offset = offset, offset + len(raw)
-                if not raw.startswith(b'{"id":'):
-                    continue
-                d = json.JSONDecoder().raw_decode(raw.decode(), 6)[0]
-                job = str(d)
-                self._at[job] = here
-                acc = _ACCOUNT.search(raw)
-                if acc is not None:
-                    self._accounts.setdefault(str(json.loads(acc.group(1))), []).append(job)
+        at = 0
+        for raw in self._data.split(b"\n"):
+            here, at = at, at + len(raw) + 1
+            if not raw.startswith(b'{"id":"'):
+                continue
+            acc = _ACCOUNT.search(raw)
+            if b"\\" in raw:  # an escape somewhere: let JSON read the strings
+                job = str(json.JSONDecoder().raw_decode(raw.decode(), 6)[0])
+                account = str(json.loads(acc.group(1))) if acc is not None else None
+            else:
+                job = raw[7:raw.index(b'"', 7)].decode()
+                account = acc.group(1)[1:-1].decode() if acc is not None else None
+            self._at[job] = here
+            if account is not None:
+                self._accounts.setdefault(account, []).append(job)
 
     def __getitem__(self, job: str) -> JobSpec:
         got = self._got.get(job)
@@ -268,9 +272,8 @@ class TraceJobs(Mapping[str, JobSpec]):
         from allotment.traces.job_lines import checked_job, fast_job
         from allotment.traces.line_checker import DECODER, LineChecker
 
-        with self.path.open("rb") as f:
-            f.seek(at)
-            raw = f.readline().decode()
+        end = self._data.find(b"\n", at)
+        raw = self._data[at:end if end >= 0 else len(self._data)].decode()
         d = DECODER.decode(raw)
         c = LineChecker(raw, 0, DiagnosticCollector(str(self.path)))
         job = fast_job(d) or checked_job(c, d)
