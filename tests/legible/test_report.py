@@ -105,6 +105,7 @@ def test_the_report_streams_the_event_log_and_draws_what_the_whole_read_draws(
     assert new.events == () and base.events == ()  # nothing of the log kept
     whole, whole_base = read_run(run_dir), read_run(base_dir)
     assert new.end == whole.end and ivs == intervals(whole.events, whole.end)
+    assert base.end == whole_base.end and base_ivs == intervals(whole_base.events, whole_base.end)
     out = tmp_path / "r.html"
     assert main(["report", "--run", str(run_dir), "--baseline", str(base_dir), "-o", str(out)]) == 0
     assert out.read_text(encoding="utf-8") == render_report(whole, whole_base)
