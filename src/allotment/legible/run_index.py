@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from allotment.atomic_file import commit, discard, open_temp
 from allotment.core.jobs import JobSpec
 from allotment.legible.replay import Interval, Moment, Replay
 from allotment.legible.rundir import Event, check_event, event_from_json
@@ -105,11 +106,16 @@ def write_index(run_dir: Path) -> bool:
         "events_sha256": _sha256(events_path), "trace_sha256": _sha256(run_dir / "trace.jsonl"),
         "last_t": last_t, "checkpoints": table, "finished": finished, "rejected": rejected,
     }
-    tmp = run_dir / (FILE + ".tmp")
-    with tmp.open("w", encoding="utf-8") as out:
-        out.write(json.dumps(head, sort_keys=True, separators=(",", ":")) + "\n")
-        out.writelines(lines)
-    tmp.replace(run_dir / FILE)
+    target = run_dir / FILE
+    tmp, out = open_temp(target)
+    try:
+        with out:
+            out.write((json.dumps(head, sort_keys=True, separators=(",", ":")) + "\n").encode())
+            out.writelines(line.encode() for line in lines)
+    except BaseException:
+        discard(tmp, target)
+        raise
+    commit(tmp, target)
     return True
 
 
