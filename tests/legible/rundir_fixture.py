@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from allotment.compile.model import CompiledConfig
+from allotment.legible.run_index import write_index
 from allotment.sim.anchor import t0_of
 from allotment.sim.event_file import EventFile
 from allotment.sim.rundir import RunSource, save_run
@@ -25,5 +26,6 @@ def make_run_dir(out: Path, config: CompiledConfig, *, cluster: str = "b200", da
         events.finish(result.header)
     src = RunSource(scenario="ai2", trace=None, days=days, t0=t0_of(config.at).isoformat(), overrides=overrides or {})
     save_run(out, config, workload, result, src, events=log)
+    assert write_index(out)  # as cmd_simulate does after save_run
     log.unlink()
     return out

@@ -91,3 +91,35 @@ def test_a_thousand_gpu_month_stays_small_and_draws_groups_of_nodes(tmp_path: Pa
 def test_same_run_same_report_byte_for_byte(run_dir: Path) -> None:
     rd = read_run(run_dir)
     assert render_report(rd) == render_report(read_run(run_dir))
+
+
+def test_the_report_streams_the_event_log_and_draws_what_the_whole_read_draws(
+    run_dir: Path, base_dir: Path, tmp_path: Path
+) -> None:
+    """``allot report`` folds each log into its intervals instead of holding its records
+    (issue 27 item 5, <= 300 MB on a 30-day run), and the file is the same bytes."""
+    from allotment.legible.report import read_for_report
+
+    new, ivs = read_for_report(run_dir)
+    base, base_ivs = read_for_report(base_dir)
+    assert new.events == () and base.events == ()  # nothing of the log kept
+    whole, whole_base = read_run(run_dir), read_run(base_dir)
+    assert new.end == whole.end and ivs == intervals(whole.events, whole.end)
+    assert base.end == whole_base.end and base_ivs == intervals(whole_base.events, whole_base.end)
+    out = tmp_path / "r.html"
+    assert main(["report", "--run", str(run_dir), "--baseline", str(base_dir), "-o", str(out)]) == 0
+    assert out.read_text(encoding="utf-8") == render_report(whole, whole_base)
+
+
+def test_a_bad_event_line_in_a_streamed_report_is_file_line_col(
+    run_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import shutil
+
+    bad = tmp_path / "bad"
+    shutil.copytree(run_dir, bad)
+    lines = (bad / "events.jsonl").read_text().splitlines(keepends=True)
+    (bad / "events.jsonl").write_text("".join(lines[:3]) + '{"t": 1, "event": "teleport"}\n' + "".join(lines[3:]))
+    assert main(["report", "--run", str(bad), "-o", str(tmp_path / "r.html")]) == 2
+    err = capsys.readouterr().err
+    assert f"{bad / 'events.jsonl'}:4:1: 'event' must be one of" in err and "Traceback" not in err

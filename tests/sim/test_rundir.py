@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from allotment.cli.main import main
+from allotment.legible import run_index
 from allotment.sim import rundir
 from allotment.sim.events import metrics_from_events, read_log
 from allotment.traces.canonical import read_trace
@@ -31,7 +32,9 @@ def repo_root() -> Path:
 
 def test_a_run_directory_holds_every_file_and_its_meta(saved: tuple[Path, Path]) -> None:
     run, _ = saved
-    assert sorted(p.name for p in run.iterdir()) == sorted(rundir.FILES)
+    # and the moment index allot explain starts from (legible/run_index.py), matching the run
+    assert sorted(p.name for p in run.iterdir()) == sorted([*rundir.FILES, run_index.FILE])
+    assert run_index.open_index(run) is not None
     meta = json.loads((run / "meta.json").read_text())
     assert meta == {
         "format_version": 1,

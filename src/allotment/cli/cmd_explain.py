@@ -11,10 +11,16 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from allotment.cli.common import add_repo_argument
 from allotment.errors import UsageError
+
+if TYPE_CHECKING:
+    from allotment.legible.run_index import MomentIndex
+    from allotment.legible.rundir import RunDir
 
 
 def register(p: argparse.ArgumentParser) -> None:
@@ -41,14 +47,30 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _read(path: Path) -> tuple[RunDir, MomentIndex | None]:
+    """The run through its moment index when it has a matching one (``legible/run_index.py``),
+    else read whole; an index that does not match is said in one line, then read whole."""
+    from allotment.legible.run_index import IndexUnusable, TraceJobs, open_index
+    from allotment.legible.rundir import read_run, read_run_head
+
+    try:
+        index = open_index(path) if path.is_dir() else None
+        if index is not None:
+            return read_run_head(path, TraceJobs(path / "trace.jsonl"), index.last_t), index
+    except IndexUnusable as exc:
+        print(f"note: {exc}; reading the whole run", file=sys.stderr)
+    return read_run(path), None
+
+
 def _run_dir(args: argparse.Namespace) -> int:
     from allotment.compile.compiler import compile_repo
     from allotment.legible.explain import explain_run, facts_json
     from allotment.legible.explain_words import render_text
+    from allotment.legible.run_index import IndexUnusable
     from allotment.legible.rundir import read_run
     from allotment.legible.words import parse_time
 
-    rd = read_run(args.run)
+    rd, index = _read(args.run)
     day = dt.date.fromisoformat(str(rd.compiled.get("at")))
     config = compile_repo(Path(args.repo), day, None)
     want = str(rd.meta.get("config_sha256", ""))
@@ -57,9 +79,18 @@ def _run_dir(args: argparse.Namespace) -> int:
             f"--repo {args.repo}: config {config.inputs_sha256[:12]} is not the one {args.run} was made "
             f"with ({want[:12]}); check out that revision or pass --repo"
         )
-    facts = explain_run(rd, config, args.job, parse_time(args.time, rd.t0) if args.time else None)
-    if args.format == "json":
-        print(json.dumps(facts_json(facts, rd), sort_keys=True, indent=2))
-    else:
-        print(render_text(facts, rd), end="")
+    when = parse_time(args.time, rd.t0) if args.time else None
+
+    def say(rd: RunDir, index: MomentIndex | None) -> str:
+        facts = explain_run(rd, config, args.job, when, index)
+        if args.format == "json":
+            return json.dumps(facts_json(facts, rd), sort_keys=True, indent=2) + "\n"
+        return render_text(facts, rd)
+
+    try:
+        out = say(rd, index)
+    except IndexUnusable as exc:  # a trace line the index's sha256 vouched for, unreadable
+        print(f"note: {exc}; reading the whole run", file=sys.stderr)
+        out = say(read_run(args.run), None)
+    print(out, end="")
     return 0

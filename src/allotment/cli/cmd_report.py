@@ -21,14 +21,13 @@ def register(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from allotment.atomic_file import write_text
     from allotment.cli.progress import Progress, wanted
-    from allotment.legible.report import render_report
-    from allotment.legible.rundir import read_run
+    from allotment.legible.report import read_for_report, render_report
 
     with Progress(f"reading {args.run}", enabled=wanted()) as bar:
-        new = read_run(args.run)
-        base = read_run(args.baseline) if args.baseline is not None else None
+        new, ivs = read_for_report(args.run)
+        base, base_ivs = read_for_report(args.baseline) if args.baseline is not None else (None, None)
         bar.phase(f"rendering {args.output}")
-        html = render_report(new, base)
+        html = render_report(new, base, ivs, base_ivs)
     args.output.parent.mkdir(parents=True, exist_ok=True)
     write_text(args.output, html)
     print(f"wrote {args.output} ({len(html.encode()) / 1e6:.1f} MB)")

@@ -157,6 +157,9 @@ def run(args: argparse.Namespace) -> int:
             )
             with Progress(f"saving the run to {args.save}", enabled=wanted(machine_stdout=json_to_stdout)):
                 save_run(args.save, config, workload, result, src, events=for_save)
+                from allotment.legible.run_index import write_index
+
+                write_index(args.save)  # for allot explain (issue 27 item 5)
     finally:
         if for_save is not None:
             for_save.unlink(missing_ok=True)

@@ -28,6 +28,7 @@ from allotment.core.snapshot import NodeState
 from allotment.core.state import Pend
 from allotment.errors import UsageError
 from allotment.legible.replay import Moment, moment
+from allotment.legible.run_index import MomentIndex
 from allotment.legible.rundir import Event, RunDir
 from allotment.legible.runview import run_tree_inputs
 from allotment.legible.tree import TreeRow, build_tree
@@ -78,15 +79,19 @@ class Facts:
     boosts: tuple[BoostUse, ...] = ()
 
 
-def explain_run(run: RunDir, config: CompiledConfig, job: str, t: float | None) -> Facts:
+def explain_run(
+    run: RunDir, config: CompiledConfig, job: str, t: float | None, index: MomentIndex | None = None
+) -> Facts:
+    """With ``index`` (the run's moment index, ``run`` then read by ``read_run_head``) the
+    moment and the job's history come from it; without, from ``run.events``: the same facts."""
     spec = run.jobs.get(job)
     if spec is None:
         raise UsageError(f"job {job!r} is not in {run.path / 'trace.jsonl'}")
     ctx = build_context(config, run.cluster, mode=str(run.meta.get("policy", "budgets")), epoch=run.t0,
                         policy=_run_policy(run, config))
-    history = tuple(run.job_events(job))
+    history = tuple(index.history(job) if index is not None else run.job_events(job))
     when = t if t is not None else _default_time(history, run.end)
-    m = moment(run, when)
+    m = index.moment(when) if index is not None else moment(run, when)
     rows = build_tree(run_tree_inputs(run, m))
     by_name = {r.name: r for r in rows}
     path = tuple(by_name[n] for n in ctx.paths.get(spec.account, ())[1:] if n in by_name)
@@ -160,7 +165,8 @@ def _scheduler(ctx: Context, config: CompiledConfig) -> Scheduler:
 
 def _team_rank(run: RunDir, ctx: Context, m: Moment, spec: JobSpec, sched: Scheduler) -> Ranked:
     """Score every pending job of the team as the core would at ``m.t`` and find this one."""
-    declared = propagate(run.jobs.values())
+    team = run.account_jobs(spec.account)  # dependencies count only within the team (``propagate``)
+    declared = propagate(team)
     used: dict[str, int] = {}
     user_gpus: dict[tuple[str, str], int] = {}
     for iv in m.running.values():
@@ -175,7 +181,7 @@ def _team_rank(run: RunDir, ctx: Context, m: Moment, spec: JobSpec, sched: Sched
     running_gpus = sum(iv.gpus for iv in m.running.values())
     load = (pending_gpus + running_gpus) / max(1, ctx.capacity_gpus)
     t = epoch_of(m.t, ctx.policy.fairshare_period_s)  # the pass reads time-varying signals here
-    scorer = Scorer(ctx, t, load, max_free, UserGpus.of(user_gpus), active_boosts(ctx, t), dependants(run.jobs.values()))
+    scorer = Scorer(ctx, t, load, max_free, UserGpus.of(user_gpus), active_boosts(ctx, t), dependants(team))
     scored = []
     for j, eligible in m.pending.items():
         s = run.jobs.get(j)

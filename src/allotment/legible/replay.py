@@ -30,13 +30,13 @@ class Interval:
 @dataclass(slots=True)
 class Moment:
     """The run at time ``t``: running intervals, pending jobs (job -> first submit time),
-    drained nodes (node -> since), and per job what happened last."""
+    drained nodes (node -> since), work each job did before its current run, and which jobs
+    finished or were rejected."""
 
     t: float
     running: dict[str, Interval] = field(default_factory=dict)
     pending: dict[str, float] = field(default_factory=dict)
     drained: dict[str, float] = field(default_factory=dict)
-    last: dict[str, Event] = field(default_factory=dict)
     progress_s: dict[str, float] = field(default_factory=dict)  # work done before the current run
     done: set[str] = field(default_factory=set)
     rejected: set[str] = field(default_factory=set)
@@ -65,16 +65,28 @@ def _closed(iv: Interval, t: float, preempted: bool) -> Interval:
 
 def moment(run: RunDir, t: float) -> Moment:
     """Apply every event with time <= ``t`` in log order."""
-    m = Moment(t)
-    submitted: dict[str, float] = {}
+    r = Replay(Moment(t))
     for e in run.events:
         if e.t > t:
             break
-        if e.job:
-            m.last[e.job] = e
+        r.apply(e)
+    return r.m
+
+
+@dataclass(slots=True)
+class Replay:
+    """The one rule for how an event changes a ``Moment``: ``moment`` folds the log through it
+    from the start, the moment index (``moment_index``) from its nearest checkpoint.
+    ``submitted`` is each job's first submit time, which a preempted job waits since."""
+
+    m: Moment
+    submitted: dict[str, float] = field(default_factory=dict)
+
+    def apply(self, e: Event) -> None:
+        m = self.m
         if e.event == "submit":
-            submitted.setdefault(e.job, e.t)
-            m.pending[e.job] = submitted[e.job]
+            self.submitted.setdefault(e.job, e.t)
+            m.pending[e.job] = self.submitted[e.job]
         elif e.event == "start":
             m.pending.pop(e.job, None)
             m.running[e.job] = Interval(e.job, e.account, e.gpus, e.nodes, e.allocated, e.t)
@@ -83,7 +95,7 @@ def moment(run: RunDir, t: float) -> Moment:
             if iv is not None:
                 lost_s = e.lost_gpu_hours * HOUR / max(1, e.gpus)
                 m.progress_s[e.job] = m.progress_s.get(e.job, 0.0) + max(0.0, e.t - iv.start - lost_s)
-            m.pending[e.job] = submitted.get(e.job, e.t)
+            m.pending[e.job] = self.submitted.get(e.job, e.t)
         elif e.event == "end":
             m.running.pop(e.job, None)
             m.pending.pop(e.job, None)
@@ -95,7 +107,6 @@ def moment(run: RunDir, t: float) -> Moment:
             m.drained.setdefault(e.node, e.t)
         elif e.event == "resume":
             m.drained.pop(e.node, None)
-    return m
 
 
 def gpus_by_account(ivs: Iterable[Interval], *, allocated: bool | None = None) -> dict[str, int]:

@@ -6,7 +6,9 @@ only lays them out, so the file has no script and fetches nothing."""
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import jinja2
@@ -14,8 +16,8 @@ import jinja2
 from allotment.errors import UsageError
 from allotment.legible.charts import Panel, cdf_panel, icicle, usage_panel
 from allotment.legible.colors import node_colors, team_colors
-from allotment.legible.replay import intervals
-from allotment.legible.rundir import RunDir
+from allotment.legible.replay import Interval, intervals
+from allotment.legible.rundir import RunDir, read_run_folded
 from allotment.legible.runview import window_s
 from allotment.legible.timeline import Timeline, build_timeline
 from allotment.legible.tree import compiled_parents, program_of
@@ -47,9 +49,16 @@ def _nodes(run: RunDir) -> tuple[list[str], dict[str, int]]:
     return names, per
 
 
-def _timeline(run: RunDir, teams: list[str]) -> Timeline:
+def _timeline(run: RunDir, teams: list[str], ivs: list[Interval] | None) -> Timeline:
     names, per = _nodes(run)
-    return build_timeline(intervals(run.events, run.end), names, per, teams, run.end)
+    return build_timeline(intervals(run.events, run.end) if ivs is None else ivs, names, per, teams, run.end)
+
+
+def read_for_report(path: Path) -> tuple[RunDir, list[Interval]]:
+    """The run and its intervals, the event log streamed rather than held (``read_run_folded``):
+    a run's intervals end no later than ``RunDir.end``, so folding the whole log is
+    ``intervals(run.events, run.end)``."""
+    return read_run_folded(path, lambda events: intervals(events, math.inf))
 
 
 def waits_by_kind(run: RunDir) -> dict[str, list[float]]:
@@ -61,7 +70,7 @@ def waits_by_kind(run: RunDir) -> dict[str, list[float]]:
         with path.open(encoding="utf-8") as f:
             header = RunHeader.from_json(json.loads(f.readline()))
         return first_waits_by_kind(header, read_events(path))
-    except (ValueError, KeyError, TypeError) as exc:  # read_run checked every line but the header
+    except (ValueError, KeyError, TypeError) as exc:  # the run was read with every line checked but the header
         raise UsageError(f"{path}: {exc}") from None
 
 
@@ -90,7 +99,10 @@ def _summary(run: RunDir) -> dict[str, str]:
     return row
 
 
-def report_context(run: RunDir, base: RunDir | None) -> dict[str, Any]:
+def report_context(
+    run: RunDir, base: RunDir | None, ivs: list[Interval] | None = None, base_ivs: list[Interval] | None = None
+) -> dict[str, Any]:
+    """``ivs``/``base_ivs``: the runs' intervals when their events were streamed, not kept."""
     parents = compiled_parents(run.compiled)
     snap = run.fairshare[-1] if run.fairshare else None
     shares = {n.node: n.share for n in snap.nodes} if snap else {}
@@ -116,17 +128,19 @@ def report_context(run: RunDir, base: RunDir | None) -> dict[str, Any]:
         "meta": run.meta, "base_meta": base.meta if base else None,
         "summary": [_summary(run)] + ([_summary(base)] if base else []),
         "legend": legend,
-        "timelines": [("new policy: " + str(run.meta.get("policy", "")), _timeline(run, teams))]
-        + ([("baseline: " + str(base.meta.get("policy", "")), _timeline(base, teams))] if base else []),
+        "timelines": [("new policy: " + str(run.meta.get("policy", "")), _timeline(run, teams, ivs))]
+        + ([("baseline: " + str(base.meta.get("policy", "")), _timeline(base, teams, base_ivs))] if base else []),
         "panels": panels, "cdfs": cdfs, "cells": cells, "tree_h": tree_h,
         "window": f"{win_h / 24:g}-day" if win_h % 24 == 0 else duration(win_h * 3600),
     }
 
 
-def render_report(run: RunDir, base: RunDir | None = None) -> str:
+def render_report(
+    run: RunDir, base: RunDir | None = None, ivs: list[Interval] | None = None, base_ivs: list[Interval] | None = None
+) -> str:
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("allotment", "templates"),
         autoescape=jinja2.select_autoescape(["html", "j2"], default=True),
         trim_blocks=True, lstrip_blocks=True, undefined=jinja2.StrictUndefined,
     )
-    return env.get_template("report.html.j2").render(**report_context(run, base))
+    return env.get_template("report.html.j2").render(**report_context(run, base, ivs, base_ivs))

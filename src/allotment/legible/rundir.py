@@ -13,7 +13,7 @@ import bisect
 import datetime as dt
 import json
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -87,6 +87,9 @@ class RunDir:
     events: tuple[Event, ...]
     fairshare: tuple[FairShareSnapshot, ...]
     jobs: Mapping[str, JobSpec] = field(default_factory=dict)
+    # the last event's time when ``events`` was not read (``read_run_head``: the moment index
+    # stands for the log); None when ``events`` holds the whole log
+    last_t: float | None = None
 
     @property
     def cluster(self) -> str:
@@ -103,7 +106,7 @@ class RunDir:
     @property
     def end(self) -> float:
         """The horizon, or the last event for a trace run until done (``days`` null)."""
-        last = self.events[-1].t if self.events else 0.0
+        last = self.events[-1].t if self.events else (self.last_t or 0.0)
         return max(float(self.meta.get("days") or 0.0) * 86400.0, last)
 
     def snapshot_at(self, t: float) -> FairShareSnapshot | None:
@@ -115,12 +118,63 @@ class RunDir:
     def job_events(self, job: str) -> list[Event]:
         return [e for e in self.events if e.job == job]
 
+    def account_jobs(self, account: str) -> list[JobSpec]:
+        """The account's jobs in trace order, without parsing the others when ``jobs`` is read
+        lazily (``run_index.TraceJobs``)."""
+        of = getattr(self.jobs, "of_account", None)
+        if of is not None:
+            return list(of(account))
+        return [s for s in self.jobs.values() if s.account == account]
+
 
 def read_run(path: Path) -> RunDir:
     """Read every file of a run dir; raise one UsageError listing every problem."""
+    errors: list[str] = []
+    meta, compiled, metrics = _head(path, errors)
+    events = tuple(e for e in _jsonl(path / "events.jsonl", errors, check_event, event_from_json) if e is not None)
+    fairshare = tuple(_jsonl(path / "fairshare.jsonl", errors, _check_snapshot, _snapshot))
+    jobs = _jobs(path / "trace.jsonl", errors)
+    if errors:
+        raise UsageError("\n".join(errors))
+    return RunDir(path, meta, compiled, metrics, events, fairshare, jobs)
+
+
+def read_run_head(path: Path, jobs: Mapping[str, JobSpec], last_t: float | None) -> RunDir:
+    """A run dir without its event log and trace, for a reader that has the moment index
+    (``run_index``) stand for them: ``events`` is empty and ``jobs`` the caller's."""
+    errors: list[str] = []
+    meta, compiled, metrics = _head(path, errors)
+    fairshare = tuple(_jsonl(path / "fairshare.jsonl", errors, _check_snapshot, _snapshot))
+    if errors:
+        raise UsageError("\n".join(errors))
+    return RunDir(path, meta, compiled, metrics, (), fairshare, jobs, last_t)
+
+
+def read_run_folded(path: Path, fold: Callable[[Iterator[Event]], T]) -> tuple[RunDir, T]:
+    """A run dir whose event log is streamed through ``fold`` (which must read it to the end)
+    instead of kept: ``allot report`` needs each run's intervals, not 300,000 records held at
+    once (issue 27 item 5: <= 300 MB).  Every bad line of the files read is still reported, all
+    at once; the trace is not read (``jobs`` is empty), as a report does not look at it."""
+    errors: list[str] = []
+    meta, compiled, metrics = _head(path, errors)
+    last: list[float] = []
+
+    def events() -> Iterator[Event]:
+        for e in _jsonl_lines(path / "events.jsonl", errors, check_event, event_from_json):
+            if e is not None:
+                last[:] = [e.t]
+                yield e
+
+    folded = fold(events())
+    fairshare = tuple(_jsonl(path / "fairshare.jsonl", errors, _check_snapshot, _snapshot))
+    if errors:
+        raise UsageError("\n".join(errors))
+    return RunDir(path, meta, compiled, metrics, (), fairshare, {}, last[0] if last else None), folded
+
+
+def _head(path: Path, errors: list[str]) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
     if not path.is_dir():
         raise UsageError(f"--run {path}: not a folder (make one with `allot simulate ... --save DIR`)")
-    errors: list[str] = []
     meta = _json(path / "meta.json", errors)
     if meta and meta.get("format_version") != FORMAT_VERSION:
         errors.append(f"{path / 'meta.json'}:1:1: format_version {meta.get('format_version')!r}, expected {FORMAT_VERSION}")
@@ -128,12 +182,7 @@ def read_run(path: Path) -> RunDir:
         errors += [f"{path / 'meta.json'}:1:1: {p}" for p in _meta_problems(meta)]
     compiled = _json(path / "compiled.json", errors)
     metrics = _json(path / "metrics.json", errors)
-    events = tuple(e for e in _jsonl(path / "events.jsonl", errors, _check_event, _event) if e is not None)
-    fairshare = tuple(_jsonl(path / "fairshare.jsonl", errors, _check_snapshot, _snapshot))
-    jobs = _jobs(path / "trace.jsonl", errors)
-    if errors:
-        raise UsageError("\n".join(errors))
-    return RunDir(path, meta, compiled, metrics, events, fairshare, jobs)
+    return meta, compiled, metrics
 
 
 def _json(p: Path, errors: list[str]) -> dict[str, Any]:
@@ -157,12 +206,17 @@ def _jsonl(
     """Each good line of ``p`` converted as soon as it is read: a 30-day log has some 290,000
     lines, and holding their dicts all at once (besides the records made of them) was most of
     ``allot explain``'s and ``allot report``'s peak memory."""
-    out: list[T] = []
+    return list(_jsonl_lines(p, errors, check, convert))
+
+
+def _jsonl_lines(
+    p: Path, errors: list[str], check: Callable[[dict[str, Any]], str], convert: Callable[[dict[str, Any]], T]
+) -> Iterator[T]:
     try:
         f = p.open(encoding="utf-8")
     except FileNotFoundError:
         errors.append(f"{p}: missing")
-        return out
+        return
     with f:
         for n, line in enumerate(f, 1):
             if not line.strip():
@@ -176,8 +230,7 @@ def _jsonl(
             if problem:
                 errors.append(f"{p}:{n}:1: {problem}")
             else:
-                out.append(convert(d))
-    return out
+                yield convert(d)
 
 
 def _meta_problems(meta: Mapping[str, Any]) -> list[str]:
@@ -201,7 +254,7 @@ def _number(x: object) -> bool:
     return isinstance(x, int | float) and not isinstance(x, bool)
 
 
-def _check_event(d: dict[str, Any]) -> str:
+def check_event(d: dict[str, Any]) -> str:
     if d.get("event") == HEADER:
         return ""
     if not isinstance(d.get("t"), int | float):
@@ -219,7 +272,7 @@ def _check_snapshot(d: dict[str, Any]) -> str:
     return ""
 
 
-def _event(d: dict[str, Any]) -> Event | None:
+def event_from_json(d: dict[str, Any]) -> Event | None:
     """The line as an ``Event``; the header line (the run's static inputs) is none."""
     if d.get("event") == HEADER:
         return None
