@@ -30,7 +30,7 @@ from typing import Any
 from allotment.atomic_file import commit, discard, open_temp
 from allotment.core.jobs import JobSpec
 from allotment.legible.replay import Interval, Moment, Replay
-from allotment.legible.rundir import Event, check_event, event_from_json
+from allotment.legible.rundir import Event, check_event, run_event_from_json
 
 FILE = "moments.jsonl"
 FORMAT = "allot-moment-index"
@@ -79,7 +79,7 @@ def write_index(run_dir: Path) -> bool:
                 return False
             if not isinstance(d, dict) or check_event(d):
                 return False
-            e = event_from_json(d)
+            e = run_event_from_json(d)
             if e is None:
                 continue
             if e.job and _job_key(e.job) not in raw:
@@ -161,7 +161,7 @@ class MomentIndex:
             for raw in f:
                 if not raw.strip():
                     continue
-                e = event_from_json(json.loads(raw))
+                e = run_event_from_json(json.loads(raw))
                 if e is None:
                     continue
                 if e.t > t:
@@ -199,7 +199,7 @@ class MomentIndex:
         with (self.run_dir / "events.jsonl").open("rb") as f:
             for raw in f:
                 if key in raw:
-                    e = event_from_json(json.loads(raw))
+                    e = run_event_from_json(json.loads(raw))
                     if e is not None and e.job == job:
                         out.append(e)
         return out

@@ -131,7 +131,7 @@ def read_run(path: Path) -> RunDir:
     """Read every file of a run dir; raise one UsageError listing every problem."""
     errors: list[str] = []
     meta, compiled, metrics = _head(path, errors)
-    events = tuple(e for e in _jsonl(path / "events.jsonl", errors, check_event, event_from_json) if e is not None)
+    events = tuple(e for e in _jsonl(path / "events.jsonl", errors, check_event, run_event_from_json) if e is not None)
     fairshare = tuple(_jsonl(path / "fairshare.jsonl", errors, _check_snapshot, _snapshot))
     jobs = _jobs(path / "trace.jsonl", errors)
     if errors:
@@ -160,7 +160,7 @@ def read_run_folded(path: Path, fold: Callable[[Iterator[Event]], T]) -> tuple[R
     last: list[float] = []
 
     def events() -> Iterator[Event]:
-        for e in _jsonl_lines(path / "events.jsonl", errors, check_event, event_from_json):
+        for e in _jsonl_lines(path / "events.jsonl", errors, check_event, run_event_from_json):
             if e is not None:
                 last[:] = [e.t]
                 yield e
@@ -272,7 +272,7 @@ def _check_snapshot(d: dict[str, Any]) -> str:
     return ""
 
 
-def event_from_json(d: dict[str, Any]) -> Event | None:
+def run_event_from_json(d: dict[str, Any]) -> Event | None:
     """The line as an ``Event``; the header line (the run's static inputs) is none."""
     if d.get("event") == HEADER:
         return None
