@@ -11,7 +11,7 @@ import pytest
 
 from allotment.compile.render import to_dict
 from allotment.core.jobs import JobSpec
-from allotment.plan.holm import holm
+from allotment.plan.holm import holm, holm_in_families
 from allotment.plan.impact_stats import WEEK_HOURS, summarize
 from allotment.plan.impact_units import Setup, Task, Unit, for_side, generate, run_unit
 from allotment.plan.stats import p_below, paired_interval
@@ -71,6 +71,34 @@ def test_one_team_that_clears_its_own_interval_by_a_hair_is_not_flagged_among_fi
                     seeds=tuple(range(5)), cluster="c1")
     flagged = {t.team for t in imp.teams if t.flagged}
     assert flagged == {"t01"}
+
+
+def test_a_team_the_change_cuts_is_judged_among_the_cut_teams_not_among_fifteen() -> None:
+    """The same hair's drop of t00 (p about 0.03), now with t00's share cut by the change: the
+    cut team is a hypothesis the diff names before any simulation, tested in its own family at
+    5%, so it is flagged; the untouched teams stay a family of their own, and none of them is."""
+    teams = [f"t{i:02d}" for i in range(15)]
+    hair = [-90.0, -45.0, -70.0, -60.0, -85.0]
+    runs = []
+    for seed in range(5):
+        runs.append(_Run("base", seed, _metrics(dict.fromkeys(teams, 1000.0))))
+        after = dict.fromkeys(teams, 1000.0)
+        after["t00"] += hair[seed]
+        runs.append(_Run("head", seed, _metrics(after)))
+    base = build("acme", N(children={t: N() for t in teams}), gpus=16)
+    head = build("acme", N(children={t: N(0.9 if t == "t00" else 1.0) for t in teams}), gpus=16)
+    imp = summarize(base, head, runs, workload="w", workload_key="k", days=7.0,
+                    seeds=tuple(range(5)), cluster="c1")
+    assert {t.team for t in imp.teams if t.entitlement_cut} == {"t00"}
+    assert {t.team for t in imp.teams if t.flagged} == {"t00"}
+
+
+def test_holm_in_families_tests_the_cut_teams_apart_from_the_others() -> None:
+    p = {"cut": 0.03, "a": 0.004, "b": 0.03}
+    # one family of three: 0.004 <= 0.05/3 passes, then 0.03 > 0.05/2 stops
+    assert holm(p) == {"a"}
+    # the cut team alone at 0.05; a and b at 0.05/2 then 0.05
+    assert holm_in_families(p, frozenset({"cut"})) == {"cut", "a", "b"}
 
 
 def test_demand_is_drawn_from_the_base_alone_so_both_sides_replay_the_same_jobs() -> None:

@@ -4,9 +4,9 @@ side, and the 90% interval of the paired difference.
 
 The one rule of the check lives in :func:`flag`: a team is flagged only when its drop exceeds
 the policy's ``flag_delivered_drop`` of what the team got before, at 90% confidence (the whole
-interval lies below it), **and** that test survives Holm's correction over every team of the
-plan (``plan/holm.py``): fifteen teams each tested alone would raise a false flag in about half
-the plans.
+interval lies below it), **and** that test survives Holm's correction (``plan/holm.py``) within
+its family: the teams the change cuts, or every other team of the plan (fifteen teams each tested
+alone would raise a false flag in about half the plans).
 
 The simulator's metric names are read here and nowhere else (``TEAM_DELIVERED`` and friends),
 defensively: a missing key reads as "not reported", never as a crash.
@@ -21,7 +21,7 @@ from typing import Any, Protocol
 
 from allotment.compile.model import CompiledConfig
 from allotment.plan.diff import diff_configs
-from allotment.plan.holm import ALPHA, holm
+from allotment.plan.holm import ALPHA, holm_in_families
 from allotment.plan.model import Capacity, Impact, KindWait, TeamImpact
 from allotment.plan.stats import Interval, p_below, paired_interval
 from allotment.sim.job_kind import JOB_KINDS
@@ -232,10 +232,12 @@ def summarize(
                 p_value=p,
             )
         )
-    # Holm over every team the plan tested (a team that could not be flagged has p = 1 and
-    # still counts in the family: the correction is for the number of teams looked at)
+    # Holm over the teams the plan tested (a team that could not be flagged has p = 1 and still
+    # counts in its family: the correction is for the number of teams looked at), within the
+    # teams whose entitlement the change lowers and apart within the others (plan/holm.py)
     family = {t.team: t.p_value for t in teams if t.delivered_week_before > 0}
-    kept = holm(family) & set(p_values)
+    cut = frozenset(t.team for t in teams if t.entitlement_cut)
+    kept = holm_in_families(family, cut) & set(p_values)
     teams = [replace(t, flagged=t.team in kept) for t in teams]
     occ = [(num(b, RUN_OCCUPANCY), num(h, RUN_OCCUPANCY)) for b, h in pairs]
     occ_pairs = [(b, h) for b, h in occ if b is not None and h is not None]

@@ -58,6 +58,12 @@ class TeamImpact:
         return self.change.mean
 
     @property
+    def entitlement_cut(self) -> bool:
+        """Does the change lower this team's entitlement?  Its flag is tested in the family of
+        such teams, apart from the untouched ones (``plan.holm.holm_in_families``)."""
+        return self.entitlement_week_after < self.entitlement_week_before
+
+    @property
     def significant(self) -> bool:
         return self.change.excludes_zero
 

@@ -206,6 +206,7 @@ def estimate_note(imp: Impact) -> str:
                  "merges into a running cluster" if imp.warmed_under_base else "each config on its own")
         runs += f" measured after a {imp.warmup_days:g}-day warm-up ({under}; one lookback window, left out)"
     tested = sum(1 for t in imp.teams if t.delivered_week_before > 0)
+    cut = sum(1 for t in imp.teams if t.delivered_week_before > 0 and t.entitlement_cut)
     cached = f"; {imp.cached_runs} of {imp.total_runs} runs from the cache" if imp.cached_runs else ""
     note = f" {e(imp.note)}." if imp.note else ""
     return Markup(
@@ -220,8 +221,10 @@ def estimate_note(imp: Impact) -> str:
         f"budget. Delivered above owed is borrowed from idle or unallocated GPUs, which a share "
         f"change does not take away. Δ is the mean paired change and its 90% interval (t over "
         f"{len(imp.seeds)} seeds). ⚠️ = the whole interval is a drop of more than "
-        f"{imp.flag_threshold:.0%} and Holm's correction over the {tested} teams keeps it "
-        f"(at most a {imp.family_alpha:.0%} chance of any false flag per plan)."
+        f"{imp.flag_threshold:.0%} and Holm's correction keeps it, within the {cut} "
+        f"team{'' if cut == 1 else 's'} whose entitlement the change lowers and apart within "
+        f"the other {tested - cut} (at most a {imp.family_alpha:.0%} chance of any false flag "
+        f"among the teams it does not cut)."
         f"{note}"
     )
 
