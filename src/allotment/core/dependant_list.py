@@ -47,17 +47,23 @@ class DependantList:
         return self.n > 0
 
     def __iter__(self) -> Iterator[JobSpec]:
+        return iter(self.specs())
+
+    def specs(self) -> tuple[JobSpec, ...]:
+        """The jobs as a tuple: ``flat`` itself, or a chain's walked (a loop, not a generator:
+        the array path extends its lists with every dependant of a queue, pass after pass)."""
+        if self.first is None:
+            return self.flat
+        out: list[JobSpec] = []
         node: DependantList | None = self
         while node is not None:
             first = node.first
             if first is None:
-                yield from node.flat
-                return
-            yield first
+                out.extend(node.flat)
+                break
+            out.append(first)
             node = node.rest
-
-    def specs(self) -> tuple[JobSpec, ...]:
-        return self.flat if self.first is None else tuple(self)
+        return tuple(out)
 
     def __eq__(self, other: object) -> bool:
         """The same jobs in the same order (a tuple of them is equal too: the plain form)."""
