@@ -60,14 +60,15 @@ def test_a_question_before_what_was_kept_is_refused() -> None:
     for i in range(100):
         led.start("a", 10.0 * i, 1)
     led.forget_before(900.0)
-    assert led.window_gpu_hours("a", 1000.0) == UsageLedger_window(1000.0)
+    assert led.window_gpu_hours("a", 1000.0) == _unfolded_window(1000.0)
     with pytest.raises(ValueError, match="folded away"):
         led.window_gpu_hours("a", 950.0)  # reads C(850): dropped
     with pytest.raises(ValueError, match="folded away"):
         WindowView(led, 950.0).next_break()
 
 
-def UsageLedger_window(now: float) -> float:  # noqa: N802 - the unfolded answer, for the test above
+def _unfolded_window(now: float) -> float:
+    """The window of the ledger in the test above, never folded."""
     led = UsageLedger(LOOKBACK)
     for i in range(100):
         led.start("a", 10.0 * i, 1)
