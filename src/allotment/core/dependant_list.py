@@ -18,22 +18,11 @@ from allotment.core.jobs import JobSpec
 __all__ = ["DependantList"]
 
 
-class _Walked:
-    """The last node of a chain walked (by ``id``: no reference back, so no cycle; the nodes
-    of a chain all live as long as the map that holds them) and its jobs."""
-
-    __slots__ = ("node", "specs")
-
-    def __init__(self) -> None:
-        self.node = 0
-        self.specs: tuple[JobSpec, ...] = ()
-
-
 class DependantList:
     """The dependants of one job, sorted by id: ``first`` then every job of ``rest``, or
     ``flat`` (``first`` None)."""
 
-    __slots__ = ("first", "flat", "last", "n", "rest")
+    __slots__ = ("first", "flat", "last", "n", "rest", "walked")
 
     def __init__(self, flat: tuple[JobSpec, ...] = (), first: JobSpec | None = None,
                  rest: DependantList | None = None) -> None:
@@ -41,9 +30,11 @@ class DependantList:
         self.first = first
         self.rest = rest
         self.n: int = len(flat) if first is None else 1 + (0 if rest is None else len(rest))
-        # the tuple of the node of this chain walked last, shared along the chain: a queued
-        # prerequisite is read pass after pass, and one tuple a chain keeps memory linear
-        self.last: _Walked = rest.last if rest is not None and rest.first is not None else _Walked()
+        # a walked chain's tuple, kept on the one node of its chain walked last (``last``, shared
+        # along the chain): a queued prerequisite is read pass after pass, and one tuple a chain
+        # keeps memory linear
+        self.walked: tuple[JobSpec, ...] | None = None
+        self.last: list[DependantList] = rest.last if rest is not None and rest.first is not None else []
 
     @staticmethod
     def before(first: JobSpec, rest: DependantList | None) -> DependantList:
@@ -68,9 +59,9 @@ class DependantList:
         the array path extends its lists with every dependant of a queue, pass after pass)."""
         if self.first is None:
             return self.flat
-        last = self.last
-        if last.node == id(self):
-            return last.specs
+        got = self.walked
+        if got is not None:
+            return got
         out: list[JobSpec] = []
         node: DependantList | None = self
         while node is not None:
@@ -81,7 +72,13 @@ class DependantList:
             out.append(first)
             node = node.rest
         got = tuple(out)
-        last.node, last.specs = id(self), got
+        last = self.last
+        if last:
+            last[0].walked = None
+            last[0] = self
+        else:
+            last.append(self)
+        self.walked = got
         return got
 
     def __eq__(self, other: object) -> bool:
