@@ -22,7 +22,7 @@ class DependantList:
     """The dependants of one job, sorted by id: ``first`` then every job of ``rest``, or
     ``flat`` (``first`` None)."""
 
-    __slots__ = ("first", "flat", "last", "n", "rest", "walked")
+    __slots__ = ("first", "flat", "n", "rest")
 
     def __init__(self, flat: tuple[JobSpec, ...] = (), first: JobSpec | None = None,
                  rest: DependantList | None = None) -> None:
@@ -30,11 +30,6 @@ class DependantList:
         self.first = first
         self.rest = rest
         self.n: int = len(flat) if first is None else 1 + (0 if rest is None else len(rest))
-        # a walked chain's tuple, kept on the one node of its chain walked last (``last``, shared
-        # along the chain): a queued prerequisite is read pass after pass, and one tuple a chain
-        # keeps memory linear
-        self.walked: tuple[JobSpec, ...] | None = None
-        self.last: list[DependantList] = rest.last if rest is not None and rest.first is not None else []
 
     @staticmethod
     def before(first: JobSpec, rest: DependantList | None) -> DependantList:
@@ -59,9 +54,6 @@ class DependantList:
         the array path extends its lists with every dependant of a queue, pass after pass)."""
         if self.first is None:
             return self.flat
-        got = self.walked
-        if got is not None:
-            return got
         out: list[JobSpec] = []
         node: DependantList | None = self
         while node is not None:
@@ -71,15 +63,7 @@ class DependantList:
                 break
             out.append(first)
             node = node.rest
-        got = tuple(out)
-        last = self.last
-        if last:
-            last[0].walked = None
-            last[0] = self
-        else:
-            last.append(self)
-        self.walked = got
-        return got
+        return tuple(out)
 
     def __eq__(self, other: object) -> bool:
         """The same jobs in the same order (a tuple of them is equal too: the plain form)."""
