@@ -41,8 +41,8 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Callable, Mapping
 
+from allotment.core.dependant_list import DependantList
 from allotment.core.fairness_merge import MergedOrder
-from allotment.core.jobs import JobSpec
 from allotment.core.priority import Scorer
 from allotment.core.state import Pend
 
@@ -59,7 +59,7 @@ class _Order:
 
     __slots__ = ("deps", "fit", "hi", "jobs", "keys", "lo", "load", "merged", "queued", "t", "users")
 
-    def __init__(self, t: float, load: float, deps: Mapping[str, tuple[JobSpec, ...]], fit: int, users: int,
+    def __init__(self, t: float, load: float, deps: Mapping[str, DependantList], fit: int, users: int,
                  queued: int, keys: list[tuple[float, float, str]], jobs: list[Pend], lo: int, hi: int,
                  merged: MergedOrder | None = None) -> None:
         self.t, self.load, self.deps, self.fit, self.users, self.queued = t, load, deps, fit, users, queued
@@ -85,7 +85,7 @@ class CandidateOrders:
         self._by: dict[str, _Order] = {}
         self.small = SMALL if small is None else small  # read now: a test may merge every queue
 
-    def state(self, q: str, t: float, load: float, deps: Mapping[str, tuple[JobSpec, ...]], max_free: int,
+    def state(self, q: str, t: float, load: float, deps: Mapping[str, DependantList], max_free: int,
               users: int, queued: int) -> int:
         """Does the kept order of ``q`` hold for these inputs (``KEPT``), or does it need a
         ``refit`` (only the fit moved) or a ``rebuild`` first?"""
@@ -96,7 +96,7 @@ class CandidateOrders:
         return KEPT if o.fit == fit_key(max_free, o.lo, o.hi) else REFIT
 
     def rebuild(self, q: str, every: list[Pend], scorer: Scorer, t: float, load: float,
-                deps: Mapping[str, tuple[JobSpec, ...]], max_free: int, users: int, queued: int) -> None:
+                deps: Mapping[str, DependantList], max_free: int, users: int, queued: int) -> None:
         """Order ``every`` job of ``q`` by ``scorer`` (the pass's) and keep it with its inputs."""
         if len(every) >= self.small and scorer.mode == "fixed" and scorer.memo:
             old = self._by.get(q)
@@ -145,7 +145,7 @@ class CandidateOrders:
         o.keys, o.jobs, o.fit, o.load = keys, jobs, fit, fit_weight_key(load, fit, o.lo)
 
     def best(self, q: str, jobs: Callable[[], list[Pend]], scorer: Callable[[], Scorer], t: float, load: float,
-             deps: Mapping[str, tuple[JobSpec, ...]], max_free: int, users: int, queued: int,
+             deps: Mapping[str, DependantList], max_free: int, users: int, queued: int,
              tried: set[str], depth: int) -> list[Pend]:
         """The first ``depth`` jobs of ``q`` not in ``tried``, best first (``Scorer.best`` over
         them): ``state``, ``refit`` or ``rebuild`` if it says so, ``first``.  ``jobs`` lists the queue's jobs,

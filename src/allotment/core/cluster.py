@@ -14,6 +14,7 @@ from allotment.core.accounting import Accounting
 from allotment.core.context import Context
 from allotment.core.contract import min_runtime
 from allotment.core.decisions import Preemption
+from allotment.core.dependant_list import DependantList
 from allotment.core.jobs import JobSpec, kept_work
 from allotment.core.modes import mode_for
 from allotment.core.placement import NodePool
@@ -46,7 +47,7 @@ class ClusterState:
         # bumped by every change of the pending queues (a victim search's slicing rule reads them)
         self.queued_version = 0
         # per job, the jobs of its team waiting for it (core.priority.dependants; set by the driver)
-        self.dependants: Mapping[str, tuple[JobSpec, ...]] = {}
+        self.dependants: Mapping[str, DependantList] = {}
         # where something grew that can let a victim search find what it could not
         # (preemption.view.NoVictims, read by preemption.retry): the nodes of a job that stops
         # (unless it was unallocated work a search could take: its GPUs turn free, the sum

@@ -33,6 +33,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from allotment.core.boosts import BoostIndex, boost_of
+from allotment.core.dependant_list import DependantList
 from allotment.core.ids import UserGpus, UserId
 from allotment.core.jobs import JobSpec
 from allotment.core.weights import ScoreWeights
@@ -62,7 +63,7 @@ class ClosureParts:
 
     __slots__ = ("dated", "got", "timeless")
 
-    def __init__(self, got: tuple[JobSpec, ...], timeless: tuple[Part, ...], dated: tuple[DependantFacts, ...]) -> None:
+    def __init__(self, got: DependantList, timeless: tuple[Part, ...], dated: tuple[DependantFacts, ...]) -> None:
         self.got, self.timeless, self.dated = got, timeless, dated
 
 
@@ -77,7 +78,7 @@ class DependantFactsCache:
     def __init__(self, users: UserGpus) -> None:
         self.users = users
         self.by_id: dict[int, DependantFacts] = {}
-        self._deps: dict[str, tuple[JobSpec, ...]] | None = None
+        self._deps: dict[str, DependantList] | None = None
         self._weights: object = None  # the policy's weights object the parts were made with
         self._boosts: Mapping[str, float] | None = None
         self._kept: dict[str, ClosureParts] = {}  # per job, its merged parts (for the above)
@@ -90,7 +91,7 @@ class DependantFactsCache:
             f = self.by_id[k] = DependantFacts(spec, self.users.id_of(spec.account, spec.user))
         return f
 
-    def closure(self, root: str, deps: dict[str, tuple[JobSpec, ...]], w: ScoreWeights,
+    def closure(self, root: str, deps: dict[str, DependantList], w: ScoreWeights,
                 boosts: Mapping[str, float], index: BoostIndex | None) -> ClosureParts:
         """``root``'s dependants ``deps[root]`` merged (``index``: ``boosts`` indexed, None when
         there are none)."""
@@ -107,7 +108,7 @@ class DependantFactsCache:
             return c
         return self._build(root, deps, w, index)
 
-    def _direct_of(self, j: str, deps: dict[str, tuple[JobSpec, ...]]) -> tuple[DependantFacts, ...]:
+    def _direct_of(self, j: str, deps: dict[str, DependantList]) -> tuple[DependantFacts, ...]:
         """The dependants of ``j`` that name it (its direct ones: the rest depend on those)."""
         got = self._direct.get(j)
         if got is None:
@@ -115,7 +116,7 @@ class DependantFactsCache:
             got = self._direct[j]
         return got
 
-    def _read_direct(self, root: str, deps: dict[str, tuple[JobSpec, ...]]) -> None:
+    def _read_direct(self, root: str, deps: dict[str, DependantList]) -> None:
         """Keep the direct dependants of ``root`` and of each of its dependants, from one reading
         of ``root``'s: each direct dependant of a dependant ``q`` reaches ``root`` through ``q``,
         so it is among them, unless ``q`` reaches ``root`` back (a cycle: a direct dependant of
@@ -139,7 +140,7 @@ class DependantFactsCache:
             if q not in self._direct and q in deps:
                 self._direct[q] = tuple(ds)
 
-    def _build(self, root: str, deps: dict[str, tuple[JobSpec, ...]], w: ScoreWeights,
+    def _build(self, root: str, deps: dict[str, DependantList], w: ScoreWeights,
                index: BoostIndex | None) -> ClosureParts:
         """Merge ``root``'s parts, and first those of its dependants not merged yet, each after
         its own (an explicit stack: a chain may be longer than the recursion limit).  A job on a
@@ -174,7 +175,7 @@ class DependantFactsCache:
             stack.pop()
         return kept[root]
 
-    def _merge(self, got: tuple[JobSpec, ...], kids: tuple[DependantFacts, ...], deps: dict[str, tuple[JobSpec, ...]],
+    def _merge(self, got: DependantList, kids: tuple[DependantFacts, ...], deps: dict[str, DependantList],
                w: ScoreWeights, index: BoostIndex | None) -> ClosureParts:
         """A job's parts: each direct dependant's own and its merged ones."""
         parts: list[Part] = []
@@ -195,7 +196,7 @@ class DependantFactsCache:
                     _add_dated(dated, seen, x)
         return ClosureParts(got, tuple(parts), tuple(dated))
 
-    def _flat(self, got: tuple[JobSpec, ...], w: ScoreWeights, index: BoostIndex | None) -> ClosureParts:
+    def _flat(self, got: DependantList, w: ScoreWeights, index: BoostIndex | None) -> ClosureParts:
         """A job's parts read dependant by dependant (for a job on or above a cycle)."""
         parts: list[Part] = []
         same: dict[tuple[UserId, float], int] = {}

@@ -59,6 +59,7 @@ from typing import Final
 from allotment.compile.model import PriorityWeights
 from allotment.core.boosts import BoostIndex, active_boosts, boost_of
 from allotment.core.context import Context
+from allotment.core.dependant_list import DependantList
 from allotment.core.ids import UserGpus
 from allotment.core.inherited import DependantFactsCache, dependant_part, keep_best
 from allotment.core.jobs import JobSpec
@@ -158,7 +159,7 @@ class DependencyPass:
     """What the dependency pass gives a tick: each job's same-team dependants (``dependants``)
     and its effective declared priority (``propagate``), from one reading of the edges."""
 
-    dependants: dict[str, tuple[JobSpec, ...]]
+    dependants: dict[str, DependantList]
     declared: dict[str, int]
 
 
@@ -185,7 +186,7 @@ def _propagated(by_id: dict[str, JobSpec], direct: dict[str, list[str]], order: 
     return eff
 
 
-def dependants(specs: Iterable[JobSpec]) -> dict[str, tuple[JobSpec, ...]]:
+def dependants(specs: Iterable[JobSpec]) -> dict[str, DependantList]:
     """Per job, the jobs of its own account that depend on it, directly or through others
     (sorted by id; jobs nobody of its team waits for are left out).
 
@@ -202,30 +203,34 @@ def dependants(specs: Iterable[JobSpec]) -> dict[str, tuple[JobSpec, ...]]:
     return _joined(by_id, direct, order)
 
 
-def _joined(by_id: dict[str, JobSpec], direct: dict[str, list[str]], order: list[str]) -> dict[str, tuple[JobSpec, ...]]:
-    """``dependants`` along ``order`` (each job after all of its own): direct sets joined."""
-    out: dict[str, tuple[JobSpec, ...]] = {}
+def _joined(by_id: dict[str, JobSpec], direct: dict[str, list[str]], order: list[str]) -> dict[str, DependantList]:
+    """``dependants`` along ``order`` (each job after all of its own): direct sets joined; a
+    job with one direct dependant that sorts before all of that one's shares its list
+    (``DependantList.before``: one slot a job along a chain, not the chain's length)."""
+    out: dict[str, DependantList] = {}
     for root in order:
         ds = direct[root]
         if len(ds) == 1:
             d = ds[0]
-            after = out.get(d, ())
-            if not after or d < after[0].id:  # one dependant, before all of its own: in front
-                out[root] = (by_id[d], *after)
+            after = out.get(d)
+            if after is None or d < after.first_id():  # one dependant, before all of its own: in front
+                out[root] = DependantList.before(by_id[d], after)
                 continue
         got: set[str] = set(ds)
         for d in ds:
-            for x in out.get(d, ()):
-                got.add(x.id)
-        out[root] = tuple(by_id[j] for j in sorted(got))
+            below = out.get(d)
+            if below is not None:
+                for x in below:
+                    got.add(x.id)
+        out[root] = DependantList(tuple(by_id[j] for j in sorted(got)))
     return {root: out[root] for root in direct}
 
 
-def dependants_by_search(specs: Iterable[JobSpec]) -> dict[str, tuple[JobSpec, ...]]:
+def dependants_by_search(specs: Iterable[JobSpec]) -> dict[str, DependantList]:
     """``dependants`` by its definition: from each job, every same-account job reachable along
     dependency edges (itself left out, which only a cycle would reach), sorted by id."""
     by_id, direct = _direct_dependants(specs)
-    out: dict[str, tuple[JobSpec, ...]] = {}
+    out: dict[str, DependantList] = {}
     for root in direct:
         seen: set[str] = set()
         todo = list(direct[root])
@@ -234,7 +239,7 @@ def dependants_by_search(specs: Iterable[JobSpec]) -> dict[str, tuple[JobSpec, .
             if j not in seen and j != root:
                 seen.add(j)
                 todo.extend(direct.get(j, ()))
-        out[root] = tuple(by_id[j] for j in sorted(seen))
+        out[root] = DependantList(tuple(by_id[j] for j in sorted(seen)))
     return out
 
 
@@ -317,7 +322,7 @@ class Scorer:
         max_free: int,
         user_gpus: UserGpus,
         boosts: Mapping[str, float],
-        deps: Mapping[str, tuple[JobSpec, ...]] | None = None,
+        deps: Mapping[str, DependantList] | None = None,
         *,
         memo: bool = False,
         boost_index: BoostIndex | None = None,
@@ -347,7 +352,7 @@ class Scorer:
         self.boost_index: BoostIndex | None = boost_index
         # dependants(...) of every known job, as a dict: under mypyc ``get`` on a ``Mapping`` is a
         # generic method call, on a ``dict`` a direct one (``dependants`` makes dicts: no copy)
-        self.deps: dict[str, tuple[JobSpec, ...]] = deps if isinstance(deps, dict) else dict(deps or {})
+        self.deps: dict[str, DependantList] = deps if isinstance(deps, dict) else dict(deps or {})
         # keep each job's time-only part (StaticScore) across passes of the epoch; only for
         # callers whose ``boosts`` is always ``active_boosts(ctx, t)`` (the scheduler's walk)
         self.memo = memo
@@ -423,7 +428,7 @@ class Scorer:
         got = self.deps.get(p.jid) if self.deps else None
         return self._inherited_from(p, got) if got else 0.0
 
-    def _inherited_from(self, p: Pend, got: tuple[JobSpec, ...]) -> float:
+    def _inherited_from(self, p: Pend, got: DependantList) -> float:
         """``_inherited`` of ``p``, whose dependants are ``got``.  (``-math.inf`` and the
         ``Final`` ``INHERIT`` are constants under mypyc; ``-float("inf")`` parsed a string and
         a plain global was a dict lookup, per call.)"""
@@ -454,7 +459,7 @@ class Scorer:
             return True
         return False
 
-    def _inherited_parts(self, p: Pend, got: tuple[JobSpec, ...]) -> InheritedParts:
+    def _inherited_parts(self, p: Pend, got: DependantList) -> InheritedParts:
         """What of ``_inherited`` only the epoch changes (``InheritedParts``): read dependant by
         dependant (the reference), or, kept (``memo``), from the dependants' merged parts
         (``core.inherited``), with only those that have a deadline read again."""
@@ -529,7 +534,7 @@ class Scorer:
         lent = self._inherited_derived(p, got)
         return lent if lent > own else own
 
-    def _inherited_derived(self, p: Pend, got: tuple[JobSpec, ...]) -> float:
+    def _inherited_derived(self, p: Pend, got: DependantList) -> float:
         """The best of each dependant's score as if pending now (its declared priority, its
         deadline with ``p``'s remaining work taken from its slack, no age, its user's fairness,
         ``p``'s fit, its boost), times ``INHERIT`` -- or whole when ``p``'s remaining work is

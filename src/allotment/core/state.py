@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from allotment.compile.model import PriorityWeights
+from allotment.core.dependant_list import DependantList
 from allotment.core.ids import NO_ACCOUNT, NO_USER, AccountId, UserGpus, UserId
 from allotment.core.jobs import JobSpec
 
@@ -37,7 +38,7 @@ class InheritedParts:
     __slots__ = ("boosts", "got", "parts", "t", "timeless", "users", "weights")
 
     def __init__(self, t: float, weights: PriorityWeights, parts: tuple[tuple[UserId, float, float], ...],
-                 timeless: bool, got: tuple[JobSpec, ...], boosts: Mapping[str, float], users: UserGpus) -> None:
+                 timeless: bool, got: DependantList, boosts: Mapping[str, float], users: UserGpus) -> None:
         self.t, self.weights, self.parts, self.users = t, weights, parts, users
         # also valid at any other epoch when no dependant has a deadline (``timeless``), for
         # the same dependants ``got`` and equal active boosts: nothing else of it reads the time

@@ -4,6 +4,12 @@ Each account's charged reference-GPU-hours form a piecewise-linear cumulative cu
 (the slope is the reference GPUs charged at that moment).  Usage over the window ending at ``now``
 is ``C(now) - C(now - lookback)``: usage really leaves the window as it slides, unlike Slurm's
 default exponential decay.  Times must be fed in non-decreasing order; queries are O(log n).
+
+Only the last lookback of a curve is ever read again by a run that moves forward, so a driver
+may fold the rest away (``UsageLedger.forget_before``): the changes before the one in effect at
+the cut are dropped, the cumulative values kept are the same floats, so every answer at or after
+the cut is the same to the bit, and one before what is kept is refused (``ValueError``), never
+guessed.  A 90-day run otherwise keeps every start and end since t = 0 (issue 27, item 4).
 """
 
 from __future__ import annotations
@@ -43,18 +49,39 @@ class _Curve:
         """The slope just after ``t`` (charged reference GPUs)."""
         if t < 0.0:
             return 0.0
-        return self.rate[bisect_right(self.times, t) - 1]
+        i = bisect_right(self.times, t) - 1
+        if i < 0:
+            raise _forgotten(t)
+        return self.rate[i]
 
     def next_time_after(self, t: float) -> float:
         """The first change time strictly after ``t`` (inf if none)."""
         i = bisect_right(self.times, t)
+        if i == 0 and self.times[0] > 0.0:
+            raise _forgotten(t)  # a change between t and what is kept may have been dropped
         return self.times[i] if i < len(self.times) else math.inf
 
     def at(self, t: float) -> float:
         if t <= 0.0:
             return 0.0
         i = bisect_right(self.times, t) - 1
+        if i < 0:
+            raise _forgotten(t)
         return self.cum[i] + self.rate[i] * (t - self.times[i])
+
+    def forget_before(self, t: float) -> None:
+        """Drop the changes before the one in effect at ``t`` (that one stays: it gives ``C`` and
+        the slope from there on).  Only when they are at least half of what is held, so that the
+        copy this costs is paid once per as many changes as it drops."""
+        i = bisect_right(self.times, t) - 1
+        if i > 0 and 2 * i >= len(self.times):
+            del self.times[:i]
+            del self.cum[:i]
+            del self.rate[:i]
+
+
+def _forgotten(t: float) -> ValueError:
+    return ValueError(f"usage at t={t} was folded away (UsageLedger.forget_before)")
 
 
 class UsageLedger:
@@ -69,6 +96,12 @@ class UsageLedger:
 
     def stop(self, account: str, t: float, ref_gpus: float) -> None:
         self._curve(account).change(t, -ref_gpus)
+
+    def forget_before(self, t: float) -> None:
+        """Fold away what no question at or after ``t`` reads (see the module docstring): the
+        driver promises to ask nothing earlier; if it does, the curve refuses."""
+        for c in self._curves.values():
+            c.forget_before(t)
 
     def window_gpu_hours(self, account: str, now: float) -> float:
         """Charged reference GPU-hours of ``account`` in (now - lookback, now]."""

@@ -449,6 +449,11 @@ class _Sim:
         if view is None:
             view = WindowView(self.ledger, t)
             self._views = {t: view}
+            # no later pass reads the window before its far end at this epoch, nor, after a
+            # switch to another fair-share period (sim/switch.py; at most a lookback, else
+            # the ledger refuses), before the next lookback: fold the rest away
+            lookback = self.ledger.lookback_s
+            self.ledger.forget_before(t - lookback - max(lookback, self.ctx.policy.fairshare_period_s))
         return view
 
 
