@@ -60,7 +60,7 @@ def register(p: argparse.ArgumentParser) -> None:
 
 def add_workload_arguments(p: argparse.ArgumentParser) -> None:
     src = p.add_mutually_exclusive_group(required=True)
-    src.add_argument("--scenario", help="built-in scenario: ai2, ai2-big-gangs (its previous calibration), ai2-uncapped-runs (ai2 with training runs not capped at the allocation), ai2-contended")
+    src.add_argument("--scenario", help="built-in scenario: ai2, ai2-big-gangs (its previous calibration), ai2-uncapped-runs (ai2 with training runs not capped at the allocation), ai2-contended, ai2-pipelines (ai2 plus data prep -> train -> eval pipelines)")
     src.add_argument("--trace", type=Path, metavar="FILE", help="canonical trace (JSONL)")
     p.add_argument("--cluster", help="cluster to simulate (default: the largest)")
     p.add_argument(
@@ -163,6 +163,16 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def completion_line(m: dict[str, Any]) -> str:
+    """Job completion time and chain makespan (docs/metrics.md); unfinished ones counted apart."""
+    c, ch = m["completion"], m["chains"]
+    line = (f"completion time mean/p90: {c['mean']:.0f}/{c['p90']:.0f}s (n={c['n']:,}, {c['unfinished']:,} unfinished)"
+            f"; chain makespan mean/p90: ")
+    if ch["n"] or ch["unfinished"]:
+        return line + f"{ch['mean']:.0f}/{ch['p90']:.0f}s (n={ch['n']:,}, {ch['unfinished']:,} unfinished)"
+    return line + "no chains"
+
+
 def render_summary(m: dict[str, Any], sim_seconds: float | None = None) -> str:
     w = m["wait"]
     lines = [
@@ -178,6 +188,7 @@ def render_summary(m: dict[str, Any], sim_seconds: float | None = None) -> str:
         f"large {w['large']['p50']:.0f}/{w['large']['p90']:.0f}s",
         "wait p50/p90 by kind: "
         + ", ".join(f"{k} {w[k]['p50']:.0f}/{w[k]['p90']:.0f}s (n={w[k]['n']:,})" for k in JOB_KINDS),
+        completion_line(m),
         f"preemptions {m['preemptions']:,} ({m['lost_gpu_hours']:,.0f} GPU-hours lost); "
         f"drains {m['drains']} (p90 {m['drain_seconds']['p90']:.0f}s, {m['human_drains']} need a human)",
         "",
