@@ -164,13 +164,18 @@ def run(args: argparse.Namespace) -> int:
 
 
 def completion_line(m: dict[str, Any]) -> str:
-    """Job completion time and chain makespan (docs/metrics.md); unfinished ones counted apart."""
-    c, ch = m["completion"], m["chains"]
-    line = (f"completion time mean/p90: {c['mean']:.0f}/{c['p90']:.0f}s (n={c['n']:,}, {c['unfinished']:,} unfinished)"
-            f"; chain makespan mean/p90: ")
-    if ch["n"] or ch["unfinished"]:
-        return line + f"{ch['mean']:.0f}/{ch['p90']:.0f}s (n={ch['n']:,}, {ch['unfinished']:,} unfinished)"
-    return line + "no chains"
+    """Job completion time, chain and pipeline makespan (docs/metrics.md); unfinished ones
+    counted apart."""
+    c = m["completion"]
+    parts = [f"completion time mean/p90: {c['mean']:.0f}/{c['p90']:.0f}s (n={c['n']:,}, {c['unfinished']:,} unfinished)"]
+    for key, what in (("chains", "chain"), ("pipelines", "pipeline")):
+        ch = m[key]
+        if ch["n"] or ch["unfinished"]:
+            parts.append(f"{what} makespan mean/p90: {ch['mean']:.0f}/{ch['p90']:.0f}s "
+                         f"(n={ch['n']:,}, {ch['unfinished']:,} unfinished)")
+        else:
+            parts.append(f"no {key}")
+    return "; ".join(parts)
 
 
 def render_summary(m: dict[str, Any], sim_seconds: float | None = None) -> str:

@@ -78,7 +78,7 @@ class Recorder:
         self.open_drain: dict[str, int] = {}
         self.human_drains = 0
         self.completion = array("d")  # submit to end of each job that ended, in end order
-        # chain name -> [first submit, last end, members ended, members in the workload]
+        # chain name -> [first submit, last end, members ended, members in the workload, last submit]
         self.chains: dict[str, list[float]] = {}
 
     # -- events -------------------------------------------------------------------------------
@@ -127,9 +127,10 @@ class Recorder:
             j.chain = e.chain
             c = self.chains.get(e.chain)
             if c is None:
-                self.chains[e.chain] = [e.t, e.t, 0.0, float(e.chain_jobs or 0)]
+                self.chains[e.chain] = [e.t, e.t, 0.0, float(e.chain_jobs or 0), e.t]
             else:
                 c[0] = min(c[0], e.t)
+                c[4] = max(c[4], e.t)
         if not e.held:
             self._on_eligible(e)
 

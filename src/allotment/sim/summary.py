@@ -165,6 +165,7 @@ def summarize(rec: Recorder) -> dict[str, Any]:
         "jobs": dict(rec.counts),
         "completion": completion(rec),
         "chains": chain_makespans(rec),
+        "pipelines": chain_makespans(rec, whole=True),
     }
 
 
@@ -184,17 +185,23 @@ def completion(rec: Recorder) -> dict[str, float]:
     }
 
 
-def chain_makespans(rec: Recorder) -> dict[str, float]:
+def chain_makespans(rec: Recorder, *, whole: bool = False) -> dict[str, float]:
     """Chain makespan, a chain's first submit to the last end of its members (sim/chains.py),
     of the chains whose every member ended in the run; the others are counted apart
-    (``unfinished``: a member still queued, running, cancelled, rejected or not submitted yet)."""
-    spans = [c[1] - c[0] for c in rec.chains.values() if c[2] >= c[3]]
+    (``unfinished``: a member still queued, running, cancelled, rejected or not submitted yet).
+
+    ``whole``: only the chains submitted whole, every member at one instant (``pipelines``): a
+    script submitting prep, train and eval with ``--dependency=afterok`` does that; a stream of
+    follow-up experiments, each submitted while the last one runs, does not (``ai2``'s streams
+    span the run, and in a mix their makespans of weeks would drown the pipelines' hours)."""
+    chains = [c for c in rec.chains.values() if not whole or c[4] == c[0]]
+    spans = [c[1] - c[0] for c in chains if c[2] >= c[3]]
     return {
         "mean": _r(sum(spans) / len(spans)) if spans else 0.0,
         "p50": _r(percentile(spans, 50)),
         "p90": _r(percentile(spans, 90)),
         "n": len(spans),
-        "unfinished": len(rec.chains) - len(spans),
+        "unfinished": len(chains) - len(spans),
     }
 
 
