@@ -60,7 +60,7 @@ def register(p: argparse.ArgumentParser) -> None:
 
 def add_workload_arguments(p: argparse.ArgumentParser) -> None:
     src = p.add_mutually_exclusive_group(required=True)
-    src.add_argument("--scenario", help="built-in scenario: ai2, ai2-big-gangs (its previous calibration), ai2-uncapped-runs (ai2 with training runs not capped at the allocation), ai2-contended")
+    src.add_argument("--scenario", help="built-in scenario: ai2, ai2-big-gangs (its previous calibration), ai2-uncapped-runs (ai2 with training runs not capped at the allocation), ai2-contended, ai2-pipelines (ai2 plus data prep -> train -> eval pipelines)")
     src.add_argument("--trace", type=Path, metavar="FILE", help="canonical trace (JSONL)")
     p.add_argument("--cluster", help="cluster to simulate (default: the largest)")
     p.add_argument(
@@ -166,6 +166,21 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def completion_line(m: dict[str, Any]) -> str:
+    """Job completion time, chain and pipeline makespan (docs/metrics.md); unfinished ones
+    counted apart."""
+    c = m["completion"]
+    parts = [f"completion time mean/p90: {c['mean']:.0f}/{c['p90']:.0f}s (n={c['n']:,}, {c['unfinished']:,} unfinished)"]
+    for key, what in (("chains", "chain"), ("pipelines", "pipeline")):
+        ch = m[key]
+        if ch["n"] or ch["unfinished"]:
+            parts.append(f"{what} makespan mean/p90: {ch['mean']:.0f}/{ch['p90']:.0f}s "
+                         f"(n={ch['n']:,}, {ch['unfinished']:,} unfinished)")
+        else:
+            parts.append(f"no {key}")
+    return "; ".join(parts)
+
+
 def render_summary(m: dict[str, Any], sim_seconds: float | None = None) -> str:
     w = m["wait"]
     lines = [
@@ -181,6 +196,7 @@ def render_summary(m: dict[str, Any], sim_seconds: float | None = None) -> str:
         f"large {w['large']['p50']:.0f}/{w['large']['p90']:.0f}s",
         "wait p50/p90 by kind: "
         + ", ".join(f"{k} {w[k]['p50']:.0f}/{w[k]['p90']:.0f}s (n={w[k]['n']:,})" for k in JOB_KINDS),
+        completion_line(m),
         f"preemptions {m['preemptions']:,} ({m['lost_gpu_hours']:,.0f} GPU-hours lost); "
         f"drains {m['drains']} (p90 {m['drain_seconds']['p90']:.0f}s, {m['human_drains']} need a human)",
         "",

@@ -57,7 +57,7 @@ def register(p: argparse.ArgumentParser) -> None:
     register_import(tsub)
 
     gen = tsub.add_parser("generate", help="write a built-in scenario as a canonical trace")
-    gen.add_argument("--scenario", required=True, help="scenario name (ai2, ai2-big-gangs, ai2-uncapped-runs, ai2-contended)")
+    gen.add_argument("--scenario", required=True, help="scenario name (ai2, ai2-big-gangs, ai2-uncapped-runs, ai2-contended, ai2-pipelines)")
     gen.add_argument(
         "--days", type=positive_float, default=30.0, help="days to generate (default 30)"
     )

@@ -13,6 +13,7 @@ from collections.abc import Callable, Collection, Sequence
 from allotment.core.decisions import NodeReport, Preemption, Reservation, Start
 from allotment.core.jobs import JobSpec
 from allotment.core.session_grace import Notice
+from allotment.sim.chains import Chain
 from allotment.sim.events import Event
 from allotment.sim.metrics import Recorder
 from allotment.sim.signals import HOUR
@@ -46,8 +47,11 @@ class EventLog:
         self._charged[job] = self._charged.get(job, 0.0) + rate * (t - start)
 
     # -- jobs ---------------------------------------------------------------------------------
-    def submit(self, t: float, spec: JobSpec, min_runtime: float, *, held: bool, kind: str) -> None:
-        self._emit(Event(t, "submit", spec.id, spec.account, spec.gpus, min_runtime=min_runtime, held=held or None, kind=kind))
+    def submit(self, t: float, spec: JobSpec, min_runtime: float, *, held: bool, kind: str,
+               chain: Chain | None = None) -> None:
+        self._emit(Event(t, "submit", spec.id, spec.account, spec.gpus, min_runtime=min_runtime, held=held or None,
+                         kind=kind, chain=None if chain is None else chain.name,
+                         chain_jobs=None if chain is None else chain.jobs))
 
     def eligible(self, t: float, spec: JobSpec) -> None:
         self._emit(Event(t, "eligible", spec.id, spec.account, spec.gpus, reason="its last dependency ended"))

@@ -9,6 +9,7 @@ exactly between events, then summed by hour.
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Iterator
 from typing import Any
 
@@ -25,8 +26,8 @@ class _Job:
     """What the metrics keep of one job.  A plain class rather than a dataclass: built once per
     submit, and a compiled dataclass's ``__init__`` cost ~3.5K instructions against a few hundred."""
 
-    __slots__ = ("account", "allocated", "budgeted", "eligible", "first_start", "gpus", "kind", "node_gpus",
-                 "nodes", "noticed", "pending_since", "pending_total", "rejected", "serial")
+    __slots__ = ("account", "allocated", "budgeted", "chain", "eligible", "first_start", "gpus", "kind", "node_gpus",
+                 "nodes", "noticed", "pending_since", "pending_total", "rejected", "serial", "submitted")
 
     def __init__(self, account: str, gpus: int, budgeted: bool, kind: str, serial: int = -1) -> None:
         self.serial = serial  # submit order (sim/settled.py keeps it once the job is gone)
@@ -43,6 +44,8 @@ class _Job:
         self.allocated = False
         self.rejected = False  # refused by the policy: counted apart, never a wait
         self.noticed = False  # told this run that it will be stopped (a ``notice`` event)
+        self.submitted = 0.0  # its submit time: the start of its completion time
+        self.chain: str | None = None  # the chain of dependent jobs it is in (sim/chains.py)
 
 
 class Recorder:
@@ -74,6 +77,9 @@ class Recorder:
         self.drains: list[list[float | None]] = []  # [unhealthy at, emptied at, healthy at]
         self.open_drain: dict[str, int] = {}
         self.human_drains = 0
+        self.completion = array("d")  # submit to end of each job that ended, in end order
+        # chain name -> [first submit, last end, members ended, members in the workload, last submit]
+        self.chains: dict[str, list[float]] = {}
 
     # -- events -------------------------------------------------------------------------------
     def consume(self, e: Event) -> None:
@@ -115,7 +121,16 @@ class Recorder:
                             node_gpus=h.debug_max_gpus, interactive=None)
         elif kind not in JOB_KINDS:
             raise ValueError(f"submit of {e.job} at t={e.t}: unknown job kind {kind!r}")
-        self.jobs[e.job] = _Job(e.account, e.gpus, mr > 0, kind, self.settled.open())
+        j = self.jobs[e.job] = _Job(e.account, e.gpus, mr > 0, kind, self.settled.open())
+        j.submitted = e.t
+        if e.chain is not None:
+            j.chain = e.chain
+            c = self.chains.get(e.chain)
+            if c is None:
+                self.chains[e.chain] = [e.t, e.t, 0.0, float(e.chain_jobs or 0), e.t]
+            else:
+                c[0] = min(c[0], e.t)
+                c[4] = max(c[4], e.t)
         if not e.held:
             self._on_eligible(e)
 
@@ -184,6 +199,11 @@ class Recorder:
         self._stop(e.t, j)
         self._demand(e.t, j, -j.gpus)
         self.counts["completed"] += 1
+        self.completion.append(e.t - j.submitted)
+        if j.chain is not None:
+            c = self.chains[j.chain]
+            c[1] = max(c[1], e.t)
+            c[2] += 1.0
         self._settle(e.job or "", j)
 
     def _on_reserve(self, e: Event) -> None:

@@ -40,6 +40,7 @@ from allotment.core.snapshot import NodeState
 from allotment.core.usage import UsageLedger, WindowView
 from allotment.core.walk import FAST, REFERENCE, WalkPolicy
 from allotment.errors import UsageError
+from allotment.sim.chains import chains_of
 from allotment.sim.eventlog import EventLog
 from allotment.sim.events import Event, RunHeader
 from allotment.sim.job_kind import job_kind
@@ -177,6 +178,7 @@ class _Sim:
         self.starts: dict[str, tuple[float, float, tuple[tuple[int, int], ...]]] = {}
         ids = {j.id for j in source.linked}  # every job a dependency can name
         self.waiting_on: dict[str, set[str]] = {}
+        self.chains = chains_of(source.linked)  # written on each member's submit, for the makespan
         self.dependents: dict[str, list[str]] = {}
         for j in source.linked:
             deps = {d for d in j.depends_on if d in ids and d != j.id}
@@ -295,7 +297,7 @@ class _Sim:
         self.log.submit(now, spec, mr, held=held, kind=job_kind(
             spec.kind, mr, spec.gpus, debug_threshold_s=self.rec.header.debug_threshold_s,
             node_gpus=self.rec.header.debug_max_gpus, interactive=self.ctx.policy.interactive,
-        ))
+        ), chain=self.chains.get(spec.id))
         if not fits or dep_rejected:
             self._reject(spec.id, now, "can never fit" if not fits else "a job it depends on was rejected")
             return False

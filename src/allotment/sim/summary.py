@@ -163,6 +163,45 @@ def summarize(rec: Recorder) -> dict[str, Any]:
         "drains": len(rec.drains),
         "human_drains": rec.human_drains,
         "jobs": dict(rec.counts),
+        "completion": completion(rec),
+        "chains": chain_makespans(rec),
+        "pipelines": chain_makespans(rec, whole=True),
+    }
+
+
+def completion(rec: Recorder) -> dict[str, float]:
+    """Job completion time, submit to final end, of the jobs that ended in the run; the jobs
+    that never did (still queued or running at the end, cancelled, rejected) are counted apart
+    (``unfinished``), not as a time to the end of the run: a completion time is not censored,
+    the waits are (``waits``).  Dependent jobs count from their submit, held time included: the
+    time the user waits for the result."""
+    ended = list(rec.completion)
+    return {
+        "mean": _r(sum(ended) / len(ended)) if ended else 0.0,
+        "p50": _r(percentile(ended, 50)),
+        "p90": _r(percentile(ended, 90)),
+        "n": len(ended),
+        "unfinished": rec.counts["submitted"] - len(ended),
+    }
+
+
+def chain_makespans(rec: Recorder, *, whole: bool = False) -> dict[str, float]:
+    """Chain makespan, a chain's first submit to the last end of its members (sim/chains.py),
+    of the chains whose every member ended in the run; the others are counted apart
+    (``unfinished``: a member still queued, running, cancelled, rejected or not submitted yet).
+
+    ``whole``: only the chains submitted whole, every member at one instant (``pipelines``): a
+    script submitting prep, train and eval with ``--dependency=afterok`` does that; a stream of
+    follow-up experiments, each submitted while the last one runs, does not (``ai2``'s streams
+    span the run, and in a mix their makespans of weeks would drown the pipelines' hours)."""
+    chains = [c for c in rec.chains.values() if not whole or c[4] == c[0]]
+    spans = [c[1] - c[0] for c in chains if c[2] >= c[3]]
+    return {
+        "mean": _r(sum(spans) / len(spans)) if spans else 0.0,
+        "p50": _r(percentile(spans, 50)),
+        "p90": _r(percentile(spans, 90)),
+        "n": len(spans),
+        "unfinished": len(chains) - len(spans),
     }
 
 

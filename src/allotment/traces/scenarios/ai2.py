@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from allotment.compile.model import BudgetNode, CompiledConfig
 from allotment.core.jobs import JobSpec, NodeEvent
 from allotment.errors import UsageError
+from allotment.traces.scenarios import pipelines
 from allotment.traces.scenarios.calibration import AI2, Calibration
 from allotment.traces.scenarios.workload import Workload
 
@@ -259,6 +260,9 @@ def generate(
         ]
         streams = _Streams(calibration.outstanding, capacity * weight, gpn, max_nodes)
         jobs.extend(_chain(team_jobs, streams))
+        if calibration.pipelines > 0:
+            who = pipelines.Team(team.name, users, capacity * weight, gpn, max_nodes, TRAIN_NODES, cap)
+            jobs.extend(pipelines.pipelines(seed, who, horizon, calibration.pipelines))
     events = _failures(rng, cl.node_names, horizon)
     return Workload.of(jobs, events)
 

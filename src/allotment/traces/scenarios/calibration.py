@@ -50,6 +50,9 @@ class Calibration:
     #: GPU-hours each team's streams offer after t=0 / its slice's GPU-hours, every class counted
     #: (the chains hold back the excess)
     load: float = 1.1
+    #: pipelines of dependent jobs (data prep -> train -> eval, ``pipelines.py``) each team
+    #: submits on top, as a multiple of its slice's GPU-hours (0: none)
+    pipelines: float = 0.0
 
 
 AI2 = Calibration(
@@ -96,7 +99,14 @@ AI2_CONTENDED = replace(AI2, load=1.6)
 #: follows.
 AI2_UNCAPPED_RUNS = replace(AI2, runs_fit_allocation=False)
 
+#: ``AI2`` plus pipelines of dependent jobs (data prep -> train -> eval, fan-in and fan-out, a third
+#: with deadlines; ``pipelines.py``) offering 0.1 of each team's slice on top of ``AI2``'s load:
+#: the workload on which the within-team order's dependency pass can matter (issue 28, item 2).
+#: ``AI2``'s own jobs are exactly those of ``ai2`` for the same seed.
+AI2_PIPELINES = replace(AI2, pipelines=0.1)
+
 #: the scenario names ``traces.scenarios.get_scenario`` knows, and the calibration of each
 BY_SCENARIO: Mapping[str, Calibration] = MappingProxyType(
-    {"ai2": AI2, "ai2-big-gangs": BIG_GANGS, "ai2-contended": AI2_CONTENDED, "ai2-uncapped-runs": AI2_UNCAPPED_RUNS}
+    {"ai2": AI2, "ai2-big-gangs": BIG_GANGS, "ai2-contended": AI2_CONTENDED, "ai2-uncapped-runs": AI2_UNCAPPED_RUNS,
+     "ai2-pipelines": AI2_PIPELINES}
 )
