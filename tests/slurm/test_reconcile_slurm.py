@@ -153,6 +153,9 @@ def test_allocated_job_takes_gpus_from_unallocated_work_which_is_requeued_and_fi
     assert len(victims) == 1 and state(victims[0]) == "PENDING"
     reconciler.tick()  # the reconciler must not undo or duplicate anything here
     wait_for("the requeued unallocated job finishes", lambda: state(victims[0]) == "", 90)
+    # accounting trails the queue by a few seconds under load (a CI run read RUNNING here)
+    wait_for("accounting to say it completed", lambda: sh(
+        "sacct", "-n", "-X", "-P", "-j", victims[0], "-o", "State").strip() != "RUNNING", 30)
     done = sh("sacct", "-n", "-X", "-P", "-j", victims[0], "-o", "State")
     assert "COMPLETED" in done
 
