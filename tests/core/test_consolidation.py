@@ -81,7 +81,7 @@ def test_no_more_gpus_move_than_the_blocked_job_starts() -> None:
     pre = [4, 2, 2]  # every running GPU counted as preemptible: the bound reads it
     assert plan_consolidation(pool, running, resumable, None, 3, None, frozenset(), 10.0, pre) is None
     got = plan_consolidation(pool, running, resumable, None, 4, None, frozenset(), 10.0, pre)
-    assert got is not None and got.targets == (0,)
+    assert got is not None and got.target == 0
     assert sorted((m.job_id, m.node) for m in got.moves) == [("x1", 1), ("x2", 2)]
     # a reserved node takes no moved job: with n2 closed, one hole is left, too few
     assert plan_consolidation(pool, running, resumable, None, 4, None, frozenset({2}), 10.0, pre) is None

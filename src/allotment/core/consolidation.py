@@ -53,12 +53,12 @@ class Move:
 
 
 class Consolidation:
-    """The node freed for the blocked job (``targets``, one) and the moves that free it."""
+    """The node freed for the blocked job (``target``) and the moves that free it."""
 
-    __slots__ = ("moves", "targets")
+    __slots__ = ("moves", "target")
 
-    def __init__(self, targets: tuple[int, ...], moves: tuple[Move, ...]) -> None:
-        self.targets, self.moves = targets, moves
+    def __init__(self, target: int, moves: tuple[Move, ...]) -> None:
+        self.target, self.moves = target, moves
 
 
 class _Way:
@@ -102,7 +102,7 @@ def plan_consolidation(pool: NodePool, running: Mapping[str, Run], movable: Call
                 best = way
     if best is None:
         return None
-    return Consolidation((best.node,), tuple(best.moves))
+    return Consolidation(best.node, tuple(best.moves))
 
 
 def _free_node(pool: NodePool, running: Mapping[str, Run], movable: Callable[[Run], bool], node: int, need: int,

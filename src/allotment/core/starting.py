@@ -266,7 +266,7 @@ class Starting(ClusterState):
         if plan is None:
             return False
         names = self.pool.names
-        freed = ", ".join(names[i] for i in plan.targets)
+        freed = names[plan.target]
         for m in plan.moves:
             src = names[self.running[m.job_id].placement[0][0]]
             preemptions.append(self._evict(m.job_id, pi.now, p.jid, CONSOLIDATE,
@@ -274,11 +274,9 @@ class Starting(ClusterState):
             q = self.pending[m.job_id]
             starts.append(self._launch(q, ((m.node, m.gpus),), pi, f"moved from {src} to free {freed} for {p.jid}",
                                        self.queue_key(q.queue, pi)))
-        targets = frozenset(plan.targets)
-        pl = self.pool.find(p.spec, p.n, p.per, targets.__contains__)
-        if pl is None:  # cannot happen: the plan freed exactly these nodes
+        if self.pool.free[plan.target] < p.per:  # cannot happen: the plan freed this much there
             raise AssertionError(f"consolidation for {p.jid} did not free {freed}")
-        starts.append(self._launch(p, pl, pi, f"moved {len(plan.moves)} job(s) to free {freed}", qk))
+        starts.append(self._launch(p, ((plan.target, p.gpus),), pi, f"moved {len(plan.moves)} job(s) to free {freed}", qk))
         return True
 
     def find_free(self, p: Pend, allow: NodeFilter | None) -> tuple[tuple[int, int], ...] | None:
