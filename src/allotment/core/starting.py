@@ -255,8 +255,8 @@ class Starting(ClusterState):
 
     def _consolidate_for(self, p: Pend, qk: QueueKey, pi: PassInputs, allow: NodeFilter | None, starts: list[Start],
                          preemptions: list[Preemption]) -> bool:
-        """Start the blocked allocated ``p`` by moving movable work off the nodes it needs
-        (``core.consolidation``); True if it started.  Each move is a preemption and a start
+        """Start the blocked ``p`` by moving movable work off the nodes it needs
+        (``core.consolidation``; for an unallocated ``p``, unallocated work only); True if it started.  Each move is a preemption and a start
         of the same job in this pass, on the node the plan chose."""
         if not self._consolidates or p.n != 1 or not self.acct.preemptible:
             return False  # a gang has its reservation: moving work for it churned (docs/design/preemption.md)
