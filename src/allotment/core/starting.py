@@ -261,9 +261,13 @@ class Starting(ClusterState):
         if not self._consolidates or p.n != 1 or not self.acct.preemptible:
             return False  # a gang has its reservation: moving work for it churned (docs/design/preemption.md)
         closed = frozenset() if self.holds is None else self.holds.nodes
-        movable = self._movable if p.mr > 0 else self._movable_free
-        plan = plan_consolidation(self.pool, self.running, movable, p.gpu_type, p.per, allow, closed, pi.now,
-                                  self.acct.pre_on_node)
+        if p.mr > 0:
+            movable, bound = self._movable, self.acct.pre_on_node
+        else:  # only unallocated work may move for it: bound each node by that work's GPUs there
+            movable, bound = self._movable_free, [0] * len(self.pool.free)
+            for i, g in self.acct.owner_nodes.get("", {}).items():
+                bound[i] = g
+        plan = plan_consolidation(self.pool, self.running, movable, p.gpu_type, p.per, allow, closed, pi.now, bound)
         if plan is None:
             return False
         names = self.pool.names

@@ -141,9 +141,16 @@ class Room:
 
 def _may_move_free_for(per: int, pool: NodePool, acct: Accounting, room: Room) -> bool:
     """Could consolidation start an unallocated single-node job of ``per`` GPUs per node?  Only
-    by moving unallocated work, and only onto GPUs free now: the free GPUs in all must reach
-    ``per`` and some unallocated work must be preemptible (``Starting._consolidate_for``)."""
-    return room.consolidates and acct.unalloc_gpus > 0 and per <= pool.free_gpus()
+    by moving unallocated work, and only onto GPUs free now (``Starting._consolidate_for``): the
+    free GPUs in all must reach ``per``, and on some node the free GPUs plus its preemptible
+    unallocated work (``Accounting.owner_nodes[""]``) must, for only that work may leave it."""
+    if not room.consolidates or acct.unalloc_gpus <= 0 or per > pool.free_gpus():
+        return False
+    free = pool.free
+    for i, g in acct.owner_nodes.get("", {}).items():
+        if free[i] + g >= per:
+            return True
+    return False
 
 
 def _search_bound(tier: int, account: str, pool: NodePool, acct: Accounting, mode: Mode) -> int:
