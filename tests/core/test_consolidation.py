@@ -61,6 +61,42 @@ def test_work_that_is_not_resumable_is_never_moved() -> None:
     assert not [e for e in res.events if e.event == "preempt"]
 
 
+def _free_run(*, b_min_runtime: float, consolidate: bool = True, reference: bool = False) -> SimResult:
+    # the case of ``_run`` with a blocked *unallocated* P (minimum runtime 0): A (4, not
+    # resumable) and B (2, resumable, minimum runtime ``b_min_runtime``: 0 is free work) on
+    # n000, C (6, not resumable, after B has started) on n001; at 1,000 s P wants 4 GPUs, free in all on no one node
+    jobs = [
+        JobSpec(id="A", submit=0.0, account="a", gpus=4, work=24 * HOUR, min_runtime=600.0, user="u", resumable=False),
+        JobSpec(id="B", submit=1.0, account="b", gpus=2, work=24 * HOUR, min_runtime=b_min_runtime, user="u",
+                checkpoint_interval=600.0),
+        JobSpec(id="C", submit=20.0, account="a", gpus=6, work=24 * HOUR, min_runtime=600.0, user="u", resumable=False),
+        JobSpec(id="P", submit=1000.0, account="b", gpus=4, work=4 * HOUR, min_runtime=0.0, user="u"),
+    ]
+    config = make_config({"a": 1, "b": 1}, nodes=2, policy=Policy(consolidate=consolidate))
+    return simulate(config, Workload.of(jobs, ()), keep_events=True, days=2.0, reference=reference)
+
+
+def test_a_blocked_unallocated_job_starts_by_moving_unallocated_work() -> None:
+    # free work waiting for a whole hole is what left b200 idle (docs/results.md): it starts
+    # at once when the free work in its way can move to the other hole
+    assert _starts(_free_run(b_min_runtime=0.0, consolidate=False), "P")[0][0] >= 24 * HOUR
+    res = _free_run(b_min_runtime=0.0)
+    assert _starts(res, "P") == [(1000.0, ("n000",))]
+    assert [(e.t, e.job, e.rule) for e in res.events if e.event == "preempt"] == [(1000.0, "B", "consolidate")]
+    assert _starts(res, "B")[-1] == (1000.0, ("n001",))
+
+
+def test_an_unallocated_job_never_moves_allocated_work() -> None:
+    # the same, B funded (past its 600 s protection): a funded team's progress is not thrown
+    # away for work nobody pays for, so P waits for a natural end.  Both walks: the fast one
+    # skips the queue when no free work runs (``walk._may_move_free_for``), the reference
+    # visits it and must find no way
+    for reference in (False, True):
+        res = _free_run(b_min_runtime=600.0, reference=reference)
+        assert _starts(res, "P")[0][0] >= 24 * HOUR
+        assert not [e for e in res.events if e.event == "preempt"]
+
+
 def _pool(jobs: dict[str, tuple[int, int, bool]]) -> tuple[NodePool, dict[str, Run]]:
     """Three 4-GPU nodes holding ``jobs``: id -> (node, GPUs, resumable)."""
     pool = NodePool(tuple(NodeState(f"n{i}", 4) for i in range(3)))

@@ -8,7 +8,8 @@ free GPUs add up to more than it needs: no ordering or reservation rule fills su
 0.1% held by a reservation or the tick).  Only moving running work can, which is what Ai2's open
 problem (protection fragments capacity) calls for.
 
-The rule.  When a blocked allocated single-node job ``p`` found no victims, the scheduler may
+The rule.  When a blocked single-node job ``p`` found no victims (an allocated one) or may take
+none (an unallocated one: it then moves only unallocated work), the scheduler may
 pick a target node it could use (its node filter admits it, its type and size fit) and move the
 single-node jobs there that are *movable* -- resumable, requeued on preemption, past their
 protection (or unallocated), not interactive sessions, not started in this pass -- to the free
@@ -23,8 +24,10 @@ work for them (every node of a gang freed this way) moved over a thousand jobs a
 ``ai2-big-gangs`` for no better gang waits (docs/design/preemption.md).
 
 A pure function of the pool, the running jobs and ``now``: no memo, so the fast walk and the
-reference walk decide identically (the fast walk's bound in ``core.walk`` already covers it: a
-consolidation needs at least ``p.gpus`` free GPUs in all, and ``_search_bound`` counts them).
+reference walk decide identically (the fast walk's bounds in ``core.walk`` cover it: a
+consolidation needs at least ``p.gpus`` free GPUs in all, which ``_search_bound`` counts for an
+allocated job, and ``_may_move_free_for`` tests for an unallocated one, with some unallocated
+work preemptible).
 """
 
 from __future__ import annotations

@@ -276,11 +276,11 @@ class Scheduler(Starting):
         the time left before the last of them starts (a job leaving by then may use some
         reserved node: a necessary condition, never more)."""
         if hs is None:
-            return Room(self.pool.max_free(), math.inf)
+            return Room(self.pool.max_free(), math.inf, self._consolidates)
         if len(hs.items) == 1:
-            return Room(self.pool.max_free_outside(hs.nodes), hs.latest - now)
+            return Room(self.pool.max_free_outside(hs.nodes), hs.latest - now, self._consolidates)
         nodes, latest = hs.closed(hs.binding(_key_of(o, names, ranks, self.queues.by_rank)))
-        return Room(self.pool.max_free_outside(nodes), latest - now)
+        return Room(self.pool.max_free_outside(nodes), latest - now, self._consolidates)
 
     def _decide_holds(self, order: list[int], names: int, ranks: int, pi: PassInputs) -> Holds | None:
         """The round's reservations, before its walk: walking the queues in the round's
@@ -391,7 +391,11 @@ class Scheduler(Starting):
                 if hs is not None and p.jid in hs.by_holder:
                     self.holds = hs.without(p.jid)
                 return True
-            if p.mr <= 0 or (self.mode.limits and self.mode.beyond_limit(
+            if p.mr <= 0:
+                if self._consolidate_for(p, qk, pi, soft, starts, preemptions):
+                    return True  # free work moved off a node for free work (core.consolidation)
+                continue
+            if (self.mode.limits and self.mode.beyond_limit(
                 p, self.acct.alloc_gpus.get(p.account, 0), self.ctx.entitlement_gpus.get(p.account, 0.0)
             )):
                 continue

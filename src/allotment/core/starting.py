@@ -255,14 +255,19 @@ class Starting(ClusterState):
 
     def _consolidate_for(self, p: Pend, qk: QueueKey, pi: PassInputs, allow: NodeFilter | None, starts: list[Start],
                          preemptions: list[Preemption]) -> bool:
-        """Start the blocked allocated ``p`` by moving movable work off the nodes it needs
-        (``core.consolidation``); True if it started.  Each move is a preemption and a start
+        """Start the blocked ``p`` by moving movable work off the nodes it needs
+        (``core.consolidation``; for an unallocated ``p``, unallocated work only); True if it started.  Each move is a preemption and a start
         of the same job in this pass, on the node the plan chose."""
         if not self._consolidates or p.n != 1 or not self.acct.preemptible:
             return False  # a gang has its reservation: moving work for it churned (docs/design/preemption.md)
         closed = frozenset() if self.holds is None else self.holds.nodes
-        plan = plan_consolidation(self.pool, self.running, self._movable, p.gpu_type, p.per, allow, closed, pi.now,
-                                  self.acct.pre_on_node)
+        if p.mr > 0:
+            movable, bound = self._movable, self.acct.pre_on_node
+        else:  # only unallocated work may move for it: bound each node by that work's GPUs there
+            movable, bound = self._movable_free, [0] * len(self.pool.free)
+            for i, g in self.acct.owner_nodes.get("", {}).items():
+                bound[i] = g
+        plan = plan_consolidation(self.pool, self.running, movable, p.gpu_type, p.per, allow, closed, pi.now, bound)
         if plan is None:
             return False
         names = self.pool.names
@@ -292,6 +297,12 @@ class Starting(ClusterState):
         before it is stopped, and a move is not worth a notice)."""
         return (r.resumable and r.jid in self.acct.preemptible and r.jid not in self._launched
                 and r.jid not in self.noticed and self.grace_of(r.spec) <= 0)
+
+    def _movable_free(self, r: Run) -> bool:
+        """What consolidation may move for a blocked *unallocated* job: unallocated work only
+        (``_movable``'s terms).  Free work may be reshuffled to make room for free work; a funded
+        team's progress is never thrown away for work nobody pays for."""
+        return not r.allocated and self._movable(r)
 
     def _told_first(self, victims: list[Victim], p: Pend, now: float) -> bool:
         """Must ``p`` wait for a session among ``victims`` to have its notice and its grace

@@ -95,6 +95,8 @@ class Fast(WalkPolicy):
         least = shapes.least_per()
         if least <= room.open_free or (least <= pool.max_free() and shapes.least_short() <= room.until):
             return True  # may start on free GPUs: off the reserved nodes, or on them if it leaves in time
+        if _may_move_free_for(least, pool, acct, room):
+            return True  # an unallocated job may start by consolidation (a bound: ``least`` counts every job)
         if not shapes.alloc_gpus or not mode.can_preempt or tier == UNALLOCATED or not acct.preemptible:
             return False
         return _search_bound(tier, account, pool, acct, mode) >= shapes.least_alloc_gpus()
@@ -112,6 +114,8 @@ class Fast(WalkPolicy):
                 return True  # may start on free GPUs: off the reserved nodes, or on them if it leaves in time
             if p.mr > 0 and (min_gpus == 0 or p.gpus < min_gpus):
                 min_gpus = p.gpus
+            elif p.mr <= 0 and p.n == 1 and _may_move_free_for(p.per, pool, acct, room):
+                return True  # may start by consolidation, moving unallocated work
         if not mode.can_preempt or tier == UNALLOCATED or not acct.preemptible:
             return False  # no start on free GPUs, and no victim search can run
         if min_gpus and _search_bound(tier, account, pool, acct, mode) >= min_gpus:
@@ -126,12 +130,27 @@ class Room:
     ``open_free``, the most free GPUs on one healthy node it does not hold; ``until``, the time
     left before it starts (inf: no reservation, and ``open_free`` is the best node's).  A job
     may start on reserved GPUs only if it leaves them by then (``reservation.allow_for``; the
-    holder's queue is visited whatever these say)."""
+    holder's queue is visited whatever these say).  ``consolidates``: consolidation is on, so a
+    blocked unallocated job may start by moving unallocated work (``core.consolidation``)."""
 
-    __slots__ = ("open_free", "until")
+    __slots__ = ("consolidates", "open_free", "until")
 
-    def __init__(self, open_free: int, until: float) -> None:
-        self.open_free, self.until = open_free, until
+    def __init__(self, open_free: int, until: float, consolidates: bool = False) -> None:
+        self.open_free, self.until, self.consolidates = open_free, until, consolidates
+
+
+def _may_move_free_for(per: int, pool: NodePool, acct: Accounting, room: Room) -> bool:
+    """Could consolidation start an unallocated single-node job of ``per`` GPUs per node?  Only
+    by moving unallocated work, and only onto GPUs free now (``Starting._consolidate_for``): the
+    free GPUs in all must reach ``per``, and on some node the free GPUs plus its preemptible
+    unallocated work (``Accounting.owner_nodes[""]``) must, for only that work may leave it."""
+    if not room.consolidates or acct.unalloc_gpus <= 0 or per > pool.free_gpus():
+        return False
+    free = pool.free
+    for i, g in acct.owner_nodes.get("", {}).items():
+        if free[i] + g >= per:
+            return True
+    return False
 
 
 def _search_bound(tier: int, account: str, pool: NodePool, acct: Accounting, mode: Mode) -> int:
