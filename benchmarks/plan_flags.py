@@ -20,8 +20,13 @@ It counts, over the plans:
   demand above what it was delivered, charged, by at least the cut) and is flagged (target:
   at least 80% of such plans).
 
-Usage:  python benchmarks/plan_flags.py --tree bundled|small [--limit N] [--out FILE.json]
+Usage:  python benchmarks/plan_flags.py --tree bundled|small [--limit N] [--rounds R]
+            [--first-round F] [--workers W] [--cache-dir DIR] [--out FILE.json]
 ``--limit`` stops after N plans (a plan of the bundled example takes several minutes of CPU).
+``--first-round`` starts at round F (seeds F*k+1 on): rounds never judged before, for a rule
+chosen after earlier rounds were seen.  ``--cache-dir`` keeps the simulations between runs (its
+key is the simulator's source, not ``plan/``'s, so a change to the flag rule re-judges the same
+simulations without running them again).
 """
 
 from __future__ import annotations
@@ -85,12 +90,13 @@ def cut(parent: Path, leaf: str) -> None:
     parent.write_text(yaml.safe_dump(doc, sort_keys=False))
 
 
-def plan(repo: Path, head: str, cache: Path, seeds: str) -> dict[str, Any]:
+def plan(repo: Path, head: str, cache: Path, seeds: str, workers: int) -> dict[str, Any]:
     out = repo.parent / "plan.json"
     out.unlink(missing_ok=True)
     subprocess.run([sys.executable, "-m", "allotment.cli.main", "plan", "--repo", str(repo),
                     "--base", "main", "--head", head, "--format", "json", "--out", str(out),
-                    "--cache-dir", str(cache), "--seeds", seeds], check=False, capture_output=True)
+                    "--cache-dir", str(cache), "--seeds", seeds, "--workers", str(workers)],
+                   check=False, capture_output=True)
     doc: dict[str, Any] = json.loads(out.read_text())
     return doc
 
@@ -111,6 +117,12 @@ def _row(name: str, leaf: str | None, seeds: str, doc: dict[str, Any]) -> dict[s
         "flagged": flagged,
         "cut_team_unmet_demand": unmet,
         "detected": leaf is not None and leaf in flagged,
+        # every team's one-sided p-value and drop, to re-judge a plan by another rule afterwards
+        "teams": {t: {"p_value": v["p_value"], "before": v["delivered_gpu_hours_week_before"],
+                      "mean": v["impact"]["mean"], "low": v["impact"]["low"], "high": v["impact"]["high"],
+                      "entitlement_before": v["entitlement_gpu_hours_week_before"],
+                      "entitlement_after": v["entitlement_gpu_hours_week_after"]}
+                  for t, v in teams.items()},
         "cut_team": None if target is None else {
             k: target[k] for k in ("demand_gpu_hours_week_before", "entitlement_gpu_hours_week_before",
                                    "entitlement_gpu_hours_week_after", "owed_gpu_hours_week_before",
@@ -128,6 +140,11 @@ def main() -> None:
     ap.add_argument("--seeds-per-round", type=int, default=5,
                     help="seeds per plan (default: the default plan_seeds, 5); round r uses "
                          "seeds r*k+1..r*k+k")
+    ap.add_argument("--first-round", type=int, default=0,
+                    help="the first round to run (0: seeds 1..k); later rounds are fresh seeds")
+    ap.add_argument("--workers", type=int, default=2, help="allot plan --workers")
+    ap.add_argument("--cache-dir", type=Path,
+                    help="keep the simulation cache here (default: a temporary folder, removed)")
     ap.add_argument("--out", type=Path)
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="plan-flags-"))
@@ -136,15 +153,17 @@ def main() -> None:
     cases: list[tuple[str, str | None]] = [("noop", None)]
     cases += [(f"cut-{leaf}", leaf) for _, leaf in leaves(repo)]
     k = args.seeds_per_round
-    runs = [(name, leaf, f"{r * k + 1}-{r * k + k}") for r in range(args.rounds) for name, leaf in cases]
+    rounds = range(args.first_round, args.first_round + args.rounds)
+    runs = [(name, leaf, f"{r * k + 1}-{r * k + k}") for r in rounds for name, leaf in cases]
     if args.limit:
         runs = runs[: args.limit]
+    cache = args.cache_dir.resolve() if args.cache_dir else tmp / "cache"
     rows = []
     made: set[str] = set()
     for name, leaf, seeds in runs:
         git(repo, "checkout", "-q", "main")
         if name in made:
-            doc = plan(repo, name, tmp / "cache", seeds)
+            doc = plan(repo, name, cache, seeds, args.workers)
             rows.append(_row(name, leaf, seeds, doc))
             print(json.dumps(rows[-1]), flush=True)
             continue
@@ -161,7 +180,7 @@ def main() -> None:
             cut(parent, leaf)
         commit(repo, name)
         t0 = time.perf_counter()
-        doc = plan(repo, name, tmp / "cache", seeds)
+        doc = plan(repo, name, cache, seeds, args.workers)
         rows.append({**_row(name, leaf, seeds, doc), "seconds": round(time.perf_counter() - t0, 1)})
         print(json.dumps(rows[-1]), flush=True)
     n = len(rows)
