@@ -130,6 +130,32 @@ def _row(name: str, leaf: str | None, seeds: str, doc: dict[str, Any]) -> dict[s
     }
 
 
+def table(doc: dict[str, Any]) -> str:
+    """The cuts of a saved run (``--out``) as the Markdown table of docs/plan.md: per cut, the
+    team's drop and its interval, as a share of what it got and of its entitlement move, and
+    whether it clears the untouched teams' 5% line as well as zero (the line of a cut)."""
+    lines = ["| cut team | seeds | delivered before | entitlement | Δ delivered (90%) | Δ / move "
+             "| 5% line | flagged | beyond the 5% line |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for r in doc["plans"]:
+        team = r["cut_team"]
+        if team is None or not r["cut_team_unmet_demand"]:
+            continue
+        imp, before = team["impact"], team["delivered_gpu_hours_week_before"]
+        e_b, e_a = team["entitlement_gpu_hours_week_before"], team["entitlement_gpu_hours_week_after"]
+        line = -0.05 * before
+        lines.append(
+            f"| {r['plan'].removeprefix('cut-')} | {r['seeds']} | {before:,.0f} | {e_b:,.0f} → {e_a:,.0f} "
+            f"| {imp['mean']:+,.0f} ({imp['low']:+,.0f} to {imp['high']:+,.0f}) "
+            f"| {imp['mean'] / (e_a - e_b):.0%} | {line:+,.0f} | {'yes' if r['detected'] else 'no'} "
+            f"| {'yes' if imp['high'] < line else 'no'} |")
+    s = doc["summary"]
+    lines.append("")
+    lines.append(f"plans {s['plans']}, false alarms {s['false_alarm_plans']}, cuts with unmet demand "
+                 f"{s['cuts_with_unmet_demand']}, detected {s['detected']}")
+    return "\n".join(lines)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--tree", choices=sorted(TREES), default="small")
@@ -146,7 +172,12 @@ def main() -> None:
     ap.add_argument("--cache-dir", type=Path,
                     help="keep the simulation cache here (default: a temporary folder, removed)")
     ap.add_argument("--out", type=Path)
+    ap.add_argument("--table", type=Path, metavar="FILE.json",
+                    help="print the cuts of a saved --out file as a Markdown table, run nothing")
     args = ap.parse_args()
+    if args.table:
+        print(table(json.loads(args.table.read_text())))
+        return
     tmp = Path(tempfile.mkdtemp(prefix="plan-flags-"))
     repo = tmp / "repo"
     make_repo(TREES[args.tree], repo)
