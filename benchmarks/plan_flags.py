@@ -116,6 +116,10 @@ def _row(name: str, leaf: str | None, seeds: str, doc: dict[str, Any]) -> dict[s
         "false_alarm": any(t != leaf for t in flagged),
         "flagged": flagged,
         "cut_team_unmet_demand": unmet,
+        # a share cut that moves no entitlement on the cluster (a team held at its max_gpus) is
+        # no real change there: reported apart, not dropped from the count fixed in advance
+        "cut_moves_entitlement": target is not None and (target["entitlement_gpu_hours_week_after"]
+                                                         < target["entitlement_gpu_hours_week_before"]),
         "detected": leaf is not None and leaf in flagged,
         # every team's one-sided p-value and drop, to re-judge a plan by another rule afterwards
         "teams": {t: {"p_value": v["p_value"], "before": v["delivered_gpu_hours_week_before"],
@@ -144,10 +148,12 @@ def table(doc: dict[str, Any]) -> str:
         imp, before = team["impact"], team["delivered_gpu_hours_week_before"]
         e_b, e_a = team["entitlement_gpu_hours_week_before"], team["entitlement_gpu_hours_week_after"]
         line = -0.05 * before
+        share_of_move = f"{imp['mean'] / (e_a - e_b):.0%}" if e_a != e_b else "no move"
         lines.append(
             f"| {r['plan'].removeprefix('cut-')} | {r['seeds']} | {before:,.0f} | {e_b:,.0f} → {e_a:,.0f} "
             f"| {imp['mean']:+,.0f} ({imp['low']:+,.0f} to {imp['high']:+,.0f}) "
-            f"| {imp['mean'] / (e_a - e_b):.0%} | {line:+,.0f} | {'yes' if r['detected'] else 'no'} "
+            f"| {share_of_move} | {line:+,.0f} "
+            f"| {'yes' if r['detected'] else 'no'} "
             f"| {'yes' if imp['high'] < line else 'no'} |")
     s = doc["summary"]
     lines.append("")
@@ -227,6 +233,8 @@ def main() -> None:
         "cuts_with_unmet_demand": len(eligible),
         "detected": det,
         "detection_rate": det / len(eligible) if eligible else None,
+        "cuts_with_unmet_demand_that_move_entitlement": sum(r["cut_moves_entitlement"] for r in eligible),
+        "detected_of_those": sum(r["detected"] for r in eligible if r["cut_moves_entitlement"]),
     }
     print(json.dumps(summary))
     if args.out:
