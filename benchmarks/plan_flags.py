@@ -67,11 +67,16 @@ def commit(repo: Path, msg: str) -> None:
 
 
 def leaves(repo: Path) -> list[tuple[Path, str]]:
-    """(parent budget.yaml, leaf name) of every leaf with a numeric share, sorted."""
+    """(parent budget.yaml, leaf name) of every leaf with a numeric share and a sibling with one,
+    sorted; an only child (safety-evals on the bundled example) holds all of its parent, so no
+    split of that parent can cut it (the plan would refuse a share of 0)."""
     out = []
     for f in sorted((repo / "budgets").rglob("budget.yaml")):
         doc = yaml.safe_load(f.read_text()) or {}
-        for name, spec in (doc.get("children") or {}).items():
+        kids = doc.get("children") or {}
+        if sum(isinstance((v or {}).get("share"), (int, float)) for v in kids.values()) < 2:
+            continue
+        for name, spec in kids.items():
             child = f.parent / name / "budget.yaml"
             kid = yaml.safe_load(child.read_text()) if child.exists() else {}
             if not (kid or {}).get("children") and isinstance((spec or {}).get("share"), (int, float)):
