@@ -259,3 +259,42 @@ def test_history_named_by_the_base_revision_is_replayed_and_a_pr_cannot_swap_it(
     small_repo.commit("hide the history", author="vera@acme.example")
     tampered = _history_plan(small_repo, "pr")
     assert tampered.workload == clean.workload and tampered.workload_key == clean.workload_key
+
+
+def test_a_cut_that_reaches_the_team_is_flagged_though_short_of_the_five_percent_line() -> None:
+    """The diff names t00's cut and its side before any simulation: its delivery falls by about
+    3% of what it got on every seed, clearly a drop, short of the 5% line (-50), and it is
+    flagged as the cut reaching it.  t01, untouched, drops the same and is not: an untouched
+    team is still judged against the 5% line.  t02, also cut, runs no less: not flagged."""
+    teams = [f"t{i:02d}" for i in range(15)]
+    small = [-32.0, -28.0, -35.0, -25.0, -30.0]
+    runs = []
+    for seed in range(5):
+        runs.append(_Run("base", seed, _metrics(dict.fromkeys(teams, 1000.0))))
+        after = dict.fromkeys(teams, 1000.0)
+        after["t00"] += small[seed]
+        after["t01"] += small[seed]
+        after["t02"] += [5.0, -3.0, 2.0, 0.0, 1.0][seed]
+        runs.append(_Run("head", seed, _metrics(after)))
+    assert -50.0 < paired_interval(small).high < 0.0
+    base = build("acme", N(children={t: N() for t in teams}), gpus=16)
+    head = build("acme", N(children={t: N(0.9 if t in ("t00", "t02") else 1.0) for t in teams}),
+                 gpus=16)
+    imp = summarize(base, head, runs, workload="w", workload_key="k", days=7.0,
+                    seeds=tuple(range(5)), cluster="c1")
+    assert {t.team for t in imp.teams if t.entitlement_cut} == {"t00", "t02"}
+    assert {t.team for t in imp.teams if t.flagged} == {"t00"}
+
+
+def test_a_cut_for_the_flag_is_a_fall_of_at_least_the_flag_threshold_of_the_entitlement() -> None:
+    """A rounding error (doubling every root share moves no absolute share) is no cut, and nor
+    is a 1% fall (a neighbour's share 50 -> 51): too small to make a drop beyond the 5% line,
+    so judged as untouched.  A 10% cut is one."""
+    from allotment.plan.cut_confirmation import is_cut
+
+    assert not is_cut(1613.0, 1613.0 * (1 - 1e-15), 0.05)
+    assert not is_cut(1613.0, 1613.0, 0.0)
+    assert not is_cut(1000.0, 990.0, 0.05)
+    assert is_cut(1613.0, 1452.0, 0.05)
+    assert is_cut(1000.0, 950.0, 0.05)
+    assert is_cut(1000.0, 0.0, 0.05)  # a team removed

@@ -39,11 +39,11 @@ def test_interval_of_five_paired_differences() -> None:
 
 
 def test_a_team_is_flagged_only_when_the_interval_excludes_zero_and_the_drop_is_large() -> None:
-    assert flag(100.0, Interval(-10, -15, -6, 5), 0.05)
-    assert not flag(100.0, Interval(-10, -25, +5, 5), 0.05)  # could be noise
-    assert not flag(100.0, Interval(-3, -4, -2, 5), 0.05)  # real, but under the threshold
-    assert not flag(100.0, Interval(-8, -14, -2, 5), 0.05)  # real, but maybe under it
-    assert not flag(100.0, Interval(-10, -10, -10, 1), 0.05)  # one seed: no spread to judge
+    assert flag(100.0, Interval(-10, -15, -6, 5), -5.0)
+    assert not flag(100.0, Interval(-10, -25, +5, 5), -5.0)  # could be noise
+    assert not flag(100.0, Interval(-3, -4, -2, 5), -5.0)  # real, but under the threshold
+    assert not flag(100.0, Interval(-8, -14, -2, 5), -5.0)  # real, but maybe under it
+    assert not flag(100.0, Interval(-10, -10, -10, 1), -5.0)  # one seed: no spread to judge
 
 
 def test_renamed_team_keeps_its_jobs_and_unknown_accounts_are_left_out() -> None:

@@ -11,8 +11,9 @@ correlated), and is uniformly more powerful than Bonferroni.  Benjamini-Hochberg
 expected *fraction* of false flags among the flags instead: with one real drop it lets false
 flags ride along with it, which is the very complaint.  Why and what was measured: docs/plan.md.
 
-Two families, not one.  The teams whose entitlement the pull request itself lowers are named by
-the diff before anything is simulated: hypotheses stated in advance, the ones the reviewer asks
+Two families, not one.  The teams whose entitlement the pull request itself lowers (by at least
+the flag threshold of it: ``plan/cut_confirmation.py``, which also says the line each family is
+judged against) are named by the diff before anything is simulated: hypotheses stated in advance, the ones the reviewer asks
 about ("will this cut bite?").  Testing them in one family with every untouched team made the cut
 team of a bundled-example plan clear 0.05 / 15 = 0.0033 to be flagged (tulu's -7% at p = 0.0038
 was not).  Holm within each family bounds the chance of any false flag among the untouched teams

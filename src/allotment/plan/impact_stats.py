@@ -2,11 +2,12 @@
 owed and what it was delivered (charged), in GPU-hours per week of the simulated cluster, on each
 side, and the 90% interval of the paired difference.
 
-The one rule of the check lives in :func:`flag`: a team is flagged only when its drop exceeds
-the policy's ``flag_delivered_drop`` of what the team got before, at 90% confidence (the whole
-interval lies below it), **and** that test survives Holm's correction (``plan/holm.py``) within
-its family: the teams the change cuts, or every other team of the plan (fifteen teams each tested
-alone would raise a false flag in about half the plans).
+The one rule of the check lives in :func:`flag`: a team is flagged only when the whole 90%
+interval of its paired change lies below its line (``plan/cut_confirmation.py``: zero for a team
+the change cuts by at least that share of its entitlement, a drop of the policy's ``flag_delivered_drop`` of what it got for any other),
+**and** that test survives Holm's correction (``plan/holm.py``) within its family: the teams the
+change cuts, or every other team of the plan (fifteen teams each tested alone would raise a false
+flag in about half the plans).
 
 The simulator's metric names are read here and nowhere else (``TEAM_DELIVERED`` and friends),
 defensively: a missing key reads as "not reported", never as a crash.
@@ -20,6 +21,7 @@ from dataclasses import replace
 from typing import Any, Protocol
 
 from allotment.compile.model import CompiledConfig
+from allotment.plan.cut_confirmation import drop_line, is_cut
 from allotment.plan.diff import diff_configs
 from allotment.plan.holm import ALPHA, holm_in_families
 from allotment.plan.model import Capacity, Impact, KindWait, TeamImpact
@@ -62,24 +64,24 @@ def num(d: Any, path: Sequence[str]) -> float | None:
     return float(cur) if isinstance(cur, (int, float)) and not isinstance(cur, bool) else None
 
 
-def drop_p_value(before_mean: float, differences: list[float], threshold: float) -> float:
-    """One-sided p-value of "the team loses no more than ``threshold`` of what it got": the test
-    whose rejection at 5% is :func:`flag`'s interval rule, and which Holm's correction ranks."""
+def drop_p_value(before_mean: float, differences: list[float], line: float) -> float:
+    """One-sided p-value of "the team's change is not below ``line``": the test whose rejection
+    at 5% is :func:`flag`'s interval rule, and which Holm's correction ranks."""
     if before_mean <= 0:
         return 1.0
-    return p_below(differences, -threshold * before_mean)
+    return p_below(differences, line)
 
 
-def flag(before_mean: float, interval: Interval, threshold: float) -> bool:
-    """The check's rule: the whole interval lies below ``-threshold x before``.  That implies
-    both conditions of the rule (the interval excludes zero, and the drop exceeds the
-    threshold) and asks the second with the same confidence as the first, so a team whose
-    mean drop only grazes the threshold is not flagged on one seed list and cleared on the next.
+def flag(before_mean: float, interval: Interval, line: float) -> bool:
+    """The check's rule: the whole interval lies below ``line`` (a drop, ``drop_line``).  That
+    implies the interval excludes zero and asks the drop beyond the line with the same
+    confidence, so a team whose mean drop only grazes the line is not flagged on one seed list
+    and cleared on the next.  A team that got nothing before cannot lose anything.
     """
     return (
         before_mean > 0
         and interval.excludes_zero
-        and interval.high < -threshold * before_mean
+        and interval.high < line
     )
 
 
@@ -209,8 +211,12 @@ def summarize(
         mean_after = statistics.fmean(after) if after else 0.0
         owed_b = _mean([_weekly(b, old, days, TEAM_OWED) for b, _ in pairs]) or 0.0
         owed_a = _mean([_weekly(h, new, days, TEAM_OWED) for _, h in pairs]) or 0.0
-        p = drop_p_value(mean_before, diffs, threshold)
-        if flag(mean_before, interval, threshold):
+        ent_b = _entitlement_week(base, old, cluster)
+        ent_a = _entitlement_week(head, new, cluster)
+        cut_team = is_cut(ent_b, ent_a, threshold)
+        line = drop_line(mean_before, threshold, cut_team)
+        p = drop_p_value(mean_before, diffs, line)
+        if flag(mean_before, interval, line):
             p_values[team] = p
         teams.append(
             TeamImpact(
@@ -227,9 +233,10 @@ def summarize(
                 demand_week_after=_mean([_weekly(h, new, days, TEAM_DEMAND) for _, h in pairs]) or 0.0,
                 owed_week_before=owed_b,
                 owed_week_after=owed_a,
-                entitlement_week_before=_entitlement_week(base, old, cluster),
-                entitlement_week_after=_entitlement_week(head, new, cluster),
+                entitlement_week_before=ent_b,
+                entitlement_week_after=ent_a,
                 p_value=p,
+                entitlement_cut=cut_team,
             )
         )
     # Holm over the teams the plan tested (a team that could not be flagged has p = 1 and still

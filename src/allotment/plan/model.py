@@ -51,17 +51,14 @@ class TeamImpact:
     owed_week_after: float = 0.0
     entitlement_week_before: float = 0.0
     entitlement_week_after: float = 0.0
-    p_value: float = 1.0  # one-sided, of "no drop beyond the threshold" (plan/stats.p_below)
+    p_value: float = 1.0  # one-sided, of "no drop beyond the team's line" (plan/stats.p_below)
+    # the change lowers the team's entitlement by at least the flag threshold of it: its flag is
+    # tested among such teams, against the line of a cut (plan/cut_confirmation.py, plan/holm.py)
+    entitlement_cut: bool = False
 
     @property
     def delivered_delta(self) -> float:
         return self.change.mean
-
-    @property
-    def entitlement_cut(self) -> bool:
-        """Does the change lower this team's entitlement?  Its flag is tested in the family of
-        such teams, apart from the untouched ones (``plan.holm.holm_in_families``)."""
-        return self.entitlement_week_after < self.entitlement_week_before
 
     @property
     def significant(self) -> bool:

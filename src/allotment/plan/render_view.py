@@ -220,11 +220,12 @@ def estimate_note(imp: Impact) -> str:
         f"service, capped hour by hour at demand; delivered = what ran charged to the team's "
         f"budget. Delivered above owed is borrowed from idle or unallocated GPUs, which a share "
         f"change does not take away. Δ is the mean paired change and its 90% interval (t over "
-        f"{len(imp.seeds)} seeds). ⚠️ = the whole interval is a drop of more than "
-        f"{imp.flag_threshold:.0%} and Holm's correction keeps it, within the {cut} "
-        f"team{'' if cut == 1 else 's'} whose entitlement the change lowers and apart within "
-        f"the other {tested - cut} (at most a {imp.family_alpha:.0%} chance of any false flag "
-        f"among the teams it does not cut)."
+        f"{len(imp.seeds)} seeds). ⚠️ = Holm's correction keeps the team's drop within its "
+        f"family: for the {cut} team{'' if cut == 1 else 's'} whose entitlement the change cuts "
+        f"by {imp.flag_threshold:.0%} or more, the whole interval is a drop (the cut reaches "
+        f"its delivery); for the other {tested - cut}, a drop of more than "
+        f"{imp.flag_threshold:.0%} of what it got (at most a {imp.family_alpha:.0%} chance of any "
+        f"false flag among the teams it does not cut)."
         f"{note}"
     )
 
