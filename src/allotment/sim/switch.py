@@ -119,8 +119,7 @@ def switch(sim: _Sim, config: CompiledConfig, *, policy: str = "budgets",
 
 
 # what a switched copy shares with the run it copies (never changed after the run is built;
-# ``source`` is forked, and ``by_id``, ``declared``, ``chains`` and ``dependents`` shrink as the run
-# goes: copied)
+# ``source`` is forked, and ``by_id``, ``declared`` and ``dependents`` shrink as the run goes: copied)
 _SHARED = ("gpus_of", "horizon", "last_decisions", "latency")
 # what the switch builds anew for the new config
 _REBUILT = ("ctx", "sched", "_views")
