@@ -110,3 +110,26 @@ def test_a_dependency_cycle_is_read_flat_and_still_scores_as_the_reference() -> 
     w = ScoreWeights(ctx.policy.priority_weights)  # type: ignore[attr-defined]
     # each job's two others, itself left out: by two users for x and z, by one (u) for y
     assert [len(kept.facts.closure(s.id, waiting, w, {}, None).timeless) for s in specs] == [2, 1, 2]
+
+
+def test_a_chains_merged_parts_are_shared_along_it_not_copied_at_each_link() -> None:
+    """Along a chain of runs, each job's merged part of a user other than its successor's is the
+    very object its successor holds.  Compiled, a plain ``tuple[...]`` part was unboxed and boxed again at each link: a
+    new tuple and two floats per user per job, about 130 MiB at the first pass of a 90-day
+    ``ai2`` run (issue 27 item 4).  (Pure Python shares them either way; this fails on a
+    compiled build of the code before.)"""
+    users = ("u0", "u1", "u2")
+    specs = [JobSpec(id=f"j{i:03d}", submit=float(i), account="a", gpus=1, work=600.0, user=users[i % 3],
+                     depends_on=(f"j{i - 1:03d}",) if i else ()) for i in range(30)]
+    waiting = dependants(specs)
+    facts = DependantFactsCache(UserGpus())
+    w = ScoreWeights(_ctx().policy.priority_weights)  # type: ignore[attr-defined]
+    first = facts.closure("j000", waiting, w, {}, None)
+    assert len(first.timeless) == 3  # one part per user of the chain
+    for i in range(26):
+        mine = facts.closure(f"j{i:03d}", waiting, w, {}, None).timeless
+        theirs = facts.closure(f"j{i + 1:03d}", waiting, w, {}, None).timeless
+        own = facts.of(specs[i + 1]).who  # the successor's own part is made for this link
+        others = [p for p in mine if p[0] != own]
+        assert len(others) == 2
+        assert all(any(p is q for q in theirs) for p in others), f"j{i:03d} copied its successor's parts"

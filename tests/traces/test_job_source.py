@@ -92,3 +92,47 @@ def test_a_trace_changed_while_it_is_replayed_is_refused(tmp_path: Path) -> None
         f.write(encode(JobSpec(id="late", submit=10**6, account="a", gpus=1, work=60.0)) + "\n")
     with pytest.raises(TraceError, match="changed while it was being simulated"):
         _drain(source.fork())
+
+
+def _holds(root: object, target: object) -> bool:
+    """Whether ``target`` is reachable from ``root`` through containers (lists, tuples, dicts,
+    the source's slots)."""
+    import gc
+
+    seen: set[int] = set()
+    todo = [root]
+    while todo:
+        o = todo.pop()
+        if o is target:
+            return True
+        if id(o) in seen or isinstance(o, (str, int, float, JobSpec)):
+            continue
+        seen.add(id(o))
+        todo.extend(gc.get_referents(o))
+    return False
+
+
+def test_a_taken_workload_lets_each_job_go_as_it_hands_it_out() -> None:
+    """``allot simulate`` without ``--save`` hands its workload over (issue 27 item 4): a job on
+    no dependency edge is then held by nothing of the source once handed out, a job on one only
+    by ``linked`` (the run reads those before they arrive); a fork hands out what the source
+    would; the jobs cannot be read again."""
+    from allotment.traces.job_stream import TakenJobs
+
+    jobs = _jobs(40, 5)
+    want = list(Workload.of(jobs).jobs)
+    source = TakenJobs.of(Workload.of(jobs))
+    assert source.count == len(want)
+    assert [j.id for j in source.linked] == [j.id for j in want if j.depends_on or
+                                             any(j.id in k.depends_on for k in jobs)]
+    linked = {id(j) for j in source.linked}
+    for k, job in enumerate(want):
+        fork = source.fork()
+        assert _drain(fork) == want[k:]
+        assert fork.count == len(want)
+        got = source.next_job()
+        assert got is job
+        assert _holds(source, got) == (id(got) in linked)
+    assert source.next_job() is None
+    with pytest.raises(RuntimeError, match="cannot be read again"):
+        source.rewound()

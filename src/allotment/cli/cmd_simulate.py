@@ -108,12 +108,17 @@ def run(args: argparse.Namespace) -> int:
     from allotment.sim.latency import parse_profile
     from allotment.sim.rundir import RunSource, metrics_json, save_run
     from allotment.sim.runner import simulate
+    from allotment.traces.job_stream import TakenJobs
     from allotment.traces.scenarios.workload import Workload
 
     overrides = parse_overrides(args.overrides)
     latency = parse_profile(args.profile)
     config = load_compiled(args)
     workload, cluster, days = load_workload(args, config)
+    if args.save is None and isinstance(workload, Workload):
+        # nothing reads the workload after the run: the run lets each job go once it is gone
+        # from the run too (traces/job_stream.py TakenJobs; issue 27 item 4)
+        workload = TakenJobs.of(workload)
     json_to_stdout = args.json is not None and str(args.json) == "-"
     span = f"{days:g} days" if days is not None else "to the end"
     sim = partial(

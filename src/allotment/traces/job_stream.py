@@ -92,6 +92,49 @@ class ListJobs:
         return ListJobs(self._jobs, self.node_events, linked=self.linked)
 
 
+class TakenJobs:
+    """A workload in memory handed to one run, which lets each job go as it hands it out.
+
+    Why: a ``ListJobs`` keeps every job of the workload to the end of the run, so a scenario
+    run held all of them where a streamed trace holds a job from its arrival to its end; the
+    jobs on no dependency edge (``ai2``'s debug work, half its jobs: 33 MiB at 90 days) were
+    kept for nobody (issue 27 item 4).  For a run whose workload nothing reads again (``allot
+    simulate`` without ``--save``).  A fork copies the references still to come (a paused run's
+    copy, ``sim/switch.py``); a rewind is refused: the jobs handed out are gone."""
+
+    __slots__ = ("_jobs", "_pos", "count", "linked", "node_events")
+
+    def __init__(self, jobs: list[JobSpec | None], node_events: tuple[NodeEvent, ...] = (), *,
+                 linked: tuple[JobSpec, ...], count: int) -> None:
+        self._jobs = jobs  # this source's own list: a slot is emptied as its job is handed out
+        self._pos = 0
+        self.count = count
+        self.linked = linked
+        self.node_events = node_events
+
+    @staticmethod
+    def of(workload: Workload) -> TakenJobs:
+        """``workload``'s jobs, to be let go one by one (the caller drops ``workload``)."""
+        jobs = workload.jobs
+        return TakenJobs(list(jobs), workload.node_events, linked=linked_jobs(jobs), count=len(jobs))
+
+    def next_job(self) -> JobSpec | None:
+        i = self._pos
+        jobs = self._jobs
+        if i >= len(jobs):
+            return None
+        j = jobs[i]
+        jobs[i] = None
+        self._pos = i + 1
+        return j
+
+    def fork(self) -> TakenJobs:
+        return TakenJobs(self._jobs[self._pos:], self.node_events, linked=self.linked, count=self.count)
+
+    def rewound(self) -> TakenJobs:
+        raise RuntimeError("a TakenJobs lets its jobs go as it hands them out: it cannot be read again")
+
+
 def job_source(workload: Workload | JobSource) -> JobSource:
     """``workload`` as a source at its first job (a source is taken as it stands)."""
     if isinstance(workload, Workload):
