@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from typing import Any
 
@@ -33,8 +34,11 @@ def clusters(draw: st.DrawFn) -> CompiledConfig:
         debug_reclaim=draw(st.booleans()),
         consolidate=draw(st.booleans()),  # moves resumable work to free a node (core.consolidation)
         # sessions told before they are stopped, sometimes restored (core.session_grace)
-        interactive=draw(st.sampled_from([InteractiveClass(), InteractiveClass(grace_s=300),
-                                          InteractiveClass(grace_s=120, restore_hook="restore")])),
+        # and sometimes a pool of nodes for them, lent to other work while idle (core.session_pool)
+        interactive=dataclasses.replace(
+            draw(st.sampled_from([InteractiveClass(), InteractiveClass(grace_s=300),
+                                  InteractiveClass(grace_s=120, restore_hook="restore")])),
+            pool_nodes=draw(st.sampled_from([0, 0, 1, 2]))),
         boosts=draw(st.sampled_from([(), (), (_boost("user:u1", 2.0, 3600),), (_boost("account:t0", 1.0, 7200),)])),
     )
     # sometimes a max_gpus cap on a team or on a group (capped teams slice their own time)
