@@ -5,8 +5,8 @@ period longer than the lookback (usage would be re-read less often than the wind
 turns over: a reclaim justified by it could wait longer than the window itself).  A session's
 grace longer than the minimum-runtime cap would hold the GPUs another job is owed longer than any
 job is ever protected, and an interactive class that recognises no job is a knob that does
-nothing (docs/design/interactive.md); both are refused.  So is a session pool of more nodes than
-its cluster has: the pool could never be what the policy says."""
+nothing (docs/design/interactive.md); both are refused.  So is a session pool that leaves no node of
+its cluster for other work: work the policy may not stop never borrows the pool, so it would wait forever."""
 
 from __future__ import annotations
 
@@ -101,7 +101,8 @@ def check_scheduler(
 
 def _pool_check(model: SchedulerFile, over: PolicyKnobs | None, prefix: DocPath, label: str,
                 node_counts: Mapping[str, int], at: Callable[[DocPath | None], Where]) -> list[Diagnostic]:
-    """``interactive.pool`` may not exceed the nodes of a cluster it applies to: where it is set
+    """``interactive.pool`` must leave a node of every cluster it applies to for other work (a
+    job the policy may not stop never borrows the pool, so it would wait forever): where it is set
     per cluster, that cluster; where it is set globally, every cluster that does not set its own."""
     out: list[Diagnostic] = []
     if over is not None:
@@ -110,9 +111,8 @@ def _pool_check(model: SchedulerFile, over: PolicyKnobs | None, prefix: DocPath,
             return out
         name = prefix[-1]
         has = node_counts.get(str(name))
-        if has is not None and pool > has:
-            out.append(at((*prefix, "interactive", "pool")).diagnostic(
-                f"interactive.pool {pool} is more nodes than cluster '{name}' has ({has})"))
+        if has is not None and pool >= has:
+            out.append(at((*prefix, "interactive", "pool")).diagnostic(_too_many(pool, str(name), has)))
         return out
     pool = model.interactive.pool if model.interactive is not None else None
     if pool is None:
@@ -121,7 +121,10 @@ def _pool_check(model: SchedulerFile, over: PolicyKnobs | None, prefix: DocPath,
         mine = model.clusters.get(name)
         if mine is not None and mine.interactive is not None and mine.interactive.pool is not None:
             continue  # the cluster sets its own
-        if pool > has:
-            out.append(at(("interactive", "pool")).diagnostic(
-                f"interactive.pool {pool} is more nodes than cluster '{name}' has ({has})"))
+        if pool >= has:
+            out.append(at(("interactive", "pool")).diagnostic(_too_many(pool, name, has)))
     return out
+
+
+def _too_many(pool: int, cluster: str, has: int) -> str:
+    return f"interactive.pool {pool} leaves no node of cluster '{cluster}' ({has}) for other work: at most {has - 1}"

@@ -11,8 +11,9 @@ reconciler's ``decide()`` and ``allot explain`` carry it out alike:
    where any job would.
 2. **Other work may borrow idle pool GPUs, and then holds them as lent work.**  It starts there
    only when no node outside the pool fits, and only if the policy may stop it (not
-   ``non_resumable: run_to_completion`` work that cannot be resumed).  A job that runs on a pool
-   node and is not a session is *lent*: it has no protection (``lent``, applied where a run is
+   ``non_resumable: run_to_completion`` work that cannot be resumed; such work borrows only if
+   it could never fit outside the pool, and is then not lent: sessions wait for it).  A job the
+   policy may stop that runs on a pool node and is not a session is *lent*: it has no protection (``lent``, applied where a run is
    recorded: ``ClusterState.add_running`` and ``Starting._launch``), so the contract's "never
    inside its minimum runtime" holds for it as it holds for unallocated work.
 3. **Other work never reaches the pool by preemption, a reservation or consolidation.**  Its
@@ -82,15 +83,31 @@ class SessionPool:
         """Is the job a session, by the class's one recognition rule?"""
         return self.cls.recognises(spec.kind, partition=spec.partition, gpus=spec.gpus, time_limit_s=spec.time_limit)
 
-    def may_borrow(self, spec: JobSpec) -> bool:
-        """May this job, not a session, start on idle pool GPUs (rule 2): may the policy stop it?"""
+    def stoppable(self, spec: JobSpec) -> bool:
+        """May the policy stop this job at once (not work kept to completion)?"""
         return not (self._keep_nonresumable and not spec.resumable)
 
+    def may_borrow(self, spec: JobSpec, n: int, per: int, pool: NodePool) -> bool:
+        """May this job, not a session, start on idle pool GPUs (rule 2)?  If the policy may
+        stop it (then as lent work); or, work kept to completion, if it could never fit on the
+        nodes outside the pool (then as ordinary work a session waits for: else it waits for
+        ever)."""
+        if self.stoppable(spec):
+            return True
+        t = spec.gpu_type
+        outside = sum(1 for i in range(len(pool.total))
+                      if i not in self.nodes and pool.total[i] >= per and (t is None or pool.gpu_type[i] == t))
+        return outside < n
+
     def lent(self, spec: JobSpec, placement: tuple[tuple[int, int], ...]) -> bool:
-        """Does a run of ``spec`` on ``placement`` hold lent pool GPUs (so it has no protection)?"""
-        if not self.nodes or self.session(spec):
+        """Does a run of ``spec`` on ``placement`` hold lent pool GPUs (so it has no protection)?
+        Only work the policy may stop, and not a session."""
+        if not self.nodes or self.session(spec) or not self.stoppable(spec):
             return False
         return any(i in self.nodes for i, _ in placement)
+
+    def _lent_run(self, r: Run) -> bool:
+        return not self.session(r.spec) and self.stoppable(r.spec)
 
     def off(self, allow: NodeFilter | None) -> NodeFilter:
         """``allow`` with the pool's nodes closed too (rule 3).  Always an ``Unreserved``, so
@@ -111,7 +128,7 @@ class SessionPool:
         best = 0
         for i in self.nodes:
             if pool.healthy[i]:
-                got = pool.free[i] + sum(g for jid, g in pool.jobs[i].items() if not self.session(running[jid].spec))
+                got = pool.free[i] + sum(g for jid, g in pool.jobs[i].items() if self._lent_run(running[jid]))
                 best = max(best, got)
         self._room, self._room_at = best, pool.version
         return best
@@ -133,7 +150,7 @@ class SessionPool:
             if free >= per:  # pragma: no cover - the session fits free GPUs and starts there first
                 return Lent(i, [])
             lent = sorted((-running[jid].start, jid, g) for jid, g in pool.jobs[i].items()
-                          if not self.session(running[jid].spec))
+                          if self._lent_run(running[jid]))
             taken: list[str] = []
             freed = 0
             for _, jid, g in lent:

@@ -292,7 +292,7 @@ class Starting(ClusterState):
         if sp.session(p.spec):
             return self._best_free(p, OnlyPool(sp.nodes, allow)) or self._best_free(p, allow)
         got = self._best_free(p, sp.off(allow))
-        if got is None and sp.may_borrow(p.spec):
+        if got is None and sp.may_borrow(p.spec, p.n, p.per, self.pool):
             got = self._best_free(p, allow)
         return got
 
