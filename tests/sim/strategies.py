@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from typing import Any
 
@@ -21,6 +22,7 @@ def clusters(draw: st.DrawFn) -> CompiledConfig:
     tree: dict[str, Any] = dict(weights)
     if n_teams >= 3 and draw(st.booleans()):
         tree = {"g": {"t0": weights["t0"], "t1": weights["t1"]}, **{k: v for k, v in weights.items() if k not in ("t0", "t1")}}
+    n_nodes = draw(st.integers(1, 4))
     policy = Policy(
         lookback_s=draw(st.sampled_from([3600, 6 * 3600, 86400])),
         min_runtime_cap_s=draw(st.sampled_from([600, 3600, 4 * 3600])),
@@ -33,15 +35,18 @@ def clusters(draw: st.DrawFn) -> CompiledConfig:
         debug_reclaim=draw(st.booleans()),
         consolidate=draw(st.booleans()),  # moves resumable work to free a node (core.consolidation)
         # sessions told before they are stopped, sometimes restored (core.session_grace)
-        interactive=draw(st.sampled_from([InteractiveClass(), InteractiveClass(grace_s=300),
-                                          InteractiveClass(grace_s=120, restore_hook="restore")])),
+        # and sometimes a pool of nodes for them, lent to other work while idle (core.session_pool)
+        interactive=dataclasses.replace(
+            draw(st.sampled_from([InteractiveClass(), InteractiveClass(grace_s=300),
+                                  InteractiveClass(grace_s=120, restore_hook="restore")])),
+            pool_nodes=min(n_nodes - 1, draw(st.sampled_from([0, 0, 1, 2])))),  # a pool leaves a node
         boosts=draw(st.sampled_from([(), (), (_boost("user:u1", 2.0, 3600),), (_boost("account:t0", 1.0, 7200),)])),
     )
     # sometimes a max_gpus cap on a team or on a group (capped teams slice their own time)
     caps = draw(st.sampled_from([{}, {}, {"t0": 2}, {"t0": 4}, {"t0": 8}] + ([{"g": 4}] if "g" in tree else [])))
     return make_config(
         tree,
-        nodes=draw(st.integers(1, 4)),
+        nodes=n_nodes,
         gpus_per_node=draw(st.sampled_from([2, 4, 8])),
         policy=policy,
         max_gpus=caps,

@@ -23,3 +23,11 @@ def test_grace_and_hook_set_the_interactive_class_and_keep_its_recognition() -> 
 def test_a_hook_that_is_a_path_or_a_command_line_is_refused(hook: str) -> None:
     with pytest.raises(UsageError, match=r"interactive\.restore_hook"):
         apply_overrides(Policy(), {"interactive.restore_hook": hook})
+
+
+def test_pool_sets_the_count_of_reserved_nodes_and_refuses_anything_but_a_whole_number() -> None:
+    p = apply_overrides(Policy(interactive=InteractiveClass(grace_s=600)), {"interactive.pool": "2"})
+    assert p.interactive == InteractiveClass(grace_s=600, pool_nodes=2)
+    for bad in ("-1", "two", "1.5"):
+        with pytest.raises(UsageError, match=r"interactive\.pool"):
+            apply_overrides(Policy(), {"interactive.pool": bad})

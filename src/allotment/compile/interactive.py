@@ -14,6 +14,10 @@ label users already write and add a partition later without changing what counte
 3. its shape fits: at most ``max_gpus`` GPUs *and* a time limit of at most ``max_time_limit_s``.
    Both bounds must be set, and the time limit known: a simulated trace carries none, so the
    shape test never matches in the simulator and a session there is recognised by 1.
+
+The class may also reserve a *pool*: the last ``pool_nodes`` nodes of the cluster by name, where
+sessions start first and other work only borrows idle GPUs it gives back at once
+(``core.session_pool``).
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ class InteractiveClass:
     max_time_limit_s: int | None = None
     grace_s: int = 0  # notice before a preempted session is stopped (Slurm GraceTime)
     restore_hook: str | None = None  # command the requeued session runs first (a name on PATH)
+    pool_nodes: int = 0  # the last N nodes by name, reserved for sessions (core.session_pool)
 
     def recognises(
         self, kind: str | None, *, partition: str | None = None, gpus: int | None = None,

@@ -96,6 +96,8 @@ def _interactive(base: InteractiveClass, k: InteractiveSection) -> InteractiveCl
         changes["grace_s"] = parse_duration(k.grace)
     if k.restore_hook is not None:
         changes["restore_hook"] = k.restore_hook
+    if k.pool is not None:
+        changes["pool_nodes"] = k.pool
     return replace(base, **changes)
 
 

@@ -113,7 +113,8 @@ def _load(files: Mapping[str, bytes], at: dt.date | None) -> LoadedConfig:
     scheduler_smap = None
     if SCHEDULER in parsed:
         scheduler, scheduler_smap = parsed[SCHEDULER]
-        diags.extend(check_scheduler(scheduler, scheduler_smap, cluster_names))
+        node_counts = {n: sum(len(g.node_names) for g in c.groups) for n, c in clusters.items()}
+        diags.extend(check_scheduler(scheduler, scheduler_smap, cluster_names, node_counts))
     boosts = BoostsFile()
     boosts_at: tuple[Located, ...] = ()
     # When the tree (or the platform team's file) is broken, target and approver errors would

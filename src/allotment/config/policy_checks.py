@@ -5,9 +5,12 @@ period longer than the lookback (usage would be re-read less often than the wind
 turns over: a reclaim justified by it could wait longer than the window itself).  A session's
 grace longer than the minimum-runtime cap would hold the GPUs another job is owed longer than any
 job is ever protected, and an interactive class that recognises no job is a knob that does
-nothing (docs/design/interactive.md); both are refused."""
+nothing (docs/design/interactive.md); both are refused.  So is a session pool that leaves no node of
+its cluster for other work: work the policy may not stop never borrows the pool, so it would wait forever."""
 
 from __future__ import annotations
+
+from collections.abc import Callable, Mapping
 
 from allotment.config.loaded import Where
 from allotment.config.models.policy import PolicyKnobs, SchedulerFile
@@ -46,7 +49,8 @@ def _resolved(
 
 
 def check_scheduler(
-    model: SchedulerFile, smap: SourceMap | None, cluster_names: tuple[str, ...]
+    model: SchedulerFile, smap: SourceMap | None, cluster_names: tuple[str, ...],
+    node_counts: Mapping[str, int] | None = None,
 ) -> list[Diagnostic]:
     diags: list[Diagnostic] = []
 
@@ -81,6 +85,7 @@ def check_scheduler(
             where = (*prefix, "interactive", "kinds")
             diags.append(at(where).diagnostic(
                 f"interactive recognises no job{label}: give kinds, partitions or shape"))
+        diags.extend(_pool_check(model, over, prefix, label, node_counts or {}, at))
         r = _resolved(model, over, prefix, smap)
         for knob, limit, called in limits:
             (value, value_at), (bound, bound_at) = r[knob], r[limit]
@@ -92,3 +97,34 @@ def check_scheduler(
                     )
                 )
     return diags
+
+
+def _pool_check(model: SchedulerFile, over: PolicyKnobs | None, prefix: DocPath, label: str,
+                node_counts: Mapping[str, int], at: Callable[[DocPath | None], Where]) -> list[Diagnostic]:
+    """``interactive.pool`` must leave a node of every cluster it applies to for other work (a
+    job the policy may not stop never borrows the pool, so it would wait forever): where it is set
+    per cluster, that cluster; where it is set globally, every cluster that does not set its own."""
+    out: list[Diagnostic] = []
+    if over is not None:
+        pool = over.interactive.pool if over.interactive is not None else None
+        if pool is None:
+            return out
+        name = prefix[-1]
+        has = node_counts.get(str(name))
+        if has is not None and pool >= has:
+            out.append(at((*prefix, "interactive", "pool")).diagnostic(_too_many(pool, str(name), has)))
+        return out
+    pool = model.interactive.pool if model.interactive is not None else None
+    if pool is None:
+        return out
+    for name, has in sorted(node_counts.items()):
+        mine = model.clusters.get(name)
+        if mine is not None and mine.interactive is not None and mine.interactive.pool is not None:
+            continue  # the cluster sets its own
+        if pool >= has:
+            out.append(at(("interactive", "pool")).diagnostic(_too_many(pool, name, has)))
+    return out
+
+
+def _too_many(pool: int, cluster: str, has: int) -> str:
+    return f"interactive.pool {pool} leaves no node of cluster '{cluster}' ({has}) for other work: at most {has - 1}"

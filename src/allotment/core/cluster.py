@@ -22,6 +22,7 @@ from allotment.core.preemption.retry import NodeLog
 from allotment.core.queues import QueueSet
 from allotment.core.reservation import NodeEnds
 from allotment.core.session_grace import grace_of, restored
+from allotment.core.session_pool import SessionPool
 from allotment.core.snapshot import NodeState
 from allotment.core.state import Pend, Run
 
@@ -73,6 +74,8 @@ class ClusterState:
         # per node, the GPUs of running work that is not resumable: what consolidation can never
         # move, and where it packs more such work (core.consolidation, ``place_beside_fixed``)
         self.fixed_gpus: list[int] = [0] * len(self.pool.names)
+        # nodes reserved for sessions, lent to preemptible work while idle (core.session_pool)
+        self.sessions = SessionPool(ctx.policy.interactive, self.pool.names, self._keep_nonresumable)
 
     # -- questions ---------------------------------------------------------------------------
     def min_runtime(self, spec: JobSpec) -> float:
@@ -156,6 +159,8 @@ class ClusterState:
         noticed_at: float | None = None,
     ) -> None:
         pl = tuple((self.pool.index[n], g) for n, g in placement)
+        if self.sessions.nodes and self.sessions.lent(spec, pl):
+            protected_until = min(protected_until, start)  # lent pool GPUs carry no protection
         r = Run(spec, start, pl, allocated, protected_until, done_before,
                 spec.priority if declared is None else declared, evicted_by)
         if eligible is not None:

@@ -252,6 +252,10 @@ class Scheduler(Starting):
                 cands = self._with_holder(q, self._candidates(q, pi, tried), h)
             else:
                 room = self._room(hs, o, names, ranks, pi.now)
+                # the walk's bounds read the better of the queue's tier when the round ordered it
+                # and its tier now: an eviction earlier in this round (of this team's job) may have
+                # put its team below what it is owed, and the victim search reads the state now
+                tier = min(tier, self._round_key(q, pi).key[0])
                 if not self.walk.may_visit(q.shapes, tier, q.account, self.pool, self.acct, self.mode, room):
                     continue
                 cands = self._candidates(q, pi, tried)
@@ -275,12 +279,13 @@ class Scheduler(Starting):
         order ``o`` (``walk.Room``, ``Holds.binding``): the most free GPUs off their nodes, and
         the time left before the last of them starts (a job leaving by then may use some
         reserved node: a necessary condition, never more)."""
+        lent = self.sessions.room(self.pool, self.running) if self.sessions.nodes else 0
         if hs is None:
-            return Room(self.pool.max_free(), math.inf, self._consolidates)
+            return Room(self.pool.max_free(), math.inf, lent, self._consolidates)
         if len(hs.items) == 1:
-            return Room(self.pool.max_free_outside(hs.nodes), hs.latest - now, self._consolidates)
+            return Room(self.pool.max_free_outside(hs.nodes), hs.latest - now, lent, self._consolidates)
         nodes, latest = hs.closed(hs.binding(_key_of(o, names, ranks, self.queues.by_rank)))
-        return Room(self.pool.max_free_outside(nodes), latest - now, self._consolidates)
+        return Room(self.pool.max_free_outside(nodes), latest - now, lent, self._consolidates)
 
     def _decide_holds(self, order: list[int], names: int, ranks: int, pi: PassInputs) -> Holds | None:
         """The round's reservations, before its walk: walking the queues in the round's
@@ -299,7 +304,7 @@ class Scheduler(Starting):
                 continue
             p = self._holder_in(q, self.mode.ranks_queues and o // ranks_names == GUARANTEED, pi.t)
             if p is not None:
-                h = self._plan_hold(p, _key_of(o, names, ranks, by_rank), pi.now, taken)
+                h = self._plan_hold(p, _key_of(o, names, ranks, by_rank), pi.now, self._off_pool(p, taken))
                 if h is not None:
                     got.append(h)
                     if len(got) == self._max_holds:
@@ -381,11 +386,14 @@ class Scheduler(Starting):
             hs = self.holds
             allow: NodeFilter | None = None if hs is None else allow_for(hs, p, now, qk)  # evicting allocated work: only if it ends in time
             soft: NodeFilter | None = None if allow is None else allow_for(hs, p, now, qk, self.may_yield(p))  # free GPUs, unallocated work
+            free_at, yields_only = soft, allow is not None and soft is None
+            if self.sessions.nodes and not self.sessions.session(p.spec):  # other work keeps off the pool
+                allow, soft = self.sessions.off(allow), self.sessions.off(soft)  # but may borrow (find_free)
             if p.mr > 0 and not self.acct.fits_caps_of(p.aid, p.gpus):
                 if self._cap_preempt(p, qk, pi, allow, starts, preemptions):
                     return True
                 continue
-            pl = self.find_free(p, soft) if p.per <= self.pool.max_free() else None
+            pl = self.find_free(p, free_at) if p.per <= self.pool.max_free() else None
             if pl is not None:
                 starts.append(self._launch(p, pl, pi, "fits free GPUs", qk))
                 if hs is not None and p.jid in hs.by_holder:
@@ -399,6 +407,8 @@ class Scheduler(Starting):
                 p, self.acct.alloc_gpus.get(p.account, 0), self.ctx.entitlement_gpus.get(p.account, 0.0)
             )):
                 continue
+            if self.sessions.nodes and self.take_lent(p, qk, pi, allow, starts, preemptions):
+                return True  # a session takes lent pool GPUs back (core.session_pool)
             holder = hs is not None and p.jid in hs.by_holder
             if not first_blocked and not holder:  # any allocated job may still take unallocated work
                 if self._preempt_for(p, qk, pi, soft, starts, preemptions, only_unallocated=True):
@@ -408,7 +418,7 @@ class Scheduler(Starting):
             # the holder may evict the jobs that yield to its reservation (victim rule ``reservation``)
             if self._preempt_for(p, qk, pi, allow, starts, preemptions, reserve=holder):
                 return True
-            if allow is not None and soft is None and self._preempt_for(p, qk, pi, soft, starts, preemptions, only_unallocated=True):
+            if yields_only and self._preempt_for(p, qk, pi, soft, starts, preemptions, only_unallocated=True):
                 return True  # a debug job that yields may replace unallocated work on a reserved node
             if self._consolidate_for(p, qk, pi, allow, starts, preemptions):
                 return True  # movable work moved off the nodes it needs (core.consolidation)
@@ -432,6 +442,8 @@ class Scheduler(Starting):
                 continue
             hs = self.holds
             soft = None if hs is None else allow_for(hs, p, now, qk, self.may_yield(p))
+            if self.sessions.nodes and not self.sessions.session(p.spec):
+                soft = self.sessions.off(soft)  # other work keeps off the pool (core.session_pool)
             if self._preempt_for(p, qk, pi, soft, starts, preemptions, only_unallocated=True):
                 return True
         return False
@@ -450,7 +462,7 @@ class Scheduler(Starting):
         hs = self.holds
         if hs is None:  # pragma: no cover - only a holder re-plans
             return False
-        new = self._plan_hold(p, qk, pi.now, hs.others(p.jid))
+        new = self._plan_hold(p, qk, pi.now, self._off_pool(p, hs.others(p.jid)))
         if new is None:
             return False
         if new.at <= pi.now:  # only the old reservation stood in the way
@@ -461,6 +473,13 @@ class Scheduler(Starting):
                 return True
         self.holds = hs.replaced(new)
         return False
+
+    def _off_pool(self, p: Pend, taken: frozenset[int]) -> frozenset[int]:
+        """``taken`` and, unless ``p`` is a session, the session pool's nodes: a reservation of
+        other work never drains the pool (``core.session_pool``, rule 3)."""
+        if not self.sessions.nodes or self.sessions.session(p.spec):
+            return taken
+        return taken | self.sessions.nodes if taken else self.sessions.nodes
 
     def _plan_hold(self, p: Pend, qk: QueueKey, now: float, taken: frozenset[int] = frozenset()) -> Hold | None:
         """``plan_hold`` off the nodes ``taken`` by better-ranked holds, reused by the fast walk

@@ -24,6 +24,8 @@ from allotment.core.preemption.victims import find_victims, still_fails
 from allotment.core.preemption.view import FOR_NOW, NoVictims, Victim, VictimView
 from allotment.core.reservation import Holds, held_nodes, yields
 from allotment.core.session_grace import Notice, may_stop
+from allotment.core.session_pool import RULE as SESSION_POOL
+from allotment.core.session_pool import OnlyPool
 from allotment.core.snapshot import NodeState
 from allotment.core.state import Pend, Run
 from allotment.core.tiers import GUARANTEED, tier
@@ -261,6 +263,8 @@ class Starting(ClusterState):
         if not self._consolidates or p.n != 1 or not self.acct.preemptible:
             return False  # a gang has its reservation: moving work for it churned (docs/design/preemption.md)
         closed = frozenset() if self.holds is None else self.holds.nodes
+        if self.sessions.nodes and not self.sessions.session(p.spec):
+            closed = closed | self.sessions.nodes  # moved work stays off the pool (core.session_pool)
         if p.mr > 0:
             movable, bound = self._movable, self.acct.pre_on_node
         else:  # only unallocated work may move for it: bound each node by that work's GPUs there
@@ -285,8 +289,40 @@ class Starting(ClusterState):
         return True
 
     def find_free(self, p: Pend, allow: NodeFilter | None) -> tuple[tuple[int, int], ...] | None:
-        """Where ``p`` starts on free GPUs: best fit (``NodePool.find``); with consolidation on,
-        a single-node job that can never move goes beside such work (``place_beside_fixed``)."""
+        """Where ``p`` starts on free GPUs (``_best_free``); with a session pool, a session
+        there first, other work off it first and on it only if it may borrow (``core.session_pool``)."""
+        sp = self.sessions
+        if not sp.nodes:
+            return self._best_free(p, allow)
+        if sp.session(p.spec):
+            return self._best_free(p, OnlyPool(sp.nodes, allow)) or self._best_free(p, allow)
+        got = self._best_free(p, sp.off(allow))
+        if got is None and sp.may_borrow(p.spec, p.n, p.per, self.pool):
+            got = self._best_free(p, allow)
+        return got
+
+    def take_lent(self, p: Pend, qk: QueueKey, pi: PassInputs, allow: NodeFilter | None, starts: list[Start],
+                  preemptions: list[Preemption]) -> bool:
+        """A blocked allocated session takes lent pool GPUs back at once (``core.session_pool``,
+        rule 4); True if it started."""
+        sp = self.sessions
+        if p.n != 1 or not self.mode.can_preempt or not sp.session(p.spec):
+            return False
+        got = sp.reclaim(self.pool, self.running, p.spec, p.per, allow)
+        if got is None:
+            return False
+        node = self.pool.names[got.node]
+        self._evict_all([Victim(j, SESSION_POOL, f"lent pool GPUs on {node}, taken back for session {p.jid}")
+                         for j in got.jobs], p, pi, starts, preemptions)
+        pl = self.pool.find(p.spec, 1, p.per, OnlyPool(frozenset((got.node,)), None))
+        if pl is None:  # cannot happen: the lent jobs held exactly this
+            raise AssertionError(f"taking lent GPUs back for {p.jid} did not free {node}")
+        starts.append(self._launch(p, pl, pi, f"took back {len(got.jobs)} lent job(s) on pool node {node}", qk))
+        return True
+
+    def _best_free(self, p: Pend, allow: NodeFilter | None) -> tuple[tuple[int, int], ...] | None:
+        """Best fit (``NodePool.find``); with consolidation on, a single-node job that can never
+        move goes beside such work (``place_beside_fixed``)."""
         if self._consolidates and p.n == 1 and not p.resumable:
             return place_beside_fixed(self.pool, p.spec, p.per, allow, self.fixed_gpus)
         return self.pool.find(p.spec, p.n, p.per, allow)
@@ -345,10 +381,14 @@ class Starting(ClusterState):
         alloc = self.acct.alloc_gpus.get(p.account, 0)
         terms = self.mode.launch(p, pi.now, alloc, self.ctx.entitlement_gpus.get(p.account, 0.0),
                                  why + self.mode.queue_note(qk[0], qk[1]))
-        r = Run(p.spec, pi.now, pl, terms.allocated, terms.protected_until, p.done_work, p.declared, p.evicted_by)
+        lent = bool(self.sessions.nodes) and self.sessions.lent(p.spec, pl)
+        until = min(terms.protected_until, pi.now) if lent else terms.protected_until  # core.session_pool
+        r = Run(p.spec, pi.now, pl, terms.allocated, until, p.done_work, p.declared, p.evicted_by)
         r.eligible = p.eligible
         r.yields = terms.allocated and yields(self.holds, p, pi.now, pl, self.may_yield(p), qk)
         self._start(r, pi.now)
         self._launched[p.jid] = p
         why = terms.reason + ("; yields to the reservation after its minimum runtime" if r.yields else "")
+        if lent:
+            why += "; on lent session-pool GPUs: a waiting session takes them back at once"
         return Start(p.jid, tuple((self.pool.names[i], g) for i, g in pl), terms.allocated, why, r.yields)

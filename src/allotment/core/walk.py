@@ -16,6 +16,9 @@ only if one of them
   every GPU a victim search could take for this queue (unallocated work, which any allocated
   candidate may take; with reclaim, its own team's preemptible work, and in tier 0 every
   account's) reach its GPUs; or
+* is an allocated single-node job needing no more GPUs per node than one node of the session
+  pool has free or lent (``Room.lent``): if it is a session, it may take lent GPUs back
+  (``core.session_pool``); or
 * (over the whole queue, not only the candidates) unallocated work runs and the free GPUs plus its
   GPUs reach the fewest GPUs of an allocated job of the queue: any of them may take its place
   (``Scheduler._free_work_for_the_rest``).
@@ -97,6 +100,8 @@ class Fast(WalkPolicy):
             return True  # may start on free GPUs: off the reserved nodes, or on them if it leaves in time
         if _may_move_free_for(least, pool, acct, room):
             return True  # an unallocated job may start by consolidation (a bound: ``least`` counts every job)
+        if room.lent and mode.can_preempt and shapes.alloc_gpus and shapes.least_alloc_gpus() <= room.lent:
+            return True  # an allocated session may take lent pool GPUs back (core.session_pool)
         if not shapes.alloc_gpus or not mode.can_preempt or tier == UNALLOCATED or not acct.preemptible:
             return False
         return _search_bound(tier, account, pool, acct, mode) >= shapes.least_alloc_gpus()
@@ -114,7 +119,9 @@ class Fast(WalkPolicy):
                 return True  # may start on free GPUs: off the reserved nodes, or on them if it leaves in time
             if p.mr > 0 and (min_gpus == 0 or p.gpus < min_gpus):
                 min_gpus = p.gpus
-            elif p.mr <= 0 and p.n == 1 and _may_move_free_for(p.per, pool, acct, room):
+            if p.mr > 0 and p.n == 1 and p.per <= room.lent and mode.can_preempt:
+                return True  # if a session, it may take lent pool GPUs back (core.session_pool)
+            if p.mr <= 0 and p.n == 1 and _may_move_free_for(p.per, pool, acct, room):
                 return True  # may start by consolidation, moving unallocated work
         if not mode.can_preempt or tier == UNALLOCATED or not acct.preemptible:
             return False  # no start on free GPUs, and no victim search can run
@@ -130,13 +137,15 @@ class Room:
     ``open_free``, the most free GPUs on one healthy node it does not hold; ``until``, the time
     left before it starts (inf: no reservation, and ``open_free`` is the best node's).  A job
     may start on reserved GPUs only if it leaves them by then (``reservation.allow_for``; the
-    holder's queue is visited whatever these say).  ``consolidates``: consolidation is on, so a
+    holder's queue is visited whatever these say).  ``lent``: the most GPUs one healthy node of
+    the session pool has free or lent to other work (``SessionPool.room``; 0: no pool), what a
+    single-node session may take there at once.  ``consolidates``: consolidation is on, so a
     blocked unallocated job may start by moving unallocated work (``core.consolidation``)."""
 
-    __slots__ = ("consolidates", "open_free", "until")
+    __slots__ = ("consolidates", "lent", "open_free", "until")
 
-    def __init__(self, open_free: int, until: float, consolidates: bool = False) -> None:
-        self.open_free, self.until, self.consolidates = open_free, until, consolidates
+    def __init__(self, open_free: int, until: float, lent: int = 0, consolidates: bool = False) -> None:
+        self.open_free, self.until, self.lent, self.consolidates = open_free, until, lent, consolidates
 
 
 def _may_move_free_for(per: int, pool: NodePool, acct: Accounting, room: Room) -> bool:

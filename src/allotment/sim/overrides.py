@@ -53,6 +53,12 @@ def _count(value: str) -> int:
     return int(value)
 
 
+def _nodes(value: str) -> int:
+    if not value.isdigit():
+        raise ValueError(f"expected a whole number of nodes, 0 or more, got {value!r}")
+    return int(value)
+
+
 def _hook(value: str) -> str | None:
     if value.lower() == "none":
         return None
@@ -93,6 +99,7 @@ KNOBS: dict[str, Knob] = {
     "unallocated": Knob("unallocated_enabled", _bool),
     "interactive.grace": Knob("grace_s", _duration, interactive=True),
     "interactive.restore_hook": Knob("restore_hook", _hook, interactive=True),
+    "interactive.pool": Knob("pool_nodes", _nodes, interactive=True),
     "preemption.requeue_resumable": Knob("requeue_resumable", _bool),
     "preemption.non_resumable": Knob("non_resumable", _non_resumable),
     **{

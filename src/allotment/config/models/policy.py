@@ -59,6 +59,13 @@ class InteractiveSection(Strict):
         description="Command name (on the nodes' PATH, no path or arguments) a requeued session "
         "runs first to restore its state (none).",
     )
+    pool: int | None = Field(
+        default=None,
+        ge=0,
+        le=100_000,
+        description="Nodes reserved for sessions: the cluster's last N by name, lent to "
+        "preemptible work while idle (0).",
+    )
 
 
 class WeightSetSection(Strict):
