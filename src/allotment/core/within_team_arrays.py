@@ -16,7 +16,8 @@ bit, and the same order.  A change to the score in ``Scorer`` that is not made h
 test.
 
 What a prerequisite inherits is computed from its dependants one by one (the reference's flat
-reading); the fast walk's merged parts (``core.inherited``) give the same maximum.
+reading); in ``adaptive`` and ``fifo`` the fast walks (``Scorer.merged``) read instead each prerequisite's
+merged groups (``core.inherited.DerivedParts``), which give the same maximum.
 """
 
 from __future__ import annotations
@@ -162,6 +163,9 @@ def _boosts(sc: Scorer, cands: list[Pend], uids: list[UserId]) -> Floats:
 def _inherit(sc: Scorer, ids: list[str], own: Floats, ahead: Floats, fits: npt.NDArray[np.bool_]) -> None:
     """Raise each prerequisite's score in ``own`` to what its same-team dependants lend it
     (``Scorer._inherited_from`` in ``fixed``, ``_inherited_derived`` in the others)."""
+    if sc.mode != "fixed" and sc.merged and sc.short >= 0:
+        _inherit_grouped(sc, ids, own, ahead, fits)
+        return
     deps = sc.deps
     owner: list[int] = []  # per pair (prerequisite, dependant), the prerequisite's place
     dspecs: list[JobSpec] = []
@@ -221,6 +225,74 @@ def _inherit(sc: Scorer, ids: list[str], own: Floats, ahead: Floats, fits: npt.N
         has &= ~none
     up = has & (lent > own)
     own[up] = lent[up]
+
+
+def _inherit_grouped(sc: Scorer, ids: list[str], own: Floats, ahead: Floats, fits: npt.NDArray[np.bool_]) -> None:
+    """``_inherit`` in ``adaptive`` and ``fifo`` from each prerequisite's merged dependants
+    (``core.inherited.DerivedParts``, as ``Scorer._inherited_grouped`` reads them): a group
+    lends its score whole where its most work is long enough, ``INHERIT`` x it where its least is
+    not; a dependant with a deadline is one entry whose most and least work are its own."""
+    deps = sc.deps
+    index = sc._boosts() if sc.boosts else None
+    owner: list[int] = []  # per entry (group or dated dependant), the prerequisite's place
+    who: list[int] = []
+    prio: list[int] = []
+    boost: list[float] = []
+    most: list[float] = []
+    least: list[float] = []
+    dated: list[int] = []  # the entries with a deadline, and their deadlines
+    deadlines: list[float] = []
+    with_deps: list[int] = []
+    lenders: list[int] = []
+    starts: list[int] = []
+    for i, jid in enumerate(ids):
+        got = deps.get(jid)
+        if got is None:
+            continue
+        with_deps.append(i)
+        if not got:
+            continue
+        c = sc.facts.derived(jid, deps, sc.boosts, index)
+        lenders.append(i)
+        starts.append(len(owner))
+        for g in c.groups:
+            owner.append(i)
+            who.append(g[0])
+            prio.append(g[1])
+            boost.append(g[2])
+            most.append(g[3])
+            least.append(g[4])
+        for d in c.dated:
+            dated.append(len(owner))
+            deadlines.append(d.deadline if d.deadline is not None else 0.0)
+            owner.append(i)
+            who.append(d.who)
+            prio.append(d.priority)
+            boost.append(0.0 if index is None else boost_of(index, d.jid, d.user, d.account))
+            most.append(d.work)
+            least.append(d.work)
+    if not with_deps:
+        return
+    n = len(owner)
+    at = np.fromiter(owner, np.intp, n)
+    gpus = sc.user_gpus.gpus
+    fair = 1.0 / (1.0 + _floats([gpus[u] for u in who]) / 8.0)
+    pr = _floats(prio)
+    a = ahead[at]
+    urgency = np.zeros(n, dtype=np.float64)
+    if dated:
+        ks = np.fromiter(dated, np.intp, len(dated))
+        urgency[ks] = _from_slack((_floats(deadlines) - sc.t) - (a[ks] + _floats(most)[ks]))
+    f = (0.5 + 0.5 * pr / (1.0 + np.abs(pr)), urgency, np.zeros(n, dtype=np.float64), fair, np.where(fits[at], 1.0, 0.0))
+    score = _weighted(sc, f) + _floats(boost)
+    whole = np.where(a < sc.short * _floats(most), score, -np.inf)
+    part = np.where(a < sc.short * _floats(least), -np.inf, INHERIT * score)
+    best = _best(len(ids), lenders, starts, np.maximum(whole, part))
+    has = np.zeros(len(ids), dtype=np.bool_)
+    has[np.array(with_deps, dtype=np.intp)] = True
+    has &= ~(best == -np.inf)  # ``_derived``: a job with none keeps its own
+    up = has & (best > own)
+    own[up] = best[up]
 
 
 def _best(n: int, lenders: list[int], starts: list[int], score: Floats) -> Floats:
