@@ -122,10 +122,10 @@ _LOWERED = (*_BOOSTS, Boost("user:u2", -0.75, T0 + dt.timedelta(days=400), "t", 
 @settings(max_examples=150, deadline=None)
 @given(_graphs(), st.sampled_from(["adaptive", "fifo"]), st.booleans(), st.sampled_from([0.0, 0.05, 0.3, 1.0]),
        st.sampled_from([0.0, 1.0]), st.lists(st.integers(0, 8), min_size=1, max_size=3),
-       st.lists(st.sampled_from([0.0, 500.0, 5000.0]), min_size=1, max_size=4))
+       st.lists(st.sampled_from([0.0, 500.0, 5000.0]), min_size=1, max_size=4), st.sampled_from([0, 2, 16]))
 def test_merged_groups_lend_every_derived_score_as_reading_dependants_one_by_one(
     specs: list[JobSpec], mode: str, boosted: bool, short: float, declared: float, running: list[int],
-    done: list[float],
+    done: list[float], merge_from: int,
 ) -> None:
     # adaptive / fifo: a dependant lends its score whole when the prerequisite's remaining work
     # is under ``short`` x its own, else INHERIT x it; its groups (user, priority, boost) keep
@@ -144,6 +144,7 @@ def test_merged_groups_lend_every_derived_score_as_reading_dependants_one_by_one
             for load in (0.3, 2.0):
                 args = (ctx, t, load, 4, users, active_boosts(ctx, t), waiting)
                 merged = Scorer(*args, merged=True, facts=facts)  # type: ignore[arg-type]
+                merged.merge_from = merge_from  # 0: every prerequisite's merged; 16: only long ones
                 ref = Scorer(*args)  # type: ignore[arg-type]
                 lenders = [(p, waiting[p.jid]) for p in pends if waiting.get(p.jid)]
                 assert [repr(merged._inherited_derived(p, got)) for p, got in lenders] == [
@@ -200,6 +201,7 @@ def test_a_group_lends_whole_through_its_longest_dependant_and_in_part_through_i
     want = Scorer(*args)._inherited_derived(p, waiting["p"])  # type: ignore[arg-type]
     assert want == 0.9 * -0.75
     merged = Scorer(*args, merged=True)  # type: ignore[arg-type]
+    merged.merge_from = 0  # two dependants: merged only when told
     assert merged._inherited_derived(p, waiting["p"]) == want
     pends = [p, *(Pend(s, 0.0, 0.0, 0.0, 0, None, "a") for s in specs[1:])]
     assert ranked_arrays(merged, pends)[0] == Scorer(*args).ranked_by_key(pends)[0]  # type: ignore[arg-type]

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from allotment.compile.model import CompiledConfig, Policy
-from allotment.core import candidates
+from allotment.core import candidates, priority
 from allotment.core.context import build_context
 from allotment.core.decide import decide
 from allotment.core.snapshot import NodeState, PendingJob, RunningJob, Snapshot
@@ -264,14 +264,20 @@ def _derived(case: tuple[CompiledConfig, Workload], mode: str, links: list[bool]
 
 
 @PROPS
-@given(cases(), st.sampled_from(["adaptive", "fifo"]), st.lists(st.booleans(), min_size=1, max_size=8))
+@given(cases(), st.sampled_from(["adaptive", "fifo"]), st.lists(st.booleans(), min_size=1, max_size=8),
+       st.sampled_from([0, 2, 16]))
 def test_the_fast_walk_decides_as_the_reference_outside_the_fixed_derivation(
-    case: tuple[CompiledConfig, Workload], mode: str, links: list[bool]
+    case: tuple[CompiledConfig, Workload], mode: str, links: list[bool], merge_from: int
 ) -> None:
     # adaptive and fifo keep no orders (UNKEPT), but read what a prerequisite inherits from its
     # dependants' merged groups (core.inherited), the reference from each dependant
     case = _derived(case, mode, links)
-    fast, m_fast = _run(case, "budgets", FAST)
+    saved = priority.MERGE_FROM
+    priority.MERGE_FROM = merge_from  # small workloads: merge short tails too
+    try:
+        fast, m_fast = _run(case, "budgets", FAST)
+    finally:
+        priority.MERGE_FROM = saved
     ref, m_ref = _run(case, "budgets", REFERENCE)
     assert fast.sched.walk is UNKEPT and ref.sched.walk is REFERENCE
     assert fast.decided == ref.decided

@@ -66,10 +66,15 @@ from allotment.core.jobs import JobSpec
 from allotment.core.state import InheritedParts, Pend, StaticScore
 from allotment.core.weights import ScoreWeights
 
-__all__ = ["INHERIT", "BoostIndex", "DependencyPass", "PriorityScore", "Scorer", "Term", "active_boosts", "blended",
+__all__ = ["INHERIT", "MERGE_FROM", "BoostIndex", "DependencyPass", "PriorityScore", "Scorer", "Term", "active_boosts", "blended",
            "boost_of", "declared_factor", "dependants", "dependency_pass", "propagate"]
 
 INHERIT: Final = 0.9  # a prerequisite scores at least this fraction of its best same-team dependant's score
+# the fast walks read the dependants of a prerequisite with this many or more merged
+# (``core.inherited.DerivedParts``), fewer one by one: a merge made afresh costs more than it
+# saves on a few (``decide`` makes them per tick: ``benchmarks/within_team_bench.py``); read
+# when a ``Scorer`` is made (a test may merge every prerequisite's)
+MERGE_FROM = 16
 
 
 @dataclass(frozen=True, slots=True)
@@ -302,6 +307,7 @@ class Scorer:
         "k",
         "max_free",
         "memo",
+        "merge_from",
         "merged",
         "mode",
         "pw",
@@ -361,6 +367,7 @@ class Scorer:
         # read what the dependants lend ``adaptive`` and ``fifo`` from their merged groups
         # (``core.inherited.DerivedParts``), not one by one: both fast walks (``WalkPolicy.merges``)
         self.merged = merged or memo
+        self.merge_from: int = MERGE_FROM
         # the dependants' facts: the scheduler's, copied once per run (only for that user table),
         # else this scorer's own, read afresh
         self.facts = facts if facts is not None and facts.users is user_gpus else DependantFactsCache(user_gpus)
@@ -548,7 +555,7 @@ class Scorer:
         ``_inherited_grouped``, the same maximum)."""
         ahead = max(0.0, p.work - p.done_work)
         fit = 1.0 if p.gpus <= self.max_free else 0.0
-        if self.merged and self.short >= 0:  # the fast walks: from the merged groups (``core.inherited``)
+        if self.merged and self.short >= 0 and len(got) >= self.merge_from:  # the fast walks: merged groups
             return self._inherited_grouped(p, ahead, fit)
         users = self.user_gpus
         best = -math.inf

@@ -231,7 +231,8 @@ def _inherit_grouped(sc: Scorer, ids: list[str], own: Floats, ahead: Floats, fit
     """``_inherit`` in ``adaptive`` and ``fifo`` from each prerequisite's merged dependants
     (``core.inherited.DerivedParts``, as ``Scorer._inherited_grouped`` reads them): a group
     lends its score whole where its most work is long enough, ``INHERIT`` x it where its least is
-    not; a dependant with a deadline is one entry whose most and least work are its own."""
+    not; a dependant with a deadline, and each of a prerequisite with fewer than
+    ``Scorer.merge_from``, is one entry whose most and least work are its own."""
     deps = sc.deps
     index = sc._boosts() if sc.boosts else None
     owner: list[int] = []  # per entry (group or dated dependant), the prerequisite's place
@@ -252,19 +253,24 @@ def _inherit_grouped(sc: Scorer, ids: list[str], own: Floats, ahead: Floats, fit
         with_deps.append(i)
         if not got:
             continue
-        c = sc.facts.derived(jid, deps, sc.boosts, index)
         lenders.append(i)
         starts.append(len(owner))
-        for g in c.groups:
-            owner.append(i)
-            who.append(g[0])
-            prio.append(g[1])
-            boost.append(g[2])
-            most.append(g[3])
-            least.append(g[4])
-        for d in c.dated:
-            dated.append(len(owner))
-            deadlines.append(d.deadline if d.deadline is not None else 0.0)
+        if len(got) < sc.merge_from:  # a few dependants: each one its own entry (no merge to make)
+            ds = tuple(sc.facts.of(spec) for spec in got)
+        else:
+            c = sc.facts.derived(jid, deps, sc.boosts, index)
+            ds = c.dated
+            for g in c.groups:
+                owner.append(i)
+                who.append(g[0])
+                prio.append(g[1])
+                boost.append(g[2])
+                most.append(g[3])
+                least.append(g[4])
+        for d in ds:
+            if d.deadline is not None:
+                dated.append(len(owner))
+                deadlines.append(d.deadline)
             owner.append(i)
             who.append(d.who)
             prio.append(d.priority)
