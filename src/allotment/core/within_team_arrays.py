@@ -29,6 +29,7 @@ import numpy.typing as npt
 
 from allotment.core.boosts import BoostIndex, boost_of
 from allotment.core.ids import UserId
+from allotment.core.inherited import DependantFacts, Group
 from allotment.core.jobs import JobSpec
 from allotment.core.priority import INHERIT
 from allotment.core.state import Pend
@@ -231,21 +232,20 @@ def _inherit_grouped(sc: Scorer, ids: list[str], own: Floats, ahead: Floats, fit
     """``_inherit`` in ``adaptive`` and ``fifo`` from each prerequisite's merged dependants
     (``core.inherited.DerivedParts``, as ``Scorer._inherited_grouped`` reads them): a group
     lends its score whole where its most work is long enough, ``INHERIT`` x it where its least is
-    not; a dependant with a deadline, and each of a prerequisite with fewer than
-    ``Scorer.merge_from``, is one entry whose most and least work are its own."""
-    deps = sc.deps
+    not.  A dependant with a deadline, and each of a prerequisite with fewer than
+    ``Scorer.merge_from``, is read alone (``_lent_one_by_one``); a job's best is the higher of
+    the two kinds'."""
+    deps, facts = sc.deps, sc.facts
     index = sc._boosts() if sc.boosts else None
-    owner: list[int] = []  # per entry (group or dated dependant), the prerequisite's place
-    who: list[int] = []
-    prio: list[int] = []
-    boost: list[float] = []
-    most: list[float] = []
-    least: list[float] = []
-    dated: list[int] = []  # the entries with a deadline, and their deadlines
-    deadlines: list[float] = []
-    with_deps: list[int] = []
+    g_owner: list[int] = []  # per group, the prerequisite's place, and the group
+    groups: list[Group] = []
+    g_lenders: list[int] = []  # the places with groups, and where their groups start
+    g_starts: list[int] = []
+    owner: list[int] = []  # per dependant read alone, the prerequisite's place, and its facts
+    alone: list[DependantFacts] = []
     lenders: list[int] = []
     starts: list[int] = []
+    with_deps: list[int] = []
     for i, jid in enumerate(ids):
         got = deps.get(jid)
         if got is None:
@@ -253,52 +253,68 @@ def _inherit_grouped(sc: Scorer, ids: list[str], own: Floats, ahead: Floats, fit
         with_deps.append(i)
         if not got:
             continue
-        lenders.append(i)
-        starts.append(len(owner))
-        if len(got) < sc.merge_from:  # a few dependants: each one its own entry (no merge to make)
-            ds = tuple(sc.facts.of(spec) for spec in got)
-        else:
-            c = sc.facts.derived(jid, deps, sc.boosts, index)
-            ds = c.dated
-            for g in c.groups:
-                owner.append(i)
-                who.append(g[0])
-                prio.append(g[1])
-                boost.append(g[2])
-                most.append(g[3])
-                least.append(g[4])
-        for d in ds:
-            if d.deadline is not None:
-                dated.append(len(owner))
-                deadlines.append(d.deadline)
-            owner.append(i)
-            who.append(d.who)
-            prio.append(d.priority)
-            boost.append(0.0 if index is None else boost_of(index, d.jid, d.user, d.account))
-            most.append(d.work)
-            least.append(d.work)
+        if len(got) < sc.merge_from:  # a few dependants: no merge to make
+            lenders.append(i)
+            starts.append(len(alone))
+            owner.extend([i] * len(got))
+            alone.extend([facts.of(spec) for spec in got.specs()])
+            continue
+        c = facts.derived(jid, deps, sc.boosts, index)
+        if c.groups:
+            g_lenders.append(i)
+            g_starts.append(len(groups))
+            g_owner.extend([i] * len(c.groups))
+            groups.extend(c.groups)
+        if c.dated:
+            lenders.append(i)
+            starts.append(len(alone))
+            owner.extend([i] * len(c.dated))
+            alone.extend(c.dated)
     if not with_deps:
         return
-    n = len(owner)
-    at = np.fromiter(owner, np.intp, n)
-    gpus = sc.user_gpus.gpus
-    fair = 1.0 / (1.0 + _floats([gpus[u] for u in who]) / 8.0)
-    pr = _floats(prio)
-    a = ahead[at]
-    urgency = np.zeros(n, dtype=np.float64)
-    if dated:
-        ks = np.fromiter(dated, np.intp, len(dated))
-        urgency[ks] = _from_slack((_floats(deadlines) - sc.t) - (a[ks] + _floats(most)[ks]))
-    f = (0.5 + 0.5 * pr / (1.0 + np.abs(pr)), urgency, np.zeros(n, dtype=np.float64), fair, np.where(fits[at], 1.0, 0.0))
-    score = _weighted(sc, f) + _floats(boost)
-    whole = np.where(a < sc.short * _floats(most), score, -np.inf)
-    part = np.where(a < sc.short * _floats(least), -np.inf, INHERIT * score)
-    best = _best(len(ids), lenders, starts, np.maximum(whole, part))
+    best = _lent_one_by_one(sc, len(ids), owner, alone, lenders, starts, ahead, fits, index)
+    if groups:
+        at = np.fromiter(g_owner, np.intp, len(g_owner))
+        gpus = sc.user_gpus.gpus
+        fair = 1.0 / (1.0 + _floats([gpus[g[0]] for g in groups]) / 8.0)
+        pr = _floats([g[1] for g in groups])
+        a = ahead[at]
+        f = (0.5 + 0.5 * pr / (1.0 + np.abs(pr)), np.zeros(len(groups), dtype=np.float64),
+             np.zeros(len(groups), dtype=np.float64), fair, np.where(fits[at], 1.0, 0.0))
+        score = _weighted(sc, f) + _floats([g[2] for g in groups])
+        whole = np.where(a < sc.short * _floats([g[3] for g in groups]), score, -np.inf)
+        part = np.where(a < sc.short * _floats([g[4] for g in groups]), -np.inf, INHERIT * score)
+        best = np.maximum(best, _best(len(ids), g_lenders, g_starts, np.maximum(whole, part)))
     has = np.zeros(len(ids), dtype=np.bool_)
     has[np.array(with_deps, dtype=np.intp)] = True
     has &= ~(best == -np.inf)  # ``_derived``: a job with none keeps its own
     up = has & (best > own)
     own[up] = best[up]
+
+
+def _lent_one_by_one(sc: Scorer, n: int, owner: list[int], facts: list[DependantFacts], lenders: list[int],
+                     starts: list[int], ahead: Floats, fits: npt.NDArray[np.bool_], index: BoostIndex | None) -> Floats:
+    """Per job, the best its dependants ``facts`` (each of the job at its place in ``owner``)
+    lend in ``adaptive`` and ``fifo``, read one by one; -inf for a job that lends nothing."""
+    if not facts:
+        return np.full(n, -np.inf, dtype=np.float64)
+    at = np.fromiter(owner, np.intp, len(owner))
+    gpus = sc.user_gpus.gpus
+    fair = 1.0 / (1.0 + _floats([gpus[f.who] for f in facts]) / 8.0)
+    prio = _floats([f.priority for f in facts])
+    dwork = _floats([f.work for f in facts])
+    boost = (np.zeros(len(facts), dtype=np.float64) if index is None
+             else _floats([boost_of(index, f.jid, f.user, f.account) for f in facts]))
+    a = ahead[at]
+    urgency = np.zeros(len(facts), dtype=np.float64)
+    dated, deadlines = _dated([f.deadline for f in facts])
+    if dated:
+        ks = np.fromiter(dated, np.intp, len(dated))
+        urgency[ks] = _from_slack((_floats(deadlines) - sc.t) - (a[ks] + dwork[ks]))
+    f = (0.5 + 0.5 * prio / (1.0 + np.abs(prio)), urgency, np.zeros(len(facts), dtype=np.float64), fair,
+         np.where(fits[at], 1.0, 0.0))
+    score = _weighted(sc, f) + boost
+    return _best(n, lenders, starts, np.where(a < sc.short * dwork, score, INHERIT * score))
 
 
 def _best(n: int, lenders: list[int], starts: list[int], score: Floats) -> Floats:
