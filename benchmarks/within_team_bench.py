@@ -9,8 +9,10 @@ dependency pass (each job's same-team dependants and its propagated declared pri
 pending record's declared priority set from it, one ``Scorer`` and the ranking of each team's
 pending jobs.  ``reference``: ``dependants`` + ``propagate_by_relaxing`` and
 ``Scorer.ranked_by_key`` (one ``total`` per job); ``fast``: ``dependency_pass`` and
-``Scorer.ranked``, which scores a long queue over arrays (``core.within_team_arrays``).  Both
-are timed as the reference scorer (``memo=False``), what the first pass of every epoch pays.
+``Scorer.ranked``, which scores a long queue over arrays (``core.within_team_arrays``), with
+``merged`` (``adaptive`` and ``fifo`` read what a prerequisite inherits from its dependants'
+merged groups, ``core.inherited``, built afresh in each derivation).  Both are timed without
+``memo``, what the first pass of every epoch pays.
 The pending records (``Pend``) are built once, outside the timing: the scheduler keeps them
 while a job waits (``--with-records`` times building them too, as the first version of this
 benchmark did: about 12 ms of pure Python, which ``decide`` pays per reconciler tick).  Median
@@ -107,7 +109,9 @@ def derive(ctx: object, specs: list[JobSpec], users: UserGpus, by_team: dict[str
     for queue in by_team.values():
         for p in queue:
             p.declared = declared[p.jid]
-    scorer = Scorer(ctx, T, 1.4, 8, users, active_boosts(ctx, T), deps)  # type: ignore[arg-type]
+    # the fast path reads what a prerequisite inherits from its dependants merged (``merged``:
+    # what both fast walks do), into a fresh cache: what a ``decide`` pays each tick
+    scorer = Scorer(ctx, T, 1.4, 8, users, active_boosts(ctx, T), deps, merged=fast)  # type: ignore[arg-type]
     rank = scorer.ranked if fast else scorer.ranked_by_key
     return [rank(by_team[t])[1] for t in sorted(by_team)]
 

@@ -1,5 +1,6 @@
-"""The fast walk's merged dependants (core.inherited) score every prerequisite exactly as the
-reference's dependant-by-dependant reading does."""
+"""The fast walks' merged dependants (core.inherited) score every prerequisite exactly as the
+reference's dependant-by-dependant reading does: in ``fixed`` (``closure``) and in ``adaptive``
+and ``fifo`` (``derived``)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import datetime as dt
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from allotment.compile.model import Boost, Policy
+from allotment.compile.model import Boost, Policy, PriorityWeights, WeightSet
 from allotment.core.context import build_context
 from allotment.core.ids import UserGpus
 from allotment.core.inherited import DependantFactsCache
@@ -16,6 +17,7 @@ from allotment.core.jobs import JobSpec
 from allotment.core.priority import BoostIndex, Scorer, active_boosts, boost_of, dependants
 from allotment.core.state import Pend
 from allotment.core.weights import ScoreWeights
+from allotment.core.within_team_arrays import ranked_arrays
 from tests.core.builders import make_config
 
 T0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
@@ -133,3 +135,96 @@ def test_a_chains_merged_parts_are_shared_along_it_not_copied_at_each_link() -> 
         others = [p for p in mine if p[0] != own]
         assert len(others) == 2
         assert all(any(p is q for q in theirs) for p in others), f"j{i:03d} copied its successor's parts"
+
+
+# and one below 0 (the config refuses it, the core takes any): a negative score lends more as
+# INHERIT x it than whole, so a group's shortest dependant decides too
+_LOWERED = (*_BOOSTS, Boost("user:u2", -0.75, T0 + dt.timedelta(days=400), "t", "lead"))
+
+
+@settings(max_examples=150, deadline=None)
+@given(_graphs(), st.sampled_from(["adaptive", "fifo"]), st.booleans(), st.sampled_from([0.0, 0.05, 0.3, 1.0]),
+       st.sampled_from([0.0, 1.0]), st.lists(st.integers(0, 8), min_size=1, max_size=3),
+       st.lists(st.sampled_from([0.0, 500.0, 5000.0]), min_size=1, max_size=4), st.sampled_from([0, 2, 16]))
+def test_merged_groups_lend_every_derived_score_as_reading_dependants_one_by_one(
+    specs: list[JobSpec], mode: str, boosted: bool, short: float, declared: float, running: list[int],
+    done: list[float], merge_from: int,
+) -> None:
+    # adaptive / fifo: a dependant lends its score whole when the prerequisite's remaining work
+    # is under ``short`` x its own, else INHERIT x it; its groups (user, priority, boost) keep
+    # the most and least work, so the same maximum comes out, to the bit, walk after walk
+    weights = PriorityWeights(mode=mode, short_prerequisite=short,  # type: ignore[arg-type]
+                              below=WeightSet(declared=declared), above=WeightSet(declared=declared))
+    ctx = build_context(make_config({"a": 1, "b": 1}, nodes=2,
+                                    policy=Policy(priority_weights=weights, boosts=_LOWERED if boosted else ())), "c1")
+    waiting = dependants(specs)
+    users = UserGpus()
+    facts = DependantFactsCache(users)  # one for the whole run, as the scheduler keeps it
+    pends = [Pend(s, 0.0, 0.0, done[i % len(done)], s.priority, None, s.account) for i, s in enumerate(specs)]
+    for t in (100.0, 100.0, 4000.0, 7000.0):  # boosts expire between epochs
+        for k, g in enumerate(running):
+            users.set("a", f"u{k % 3}", g)
+            for load in (0.3, 2.0):
+                args = (ctx, t, load, 4, users, active_boosts(ctx, t), waiting)
+                merged = Scorer(*args, merged=True, facts=facts)  # type: ignore[arg-type]
+                merged.merge_from = merge_from  # 0: every prerequisite's merged; 16: only long ones
+                ref = Scorer(*args)  # type: ignore[arg-type]
+                lenders = [(p, waiting[p.jid]) for p in pends if waiting.get(p.jid)]
+                assert [repr(merged._inherited_derived(p, got)) for p, got in lenders] == [
+                    repr(ref._inherited_derived(p, got)) for p, got in lenders]
+                assert [repr(merged.total(p)) for p in pends] == [repr(ref.total(p)) for p in pends]
+                assert [repr(k) for k in ranked_arrays(merged, pends)[0]] == [repr(k) for k in ref.ranked_by_key(pends)[0]]
+    boosts = active_boosts(ctx, 7000.0)  # the last epoch's: its groups are the kept ones
+    for root, got in waiting.items():  # each dependant with a deadline listed once, the rest grouped
+        c = facts.derived(root, waiting, boosts, BoostIndex(boosts) if boosts else None)
+        assert sorted(d.jid for d in c.dated) == sorted(s.id for s in got if s.deadline is not None)
+        want: dict[tuple[int, int, float], tuple[float, float]] = {}
+        for s in got:
+            if s.deadline is None:
+                k = (users.id_of(s.account, s.user), s.priority,
+                     boost_of(BoostIndex(boosts), s.id, s.user, s.account) if boosts else 0.0)
+                most, least = want.get(k, (s.work, s.work))
+                want[k] = (max(most, s.work), min(least, s.work))
+        assert {(g[0], g[1], g[2]): (g[3], g[4]) for g in c.groups} == want
+
+
+def test_a_long_chain_lends_to_adaptive_from_one_group_made_once_per_job() -> None:
+    # ``ai2``'s closed-loop streams: a job's dependants are the rest of its stream; merged, each
+    # job holds one group (one user, one priority, no boost), made from its successor's
+    n = 1500
+    chain = [JobSpec(id=f"r{i:04d}", submit=0.0, account="a", gpus=1, work=60.0 * (1 + i % 7), user="u",
+                     priority=0, depends_on=(f"r{i - 1:04d}",) if i else ()) for i in range(n)]
+    waiting = dependants(chain)
+    ctx = build_context(make_config({"a": 1}, nodes=2, policy=Policy(priority_weights=PriorityWeights(mode="adaptive"))),
+                        "c1")
+    users = UserGpus()
+    facts = DependantFactsCache(users)
+    pends = [Pend(s, 0.0, 0.0, 0.0, 0, None, "a") for s in chain[:50]]
+    merged = Scorer(ctx, 0.0, 1.0, 4, users, {}, waiting, merged=True, facts=facts)
+    ref = Scorer(ctx, 0.0, 1.0, 4, users, {}, waiting)
+    assert [merged.total(p) for p in pends] == [ref.total(p) for p in pends]
+    c = facts.derived(chain[0].id, waiting, {}, None)
+    assert [g[3:] for g in c.groups] == [(420.0, 60.0)] and not c.dated  # the most and the least work
+    assert len(facts._derived) == n - 1  # every job with dependants merged, each once
+
+
+def test_a_group_lends_whole_through_its_longest_dependant_and_in_part_through_its_shortest() -> None:
+    # one prerequisite, two dependants alike but for their work: the long one lends its score
+    # whole, the short one INHERIT x it, which is the more when the score is below 0
+    specs = [JobSpec(id="p", submit=0.0, account="a", gpus=1, work=1000.0, user="u2"),
+             JobSpec(id="d1", submit=0.0, account="a", gpus=1, work=100.0, user="u2", depends_on=("p",)),
+             JobSpec(id="d2", submit=0.0, account="a", gpus=1, work=100_000.0, user="u2", depends_on=("p",))]
+    waiting = dependants(specs)
+    ctx = build_context(make_config({"a": 1}, nodes=2, policy=Policy(
+        priority_weights=PriorityWeights(mode="fifo"), boosts=(Boost("user:u2", -0.75, T0 + dt.timedelta(days=9), "t", "l"),))),
+        "c1")
+    users = UserGpus()
+    p = Pend(specs[0], 0.0, 0.0, 0.0, 0, None, "a")
+    args = (ctx, 0.0, 1.0, 4, users, active_boosts(ctx, 0.0), waiting)
+    want = Scorer(*args)._inherited_derived(p, waiting["p"])  # type: ignore[arg-type]
+    assert want == 0.9 * -0.75
+    merged = Scorer(*args, merged=True)  # type: ignore[arg-type]
+    merged.merge_from = 0  # two dependants: merged only when told
+    assert merged._inherited_derived(p, waiting["p"]) == want
+    pends = [p, *(Pend(s, 0.0, 0.0, 0.0, 0, None, "a") for s in specs[1:])]
+    assert ranked_arrays(merged, pends)[0] == Scorer(*args).ranked_by_key(pends)[0]  # type: ignore[arg-type]

@@ -185,18 +185,22 @@ def test_declared_factor_keeps_the_order_and_stays_in_0_1() -> None:
     assert declared_factor(0) == 0.5
 
 
-def test_a_non_fixed_mode_runs_the_reference_walk() -> None:
+def test_a_non_fixed_mode_keeps_no_orders() -> None:
     """The fast walk keeps each queue's order while the load's fit weight is unchanged
-    (core.candidates); an adaptive order moves with load everywhere, so it is never kept."""
+    (core.candidates); an adaptive order moves with load everywhere, so it is never kept: the
+    fast walk falls back to UNKEPT (the reference's visits, the dependants read merged), and
+    the reference (``--no-skip``) stays the reference."""
     from allotment.core.scheduler import Scheduler
     from allotment.core.snapshot import NodeState
-    from allotment.core.walk import FAST, REFERENCE
+    from allotment.core.walk import FAST, REFERENCE, UNKEPT
 
     nodes = (NodeState("n1", 8, True, None),)
-    for mode, walk in (("fixed", FAST), ("adaptive", REFERENCE), ("fifo", REFERENCE)):
+    for mode, walk in (("fixed", FAST), ("adaptive", UNKEPT), ("fifo", UNKEPT)):
         weights = dataclasses.replace(ADAPTIVE, mode=mode)  # type: ignore[arg-type]
         ctx = build_context(make_config({"a": 1}, nodes=1, policy=Policy(priority_weights=weights)), "c1")
         assert Scheduler(ctx, nodes, walk=FAST).walk is walk
+        assert Scheduler(ctx, nodes, walk=REFERENCE).walk is REFERENCE
+        assert walk.reuses == (mode == "fixed") and walk.merges
 
 
 def test_set_names_every_within_team_knob() -> None:

@@ -16,7 +16,7 @@ from allotment.sim.metrics import Recorder
 # one value per field, each different from ``_start``'s and of the field's type (compiled, the
 # constructor checks types)
 _OTHER = (9.0, "end", "j2", "vision", 16, ("n3",), (16,), False, 1.5, 60.0, True, "j3", "reclaim", True,
-          0.25, 3.5, 42.0, "n9", "unhealthy", "why", "train", "j0", 4)
+          0.25, 3.5, 42.0, "n9", "unhealthy", "why", "train", "j0", 4, 7200.0)
 
 
 def _start() -> Event:
@@ -26,14 +26,14 @@ def _start() -> Event:
 
 def test_the_fields_are_the_constructors_parameters_in_order() -> None:
     assert list(inspect.signature(Event).parameters) == list(_FIELDS)
-    assert _FIELDS[:5] == ("t", "event", "job", "account", "gpus") and _FIELDS[-4:] == ("reason", "kind", "chain", "chain_jobs")
+    assert _FIELDS[:5] == ("t", "event", "job", "account", "gpus") and _FIELDS[-5:] == ("reason", "kind", "chain", "chain_jobs", "deadline")
     e = Event(*_OTHER)
     assert tuple(getattr(e, f) for f in _FIELDS) == _OTHER == e.astuple()
 
 
 def test_every_field_but_t_and_event_defaults_to_none() -> None:
     e = Event(1.0, "resume")
-    assert e.astuple() == (1.0, "resume") + (None,) * 21
+    assert e.astuple() == (1.0, "resume") + (None,) * 22
 
 
 @pytest.mark.parametrize("field", ["t", "event", "job", "nodes", "reason"])
@@ -63,7 +63,7 @@ def test_replace_copies_with_the_changes_and_refuses_unknown_fields() -> None:
     a = _start()
     b = a.replace(t=7.5, reason="later")
     assert (b.t, b.reason, a.t, a.reason) == (7.5, "later", 5.0, "fits")
-    assert b.astuple()[2:-4] == a.astuple()[2:-4] and b.astuple()[-3:] == a.astuple()[-3:]
+    assert b.astuple()[2:-5] == a.astuple()[2:-5] and b.astuple()[-4:] == a.astuple()[-4:]
     with pytest.raises(TypeError, match="no field"):
         a.replace(when=1.0)
 

@@ -10,17 +10,18 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from allotment.compile.model import CompiledConfig
-from allotment.core import candidates
+from allotment.compile.model import CompiledConfig, Policy
+from allotment.core import candidates, priority
 from allotment.core.context import build_context
 from allotment.core.decide import decide
 from allotment.core.snapshot import NodeState, PendingJob, RunningJob, Snapshot
-from allotment.core.walk import FAST, REFERENCE, Fast, WalkPolicy
+from allotment.core.walk import FAST, REFERENCE, UNKEPT, Fast, WalkPolicy
 from allotment.sim.runner import WAKE, _Sim
 from allotment.traces.scenarios.workload import Workload
 from tests.core.fragmenting import fragmenting_case
@@ -239,3 +240,45 @@ def test_the_whole_queue_test_never_rules_out_a_queue_the_candidate_test_would_v
     walk = CheckedFast()
     _run(case, mode, walk)
     assert walk.wrong == 0
+
+
+def _derived(case: tuple[CompiledConfig, Workload], mode: str, links: list[bool]) -> tuple[CompiledConfig, Workload]:
+    """``case`` under the ``mode`` derivation, with dependencies, its jobs chained team by team
+    where ``links`` says (each on the one before it of its team: ``ai2``'s streams in small)."""
+    config, workload = case
+
+    def derive(p: Policy) -> Policy:
+        return replace(p, priority_weights=replace(p.priority_weights, mode=mode, dependencies=True))
+
+    config = replace(config, policy=derive(config.policy),
+                     cluster_policies={k: derive(v) for k, v in config.cluster_policies.items()})
+    last: dict[str, str] = {}
+    jobs = []
+    for i, j in enumerate(sorted(workload.jobs, key=lambda j: (j.submit, j.id))):
+        before = last.get(j.account)
+        if before is not None and links[i % len(links)]:
+            j = replace(j, depends_on=(before,))
+        last[j.account] = j.id
+        jobs.append(j)
+    return config, Workload.of(jobs, workload.node_events)
+
+
+@PROPS
+@given(cases(), st.sampled_from(["adaptive", "fifo"]), st.lists(st.booleans(), min_size=1, max_size=8),
+       st.sampled_from([0, 2, 16]))
+def test_the_fast_walk_decides_as_the_reference_outside_the_fixed_derivation(
+    case: tuple[CompiledConfig, Workload], mode: str, links: list[bool], merge_from: int
+) -> None:
+    # adaptive and fifo keep no orders (UNKEPT), but read what a prerequisite inherits from its
+    # dependants' merged groups (core.inherited), the reference from each dependant
+    case = _derived(case, mode, links)
+    saved = priority.MERGE_FROM
+    priority.MERGE_FROM = merge_from  # small workloads: merge short tails too
+    try:
+        fast, m_fast = _run(case, "budgets", FAST)
+    finally:
+        priority.MERGE_FROM = saved
+    ref, m_ref = _run(case, "budgets", REFERENCE)
+    assert fast.sched.walk is UNKEPT and ref.sched.walk is REFERENCE
+    assert fast.decided == ref.decided
+    assert m_fast == m_ref

@@ -172,8 +172,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def completion_line(m: dict[str, Any]) -> str:
-    """Job completion time, chain and pipeline makespan (docs/metrics.md); unfinished ones
-    counted apart."""
+    """Job completion time, chain and pipeline makespan, deadlines missed (docs/metrics.md);
+    unfinished ones counted apart."""
     c = m["completion"]
     parts = [f"completion time mean/p90: {c['mean']:.0f}/{c['p90']:.0f}s (n={c['n']:,}, {c['unfinished']:,} unfinished)"]
     for key, what in (("chains", "chain"), ("pipelines", "pipeline")):
@@ -183,6 +183,12 @@ def completion_line(m: dict[str, Any]) -> str:
                          f"(n={ch['n']:,}, {ch['unfinished']:,} unfinished)")
         else:
             parts.append(f"no {key}")
+    d = m["deadlines"]
+    if d["jobs"]:
+        parts.append(f"deadlines missed {d['missed']:,} of {d['jobs']:,} ({d['late']:,} ended late, "
+                     f"{d['unfinished']:,} unfinished past it)")
+    else:
+        parts.append("no deadlines")
     return "; ".join(parts)
 
 

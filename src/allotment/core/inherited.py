@@ -26,12 +26,27 @@ which the core may still be handed) is read flat.  The merge needs the map to be
 direct dependants' sets joined with them), which is what the drivers set
 (``ClusterState.dependants``); ``tests/core/test_inherited.py`` checks it against the flat
 reading over generated graphs.
+
+The other derivations (``adaptive`` and ``fifo``: ``Scorer._inherited_derived``) lend a
+dependant's whole score when the prerequisite's remaining work is under ``short_prerequisite`` x
+the dependant's work, else ``INHERIT`` x it; their score reads a dependant's declared priority,
+user, boost and work (its fairness and the prerequisite's fit are the same for all of one user).
+Their merge (``derived``, ``DerivedParts``) keeps, per (user, declared priority, boost) of the
+dependants without a deadline, the most and the least work: the dependants of one such group
+score alike, so the best any of them lends whole is lent iff the one with the most work is long
+enough (``short x work`` grows with the work: ``short`` is >= 0), and ``INHERIT`` x it iff the
+one with the least is not.  Those with a deadline are listed, as above.  The reference read every
+dependant of every prerequisite at every scoring -- along ``ai2``'s closed-loop streams, chains
+of up to 160 runs, each rebuild of a queue's order read each waiting run's whole tail (issue 28:
+an ``adaptive`` + dependencies 30-day run did not finish); a group is a handful of numbers, and
+each job's is made once per run from its direct dependants'.  ``tests/core/test_inherited.py``
+checks it against the flat reading too.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import NamedTuple
+from collections.abc import Callable, Mapping
+from typing import NamedTuple, TypeVar
 
 from allotment.core.boosts import BoostIndex, boost_of
 from allotment.core.dependant_list import DependantList
@@ -78,13 +93,35 @@ class ClosureParts:
         self.got, self.timeless, self.dated = got, timeless, dated
 
 
+# a group of dependants without a deadline as the derived scores read them: (their (account,
+# user) id, declared priority, boost, the most work, the least work)
+Group = tuple[UserId, int, float, float, float]
+
+
+class DerivedParts:
+    """The dependants of one job (``got``) as the fast walk's ``adaptive`` and ``fifo`` score
+    them: those without a deadline grouped by (user, declared priority, boost), each group with
+    its most and least work (``groups``), and those with one (``dated``, each once).  Read-only
+    by convention."""
+
+    __slots__ = ("dated", "got", "groups")
+
+    def __init__(self, got: DependantList, groups: tuple[Group, ...], dated: tuple[DependantFacts, ...]) -> None:
+        self.got, self.groups, self.dated = got, groups, dated
+
+
+_P = TypeVar("_P", ClosureParts, DerivedParts)  # what a merge keeps per job
+
+
 class DependantFactsCache:
     """Each dependant's ``DependantFacts`` for the user table ``users``, by the spec's identity
     (checked against the spec kept in the record, so a reused address cannot alias), and each
     job's ``ClosureParts`` for the dependants map, weights and active boosts last asked with
-    (``closure``; a new map or weights, or boosts of another value, start them afresh)."""
+    (``closure``; a new map or weights, or boosts of another value, start them afresh), and its
+    ``DerivedParts`` for the map and active boosts last asked with (``derived``)."""
 
-    __slots__ = ("_boosts", "_deps", "_direct", "_kept", "_weights", "by_id", "users")
+    __slots__ = ("_boosts", "_deps", "_derived", "_derived_boosts", "_derived_deps", "_direct", "_direct_deps", "_kept",
+                 "_weights", "by_id", "users")
 
     def __init__(self, users: UserGpus) -> None:
         self.users = users
@@ -94,6 +131,10 @@ class DependantFactsCache:
         self._boosts: Mapping[str, float] | None = None
         self._kept: dict[str, ClosureParts] = {}  # per job, its merged parts (for the above)
         self._direct: dict[str, tuple[DependantFacts, ...]] = {}  # per job, its direct dependants
+        self._direct_deps: dict[str, DependantList] | None = None  # the map ``_direct`` was read from
+        self._derived: dict[str, DerivedParts] = {}  # per job, its merged derived parts
+        self._derived_deps: dict[str, DependantList] | None = None
+        self._derived_boosts: Mapping[str, float] | None = None
 
     def of(self, spec: JobSpec) -> DependantFacts:
         k = id(spec)
@@ -108,7 +149,7 @@ class DependantFactsCache:
         there are none)."""
         if deps is not self._deps or w.source is not self._weights:
             self._deps, self._weights, self._boosts = deps, w.source, boosts
-            self._kept, self._direct = {}, {}
+            self._kept = {}
         elif boosts is not self._boosts:
             if boosts != self._boosts:
                 self._kept = {}
@@ -117,10 +158,33 @@ class DependantFactsCache:
         c = self._kept.get(root)
         if c is not None and c.got is got:
             return c
-        return self._build(root, deps, w, index)
+        self._build(root, deps, self._kept, lambda got, kids: self._merge(got, kids, deps, w, index),
+                    lambda got: self._flat(got, w, index))
+        return self._kept[root]
+
+    def derived(self, root: str, deps: dict[str, DependantList], boosts: Mapping[str, float],
+                index: BoostIndex | None) -> DerivedParts:
+        """``root``'s dependants ``deps[root]`` merged for the derived scores (``index``:
+        ``boosts`` indexed, None when there are none); a new map, or boosts of another value,
+        start them afresh."""
+        if deps is not self._derived_deps:
+            self._derived_deps, self._derived_boosts, self._derived = deps, boosts, {}
+        elif boosts is not self._derived_boosts:
+            if boosts != self._derived_boosts:
+                self._derived = {}
+            self._derived_boosts = boosts
+        got = deps[root]
+        c = self._derived.get(root)
+        if c is not None and c.got is got:
+            return c
+        self._build(root, deps, self._derived, lambda got, kids: self._merge_derived(got, kids, deps, index),
+                    lambda got: self._flat_derived(got, index))
+        return self._derived[root]
 
     def _direct_of(self, j: str, deps: dict[str, DependantList]) -> tuple[DependantFacts, ...]:
         """The dependants of ``j`` that name it (its direct ones: the rest depend on those)."""
+        if deps is not self._direct_deps:
+            self._direct_deps, self._direct = deps, {}
         got = self._direct.get(j)
         if got is None:
             self._read_direct(j, deps)
@@ -151,15 +215,17 @@ class DependantFactsCache:
             if q not in self._direct and q in deps:
                 self._direct[q] = tuple(ds)
 
-    def _build(self, root: str, deps: dict[str, DependantList], w: ScoreWeights,
-               index: BoostIndex | None) -> ClosureParts:
-        """Merge ``root``'s parts, and first those of its dependants not merged yet, each after
-        its own (an explicit stack: a chain may be longer than the recursion limit).  A job on a
-        dependency cycle is read flat: its direct dependant ``d`` then reaches it back, so
-        ``d``'s dependants are all of its own but ``d``, with it -- as many, where a dependant
-        off the cycle has fewer than the job (itself is not among its own).  So every job merged
-        has more dependants than each one it merges, and the stack never meets a job twice."""
-        kept = self._kept
+    def _build(self, root: str, deps: dict[str, DependantList], kept: dict[str, _P],
+               merge: Callable[[DependantList, tuple[DependantFacts, ...]], _P],
+               flat: Callable[[DependantList], _P]) -> None:
+        """Merge ``root``'s parts into ``kept`` (``merge`` of its direct dependants, whose parts
+        are in ``kept``), and first those of its dependants not merged yet, each after its own
+        (an explicit stack: a chain may be longer than the recursion limit).  A job on a
+        dependency cycle is read flat (``flat``): its direct dependant ``d`` then reaches it
+        back, so ``d``'s dependants are all of its own but ``d``, with it -- as many, where a
+        dependant off the cycle has fewer than the job (itself is not among its own).  So every
+        job merged has more dependants than each one it merges, and the stack never meets a job
+        twice."""
         stack = [root]
         while stack:
             j = stack[-1]
@@ -177,14 +243,13 @@ class DependantFactsCache:
                     if todo is None and (c is None or c.got is not sub):
                         todo = d.jid
             if cycle:
-                kept[j] = self._flat(got, w, index)
+                kept[j] = flat(got)
             elif todo is not None:
                 stack.append(todo)
                 continue
             else:
-                kept[j] = self._merge(got, kids, deps, w, index)
+                kept[j] = merge(got, kids)
             stack.pop()
-        return kept[root]
 
     def _merge(self, got: DependantList, kids: tuple[DependantFacts, ...], deps: dict[str, DependantList],
                w: ScoreWeights, index: BoostIndex | None) -> ClosureParts:
@@ -219,6 +284,53 @@ class DependantFactsCache:
                 continue
             keep_best(parts, same, dependant_part(d, w, 0.0, 0.0, index))
         return ClosureParts(got, tuple(parts), tuple(dated))
+
+
+    def _merge_derived(self, got: DependantList, kids: tuple[DependantFacts, ...], deps: dict[str, DependantList],
+                       index: BoostIndex | None) -> DerivedParts:
+        """A job's derived parts: each direct dependant's own and its merged ones."""
+        groups: dict[tuple[UserId, int, float], Group] = {}
+        dated: list[DependantFacts] = []
+        seen: set[int] | None = None if len(kids) < 2 else set()  # dated ones may come by two paths
+        for d in kids:
+            if d.deadline is not None:
+                _add_dated(dated, seen, d)
+            else:
+                _add_group(groups, (d.who, d.priority, _boost(d, index), d.work, d.work))
+            sub = deps.get(d.jid)
+            if sub is not None and sub:
+                c = self._derived[d.jid]
+                for g in c.groups:
+                    _add_group(groups, g)
+                for x in c.dated:
+                    _add_dated(dated, seen, x)
+        return DerivedParts(got, tuple(groups.values()), tuple(dated))
+
+    def _flat_derived(self, got: DependantList, index: BoostIndex | None) -> DerivedParts:
+        """A job's derived parts read dependant by dependant (for a job on or above a cycle)."""
+        groups: dict[tuple[UserId, int, float], Group] = {}
+        dated: list[DependantFacts] = []
+        for spec in got:
+            d = self.of(spec)
+            if d.deadline is not None:
+                dated.append(d)
+            else:
+                _add_group(groups, (d.who, d.priority, _boost(d, index), d.work, d.work))
+        return DerivedParts(got, tuple(groups.values()), tuple(dated))
+
+
+def _boost(d: DependantFacts, index: BoostIndex | None) -> float:
+    return 0.0 if index is None else boost_of(index, d.jid, d.user, d.account)
+
+
+def _add_group(groups: dict[tuple[UserId, int, float], Group], g: Group) -> None:
+    """Add ``g`` to the group of its (user, priority, boost): the most and the least work."""
+    k = (g[0], g[1], g[2])
+    had = groups.get(k)
+    if had is None:
+        groups[k] = g
+    elif g[3] > had[3] or g[4] < had[4]:
+        groups[k] = (g[0], g[1], g[2], g[3] if g[3] > had[3] else had[3], g[4] if g[4] < had[4] else had[4])
 
 
 def dependant_part(d: DependantFacts, w: ScoreWeights, t: float, ahead: float, index: BoostIndex | None) -> Part:

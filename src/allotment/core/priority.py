@@ -66,10 +66,15 @@ from allotment.core.jobs import JobSpec
 from allotment.core.state import InheritedParts, Pend, StaticScore
 from allotment.core.weights import ScoreWeights
 
-__all__ = ["INHERIT", "BoostIndex", "DependencyPass", "PriorityScore", "Scorer", "Term", "active_boosts", "blended",
+__all__ = ["INHERIT", "MERGE_FROM", "BoostIndex", "DependencyPass", "PriorityScore", "Scorer", "Term", "active_boosts", "blended",
            "boost_of", "declared_factor", "dependants", "dependency_pass", "propagate"]
 
 INHERIT: Final = 0.9  # a prerequisite scores at least this fraction of its best same-team dependant's score
+# the fast walks read the dependants of a prerequisite with this many or more merged
+# (``core.inherited.DerivedParts``), fewer one by one: a merge made afresh costs more than it
+# saves on a few (``decide`` makes them per tick: ``benchmarks/within_team_bench.py``); read
+# when a ``Scorer`` is made (a test may merge every prerequisite's)
+MERGE_FROM = 16
 
 
 @dataclass(frozen=True, slots=True)
@@ -302,6 +307,8 @@ class Scorer:
         "k",
         "max_free",
         "memo",
+        "merge_from",
+        "merged",
         "mode",
         "pw",
         "short",
@@ -325,6 +332,7 @@ class Scorer:
         deps: Mapping[str, DependantList] | None = None,
         *,
         memo: bool = False,
+        merged: bool = False,
         boost_index: BoostIndex | None = None,
         facts: DependantFactsCache | None = None,
         weights: ScoreWeights | None = None,
@@ -356,6 +364,10 @@ class Scorer:
         # keep each job's time-only part (StaticScore) across passes of the epoch; only for
         # callers whose ``boosts`` is always ``active_boosts(ctx, t)`` (the scheduler's walk)
         self.memo = memo
+        # read what the dependants lend ``adaptive`` and ``fifo`` from their merged groups
+        # (``core.inherited.DerivedParts``), not one by one: both fast walks (``WalkPolicy.merges``)
+        self.merged = merged or memo
+        self.merge_from: int = MERGE_FROM
         # the dependants' facts: the scheduler's, copied once per run (only for that user table),
         # else this scorer's own, read afresh
         self.facts = facts if facts is not None and facts.users is user_gpus else DependantFactsCache(user_gpus)
@@ -538,9 +550,13 @@ class Scorer:
         """The best of each dependant's score as if pending now (its declared priority, its
         deadline with ``p``'s remaining work taken from its slack, no age, its user's fairness,
         ``p``'s fit, its boost), times ``INHERIT`` -- or whole when ``p``'s remaining work is
-        under ``short_prerequisite`` x the dependant's work: then ``p`` goes first."""
+        under ``short_prerequisite`` x the dependant's work: then ``p`` goes first.  Read here
+        dependant by dependant (the reference), or from their merged groups (``merged``:
+        ``_inherited_grouped``, the same maximum)."""
         ahead = max(0.0, p.work - p.done_work)
         fit = 1.0 if p.gpus <= self.max_free else 0.0
+        if self.merged and self.short >= 0 and len(got) >= self.merge_from:  # the fast walks: merged groups
+            return self._inherited_grouped(p, ahead, fit)
         users = self.user_gpus
         best = -math.inf
         for d in got:
@@ -549,6 +565,32 @@ class Scorer:
                  1.0 / (1.0 + running / 8.0), fit)
             score = self._weighted(f) + self._boost(d.id, d.user, d.account)
             lent = score if ahead < self.short * d.work else INHERIT * score
+            if lent > best:
+                best = lent
+        return best
+
+    def _inherited_grouped(self, p: Pend, ahead: float, fit: float) -> float:
+        """``_inherited_derived`` from ``p``'s dependants merged (``DerivedParts``): a group's
+        dependants score alike, so it lends its score whole if its longest one is long enough
+        and ``INHERIT`` x it if its shortest one is not (the same floats, so the same maximum)."""
+        index = self._boosts() if self.boosts else None
+        c = self.facts.derived(p.jid, self.deps, self.boosts, index)
+        gpus, short = self.user_gpus.gpus, self.short
+        best = -math.inf
+        for who, priority, boost, most, least in c.groups:
+            f = (declared_factor(priority), 0.0, 0.0, 1.0 / (1.0 + gpus[who] / 8.0), fit)
+            score = self._weighted(f) + boost
+            if ahead < short * most and score > best:
+                best = score
+            if not ahead < short * least:
+                lent = INHERIT * score
+                if lent > best:
+                    best = lent
+        for d in c.dated:
+            f = (declared_factor(d.priority), _urgency(d.deadline, self.t, ahead + d.work), 0.0,
+                 1.0 / (1.0 + gpus[d.who] / 8.0), fit)
+            score = self._weighted(f) + self._boost(d.jid, d.user, d.account)
+            lent = score if ahead < short * d.work else INHERIT * score
             if lent > best:
                 best = lent
         return best

@@ -47,7 +47,7 @@ from allotment.core.state import Pend
 from allotment.core.tiers import GUARANTEED
 from allotment.core.usage import WindowView
 from allotment.core.usage_crossings import next_crossing
-from allotment.core.walk import FAST, REFERENCE, Room, WalkPolicy
+from allotment.core.walk import FAST, REFERENCE, UNKEPT, Room, WalkPolicy
 from allotment.core.weights import ScoreWeights
 
 __all__ = ["PassInputs", "QueueKey", "Scheduler"]
@@ -69,7 +69,8 @@ class _KeptKey:
 
 class Scheduler(Starting):
     def __init__(self, ctx: Context, nodes: tuple[NodeState, ...], *, walk: WalkPolicy = FAST) -> None:
-        super().__init__(ctx, nodes, walk if ctx.policy.priority_weights.mode == "fixed" else REFERENCE)  # kept orders: fixed only
+        # kept orders: fixed only; the other derivations' fast walk visits as the reference does
+        super().__init__(ctx, nodes, walk if ctx.policy.priority_weights.mode == "fixed" else UNKEPT if walk.merges else REFERENCE)
         self.ranks: tuple[LeafRank, ...] = ()  # the last pass's Fair Tree ranks (reported)
         # answers the fast walk may reuse on identical inputs (walk.reuses; see core.walk)
         self._inputs_key: tuple[float, Mapping[str, float], int] | None = None  # holds the mapping
@@ -369,8 +370,8 @@ class Scheduler(Starting):
 
     def _scorer(self, pi: PassInputs) -> Scorer:
         return Scorer(self.ctx, pi.t, pi.load, self.pool.max_free(), self.acct.user_gpus, pi.boosts, self.dependants,
-                      memo=self.walk.reuses, boost_index=self._boosts.index(pi.boosts),
-                      facts=self._facts if self.walk.reuses else None, weights=self._weights)
+                      memo=self.walk.reuses, merged=self.walk.merges, boost_index=self._boosts.index(pi.boosts),
+                      facts=self._facts if self.walk.merges else None, weights=self._weights)
 
     def _visit(self, q: Queue, cands: list[Pend], qk: QueueKey, pi: PassInputs, tried: set[str],
                starts: list[Start], preemptions: list[Preemption]) -> bool:

@@ -30,7 +30,10 @@ version (``ClusterState.version``, bumped by every change of what they read), a 
 search or a reservation plan for the same job and the accounts running over what they are owed
 (``VictimView.memo``); a failed search, later, while nothing could make it succeed
 (``core.preemption.retry``); and a queue's candidate order while nothing it reads changed
-(``core.candidates``).  The reference recomputes everything every time.
+(``core.candidates``).  The reference recomputes everything every time.  Both fast walks
+(``FAST``; ``UNKEPT``, the reference's visits with only that, where the kept orders do not hold:
+outside the ``fixed`` derivation) read what a prerequisite inherits from its dependants' merged
+parts (``merges``, ``core.inherited``), the reference from each dependant.
 
 ``tests/sim/test_walk_equivalence.py`` checks over generated workloads that both produce the same
 decisions and metrics; ``allot simulate --no-skip`` runs the reference.
@@ -58,6 +61,7 @@ class WalkPolicy:
 
     name = ""
     reuses = False  # may answers computed on identical inputs be reused?
+    merges = False  # may a prerequisite's dependants be read merged (``core.inherited``), not one by one?
 
     def may_visit(self, shapes: Shapes, tier: int, account: str, pool: NodePool, acct: Accounting, mode: Mode,
                   room: Room) -> bool:
@@ -85,9 +89,20 @@ class Reference(WalkPolicy):
         return True
 
 
+class Unkept(Reference):
+    """The reference's walk, reusing nothing, but reading a prerequisite's dependants merged
+    (``core.inherited``: the same maximum, from a handful of numbers per job instead of its
+    whole chain): what ``FAST`` falls back to outside the ``fixed`` derivation, whose kept
+    orders (``core.candidates``) read the load only through the fit weight."""
+
+    name = "unkept"
+    merges = True
+
+
 class Fast(WalkPolicy):
     name = "fast"
     reuses = True
+    merges = True
 
     def may_visit(self, shapes: Shapes, tier: int, account: str, pool: NodePool, acct: Accounting, mode: Mode,
                   room: Room) -> bool:
@@ -174,3 +189,4 @@ def _search_bound(tier: int, account: str, pool: NodePool, acct: Accounting, mod
 
 REFERENCE: WalkPolicy = Reference()
 FAST: WalkPolicy = Fast()
+UNKEPT: WalkPolicy = Unkept()

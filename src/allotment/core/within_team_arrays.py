@@ -16,7 +16,8 @@ bit, and the same order.  A change to the score in ``Scorer`` that is not made h
 test.
 
 What a prerequisite inherits is computed from its dependants one by one (the reference's flat
-reading); the fast walk's merged parts (``core.inherited``) give the same maximum.
+reading); in ``adaptive`` and ``fifo`` the fast walks (``Scorer.merged``) read instead each prerequisite's
+merged groups (``core.inherited.DerivedParts``), which give the same maximum.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import numpy.typing as npt
 
 from allotment.core.boosts import BoostIndex, boost_of
 from allotment.core.ids import UserId
+from allotment.core.inherited import DependantFacts, Group
 from allotment.core.jobs import JobSpec
 from allotment.core.priority import INHERIT
 from allotment.core.state import Pend
@@ -162,6 +164,9 @@ def _boosts(sc: Scorer, cands: list[Pend], uids: list[UserId]) -> Floats:
 def _inherit(sc: Scorer, ids: list[str], own: Floats, ahead: Floats, fits: npt.NDArray[np.bool_]) -> None:
     """Raise each prerequisite's score in ``own`` to what its same-team dependants lend it
     (``Scorer._inherited_from`` in ``fixed``, ``_inherited_derived`` in the others)."""
+    if sc.mode != "fixed" and sc.merged and sc.short >= 0:
+        _inherit_grouped(sc, ids, own, ahead, fits)
+        return
     deps = sc.deps
     owner: list[int] = []  # per pair (prerequisite, dependant), the prerequisite's place
     dspecs: list[JobSpec] = []
@@ -221,6 +226,95 @@ def _inherit(sc: Scorer, ids: list[str], own: Floats, ahead: Floats, fits: npt.N
         has &= ~none
     up = has & (lent > own)
     own[up] = lent[up]
+
+
+def _inherit_grouped(sc: Scorer, ids: list[str], own: Floats, ahead: Floats, fits: npt.NDArray[np.bool_]) -> None:
+    """``_inherit`` in ``adaptive`` and ``fifo`` from each prerequisite's merged dependants
+    (``core.inherited.DerivedParts``, as ``Scorer._inherited_grouped`` reads them): a group
+    lends its score whole where its most work is long enough, ``INHERIT`` x it where its least is
+    not.  A dependant with a deadline, and each of a prerequisite with fewer than
+    ``Scorer.merge_from``, is read alone (``_lent_one_by_one``); a job's best is the higher of
+    the two kinds'."""
+    deps, facts = sc.deps, sc.facts
+    index = sc._boosts() if sc.boosts else None
+    g_owner: list[int] = []  # per group, the prerequisite's place, and the group
+    groups: list[Group] = []
+    g_lenders: list[int] = []  # the places with groups, and where their groups start
+    g_starts: list[int] = []
+    owner: list[int] = []  # per dependant read alone, the prerequisite's place, and its facts
+    alone: list[DependantFacts] = []
+    lenders: list[int] = []
+    starts: list[int] = []
+    with_deps: list[int] = []
+    for i, jid in enumerate(ids):
+        got = deps.get(jid)
+        if got is None:
+            continue
+        with_deps.append(i)
+        if not got:
+            continue
+        if len(got) < sc.merge_from:  # a few dependants: no merge to make
+            lenders.append(i)
+            starts.append(len(alone))
+            owner.extend([i] * len(got))
+            alone.extend([facts.of(spec) for spec in got.specs()])
+            continue
+        c = facts.derived(jid, deps, sc.boosts, index)
+        if c.groups:
+            g_lenders.append(i)
+            g_starts.append(len(groups))
+            g_owner.extend([i] * len(c.groups))
+            groups.extend(c.groups)
+        if c.dated:
+            lenders.append(i)
+            starts.append(len(alone))
+            owner.extend([i] * len(c.dated))
+            alone.extend(c.dated)
+    if not with_deps:
+        return
+    best = _lent_one_by_one(sc, len(ids), owner, alone, lenders, starts, ahead, fits, index)
+    if groups:
+        at = np.fromiter(g_owner, np.intp, len(g_owner))
+        gpus = sc.user_gpus.gpus
+        fair = 1.0 / (1.0 + _floats([gpus[g[0]] for g in groups]) / 8.0)
+        pr = _floats([g[1] for g in groups])
+        a = ahead[at]
+        f = (0.5 + 0.5 * pr / (1.0 + np.abs(pr)), np.zeros(len(groups), dtype=np.float64),
+             np.zeros(len(groups), dtype=np.float64), fair, np.where(fits[at], 1.0, 0.0))
+        score = _weighted(sc, f) + _floats([g[2] for g in groups])
+        whole = np.where(a < sc.short * _floats([g[3] for g in groups]), score, -np.inf)
+        part = np.where(a < sc.short * _floats([g[4] for g in groups]), -np.inf, INHERIT * score)
+        best = np.maximum(best, _best(len(ids), g_lenders, g_starts, np.maximum(whole, part)))
+    has = np.zeros(len(ids), dtype=np.bool_)
+    has[np.array(with_deps, dtype=np.intp)] = True
+    has &= ~(best == -np.inf)  # ``_derived``: a job with none keeps its own
+    up = has & (best > own)
+    own[up] = best[up]
+
+
+def _lent_one_by_one(sc: Scorer, n: int, owner: list[int], facts: list[DependantFacts], lenders: list[int],
+                     starts: list[int], ahead: Floats, fits: npt.NDArray[np.bool_], index: BoostIndex | None) -> Floats:
+    """Per job, the best its dependants ``facts`` (each of the job at its place in ``owner``)
+    lend in ``adaptive`` and ``fifo``, read one by one; -inf for a job that lends nothing."""
+    if not facts:
+        return np.full(n, -np.inf, dtype=np.float64)
+    at = np.fromiter(owner, np.intp, len(owner))
+    gpus = sc.user_gpus.gpus
+    fair = 1.0 / (1.0 + _floats([gpus[f.who] for f in facts]) / 8.0)
+    prio = _floats([f.priority for f in facts])
+    dwork = _floats([f.work for f in facts])
+    boost = (np.zeros(len(facts), dtype=np.float64) if index is None
+             else _floats([boost_of(index, f.jid, f.user, f.account) for f in facts]))
+    a = ahead[at]
+    urgency = np.zeros(len(facts), dtype=np.float64)
+    dated, deadlines = _dated([f.deadline for f in facts])
+    if dated:
+        ks = np.fromiter(dated, np.intp, len(dated))
+        urgency[ks] = _from_slack((_floats(deadlines) - sc.t) - (a[ks] + dwork[ks]))
+    f = (0.5 + 0.5 * prio / (1.0 + np.abs(prio)), urgency, np.zeros(len(facts), dtype=np.float64), fair,
+         np.where(fits[at], 1.0, 0.0))
+    score = _weighted(sc, f) + boost
+    return _best(n, lenders, starts, np.where(a < sc.short * dwork, score, INHERIT * score))
 
 
 def _best(n: int, lenders: list[int], starts: list[int], score: Floats) -> Floats:

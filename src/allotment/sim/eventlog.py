@@ -51,7 +51,7 @@ class EventLog:
                chain: Chain | None = None) -> None:
         self._emit(Event(t, "submit", spec.id, spec.account, spec.gpus, min_runtime=min_runtime, held=held or None,
                          kind=kind, chain=None if chain is None else chain.name,
-                         chain_jobs=None if chain is None else chain.jobs))
+                         chain_jobs=None if chain is None else chain.jobs, deadline=spec.deadline))
 
     def eligible(self, t: float, spec: JobSpec) -> None:
         self._emit(Event(t, "eligible", spec.id, spec.account, spec.gpus, reason="its last dependency ended"))

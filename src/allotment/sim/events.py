@@ -25,7 +25,7 @@ DRAIN_STATES = ("unhealthy", "ready-for-repair", "needs-human")
 _FIELDS: Final = (
     "t", "event", "job", "account", "gpus", "nodes", "node_gpus", "allocated", "charged_gpus",
     "min_runtime", "held", "by", "rule", "requeued", "lost_gpu_hours", "charged_gpu_hours", "at",
-    "node", "state", "reason", "kind", "chain", "chain_jobs",
+    "node", "state", "reason", "kind", "chain", "chain_jobs", "deadline",
 )  # fmt: skip
 
 
@@ -72,6 +72,7 @@ class Event:
         kind: str | None = None,  # submit: the job's kind by the policy (sim/job_kind.py)
         chain: str | None = None,  # submit: the chain of dependent jobs it is in (sim/chains.py)
         chain_jobs: int | None = None,  # submit: how many jobs that chain has in the workload
+        deadline: float | None = None,  # submit: when it should have ended (seconds from t = 0)
     ) -> None:
         self.t: Final = t
         self.event: Final = event
@@ -96,6 +97,7 @@ class Event:
         self.kind: Final = kind
         self.chain: Final = chain
         self.chain_jobs: Final = chain_jobs
+        self.deadline: Final = deadline
 
     def __setattr__(self, name: str, value: object) -> None:
         if hasattr(self, name):  # set once, by __init__ (interpreted only)
@@ -111,7 +113,7 @@ class Event:
             self.t, self.event, self.job, self.account, self.gpus, self.nodes, self.node_gpus,
             self.allocated, self.charged_gpus, self.min_runtime, self.held, self.by, self.rule,
             self.requeued, self.lost_gpu_hours, self.charged_gpu_hours, self.at, self.node,
-            self.state, self.reason, self.kind, self.chain, self.chain_jobs,
+            self.state, self.reason, self.kind, self.chain, self.chain_jobs, self.deadline,
         )  # fmt: skip
 
     def __eq__(self, other: object) -> bool:

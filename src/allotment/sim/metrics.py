@@ -80,6 +80,11 @@ class Recorder:
         self.completion = array("d")  # submit to end of each job that ended, in end order
         # chain name -> [first submit, last end, members ended, members in the workload, last submit]
         self.chains: dict[str, list[float]] = {}
+        # deadlines: each job's with one, until it ends (those left were not done by then), and
+        # how many ended by it or after it (docs/metrics.md, "Deadlines")
+        self.deadline_open: dict[str, float] = {}
+        self.deadline_met = 0
+        self.deadline_late = 0
 
     # -- events -------------------------------------------------------------------------------
     def consume(self, e: Event) -> None:
@@ -131,6 +136,8 @@ class Recorder:
             else:
                 c[0] = min(c[0], e.t)
                 c[4] = max(c[4], e.t)
+        if e.deadline is not None:
+            self.deadline_open[e.job] = e.deadline
         if not e.held:
             self._on_eligible(e)
 
@@ -200,6 +207,12 @@ class Recorder:
         self._demand(e.t, j, -j.gpus)
         self.counts["completed"] += 1
         self.completion.append(e.t - j.submitted)
+        due = self.deadline_open.pop(e.job or "", None)
+        if due is not None:
+            if e.t > due:
+                self.deadline_late += 1
+            else:
+                self.deadline_met += 1
         if j.chain is not None:
             c = self.chains[j.chain]
             c[1] = max(c[1], e.t)

@@ -166,6 +166,7 @@ def summarize(rec: Recorder) -> dict[str, Any]:
         "completion": completion(rec),
         "chains": chain_makespans(rec),
         "pipelines": chain_makespans(rec, whole=True),
+        "deadlines": deadlines(rec, end),
     }
 
 
@@ -182,6 +183,21 @@ def completion(rec: Recorder) -> dict[str, float]:
         "p90": _r(percentile(ended, 90)),
         "n": len(ended),
         "unfinished": rec.counts["submitted"] - len(ended),
+    }
+
+
+def deadlines(rec: Recorder, end: float) -> dict[str, int]:
+    """The jobs with a deadline: ``met`` (ended by it), ``late`` (ended after it), ``unfinished``
+    (not ended by ``end`` -- queued, held, running, cancelled or rejected -- and their deadline
+    before ``end``: missed whatever happens next) and ``missed`` (late + unfinished); a job not
+    ended whose deadline is not past yet is in ``jobs`` only."""
+    unfinished = sum(1 for due in rec.deadline_open.values() if due < end)
+    return {
+        "jobs": rec.deadline_met + rec.deadline_late + len(rec.deadline_open),
+        "met": rec.deadline_met,
+        "late": rec.deadline_late,
+        "unfinished": unfinished,
+        "missed": rec.deadline_late + unfinished,
     }
 
 
