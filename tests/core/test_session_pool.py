@@ -21,7 +21,7 @@ DAY = 24 * HOUR
 POOL = "n002"  # the last of three nodes
 
 
-def _job(jid: str, account: str, gpus: int, submit: float = 0.0, *, kind: str | None = None, mr: float = HOUR,
+def _job(jid: str, account: str, gpus: int, submit: float = 0.0, *, kind: str = "batch", mr: float = HOUR,
          resumable: bool = True, work: float = DAY) -> JobSpec:
     return JobSpec(id=jid, submit=submit, account=account, gpus=gpus, work=work, min_runtime=mr, user="u",
                    resumable=resumable, kind=kind, checkpoint_interval=600.0 if resumable else None)
