@@ -27,7 +27,7 @@ class Start:
 class Preemption:
     job_id: str
     for_job: str | None  # the job that needed the GPUs (None for drains)
-    rule: str  # "unallocated" | "reservation" | "within-team" | "reclaim" | "debug-slice" | "consolidate" | "drain"
+    rule: str  # "unallocated" | "reservation" | "within-team" | "reclaim" | "debug-slice" | "consolidate" | "free-packing" | "drain"
     lost_work: float  # seconds of progress lost (since the last checkpoint)
     reason: str
 

@@ -403,6 +403,8 @@ class Scheduler(Starting):
             if p.mr <= 0:
                 if self._consolidate_for(p, qk, pi, soft, starts, preemptions):
                     return True  # free work moved off a node for free work (core.consolidation)
+                if self._pack_free_for(p, qk, pi, soft, starts, preemptions):
+                    return True  # smaller free work yields its node to free work (core.free_packing)
                 continue
             if (self.mode.limits and self.mode.beyond_limit(
                 p, self.acct.alloc_gpus.get(p.account, 0), self.ctx.entitlement_gpus.get(p.account, 0.0)

@@ -14,6 +14,9 @@ from allotment.core.consolidation import place_beside_fixed, plan_consolidation
 from allotment.core.context import Context
 from allotment.core.debug import is_debug
 from allotment.core.decisions import Preemption, Start
+from allotment.core.free_packing import RULE as FREE_PACKING
+from allotment.core.free_packing import WHY as FREE_PACKING_WHY
+from allotment.core.free_packing import plan_free_packing
 from allotment.core.modes import FREE_SUFFIX, GLOBAL_QUEUE
 from allotment.core.pass_inputs import PassInputs, QueueKey
 from allotment.core.placement import NodeFilter
@@ -286,6 +289,27 @@ class Starting(ClusterState):
         if self.pool.free[plan.target] < p.per:  # cannot happen: the plan freed this much there
             raise AssertionError(f"consolidation for {p.jid} did not free {freed}")
         starts.append(self._launch(p, ((plan.target, p.gpus),), pi, f"moved {len(plan.moves)} job(s) to free {freed}", qk))
+        return True
+
+    def _pack_free_for(self, p: Pend, qk: QueueKey, pi: PassInputs, allow: NodeFilter | None, starts: list[Start],
+                       preemptions: list[Preemption]) -> bool:
+        """Start the blocked unallocated single-node ``p`` on a node whose free GPUs and smaller
+        unallocated work make room for it, evicting that work (``core.free_packing``); True if
+        it started.  Only where consolidation is on, and after it found no way that moves instead."""
+        if not self._consolidates or p.n != 1 or p.mr > 0 or not self.acct.preemptible:
+            return False
+        closed = frozenset() if self.holds is None else self.holds.nodes
+        if self.sessions.nodes and not self.sessions.session(p.spec):
+            closed = closed | self.sessions.nodes
+        plan = plan_free_packing(self.pool, self.running, self._movable_free, p.gpu_type, p.per, allow, closed, pi.now)
+        if plan is None:
+            return False
+        why = FREE_PACKING_WHY.format(job=p.jid)
+        self._evict_all([Victim(j, FREE_PACKING, why) for j in plan.victims], p, pi, starts, preemptions)
+        pl = self.pool.find(p.spec, 1, p.per, OnlyPool(frozenset((plan.target,)), None))
+        if pl is None:  # cannot happen: the victims and the free GPUs there make room
+            raise AssertionError(f"free packing for {p.jid} did not free {self.pool.names[plan.target]}")
+        starts.append(self._launch(p, pl, pi, f"took {self.pool.names[plan.target]} from {len(plan.victims)} smaller unallocated job(s)", qk))
         return True
 
     def find_free(self, p: Pend, allow: NodeFilter | None) -> tuple[tuple[int, int], ...] | None:

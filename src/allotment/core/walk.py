@@ -164,15 +164,18 @@ class Room:
 
 
 def _may_move_free_for(per: int, pool: NodePool, acct: Accounting, room: Room) -> bool:
-    """Could consolidation start an unallocated single-node job of ``per`` GPUs per node?  Only
-    by moving unallocated work, and only onto GPUs free now (``Starting._consolidate_for``): the
-    free GPUs in all must reach ``per``, and on some node the free GPUs plus its preemptible
-    unallocated work (``Accounting.owner_nodes[""]``) must, for only that work may leave it."""
-    if not room.consolidates or acct.unalloc_gpus <= 0 or per > pool.free_gpus():
+    """Could consolidation or free packing start an unallocated single-node job of ``per`` GPUs
+    per node?  Only by moving or evicting unallocated work (``Starting._consolidate_for``,
+    ``Starting._pack_free_for``): on some node the free GPUs plus its preemptible unallocated
+    work (``Accounting.owner_nodes[""]``) must reach ``per``, for only that work may leave it;
+    and a move goes onto GPUs free now, so the free GPUs in all must reach ``per`` too, while
+    free packing takes a node that has some free GPUs (it fills them)."""
+    if not room.consolidates or acct.unalloc_gpus <= 0:
         return False
-    free = pool.free
+    moves = per <= pool.free_gpus()  # consolidation needs that many free in all; free packing does not,
+    free = pool.free  # but it needs some free GPUs on the node it takes (core.free_packing)
     for i, g in acct.owner_nodes.get("", {}).items():  # noqa: SIM110 - a loop, not any() over a generator (mypyc)
-        if free[i] + g >= per:
+        if free[i] + g >= per and (moves or free[i] > 0):
             return True
     return False
 
