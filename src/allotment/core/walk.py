@@ -174,7 +174,7 @@ def _may_move_free_for(per: int, pool: NodePool, acct: Accounting, room: Room) -
         return False
     moves = per <= pool.free_gpus()  # consolidation needs that many free in all; free packing does not,
     free = pool.free  # but it needs some free GPUs on the node it takes (core.free_packing)
-    for i, g in acct.owner_nodes.get("", {}).items():  # noqa: SIM110 - a loop, not any() over a generator (mypyc)
+    for i, g in acct.owner_nodes.get("", {}).items():
         if free[i] + g >= per and (moves or free[i] > 0):
             return True
     return False
