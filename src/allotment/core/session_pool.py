@@ -36,6 +36,7 @@ from allotment.compile.interactive import InteractiveClass
 from allotment.core.jobs import JobSpec
 from allotment.core.placement import NodeFilter, NodePool
 from allotment.core.reservation import Unreserved
+from allotment.core.snapshot import RunningJob
 from allotment.core.state import Run
 
 RULE = "session-pool"
@@ -45,6 +46,20 @@ def pool_nodes(names: list[str], count: int) -> frozenset[int]:
     """The pool: the last ``count`` of ``names`` (sorted, as ``NodePool`` keeps them), by index."""
     n = len(names)
     return frozenset(range(max(0, n - count), n)) if count > 0 else frozenset()
+
+
+def lent_runs(cls: InteractiveClass, names: list[str], keep_nonresumable: bool,
+              running: tuple[RunningJob, ...]) -> frozenset[str]:
+    """Rule 2 read from outside a pass, by node names: the ids of the running jobs that hold
+    lent pool GPUs.  The reconciler's last guard asks it, so that it lets the core take lent
+    GPUs back inside the borrower's minimum runtime, as the pass that decided it did."""
+    if cls.pool_nodes <= 0:
+        return frozenset()
+    ordered = sorted(names)
+    index = {n: i for i, n in enumerate(ordered)}
+    sessions = SessionPool(cls, ordered, keep_nonresumable)
+    return frozenset(r.spec.id for r in running
+                     if sessions.lent(r.spec, tuple((index[n], g) for n, g in r.placement if n in index)))
 
 
 class OnlyPool:
