@@ -3,7 +3,8 @@ pool mode; docs/design/interactive.md, "The dedicated pool").
 
 Ai2's next step for its sessions is "a dedicated pool ... lent to preemptible work when idle".
 ``interactive.pool: N`` reserves the last ``N`` nodes of a cluster by name (the end best fit
-reaches last: ``NodePool.find`` takes the lowest node of a bucket first).  One rule, read by
+reaches last: ``NodePool.find`` takes the lowest node of a bucket first);
+``interactive.pool: [names or hostlists]`` reserves those nodes.  One rule, read by
 every start of the pass (``core.starting``, ``core.scheduler``), so the simulator, the
 reconciler's ``decide()`` and ``allot explain`` carry it out alike:
 
@@ -42,9 +43,13 @@ from allotment.core.state import Run
 RULE = "session-pool"
 
 
-def pool_nodes(names: list[str], count: int) -> frozenset[int]:
-    """The pool: the last ``count`` of ``names`` (sorted, as ``NodePool`` keeps them), by index."""
-    n = len(names)
+def pool_nodes(names: list[str], cls: InteractiveClass) -> frozenset[int]:
+    """The pool, by index into ``names`` (sorted, as ``NodePool`` keeps them): the nodes the class
+    lists that the cluster has, or else its last ``pool_nodes``."""
+    if cls.pool_names:
+        listed = set(cls.pool_names)
+        return frozenset(i for i, n in enumerate(names) if n in listed)
+    n, count = len(names), cls.pool_nodes
     return frozenset(range(max(0, n - count), n)) if count > 0 else frozenset()
 
 
@@ -53,7 +58,7 @@ def lent_runs(cls: InteractiveClass, names: list[str], keep_nonresumable: bool,
     """Rule 2 read from outside a pass, by node names: the ids of the running jobs that hold
     lent pool GPUs.  The reconciler's last guard asks it, so that it lets the core take lent
     GPUs back inside the borrower's minimum runtime, as the pass that decided it did."""
-    if cls.pool_nodes <= 0:
+    if not cls.reserves_pool:
         return frozenset()
     ordered = sorted(names)
     index = {n: i for i, n in enumerate(ordered)}
@@ -89,7 +94,7 @@ class SessionPool:
 
     def __init__(self, cls: InteractiveClass, names: list[str], keep_nonresumable: bool) -> None:
         self.cls = cls
-        self.nodes = pool_nodes(names, cls.pool_nodes)
+        self.nodes = pool_nodes(names, cls)
         self._keep_nonresumable = keep_nonresumable
         self._off: dict[frozenset[int] | None, Unreserved] = {}  # by the nodes the base keeps off
         self._room, self._room_at = 0, -1
