@@ -1,6 +1,6 @@
 """Issue 29's dedicated pool on a real Slurm, the reconciler in active mode (``core.session_pool``;
 docs/design/interactive.md, "The dedicated pool"): ``interactive.pool: 1`` reserves n4, the last
-of n[1-4].  A session (``--comment kind=interactive``) starts there although n1 is free; other
+of n[1-4] (and ``interactive.pool: [n4]`` names it).  A session (``--comment kind=interactive``) starts there although n1 is free; other
 work borrows the idle pool node only when no node outside it fits; and a session that then waits
 takes the node back at once: the borrowed job is requeued inside its own minimum runtime (lent
 work has no protection) and the session runs on n4.
@@ -26,13 +26,13 @@ from tests.slurm.conftest import sh, wait_for
 from tests.slurm.test_reconcile_slurm import SHORT, TIERS, job_field, state
 
 pytestmark = pytest.mark.slurm
-POOL = "interactive:\n  kinds: [interactive]\n  pool: 1\n"
+POOL = "interactive:\n  kinds: [interactive]\n  pool: {}\n"
 TIER_S = TIERS[0]  # the minimum runtime of every job here (QOS alloc-20s)
 
 
-@pytest.fixture
-def reconciler(tmp_path: Path, clean_cluster: Path) -> Iterator[Reconciler]:
-    make_repo(tmp_path / "budgets", extra_policy=POOL)
+@pytest.fixture(params=["1", "[n4]"], ids=["by-count", "by-name"])
+def reconciler(request: pytest.FixtureRequest, tmp_path: Path, clean_cluster: Path) -> Iterator[Reconciler]:
+    make_repo(tmp_path / "budgets", extra_policy=POOL.format(request.param))
     backend = SlurmBackend(runner=Runner(env={"SLURM_CONF": str(clean_cluster)}, timeout_s=30))
     rec = Reconciler(backend, GitSource(str(tmp_path / "budgets"), "main", tmp_path / "state"),
                      tmp_path / "state", Options(tiers_s=TIERS))
