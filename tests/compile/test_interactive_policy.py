@@ -24,3 +24,14 @@ def test_without_the_knob_a_session_is_the_declared_kind_and_gets_no_grace() -> 
     glob, _ = resolve_policies(SchedulerFile(), BoostsFile(), ())
     assert glob.interactive.recognises("interactive") and not glob.interactive.recognises("batch")
     assert glob.interactive.grace_s == 0 and glob.interactive.restore_hook is None
+
+
+def test_a_pool_by_node_names_replaces_an_inherited_count_and_expands_hostlists() -> None:
+    sched = SchedulerFile.model_validate({
+        "interactive": {"pool": 2},
+        "clusters": {"b200": {"interactive": {"pool": ["b200-[07-08]", "b200-03", "b200-07"]}}},
+    })
+    glob, per = resolve_policies(sched, BoostsFile(), ("h100", "b200"))
+    assert glob.interactive == InteractiveClass(pool_nodes=2) == per["h100"].interactive
+    assert per["b200"].interactive == InteractiveClass(pool_names=("b200-03", "b200-07", "b200-08"))
+    assert per["b200"].interactive.reserves_pool and not InteractiveClass().reserves_pool

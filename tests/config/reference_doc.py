@@ -21,6 +21,8 @@ def _type(s: dict[str, Any], defs: dict[str, Any]) -> str:
     if "anyOf" in s:
         parts = [_type(x, defs) for x in s["anyOf"] if x.get("type") != "null"]
         return " or ".join(parts) + " (optional)"
+    if "oneOf" in s:  # a value read by its shape (a tagged union)
+        return " or ".join(_type(x, defs) for x in s["oneOf"])
     t = s.get("type")
     if t == "array":
         return f"list of {_type(s.get('items', {}), defs)}"

@@ -102,3 +102,13 @@ def test_decide_takes_lent_gpus_back_as_the_simulator_does() -> None:
     got = decide(Snapshot(nodes, running, (PendingJob(s, 600.0, 600.0),), {"a": 0.0, "b": 0.0}), ctx, 600.0)
     assert [(p.job_id, p.rule, p.for_job) for p in got.preemptions] == [("w2", "session-pool", "s")]
     assert [(x.job_id, x.placement) for x in got.starts] == [("s", ((POOL, 2),))]
+
+
+def test_a_pool_given_by_node_names_reserves_those_nodes() -> None:
+    """``interactive.pool: [n000]``: the pool is the node named, not the last by name."""
+    jobs = [_job("s", "a", 2, kind="interactive"), _job("w", "a", 2, 10.0)]
+    config = make_config({"a": 2, "b": 1}, nodes=3,
+                         policy=Policy(interactive=InteractiveClass(pool_names=("n000",))))
+    got = _starts(simulate(config, Workload.of(jobs, ()), keep_events=True, days=2.0))
+    assert got["s"] == [(0.0, ("n000",))]
+    assert got["w"] == [(10.0, ("n001",))]  # best fit would take n000: it keeps off the pool

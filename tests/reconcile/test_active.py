@@ -255,3 +255,26 @@ def test_on_kubernetes_a_job_waits_while_a_job_it_names_is_still_there() -> None
     assert [s.job_id for s in plan.decisions.starts] == ["ml/pre"]
     plan = plan_cluster(Observation(now, nodes, (then,)), CONFIG, "gpulab", {}, {})
     assert [s.job_id for s in plan.decisions.starts] == ["ml/then"]
+
+
+def test_a_session_takes_lent_pool_gpus_back_inside_the_borrowers_minimum_runtime() -> None:
+    """Issue 29, the dedicated pool: a job on the pool's idle GPUs is lent and has no protection
+    (``core.session_pool``, rule 2), so the guard requeues it for a waiting session at once.
+    Before, the guard held it to its tier's minimum runtime whatever the core said, and on a
+    real Slurm the session waited the borrower's tier out (tests/slurm/test_session_pool_slurm.py)."""
+    from dataclasses import replace
+
+    from allotment.compile.interactive import InteractiveClass
+    from allotment.compile.model import Policy
+
+    config = tree_config(policy=replace(Policy(), interactive=InteractiveClass(pool_nodes=1)))
+    now = T0 + 10_000
+    busy = [JobObs(str(100 + i), "root", "teama2", "q", 8, "running", now - 50, now - 10, 20, True, 0, (f"n{i}",))
+            for i in range(1, 4)]
+    borrower = JobObs("7", "root", "teama1", "q", 8, "running", now - 20, now - 5, 20, True, 0, ("n4",))
+    session = JobObs("8", "root", "teamb", "q", 4, "pending", now - 1, None, 20, True, 1, kind="interactive")
+    obs = Observation(now, tuple(NodeObs(f"n{i}", 8, 0) for i in range(1, 5)), (*busy, borrower, session))
+    plan = plan_cluster(obs, config, "gpulab", {}, {})
+    assert [(a.kind, a.target, a.rule) for a in plan.actions if a.kind in ("requeue", "cancel")] == [
+        ("requeue", "7", "session-pool")
+    ]

@@ -15,7 +15,8 @@ label users already write and add a partition later without changing what counte
    Both bounds must be set, and the time limit known: a simulated trace carries none, so the
    shape test never matches in the simulator and a session there is recognised by 1.
 
-The class may also reserve a *pool*: the last ``pool_nodes`` nodes of the cluster by name, where
+The class may also reserve a *pool*: the last ``pool_nodes`` nodes of the cluster by name, or the
+nodes ``pool_names`` lists (those of them the cluster has; the file check refused the others), where
 sessions start first and other work only borrows idle GPUs it gives back at once
 (``core.session_pool``).
 """
@@ -37,6 +38,12 @@ class InteractiveClass:
     grace_s: int = 0  # notice before a preempted session is stopped (Slurm GraceTime)
     restore_hook: str | None = None  # command the requeued session runs first (a name on PATH)
     pool_nodes: int = 0  # the last N nodes by name, reserved for sessions (core.session_pool)
+    pool_names: tuple[str, ...] = ()  # or these nodes by name (sorted; set: pool_nodes is 0)
+
+    @property
+    def reserves_pool(self) -> bool:
+        """Does the class reserve any node (by count or by name)?"""
+        return self.pool_nodes > 0 or bool(self.pool_names)
 
     def recognises(
         self, kind: str | None, *, partition: str | None = None, gpus: int | None = None,

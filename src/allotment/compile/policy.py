@@ -14,6 +14,7 @@ from allotment.config.models.policy import (
     PolicyKnobs,
     SchedulerFile,
 )
+from allotment.config.pool_nodes import pool_names
 from allotment.durations import parse_duration
 
 _DURATIONS = {
@@ -96,8 +97,10 @@ def _interactive(base: InteractiveClass, k: InteractiveSection) -> InteractiveCl
         changes["grace_s"] = parse_duration(k.grace)
     if k.restore_hook is not None:
         changes["restore_hook"] = k.restore_hook
-    if k.pool is not None:
-        changes["pool_nodes"] = k.pool
+    if isinstance(k.pool, int):
+        changes["pool_nodes"], changes["pool_names"] = k.pool, ()
+    elif k.pool is not None:  # a list replaces an inherited count, and the other way round
+        changes["pool_nodes"], changes["pool_names"] = 0, pool_names(k.pool)
     return replace(base, **changes)
 
 

@@ -113,8 +113,8 @@ def _load(files: Mapping[str, bytes], at: dt.date | None) -> LoadedConfig:
     scheduler_smap = None
     if SCHEDULER in parsed:
         scheduler, scheduler_smap = parsed[SCHEDULER]
-        node_counts = {n: sum(len(g.node_names) for g in c.groups) for n, c in clusters.items()}
-        diags.extend(check_scheduler(scheduler, scheduler_smap, cluster_names, node_counts))
+        node_names = {n: tuple(sorted(x for g in c.groups for x in g.node_names)) for n, c in clusters.items()}
+        diags.extend(check_scheduler(scheduler, scheduler_smap, cluster_names, node_names))
     boosts = BoostsFile()
     boosts_at: tuple[Located, ...] = ()
     # When the tree (or the platform team's file) is broken, target and approver errors would

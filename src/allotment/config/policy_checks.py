@@ -5,8 +5,8 @@ period longer than the lookback (usage would be re-read less often than the wind
 turns over: a reclaim justified by it could wait longer than the window itself).  A session's
 grace longer than the minimum-runtime cap would hold the GPUs another job is owed longer than any
 job is ever protected, and an interactive class that recognises no job is a knob that does
-nothing (docs/design/interactive.md); both are refused.  So is a session pool that leaves no node of
-its cluster for other work: work the policy may not stop never borrows the pool, so it would wait forever."""
+nothing (docs/design/interactive.md); both are refused.  So is a session pool that names a node its
+cluster lacks or leaves no node of it for other work (``config.pool_nodes``)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 
 from allotment.config.loaded import Where
 from allotment.config.models.policy import PolicyKnobs, SchedulerFile
+from allotment.config.pool_nodes import pool_problems
 from allotment.config.sourcemap import DocPath, SourceMap
 from allotment.durations import format_duration, parse_duration
 from allotment.errors import Diagnostic
@@ -50,7 +51,7 @@ def _resolved(
 
 def check_scheduler(
     model: SchedulerFile, smap: SourceMap | None, cluster_names: tuple[str, ...],
-    node_counts: Mapping[str, int] | None = None,
+    node_names: Mapping[str, tuple[str, ...]] | None = None,
 ) -> list[Diagnostic]:
     diags: list[Diagnostic] = []
 
@@ -85,7 +86,7 @@ def check_scheduler(
             where = (*prefix, "interactive", "kinds")
             diags.append(at(where).diagnostic(
                 f"interactive recognises no job{label}: give kinds, partitions or shape"))
-        diags.extend(_pool_check(model, over, prefix, label, node_counts or {}, at))
+        diags.extend(_pool_check(model, over, prefix, node_names or {}, at))
         r = _resolved(model, over, prefix, smap)
         for knob, limit, called in limits:
             (value, value_at), (bound, bound_at) = r[knob], r[limit]
@@ -99,32 +100,26 @@ def check_scheduler(
     return diags
 
 
-def _pool_check(model: SchedulerFile, over: PolicyKnobs | None, prefix: DocPath, label: str,
-                node_counts: Mapping[str, int], at: Callable[[DocPath | None], Where]) -> list[Diagnostic]:
-    """``interactive.pool`` must leave a node of every cluster it applies to for other work (a
-    job the policy may not stop never borrows the pool, so it would wait forever): where it is set
-    per cluster, that cluster; where it is set globally, every cluster that does not set its own."""
-    out: list[Diagnostic] = []
+def _pool_check(model: SchedulerFile, over: PolicyKnobs | None, prefix: DocPath,
+                node_names: Mapping[str, tuple[str, ...]], at: Callable[[DocPath | None], Where]) -> list[Diagnostic]:
+    """``interactive.pool`` on every cluster it applies to (``config.pool_nodes``): where it is
+    set per cluster, that cluster; where it is set globally, every cluster that does not set its
+    own.  A problem with one listed node is reported at that entry, one with the whole pool at
+    the pool."""
     if over is not None:
         pool = over.interactive.pool if over.interactive is not None else None
-        if pool is None:
-            return out
-        name = prefix[-1]
-        has = node_counts.get(str(name))
-        if has is not None and pool >= has:
-            out.append(at((*prefix, "interactive", "pool")).diagnostic(_too_many(pool, str(name), has)))
-        return out
-    pool = model.interactive.pool if model.interactive is not None else None
+        name = str(prefix[-1])
+        targets = [name] if pool is not None and name in node_names else []
+    else:
+        pool = model.interactive.pool if model.interactive is not None else None
+        targets = [n for n in sorted(node_names)
+                   if not ((mine := model.clusters.get(n)) is not None and mine.interactive is not None
+                           and mine.interactive.pool is not None)]  # a cluster that sets its own
+    out: list[Diagnostic] = []
     if pool is None:
         return out
-    for name, has in sorted(node_counts.items()):
-        mine = model.clusters.get(name)
-        if mine is not None and mine.interactive is not None and mine.interactive.pool is not None:
-            continue  # the cluster sets its own
-        if pool >= has:
-            out.append(at(("interactive", "pool")).diagnostic(_too_many(pool, name, has)))
+    where = (*prefix, "interactive", "pool")
+    for name in targets:
+        for p in pool_problems(pool, name, node_names[name]):
+            out.append(at(where if p.item is None else (*where, p.item)).diagnostic(p.message))
     return out
-
-
-def _too_many(pool: int, cluster: str, has: int) -> str:
-    return f"interactive.pool {pool} leaves no node of cluster '{cluster}' ({has}) for other work: at most {has - 1}"

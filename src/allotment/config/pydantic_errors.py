@@ -14,6 +14,7 @@ from typing import Any, Union, get_args, get_origin
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
+from allotment.config.models.policy import POOL_TAGS
 from allotment.config.sourcemap import DocPath, SourceMap
 from allotment.errors import Diagnostic
 
@@ -145,12 +146,17 @@ def _pattern_name(loc: DocPath) -> str:
     return "a valid name (lowercase letters, digits, - and _, starting with a letter)"
 
 
+# the tags of tagged unions, which pydantic puts in an error's location: not keys of the document
+UNION_TAGS = frozenset(POOL_TAGS)
+
+
 def validation_diagnostics(
     model: type[BaseModel], exc: ValidationError, smap: SourceMap
 ) -> list[Diagnostic]:
     out = []
     for err in exc.errors(include_url=False):
-        loc: DocPath = tuple(err["loc"])
+        loc: DocPath = tuple(p for p in err["loc"] if p not in UNION_TAGS)
+        err["loc"] = loc
         kind = err["type"]
         if kind == "extra_forbidden":
             line, col = smap.key(loc)

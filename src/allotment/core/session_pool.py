@@ -3,7 +3,8 @@ pool mode; docs/design/interactive.md, "The dedicated pool").
 
 Ai2's next step for its sessions is "a dedicated pool ... lent to preemptible work when idle".
 ``interactive.pool: N`` reserves the last ``N`` nodes of a cluster by name (the end best fit
-reaches last: ``NodePool.find`` takes the lowest node of a bucket first).  One rule, read by
+reaches last: ``NodePool.find`` takes the lowest node of a bucket first);
+``interactive.pool: [names or hostlists]`` reserves those nodes.  One rule, read by
 every start of the pass (``core.starting``, ``core.scheduler``), so the simulator, the
 reconciler's ``decide()`` and ``allot explain`` carry it out alike:
 
@@ -36,15 +37,34 @@ from allotment.compile.interactive import InteractiveClass
 from allotment.core.jobs import JobSpec
 from allotment.core.placement import NodeFilter, NodePool
 from allotment.core.reservation import Unreserved
+from allotment.core.snapshot import RunningJob
 from allotment.core.state import Run
 
 RULE = "session-pool"
 
 
-def pool_nodes(names: list[str], count: int) -> frozenset[int]:
-    """The pool: the last ``count`` of ``names`` (sorted, as ``NodePool`` keeps them), by index."""
-    n = len(names)
+def pool_nodes(names: list[str], cls: InteractiveClass) -> frozenset[int]:
+    """The pool, by index into ``names`` (sorted, as ``NodePool`` keeps them): the nodes the class
+    lists that the cluster has, or else its last ``pool_nodes``."""
+    if cls.pool_names:
+        listed = set(cls.pool_names)
+        return frozenset(i for i, n in enumerate(names) if n in listed)
+    n, count = len(names), cls.pool_nodes
     return frozenset(range(max(0, n - count), n)) if count > 0 else frozenset()
+
+
+def lent_runs(cls: InteractiveClass, names: list[str], keep_nonresumable: bool,
+              running: tuple[RunningJob, ...]) -> frozenset[str]:
+    """Rule 2 read from outside a pass, by node names: the ids of the running jobs that hold
+    lent pool GPUs.  The reconciler's last guard asks it, so that it lets the core take lent
+    GPUs back inside the borrower's minimum runtime, as the pass that decided it did."""
+    if not cls.reserves_pool:
+        return frozenset()
+    ordered = sorted(names)
+    index = {n: i for i, n in enumerate(ordered)}
+    sessions = SessionPool(cls, ordered, keep_nonresumable)
+    return frozenset(r.spec.id for r in running
+                     if sessions.lent(r.spec, tuple((index[n], g) for n, g in r.placement if n in index)))
 
 
 class OnlyPool:
@@ -74,7 +94,7 @@ class SessionPool:
 
     def __init__(self, cls: InteractiveClass, names: list[str], keep_nonresumable: bool) -> None:
         self.cls = cls
-        self.nodes = pool_nodes(names, cls.pool_nodes)
+        self.nodes = pool_nodes(names, cls)
         self._keep_nonresumable = keep_nonresumable
         self._off: dict[frozenset[int] | None, Unreserved] = {}  # by the nodes the base keeps off
         self._room, self._room_at = 0, -1

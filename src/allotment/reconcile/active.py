@@ -44,7 +44,8 @@ Mapping (docs/operators-guide.md has the table):
 
 ``evicted_by`` (job -> the job it was requeued for, kept by the reconciler) feeds the core's
 anti-thrash rule.  A last guard re-checks every requeue against the minimum-runtime contract: a job inside its
-minimum runtime is never touched, whatever the core said.
+minimum runtime is never touched, whatever the core said (a job on lent session-pool GPUs has
+none: ``core.session_pool.lent_runs``).
 """
 
 from __future__ import annotations
@@ -61,6 +62,7 @@ from allotment.core.decide import decide
 from allotment.core.decisions import Decisions, Start
 from allotment.core.epoch import epoch_of
 from allotment.core.jobs import JobSpec
+from allotment.core.session_pool import lent_runs
 from allotment.core.snapshot import NodeState, PendingJob, RunningJob, Snapshot
 from allotment.reconcile.grace import Notice, in_grace, noticed_at
 from allotment.reconcile.pinned_order import (
@@ -259,11 +261,15 @@ def plan_cluster(
 
     # 2. preemptions (and drains of unhealthy nodes) -> requeue, guarded
     by_id = {j.id: j for j in obs.jobs}
+    # a job on lent session-pool GPUs has no minimum runtime (core.session_pool, rule 2): the
+    # session the core took them back for must not wait out the borrower's tier
+    lent = lent_runs(pol.interactive, [n.name for n in snap.nodes], pol.non_resumable == "run_to_completion",
+                     snap.running)
     for p in decisions.preemptions:
         job = by_id.get(p.job_id)
         if job is None or job.state != "running" or job.start is None:
             continue
-        mr = min_runtime(job, config, cluster)
+        mr = 0.0 if job.id in lent else min_runtime(job, config, cluster)
         if mr > 0 and obs.at < job.start + mr:
             skipped.append(f"{job.id}: inside its minimum runtime ({p.reason})")
             continue

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from allotment.compile.model import Policy
+from allotment.config.pool_nodes import pool_names, pool_problems
 from allotment.config.restore_hook import RESTORE_HOOK_MAX, RESTORE_HOOK_PATTERN
 from allotment.durations import parse_duration
 from allotment.errors import UsageError
@@ -53,10 +54,16 @@ def _count(value: str) -> int:
     return int(value)
 
 
-def _nodes(value: str) -> int:
-    if not value.isdigit():
-        raise ValueError(f"expected a whole number of nodes, 0 or more, got {value!r}")
-    return int(value)
+def _pool(value: str) -> dict[str, Any]:
+    """A count of nodes, or node names and hostlists (``n7,n8`` or ``h100-[15-16]``): the
+    interactive class's two pool fields, the one given set and the other cleared (as in the file,
+    ``compile.policy``).  The names are checked against the cluster where it is known
+    (``sim.runner``, ``config.pool_nodes``)."""
+    if value.isdigit():
+        return {"pool_nodes": int(value), "pool_names": ()}
+    if not value or value[0].isdigit() or value.startswith("-"):
+        raise ValueError(f"expected a whole number of nodes, 0 or more, or node names, got {value!r}")
+    return {"pool_nodes": 0, "pool_names": pool_names([value])}
 
 
 def _hook(value: str) -> str | None:
@@ -99,7 +106,7 @@ KNOBS: dict[str, Knob] = {
     "unallocated": Knob("unallocated_enabled", _bool),
     "interactive.grace": Knob("grace_s", _duration, interactive=True),
     "interactive.restore_hook": Knob("restore_hook", _hook, interactive=True),
-    "interactive.pool": Knob("pool_nodes", _nodes, interactive=True),
+    "interactive.pool": Knob("pool", _pool, interactive=True),
     "preemption.requeue_resumable": Knob("requeue_resumable", _bool),
     "preemption.non_resumable": Knob("non_resumable", _non_resumable),
     **{
@@ -127,7 +134,10 @@ def knob_names() -> str:
     return ", ".join(KNOBS)
 
 
-def apply_overrides(policy: Policy, overrides: Mapping[str, str]) -> Policy:
+def apply_overrides(policy: Policy, overrides: Mapping[str, str], cluster: str | None = None,
+                    nodes: Sequence[str] = ()) -> Policy:
+    """``policy`` with the ``--set`` knobs applied.  ``cluster`` and its ``nodes``, when the
+    caller knows them: a pool given there is checked as the file's is (``config.pool_nodes``)."""
     changes: dict[str, Any] = {}
     weights: dict[str, Any] = {}
     session: dict[str, Any] = {}
@@ -141,6 +151,13 @@ def apply_overrides(policy: Policy, overrides: Mapping[str, str]) -> Policy:
             value = knob.parse(overrides[key])
         except ValueError as exc:
             raise UsageError(f"--set {key}: {exc}") from None
+        if knob.field == "pool":  # two fields of the interactive class at once
+            given = value["pool_nodes"] if not value["pool_names"] else value["pool_names"]
+            problems = pool_problems(given, cluster, nodes) if cluster is not None else []
+            if problems:
+                raise UsageError("; ".join(f"--set {key}: {p.message}" for p in problems))
+            session.update(value)
+            continue
         (weights if knob.weight else session if knob.interactive else changes)[knob.field] = value
     if session:
         changes["interactive"] = dataclasses.replace(policy.interactive, **session)

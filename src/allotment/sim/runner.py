@@ -103,7 +103,7 @@ def simulate(
     wall = time.perf_counter()
     cluster = cluster or config.largest_cluster()
     check_run(config, cluster, policy)
-    pol = apply_overrides(config.policy_for(cluster), overrides or {})
+    pol = apply_overrides(config.policy_for(cluster), overrides or {}, cluster, config.clusters[cluster].node_names)
     ctx = build_context(config, cluster, mode=policy, policy=pol)
     sim = _Sim(config, ctx.cluster, workload, days, ctx, seed=seed, walk=REFERENCE if reference else FAST)
     kept: list[Event] | None = [] if keep_events else None

@@ -215,5 +215,5 @@ def _copyable() -> Iterator[None]:
 
 
 def _context(config: CompiledConfig, cluster: str, policy: str, overrides: Mapping[str, str] | None) -> Context:
-    pol = apply_overrides(config.policy_for(cluster), overrides or {})
+    pol = apply_overrides(config.policy_for(cluster), overrides or {}, cluster, config.clusters[cluster].node_names)
     return build_context(config, cluster, mode=policy, policy=pol)

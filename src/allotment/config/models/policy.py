@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import AwareDatetime, Field
+from pydantic import AwareDatetime, Discriminator, Field, Tag
 
 from allotment.config.models.common import Duration, Name, Owner, Strict, Text
 from allotment.config.restore_hook import RESTORE_HOOK_MAX, RESTORE_HOOK_PATTERN
@@ -28,6 +28,18 @@ class PriorityWeightsSection(Strict):
     fairness: float | None = Field(default=None, ge=0, description="Weight of user fairness (0.5).")
     age_cap: Duration | None = Field(default=None, description="Age stops counting after (1d).")
     declared: float | None = Field(default=None, ge=0, description="Weight of user priority (1).")
+
+
+# A session pool by count (the cluster's last N nodes by name) or by the nodes it holds.
+# One member by the value's shape (a list: nodes; anything else: a count), so a bad value gets one
+# error, not one per member; the tags never reach a message (``config.pydantic_errors``).
+PoolCount = Annotated[int, Field(ge=0, le=100_000)]
+PoolNodes = Annotated[list[Annotated[str, Field(min_length=1, max_length=1000)]], Field(min_length=1, max_length=10_000)]
+POOL_TAGS = ("pool-count", "pool-nodes")
+Pool = Annotated[
+    Annotated[PoolCount, Tag(POOL_TAGS[0])] | Annotated[PoolNodes, Tag(POOL_TAGS[1])],
+    Discriminator(lambda v: POOL_TAGS[1] if isinstance(v, list) else POOL_TAGS[0]),
+]
 
 
 class InteractiveShapeSection(Strict):
@@ -59,12 +71,10 @@ class InteractiveSection(Strict):
         description="Command name (on the nodes' PATH, no path or arguments) a requeued session "
         "runs first to restore its state (none).",
     )
-    pool: int | None = Field(
+    pool: Pool | None = Field(
         default=None,
-        ge=0,
-        le=100_000,
-        description="Nodes reserved for sessions: the cluster's last N by name, lent to "
-        "preemptible work while idle (0).",
+        description="Nodes reserved for sessions, lent to preemptible work while idle: a count N "
+        "(the cluster's last N by name) or a list of node names or hostlists (0).",
     )
 
 
