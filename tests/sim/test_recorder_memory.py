@@ -56,7 +56,7 @@ def test_settled_jobs_give_the_waits_of_every_job_in_submit_order(
     end = r.header.end
     for start in (0.0, 3600.0):
         first, pending, _, _ = waits(r.recorder, end, start)
-        assert (first["all"], pending["all"]) == _plain_waits(r.events, end, start)
+        assert (list(first["all"]), list(pending["all"])) == _plain_waits(r.events, end, start)
     assert metrics_from_events(r.header, r.events) == r.metrics
 
 

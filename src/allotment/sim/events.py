@@ -227,7 +227,7 @@ def first_waits_by_kind(header: RunHeader, events: Iterable[Event]) -> dict[str,
     for e in events:
         rec.consume(e)
     first = waits(rec, header.end)[0]
-    return {k: first[k] for k in JOB_KINDS}
+    return {k: list(first[k]) for k in JOB_KINDS}
 
 
 def dumps_line(obj: Mapping[str, Any]) -> str:

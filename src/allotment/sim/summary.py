@@ -8,6 +8,8 @@ another.  The uncapped figure is reported beside it as ``received``."""
 from __future__ import annotations
 
 import math
+from array import array
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
@@ -67,7 +69,9 @@ def _team_hours(rec: Recorder, team: str) -> tuple[float, float, float]:
     return sum(x.owed for x in hours), sum(x.delivered for x in hours), sum(x.ran for x in hours)
 
 
-_Lists = dict[str, list[float]]
+# one double a wait, not a float object and a list slot (32 bytes): at 1M jobs the summary's
+# lists of every wait were the run's peak (issue 32 item 5; docs/benchmarks.md, "Stop 39")
+_Lists = dict[str, "array[float]"]
 _CLASSES: Final = ("all", *JOB_KINDS, "large")  # the keys of ``wait`` and ``pending``, in order
 
 
@@ -83,10 +87,10 @@ def waits(rec: Recorder, end: float, start: float = 0.0) -> tuple[_Lists, _Lists
     as a wait to the end of the run (``wait.large`` p90 read 562 h where the jobs that ran
     waited 18.6 h)."""
     large = large_from(rec.header.capacity_gpus)
-    first: dict[str, list[float]] = {c: [] for c in _CLASSES}
-    pending: dict[str, list[float]] = {c: [] for c in _CLASSES}
-    team_first: dict[str, list[float]] = {t: [] for t in rec.teams}
-    team_pending: dict[str, list[float]] = {t: [] for t in rec.teams}
+    first: _Lists = {c: array("d") for c in _CLASSES}
+    pending: _Lists = {c: array("d") for c in _CLASSES}
+    team_first: _Lists = {t: array("d") for t in rec.teams}
+    team_pending: _Lists = {t: array("d") for t in rec.teams}
     for j in rec.all_jobs():
         if j.eligible is None or j.eligible >= end or j.eligible < start or j.rejected:
             continue
@@ -176,11 +180,12 @@ def completion(rec: Recorder) -> dict[str, float]:
     (``unfinished``), not as a time to the end of the run: a completion time is not censored,
     the waits are (``waits``).  Dependent jobs count from their submit, held time included: the
     time the user waits for the result."""
-    ended = list(rec.completion)
+    ended = rec.completion  # read in place: a list of it was 32 bytes a job more
+    s = sorted(ended)
     return {
         "mean": _r(sum(ended) / len(ended)) if ended else 0.0,
-        "p50": _r(percentile(ended, 50)),
-        "p90": _r(percentile(ended, 90)),
+        "p50": _r(_rank(s, 50)),
+        "p90": _r(_rank(s, 90)),
         "n": len(ended),
         "unfinished": rec.counts["submitted"] - len(ended),
     }
@@ -221,18 +226,24 @@ def chain_makespans(rec: Recorder, *, whole: bool = False) -> dict[str, float]:
     }
 
 
-def percentile(values: list[float], q: float) -> float:
+def percentile(values: Sequence[float], q: float) -> float:
     """Nearest-rank percentile (deterministic, no interpolation); 0 for no values."""
-    if not values:
+    return _rank(sorted(values), q)
+
+
+def _rank(s: list[float], q: float) -> float:
+    """``percentile`` of values already sorted."""
+    if not s:
         return 0.0
-    s = sorted(values)
     k = max(0, math.ceil(q / 100.0 * len(s)) - 1)
     return s[k]
 
 
-def percentiles(values: list[float]) -> dict[str, float]:
-    """``{p50, p90, n}`` of a list of waits: the figures every view of a wait shows."""
-    return {"p50": _r(percentile(values, 50)), "p90": _r(percentile(values, 90)), "n": len(values)}
+def percentiles(values: Sequence[float]) -> dict[str, float]:
+    """``{p50, p90, n}`` of a list of waits: the figures every view of a wait shows.  Sorted once
+    for both: the sorted copy is the summary's largest transient (a float object a wait)."""
+    s = sorted(values)
+    return {"p50": _r(_rank(s, 50)), "p90": _r(_rank(s, 90)), "n": len(s)}
 
 
 def _r(x: float) -> float:
