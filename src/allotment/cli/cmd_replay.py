@@ -204,14 +204,14 @@ def _replay(
     opts: Any,
     interval_s: float,
 ) -> Any:
-    from allotment.backends.slurm.backend import SlurmBackend
     from allotment.cli.progress import Progress, wanted
     from allotment.reconcile.reconciler import Reconciler
     from allotment.reconcile.replay.drive import Replay, epoch_phase
+    from allotment.reconcile.replay.read_times import ReadTimedSlurm
     from allotment.reconcile.source import open_source
 
     rec_dir = state / "reconciler"
-    backend = SlurmBackend()
+    backend = ReadTimedSlurm()  # keeps when each tick read, for --compare's passes
     reconciler = Reconciler(backend, open_source(str(args.repo), "main", rec_dir), rec_dir, opts)
     try:
         replay = Replay(
@@ -225,6 +225,7 @@ def _replay(
             reconciler,
             interval_s=interval_s,
             max_wall_s=parse_duration(args.max_wall),
+            reads_wall=backend.reads,
         )
         with Progress(f"replaying {len(trace.jobs)} jobs on {cluster}", enabled=wanted(),
                       total=len(trace.jobs)) as bar:

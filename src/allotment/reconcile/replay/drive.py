@@ -26,6 +26,7 @@ from allotment.reconcile.loop import StopFlag, next_tick
 from allotment.reconcile.reconciler import Reconciler
 from allotment.reconcile.replay.collect import SACCT_FIELDS, events_from_runs, parse_sacct
 from allotment.reconcile.replay.events import Event
+from allotment.reconcile.replay.read_times import READS_FILE, trace_reads, write_reads
 from allotment.reconcile.replay.submit import Submission, submission
 
 log = logging.getLogger(__name__)
@@ -68,6 +69,9 @@ class Replay:
     submitted: dict[str, float] = field(default_factory=dict)  # trace id -> wall time of sbatch
     rejected: list[Event] = field(default_factory=list)
     late_ticks: int = 0  # ticks skipped because the one before overran its slot
+    # wall-clock instants of the reconciler's reads (read_times.ReadTimedSlurm.reads), if kept
+    reads_wall: list[float] | None = None
+    reads: tuple[float, ...] = ()  # the same in trace seconds from time 0, after run()
     # told (jobs submitted, jobs in the trace) after each submission, from the feeding thread
     progress: Callable[[int, int], None] = lambda done, total: None
 
@@ -119,6 +123,9 @@ class Replay:
         # event log (by trace id)
         ids = json.dumps(self.ids, indent=1, sort_keys=True) + "\n"
         (self.state_dir / "slurm_ids.json").write_text(ids, encoding="utf-8")
+        if self.reads_wall is not None:  # where the ticks read, for --compare's passes
+            self.reads = trace_reads(self.reads_wall, self.t0, self.speedup)
+            write_reads(self.state_dir / READS_FILE, self.reads)
         return self.collect(subs)
 
     def _tick_on_grid(self, stop: StopFlag) -> None:
