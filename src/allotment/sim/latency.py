@@ -30,6 +30,15 @@ Three delays, each measured or configured on the real thing (docs/fidelity.md):
   state at the grid instant.  ``slurm-test`` has 0.9 s, measured; it is the closer of the two
   on replays off the tick (issue 30, docs/fidelity.md residual 2).
 
+* ``reads``: the pass schedule as it ran (``LatencyProfile.as_run``): the instants, in trace
+  seconds, at which a replay's reconciler really read the cluster (``allot replay`` keeps them,
+  ``reconcile/replay/read_times.py``).  With them each pass sits at the first real read at or
+  after what it must see, late and skipped ticks included, and the launch still counts
+  ``launch_delay_s - read_s`` from it; after the last read, the nominal grid.  Only a
+  replay's comparison sets it: a plan cannot know when its ticks will run, so it predicts with
+  the nominal ``read_s``; the comparison then asks whether the same observations, at the
+  instants they were made, give the same decisions (docs/fidelity.md, the sixth pass).
+
 And one thing the core cannot know on a real cluster: a job's true work.  On Slurm it is told
 the job's time limit (whole minutes) instead, and plans reservations and backfill with it.
 ``limit_margin_s`` (None: the core knows the exact work, as in a trace) makes the simulated
@@ -43,6 +52,7 @@ A profile can be adjusted with ``KEY=VALUE`` suffixes: ``slurm,requeue=31,cycle=
 
 from __future__ import annotations
 
+import bisect
 import math
 from dataclasses import dataclass, replace
 
@@ -59,6 +69,7 @@ class LatencyProfile:
     launch_delay_s: float = 0.0  # from the pass that starts a job to its real start
     limit_margin_s: float | None = None  # the core sees time limits: work + margin, in minutes
     read_s: float = 0.0  # a pass sees what happened up to this long after its grid instant
+    reads: tuple[float, ...] = ()  # as run: the replay's real read instants (sorted), or none
 
     def key(self) -> dict[str, float | str | None]:
         """Every field, for a cache key: two profiles that differ in any delay differ here."""
@@ -70,6 +81,7 @@ class LatencyProfile:
             "limit_margin_s": self.limit_margin_s,
             # only when set: every profile without it keeps its key (and plans their cache)
             **({"read_s": self.read_s} if self.read_s else {}),
+            **({"reads": list(self.reads)} if self.reads else {}),
         }
 
     def spec(self) -> str:
@@ -87,6 +99,7 @@ class LatencyProfile:
         """``slurm (cycle 0 s, requeue 121 s, launch 1 s)``: how a report names the profile."""
         limit = "" if self.limit_margin_s is None else f", limit +{self.limit_margin_s:g} s"
         limit += f", read +{self.read_s:g} s" if self.read_s else ""
+        limit += f", passes at {len(self.reads)} reads as run" if self.reads else ""
         cycle = f"{self.cycle_s:g} s" if self.cycle_s > 0 else "the reconcile interval"
         return (
             f"{self.name} (cycle {cycle}, requeue {self.requeue_delay_s:g} s, "
@@ -96,8 +109,22 @@ class LatencyProfile:
     def pass_interval(self, reconcile_interval_s: float) -> float:
         return self.cycle_s if self.cycle_s > 0 else reconcile_interval_s
 
+    @property
+    def off_grid(self) -> bool:
+        """Do passes sit anywhere but on the grid instants (``pass_at`` places them)?"""
+        return bool(self.read_s or self.reads)
+
+    def as_run(self, reads: tuple[float, ...]) -> LatencyProfile:
+        """This profile with the pass schedule a replay really ran (``reads``, trace seconds)."""
+        return replace(self, reads=tuple(sorted(reads)))
+
     def pass_at(self, now: float, tick: float) -> float:
-        """The first pass at or after ``now``: the next grid instant, plus ``read_s``."""
+        """The first pass at or after ``now``: the next grid instant, plus ``read_s``; with
+        ``reads``, the first real read at or after ``now`` (the nominal grid after the last)."""
+        if self.reads:
+            i = bisect.bisect_left(self.reads, round(now, 9) - 1e-9)
+            if i < len(self.reads):
+                return self.reads[i]
         if tick <= 0:
             return now
         k = math.ceil(round((now - self.read_s) / tick, 9))  # an event at a pass: that pass

@@ -249,7 +249,6 @@ class _Sim:
         heap = self.heap
         # latency profile: passes only at multiples of its cycle (default: the reconcile tick)
         tick = float(self.latency.pass_interval(self.ctx.policy.reconcile_interval_s))
-        read = self.latency.read_s
         due = self.due
         stop = self.horizon if until is None else min(until, self.horizon)
         while True:
@@ -280,7 +279,7 @@ class _Sim:
             if changed and due is None:
                 if tick <= 0:
                     due = now
-                elif read:  # latency profile: the pass sits at the tick's read
+                elif self.latency.off_grid:  # latency profile: the pass sits at the tick's read
                     due = self.latency.pass_at(now, tick)
                 else:
                     due = math.ceil(now / tick) * tick
