@@ -1,0 +1,28 @@
+"""The replay keeps when its ticks read the cluster (issue 30): trace seconds, and a bad
+``reads.json`` is a usage error, not a traceback."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from allotment.errors import UsageError
+from allotment.reconcile.replay.read_times import read_reads, trace_reads, write_reads
+
+
+def test_reads_are_kept_in_trace_seconds_from_time_0_and_read_back(tmp_path: Path) -> None:
+    wall = [999.2, 1000.93, 1003.1, 1002.91]  # the policy tick before time 0 is not a pass
+    reads = trace_reads(wall, 1000.0, 1.0)
+    assert reads == (0.93, 2.91, 3.1)
+    write_reads(tmp_path / "reads.json", reads)
+    assert read_reads(tmp_path / "reads.json") == reads
+
+
+@pytest.mark.parametrize("text", ["", "[1, 2]", '{"reads_s": [3, 1]}', '{"reads_s": ["x"]}',
+                                  '{"reads_s": [-1]}'])
+def test_a_file_that_is_not_a_replays_reads_is_refused_as_usage(tmp_path: Path, text: str) -> None:
+    bad = tmp_path / "reads.json"
+    bad.write_text(text, encoding="utf-8")
+    with pytest.raises(UsageError, match="--reads"):
+        read_reads(bad)
