@@ -132,3 +132,10 @@ def test_reads_on_the_nominal_grid_simulate_byte_for_byte_as_the_nominal_profile
     a = simulate(CONFIG, Workload.of(jobs), latency=nominal, keep_events=True).events
     b = simulate(CONFIG, Workload.of(jobs), latency=grid, keep_events=True).events
     assert a == b and a
+
+
+def test_passes_as_run_never_come_before_the_last_ones_launch() -> None:
+    """A read closer than the launch to the pass before it is not a pass: the job the pass
+    before started has not launched yet (on the cluster reads are at least 1.3 s apart)."""
+    p = LatencyProfile("t", 2.0, 0.0, 1.7, read_s=0.9).as_run((0.9, 1.5, 2.9, 3.7, 4.9))
+    assert p.reads == (0.9, 2.9, 3.7, 4.9)

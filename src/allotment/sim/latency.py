@@ -115,8 +115,15 @@ class LatencyProfile:
         return bool(self.read_s or self.reads)
 
     def as_run(self, reads: tuple[float, ...]) -> LatencyProfile:
-        """This profile with the pass schedule a replay really ran (``reads``, trace seconds)."""
-        return replace(self, reads=tuple(sorted(reads)))
+        """This profile with the pass schedule a replay really ran (``reads``, trace seconds).
+        A read within ``launch_after_pass()`` of the one kept before it is dropped: a pass
+        must not come before the last one's starts launch (on the cluster a tick's read is
+        at least 1.3 s after the one before; a skipped slot makes it more)."""
+        kept: list[float] = []
+        for r in sorted(reads):
+            if not kept or r - kept[-1] >= self.launch_after_pass():
+                kept.append(r)
+        return replace(self, reads=tuple(kept))
 
     def pass_at(self, now: float, tick: float) -> float:
         """The first pass at or after ``now``: the next grid instant, plus ``read_s``; with
