@@ -15,6 +15,7 @@ import pytest
 from allotment.cli.main import main
 from allotment.compile.compiler import compile_repo
 from allotment.reconcile.replay.events import write_events
+from allotment.reconcile.replay.read_times import write_reads
 from allotment.reconcile.replay.simlog import simulated_events
 from allotment.sim.latency import parse_profile
 from allotment.sim.workloads import from_trace
@@ -106,7 +107,7 @@ def test_with_the_replays_reads_the_gate_judges_the_passes_as_run(
     log = tmp_path / "real.jsonl"
     write_events(log, simulated_events(config, "gpulab", from_trace(workload / "trace.jsonl"),
                                        nominal.as_run(reads)))
-    (tmp_path / "reads.json").write_text('{"reads_s": %s}' % list(reads), encoding="utf-8")
+    write_reads(tmp_path / "reads.json", reads)
     judge = _argv(workload, "--from-events", str(log), "--compare", "slurm-test")
     assert main([*judge, "--reads", str(tmp_path / "reads.json")]) == 0
     out = capsys.readouterr().out

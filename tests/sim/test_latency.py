@@ -117,7 +117,7 @@ def test_passes_as_run_sit_at_the_real_reads_late_and_skipped_ones_included() ->
     assert wait == pytest.approx(11.3 + 0.8 - 5.4)
     assert as_run.pass_at(11.3, 5.0) == 11.3 and as_run.pass_at(11.31, 5.0) == 15.9
     assert as_run.pass_at(16.0, 5.0) == pytest.approx(20.9)  # after the last read: the grid
-    assert as_run.key()["reads"] == [0.9, 11.3, 15.9] and "reads" not in nominal.key()
+    assert as_run.key()["reads"] == "0.9 11.3 15.9" and "reads" not in nominal.key()
 
 
 def test_reads_on_the_nominal_grid_simulate_byte_for_byte_as_the_nominal_profile() -> None:

@@ -81,7 +81,7 @@ class LatencyProfile:
             "limit_margin_s": self.limit_margin_s,
             # only when set: every profile without it keeps its key (and plans their cache)
             **({"read_s": self.read_s} if self.read_s else {}),
-            **({"reads": list(self.reads)} if self.reads else {}),
+            **({"reads": " ".join(f"{r:g}" for r in self.reads)} if self.reads else {}),
         }
 
     def spec(self) -> str:

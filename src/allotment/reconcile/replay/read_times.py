@@ -14,8 +14,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from allotment.backends.slurm.backend import SlurmBackend
 from allotment.backends.protocol import Observation
+from allotment.backends.slurm.backend import SlurmBackend
 from allotment.errors import UsageError
 
 READS_FILE = "reads.json"
