@@ -8,8 +8,9 @@ read sat (``read_phases``).
 
     python scripts/fidelity_seeds.py --profiles "slurm-test,read=0;slurm-test" OUT [OUT...]
 
-A profile ending in ``@run`` passes where the replay's ticks really read (``OUT/replay/reads.json``,
-``LatencyProfile.as_run``), as ``allot replay --compare`` gates since issue 30; the script then
+A profile ending in ``@run`` passes where the replay's ticks really read (``OUT/replay/reads.json``)
+and launches a start decided at the cluster's read when Slurm launched it (``read_times.as_ran``),
+as ``allot replay --compare`` gates since issue 30 (``@reads``: the reads only); the script then
 also prints how the reads sat against the grid (``read_spread``).
 """
 
@@ -25,7 +26,7 @@ from pathlib import Path
 from allotment.compile.compiler import compile_repo
 from allotment.reconcile.replay.compare import WAIT_ABS_S, WAIT_TOL, Row, compare
 from allotment.reconcile.replay.events import Event, read_events
-from allotment.reconcile.replay.read_times import READS_FILE, read_reads
+from allotment.reconcile.replay.read_times import READS_FILE, as_ran, read_reads
 from allotment.reconcile.replay.simlog import simulated_events
 from allotment.sim.latency import parse_profile
 from allotment.sim.workloads import from_trace
@@ -98,9 +99,11 @@ def main() -> None:
         reads_file = out / "replay" / READS_FILE
         reads = read_reads(reads_file) if reads_file.is_file() else ()
         for p in profiles:
-            profile = parse_profile(p.removesuffix("@run"))
-            if p.endswith("@run"):
+            profile = parse_profile(p.removesuffix("@run").removesuffix("@reads"))
+            if p.endswith("@reads"):  # the reads as run, the nominal launch
                 profile = profile.as_run(reads)
+            elif p.endswith("@run"):  # the reads and the launches as run
+                profile = as_ran(profile, reads, real)
             sim = simulated_events(config, "gpulab", from_trace(out / "trace.jsonl"),
                                    profile, epoch_phase_s=meta["epoch_phase_s"])
             rows = compare(real, sim, capacity=32, node_gpus=node_gpus)

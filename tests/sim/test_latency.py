@@ -139,3 +139,21 @@ def test_passes_as_run_never_come_before_the_last_ones_launch() -> None:
     before started has not launched yet (on the cluster reads are at least 1.3 s apart)."""
     p = LatencyProfile("t", 2.0, 0.0, 1.7, read_s=0.9).as_run((0.9, 1.5, 2.9, 3.7, 4.9))
     assert p.reads == (0.9, 2.9, 3.7, 4.9)
+
+
+def test_a_start_decided_at_the_clusters_read_launches_when_slurm_launched_it() -> None:
+    """Issue 30: with the launches as run, a start the simulator decides at the read the
+    cluster decided it launches at the replay's real run start (here 2.6 s late, a Slurm
+    cycle missed); a start with no real run within ``LAUNCH_WINDOW_S`` after its pass (the
+    two cores parted) launches after the nominal ``launch - read``."""
+    from allotment.sim.latency import RunStart
+
+    job = JobSpec("j", 5.4, "a", 1, 60.0, "x", min_runtime=600, kind="debug")
+    nominal = LatencyProfile("t", 2.0, 0.0, 1.7, read_s=0.9)
+    reads = tuple(round(2.0 * k + 0.9, 3) for k in range(100))
+    slow = nominal.as_run(reads, (RunStart("j", 9.5), RunStart("other", 6.0)))
+    wait = simulate(CONFIG, Workload.of([job]), latency=slow).metrics["wait"]["debug"]["p50"]
+    assert wait == pytest.approx(9.5 - 5.4)
+    elsewhere = nominal.as_run(reads, (RunStart("j", 12.0),))  # 5.1 s after the pass at 6.9
+    wait = simulate(CONFIG, Workload.of([job]), latency=elsewhere).metrics["wait"]["debug"]["p50"]
+    assert wait == pytest.approx(6.9 + 0.8 - 5.4)

@@ -268,7 +268,8 @@ def _compare(
     reads: tuple[float, ...] | None,
 ) -> int:
     """Print the fidelity table and exit 1 on a miss.  With the replay's read instants the
-    gated simulation passes where the ticks really read (``LatencyProfile.as_run``): the gate
+    gated simulation passes where the ticks really read and launches a start decided at the
+    same read when Slurm launched it (``read_times.as_ran``): the gate
     judges whether the same observations gave the same decisions, not the machine's timing;
     the nominal profile's table (what a plan predicts) is printed first, for information."""
     from allotment.reconcile.replay.compare import compare, render
@@ -281,7 +282,10 @@ def _compare(
     work = Workload.of(trace.jobs, trace.node_events)
     runs = [("nominal profile", nominal, ".nominal.sim.jsonl" if reads else ".sim.jsonl")]
     if reads:
-        runs.append((f"passes at the {len(reads)} reads as run", nominal.as_run(reads), ".sim.jsonl"))
+        from allotment.reconcile.replay.read_times import as_ran
+
+        label = f"passes at the {len(reads)} reads and launches as run"
+        runs.append((label, as_ran(nominal, reads, events), ".sim.jsonl"))
     missed: list[str] = []
     for label, profile, suffix in runs:
         sim = simulated_events(config, cluster, work, profile, epoch_phase_s=phase)

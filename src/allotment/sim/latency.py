@@ -30,6 +30,9 @@ Three delays, each measured or configured on the real thing (docs/fidelity.md):
   state at the grid instant.  ``slurm-test`` has 0.9 s, measured; it is the closer of the two
   on replays off the tick (issue 30, docs/fidelity.md residual 2).
 
+* ``launches``: with ``reads``, the instants a replay's runs really started (``sacct``); a
+  start the simulator decides at the same read as the cluster launches when Slurm launched it,
+  one it decides elsewhere after ``launch_after_pass()``.
 * ``reads``: the pass schedule as it ran (``LatencyProfile.as_run``): the instants, in trace
   seconds, at which a replay's reconciler really read the cluster (``allot replay`` keeps them,
   ``reconcile/replay/read_times.py``).  With them each pass sits at the first real read at or
@@ -60,6 +63,17 @@ from allotment.core.jobs import JobSpec
 from allotment.errors import UsageError
 from allotment.traces.bounds import MAX_DURATION_S
 
+LAUNCH_WINDOW_S = 3.0  # a run start this long after a pass, at most, can be that pass's launch
+# (the longest measured on the replays: 2.6 s from the tick's read to sacct's start)
+
+
+@dataclass(frozen=True, slots=True)
+class RunStart:
+    """A job's run that really started at ``at`` (a replay's ``sacct`` start, trace seconds)."""
+
+    job: str
+    at: float
+
 
 @dataclass(frozen=True, slots=True)
 class LatencyProfile:
@@ -70,6 +84,7 @@ class LatencyProfile:
     limit_margin_s: float | None = None  # the core sees time limits: work + margin, in minutes
     read_s: float = 0.0  # a pass sees what happened up to this long after its grid instant
     reads: tuple[float, ...] = ()  # as run: the replay's real read instants (sorted), or none
+    launches: tuple[RunStart, ...] = ()  # as run: the replay's real run starts, or none
 
     def key(self) -> dict[str, float | str | None]:
         """Every field, for a cache key: two profiles that differ in any delay differ here."""
@@ -82,6 +97,8 @@ class LatencyProfile:
             # only when set: every profile without it keeps its key (and plans their cache)
             **({"read_s": self.read_s} if self.read_s else {}),
             **({"reads": " ".join(f"{r:g}" for r in self.reads)} if self.reads else {}),
+            **({"launches": " ".join(f"{s.job}@{s.at:g}" for s in self.launches)}
+               if self.launches else {}),
         }
 
     def spec(self) -> str:
@@ -114,8 +131,11 @@ class LatencyProfile:
         """Do passes sit anywhere but on the grid instants (``pass_at`` places them)?"""
         return bool(self.read_s or self.reads)
 
-    def as_run(self, reads: tuple[float, ...]) -> LatencyProfile:
-        """This profile with the pass schedule a replay really ran (``reads``, trace seconds).
+    def as_run(
+        self, reads: tuple[float, ...], launches: tuple[RunStart, ...] = ()
+    ) -> LatencyProfile:
+        """This profile with the pass schedule a replay really ran (``reads``, trace seconds)
+        and, if given, the instants its runs really started (``launch_after``).
         A read within ``launch_after_pass()`` of the one kept before it is dropped: a pass
         must not come before the last one's starts launch (on the cluster a tick's read is
         at least 1.3 s after the one before; a skipped slot makes it more)."""
@@ -123,7 +143,8 @@ class LatencyProfile:
         for r in sorted(reads):
             if not kept or r - kept[-1] >= self.launch_after_pass():
                 kept.append(r)
-        return replace(self, reads=tuple(kept))
+        ordered = tuple(sorted(launches, key=lambda s: (s.at, s.job)))
+        return replace(self, reads=tuple(kept), launches=ordered)
 
     def pass_at(self, now: float, tick: float) -> float:
         """The first pass at or after ``now``: the next grid instant, plus ``read_s``; with
@@ -140,6 +161,17 @@ class LatencyProfile:
     def launch_after_pass(self) -> float:
         """From the pass to the run's start: the launch counts from the grid instant."""
         return max(0.0, self.launch_delay_s - self.read_s)
+
+    def launch_after(self, job: str, now: float) -> float:
+        """From the pass at ``now`` that starts ``job`` to its run's start: as the replay ran
+        it when the job really started a run within ``LAUNCH_WINDOW_S`` after the pass (the
+        same start, decided at the same read), else ``launch_after_pass()``."""
+        for s in self.launches:
+            if s.at > now + LAUNCH_WINDOW_S:
+                break
+            if s.job == job and s.at > now:
+                return s.at - now
+        return self.launch_after_pass()
 
     def as_known(self, spec: JobSpec) -> JobSpec:
         """The job as the core can know it: its time limit as its work, when limits are on."""

@@ -441,7 +441,7 @@ class _Sim:
                 rate = sum(g * weights.get(pool.gpu_type[i], 1.0) for i, g in r.placement)
                 self.ledger.start(spec.account, now, rate)
             self.starts[spec.id] = (now, rate, r.placement)
-            launch = self.latency.launch_after_pass()  # latency profile: the backend starts it later
+            launch = self.latency.launch_after(spec.id, now)  # latency profile: the backend starts it later
             if launch > 0:
                 self._push(now + launch, LAUNCH, (spec.id, now, st, rate))
             else:

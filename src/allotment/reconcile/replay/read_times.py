@@ -17,6 +17,8 @@ from pathlib import Path
 from allotment.backends.protocol import Observation
 from allotment.backends.slurm.backend import SlurmBackend
 from allotment.errors import UsageError
+from allotment.reconcile.replay.events import Event
+from allotment.sim.latency import LatencyProfile, RunStart
 
 READS_FILE = "reads.json"
 
@@ -32,6 +34,14 @@ class ReadTimedSlurm(SlurmBackend):
         obs = super().observe()
         self.reads.append(obs.at)
         return obs
+
+
+def as_ran(nominal: LatencyProfile, reads: tuple[float, ...], events: list[Event]) -> LatencyProfile:
+    """The profile the gate judges a replay with: passes at its reads, and each start the
+    simulator decides at the read the cluster decided it launching when Slurm launched it
+    (the replay's ``start`` events: sacct's second, at its middle)."""
+    starts = tuple(RunStart(e.job, e.t) for e in events if e.event == "start" and e.job)
+    return nominal.as_run(reads, starts)
 
 
 def trace_reads(wall: list[float], t0: float, speedup: float) -> tuple[float, ...]:
