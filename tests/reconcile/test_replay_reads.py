@@ -37,3 +37,4 @@ def test_the_gates_profile_launches_at_the_replays_run_starts() -> None:
     p = as_ran(PROFILES["slurm-test"], (0.9, 2.9), events)
     assert p.reads == (0.9, 2.9) and p.launches == (RunStart("b", 0.5), RunStart("a", 1.5))
     assert p.launch_after("a", 0.9) == pytest.approx(0.6) and p.launch_after("a", 2.9) == pytest.approx(0.8)
+    assert p.launch_after("a", 0.0) == pytest.approx(0.8)  # 1.5 is after the next read, 0.9

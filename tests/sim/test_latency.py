@@ -143,17 +143,17 @@ def test_passes_as_run_never_come_before_the_last_ones_launch() -> None:
 
 def test_a_start_decided_at_the_clusters_read_launches_when_slurm_launched_it() -> None:
     """Issue 30: with the launches as run, a start the simulator decides at the read the
-    cluster decided it launches at the replay's real run start (here 2.6 s late, a Slurm
-    cycle missed); a start with no real run within ``LAUNCH_WINDOW_S`` after its pass (the
-    two cores parted) launches after the nominal ``launch - read``."""
+    cluster decided it launches at the replay's real run start (here 1.7 s after the read, a
+    Slurm cycle later than the nominal 0.8 s); a real run only after the next read was decided
+    by that read, a tick later, and does not lend its launch: the nominal ``launch - read``."""
     from allotment.sim.latency import RunStart
 
     job = JobSpec("j", 5.4, "a", 1, 60.0, "x", min_runtime=600, kind="debug")
     nominal = LatencyProfile("t", 2.0, 0.0, 1.7, read_s=0.9)
     reads = tuple(round(2.0 * k + 0.9, 3) for k in range(100))
-    slow = nominal.as_run(reads, (RunStart("j", 9.5), RunStart("other", 6.0)))
+    slow = nominal.as_run(reads, (RunStart("j", 8.6), RunStart("other", 7.0)))
     wait = simulate(CONFIG, Workload.of([job]), latency=slow).metrics["wait"]["debug"]["p50"]
-    assert wait == pytest.approx(9.5 - 5.4)
-    elsewhere = nominal.as_run(reads, (RunStart("j", 12.0),))  # 5.1 s after the pass at 6.9
+    assert wait == pytest.approx(8.6 - 5.4)
+    elsewhere = nominal.as_run(reads, (RunStart("j", 9.5),))  # after the read at 8.9
     wait = simulate(CONFIG, Workload.of([job]), latency=elsewhere).metrics["wait"]["debug"]["p50"]
     assert wait == pytest.approx(6.9 + 0.8 - 5.4)

@@ -31,8 +31,9 @@ Three delays, each measured or configured on the real thing (docs/fidelity.md):
   on replays off the tick (issue 30, docs/fidelity.md residual 2).
 
 * ``launches``: with ``reads``, the instants a replay's runs really started (``sacct``); a
-  start the simulator decides at the same read as the cluster launches when Slurm launched it,
-  one it decides elsewhere after ``launch_after_pass()``.
+  start the simulator decides at the same read as the cluster (the real run started after that
+  read and before the next) launches when Slurm launched it, one it decides elsewhere after
+  ``launch_after_pass()``.
 * ``reads``: the pass schedule as it ran (``LatencyProfile.as_run``): the instants, in trace
   seconds, at which a replay's reconciler really read the cluster (``allot replay`` keeps them,
   ``reconcile/replay/read_times.py``).  With them each pass sits at the first real read at or
@@ -63,8 +64,8 @@ from allotment.core.jobs import JobSpec
 from allotment.errors import UsageError
 from allotment.traces.bounds import MAX_DURATION_S
 
-LAUNCH_WINDOW_S = 3.0  # a run start this long after a pass, at most, can be that pass's launch
-# (the longest measured on the replays: 2.6 s from the tick's read to sacct's start)
+LAUNCH_WINDOW_S = 3.0  # after the last read, a run start this long after a pass, at most, can
+# be that pass's launch (the longest measured on the replays: 2.6 s from the read to the start)
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,10 +165,14 @@ class LatencyProfile:
 
     def launch_after(self, job: str, now: float) -> float:
         """From the pass at ``now`` that starts ``job`` to its run's start: as the replay ran
-        it when the job really started a run within ``LAUNCH_WINDOW_S`` after the pass (the
-        same start, decided at the same read), else ``launch_after_pass()``."""
+        it when the job really started a run after this pass and before the next read (the
+        same start, decided at the same read: a start the cluster's core decided a tick later
+        lands after that read, and must not lend its launch to an earlier decision), else
+        ``launch_after_pass()``.  Without a later read, within ``LAUNCH_WINDOW_S``."""
+        i = bisect.bisect_right(self.reads, now + 1e-9)
+        until = self.reads[i] if i < len(self.reads) else now + LAUNCH_WINDOW_S
         for s in self.launches:
-            if s.at > now + LAUNCH_WINDOW_S:
+            if s.at > until:
                 break
             if s.job == job and s.at > now:
                 return s.at - now
