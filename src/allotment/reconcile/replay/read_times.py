@@ -5,8 +5,9 @@ The nominal ``slurm-test`` profile puts every pass 0.9 s after the grid instant;
 machine a tick reads later (0.7-1.3 s) or skips its slot, and an arrival or an end inside that
 spread is seen a tick apart by the two cores.  The replay knows when each read happened: this
 backend keeps the instant of every ``observe()`` (the wall clock just before ``squeue``, which
-the observation is stamped with), and the replay writes them, in trace seconds, to
-``<state>/reads.json`` for ``allot replay --compare ... --reads``.
+the observation is stamped with), the replay keeps each tick's first (its decision read; the
+backend observes again to check the tick's starts) and writes them, in trace seconds, to
+``<state>/reads.json`` for ``allot replay --compare`` (``--from-events ... --reads``).
 """
 
 from __future__ import annotations
