@@ -7,6 +7,11 @@ the jobs whose first start is within 1 s of their simulated twin's, and where th
 read sat (``read_phases``).
 
     python scripts/fidelity_seeds.py --profiles "slurm-test,read=0;slurm-test" OUT [OUT...]
+
+A profile ending in ``@run`` passes where the replay's ticks really read (``OUT/replay/reads.json``)
+and launches a start decided at the cluster's read when Slurm launched it (``read_times.as_ran``),
+as ``allot replay --compare`` gates since issue 30 (``@reads``: the reads only); the script then
+also prints how the reads sat against the grid (``read_spread``).
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from pathlib import Path
 from allotment.compile.compiler import compile_repo
 from allotment.reconcile.replay.compare import WAIT_ABS_S, WAIT_TOL, Row, compare
 from allotment.reconcile.replay.events import Event, read_events
+from allotment.reconcile.replay.read_times import READS_FILE, as_ran, read_reads
 from allotment.reconcile.replay.simlog import simulated_events
 from allotment.sim.latency import parse_profile
 from allotment.sim.workloads import from_trace
@@ -52,6 +58,17 @@ def read_phases(events: list[Event], tick_s: float = 2.0) -> tuple[list[float], 
     return sorted(seen), sorted(next_tick)
 
 
+def read_spread(reads: tuple[float, ...], tick_s: float = 2.0) -> str:
+    """How long after its grid instant each read came (min / median / p90 / max) and how many
+    grid slots had no read (a tick that overran its slot)."""
+    offs = sorted(r - (r // tick_s) * tick_s for r in reads)
+    slots = {int(r // tick_s) for r in reads}
+    skipped = (max(slots) - min(slots) + 1 - len(slots)) if slots else 0
+    p90 = offs[int(0.9 * (len(offs) - 1))] if offs else 0.0
+    return (f"{len(reads)} reads, {offs[0]:.2f} / {statistics.median(offs):.2f} / {p90:.2f} / "
+            f"{offs[-1]:.2f} s after the grid, {skipped} slots without a read")
+
+
 def error_of(r: Row) -> float:
     """Share and occupancy: the relative error (target 10%); waits: |real - sim| as a share of
     the allowance (target 100%)."""
@@ -79,9 +96,16 @@ def main() -> None:
         node_gpus = {f"n{i}": group.gpus_per_node for i in range(1, 5)}
         rs = first_starts(real)
         cells, within = [], []
+        reads_file = out / "replay" / READS_FILE
+        reads = read_reads(reads_file) if reads_file.is_file() else ()
         for p in profiles:
+            profile = parse_profile(p.removesuffix("@run").removesuffix("@reads"))
+            if p.endswith("@reads"):  # the reads as run, the nominal launch
+                profile = profile.as_run(reads)
+            elif p.endswith("@run"):  # the reads and the launches as run
+                profile = as_ran(profile, reads, real)
             sim = simulated_events(config, "gpulab", from_trace(out / "trace.jsonl"),
-                                   parse_profile(p), epoch_phase_s=meta["epoch_phase_s"])
+                                   profile, epoch_phase_s=meta["epoch_phase_s"])
             rows = compare(real, sim, capacity=32, node_gpus=node_gpus)
             miss = [r.metric.replace(" (s)", "") for r in rows if r.ok is False]
             judged = sum(r.ok is not None for r in rows)
@@ -97,7 +121,8 @@ def main() -> None:
               f"{meta.get('late_ticks', '-')} |")
         seen, later = read_phases(real)
         phases.append(f"{out.name}: started by that tick up to {max(seen, default=0):.2f} s after "
-                      f"it ({len(seen)} jobs); by the next only: {later[:8]}...")
+                      f"it ({len(seen)} jobs); by the next only: {later[:8]}..."
+                      + (f"; reads: {read_spread(reads)}" if reads else ""))
     print("\nwhere the read sat (arrival after the grid instant before it):")
     print("\n".join(phases))
     for p in profiles:

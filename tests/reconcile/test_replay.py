@@ -242,3 +242,31 @@ def test_a_replays_waits_per_kind_are_the_policys_kinds() -> None:
                 min_runtimes={"s": 7200.0, "d": 3600.0}, interactive=InteractiveClass())
     assert (m["wait"]["interactive"]["n"], m["wait"]["interactive"]["p50"]) == (1, 5.0)
     assert (m["wait"]["debug"]["n"], m["wait"]["batch"]["n"]) == (0, 1)
+
+
+def test_replay_keeps_each_ticks_decision_read_not_the_checks_after_its_starts() -> None:
+    """Issue 30: the backend observes again while it applies a tick's starts; the pass as it
+    ran sits at the tick's first read, the one its decisions came from."""
+    now = [1000.0]
+    reads: list[float] = []
+
+    class Clocked(StopFlag):
+        def wait(self, seconds: float) -> None:
+            now[0] += max(0.0, seconds) + 0.01
+
+    clocked = Clocked()
+
+    class Ticking:
+        def tick(self) -> None:
+            now[0] += 0.4
+            reads.append(now[0])  # the decision read
+            now[0] += 0.2
+            reads.append(now[0])  # apply's check of a start
+            if len(reads) >= 6:
+                clocked.set()
+
+    r = Replay(None, "c", (), (), 1.0, Path("."), None, Ticking(), interval_s=2.0,  # type: ignore[arg-type]
+               clock=lambda: now[0], t0=1004.0, reads_wall=reads)
+    r._tick_on_grid(clocked)
+    assert len(reads) == 6
+    assert [round(t - 1004.0, 2) for t in r.tick_reads] == [0.91, 2.91, 4.91]

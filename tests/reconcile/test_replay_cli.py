@@ -15,6 +15,7 @@ import pytest
 from allotment.cli.main import main
 from allotment.compile.compiler import compile_repo
 from allotment.reconcile.replay.events import write_events
+from allotment.reconcile.replay.read_times import write_reads
 from allotment.reconcile.replay.simlog import simulated_events
 from allotment.sim.latency import parse_profile
 from allotment.sim.workloads import from_trace
@@ -92,3 +93,25 @@ def test_a_bad_saved_log_is_exit_2_with_each_line_named(
     assert f"{bad}:2:2: t must be 0 or more, got -1" in err
     assert f"{bad}:3:5: not valid JSON" in err
     assert "Traceback" not in err
+
+
+def test_with_the_replays_reads_the_gate_judges_the_passes_as_run(
+    workload: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 30: a log simulated with the passes where the ticks really read (one tick in ten
+    skipped, the rest 0.4 s late) passes the gate judged at those reads, while the nominal
+    profile's table, printed beside it for information, may miss."""
+    config = compile_repo(workload / "repo", dt.date(2026, 12, 1))
+    reads = tuple(round(2.0 * k + 1.3, 3) for k in range(400) if k % 10 != 3)
+    nominal = parse_profile("slurm-test")
+    log = tmp_path / "real.jsonl"
+    write_events(log, simulated_events(config, "gpulab", from_trace(workload / "trace.jsonl"),
+                                       nominal.as_run(reads)))
+    write_reads(tmp_path / "reads.json", reads)
+    judge = _argv(workload, "--from-events", str(log), "--compare", "slurm-test")
+    assert main([*judge, "--reads", str(tmp_path / "reads.json")]) == 0
+    out = capsys.readouterr().out
+    assert "nominal profile (information, not gated)" in out and "passes at the 360 reads" in out
+    assert out.rstrip().endswith("fidelity: 0 of 18 targets missed")
+    assert main([*judge, "--reads", str(tmp_path / "nothing.json")]) == 2
+    assert main(_argv(workload, "--reads", str(tmp_path / "reads.json"), "--compare", "slurm-test")) == 2

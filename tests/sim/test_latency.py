@@ -104,3 +104,56 @@ def test_with_a_read_lag_a_pass_sees_an_arrival_before_its_read_and_launches_fro
     assert simulate(CONFIG, Workload.of([late]), latency=at_read).metrics["wait"]["debug"]["p50"] == pytest.approx(11.7 - 5.95)
     assert "read_s" not in PROFILES["slurm"].key()  # a profile without it keeps its cache key
     assert PROFILES["slurm-test"].read_s == 0.9  # measured on the test cluster
+
+
+def test_passes_as_run_sit_at_the_real_reads_late_and_skipped_ones_included() -> None:
+    """Issue 30: ``allot replay --compare`` passes where the replay's ticks really read.  A
+    job that arrives after a late read is started by the next read that happened (here the
+    slot at 5 was skipped), and the launch counts ``launch - read`` from that read."""
+    job = JobSpec("j", 5.4, "a", 1, 60.0, "x", min_runtime=600, kind="debug")
+    nominal = LatencyProfile("t", 5.0, 0.0, 1.7, read_s=0.9)
+    as_run = nominal.as_run((0.9, 11.3, 15.9))  # the tick of slot 5 overran into slot 10
+    wait = simulate(CONFIG, Workload.of([job]), latency=as_run).metrics["wait"]["debug"]["p50"]
+    assert wait == pytest.approx(11.3 + 0.8 - 5.4)
+    assert as_run.pass_at(11.3, 5.0) == 11.3 and as_run.pass_at(11.31, 5.0) == 15.9
+    assert as_run.pass_at(16.0, 5.0) == pytest.approx(20.9)  # after the last read: the grid
+    assert as_run.key()["reads"] == "0.9 11.3 15.9" and "reads" not in nominal.key()
+
+
+def test_reads_on_the_nominal_grid_simulate_byte_for_byte_as_the_nominal_profile() -> None:
+    """The as-run schedule is the nominal one when the ticks ran on time: one pass model."""
+    jobs = [
+        JobSpec(f"j{i}", 0.3 * i + 0.1 * (i % 4), "ab"[i % 2], 1 + i % 4, 7.0 + 3 * i, "x",
+                min_runtime=600 if i % 3 else 0, kind="debug")
+        for i in range(30)
+    ]
+    nominal = LatencyProfile("t", 2.0, 11.0, 1.7, 30.0, read_s=0.9)  # slurm-test at 2 s
+    grid = nominal.as_run(tuple(round(2.0 * k + 0.9, 3) for k in range(200)))
+    a = simulate(CONFIG, Workload.of(jobs), latency=nominal, keep_events=True).events
+    b = simulate(CONFIG, Workload.of(jobs), latency=grid, keep_events=True).events
+    assert a == b and a
+
+
+def test_passes_as_run_never_come_before_the_last_ones_launch() -> None:
+    """A read closer than the launch to the pass before it is not a pass: the job the pass
+    before started has not launched yet (on the cluster reads are at least 1.3 s apart)."""
+    p = LatencyProfile("t", 2.0, 0.0, 1.7, read_s=0.9).as_run((0.9, 1.5, 2.9, 3.7, 4.9))
+    assert p.reads == (0.9, 2.9, 3.7, 4.9)
+
+
+def test_a_start_decided_at_the_clusters_read_launches_when_slurm_launched_it() -> None:
+    """Issue 30: with the launches as run, a start the simulator decides at the read the
+    cluster decided it launches at the replay's real run start (here 1.7 s after the read, a
+    Slurm cycle later than the nominal 0.8 s); a real run only after the next read was decided
+    by that read, a tick later, and does not lend its launch: the nominal ``launch - read``."""
+    from allotment.sim.latency import RunStart
+
+    job = JobSpec("j", 5.4, "a", 1, 60.0, "x", min_runtime=600, kind="debug")
+    nominal = LatencyProfile("t", 2.0, 0.0, 1.7, read_s=0.9)
+    reads = tuple(round(2.0 * k + 0.9, 3) for k in range(100))
+    slow = nominal.as_run(reads, (RunStart("j", 8.6), RunStart("other", 7.0)))
+    wait = simulate(CONFIG, Workload.of([job]), latency=slow).metrics["wait"]["debug"]["p50"]
+    assert wait == pytest.approx(8.6 - 5.4)
+    elsewhere = nominal.as_run(reads, (RunStart("j", 9.5),))  # after the read at 8.9
+    wait = simulate(CONFIG, Workload.of([job]), latency=elsewhere).metrics["wait"]["debug"]["p50"]
+    assert wait == pytest.approx(6.9 + 0.8 - 5.4)

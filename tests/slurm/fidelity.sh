@@ -10,10 +10,13 @@
 #                     workload's best seed was 4, docs/fidelity.md)
 #   FIDELITY_WORKLOAD aligned (default: the fourth pass's workload, every time a whole number
 #                     of ticks) or arbitrary (arrivals and works off the tick).  The gate runs
-#                     the aligned one: the arbitrary one does not yet hold on every seed
-#                     (issue 30; seed 4 missed 1 of 18 in a CI run, batch wait p50 4.3 s real
-#                     against 33.1 s simulated), and a gate that fails by chance blocks every
-#                     change.  Run it with FIDELITY_WORKLOAD=arbitrary FIDELITY_SEED=4.
+#                     the aligned one: the arbitrary one does not yet hold on every seed, even
+#                     judged with the ticks' reads and Slurm's launches as they ran (issue 30,
+#                     the sixth pass: seed 3 missed 1 of 18, a share 12.1% off), and a gate
+#                     that fails by chance blocks every change.  Run it with
+#                     FIDELITY_WORKLOAD=arbitrary FIDELITY_SEED=N.
+# The exit status is the table "as run" (passes at the replay's real reads, launches at its real
+# starts); the nominal profile's table, what a plan predicts, is printed before it, not gated.
 set -Eeuo pipefail
 cd "$(dirname "$0")/../.."
 HERE=tests/slurm

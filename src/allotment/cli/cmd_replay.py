@@ -66,6 +66,14 @@ def register(p: argparse.ArgumentParser) -> None:
         help="with --from-events: how far the replay's time 0 lay after a fair-share epoch "
         "boundary (its metrics JSON's epoch_phase_s); a replay measures it itself",
     )
+    p.add_argument(
+        "--reads",
+        type=Path,
+        metavar="FILE",
+        help="with --from-events: the replay's reads.json (when its ticks read the cluster); "
+        "the gate then judges the simulation passing at those reads, the nominal profile "
+        "reported beside it (a replay uses its own)",
+    )
     p.set_defaults(func=run)
 
 
@@ -93,6 +101,7 @@ def run(args: argparse.Namespace) -> int:
         interval_s=interval,
     )
     late = 0
+    reads: tuple[float, ...] | None = None
     if args.from_events is not None:
         from allotment.core.context import build_context
         from allotment.reconcile.replay.event_checks import read_consistent_events
@@ -103,8 +112,12 @@ def run(args: argparse.Namespace) -> int:
             capacity_gpus=ctx.capacity_gpus,
         )
         phase = args.epoch_phase
+        if args.reads is not None:
+            from allotment.reconcile.replay.read_times import read_reads
+
+            reads = read_reads(args.reads)
     else:
-        events, phase, late = _replay(args, config, cluster, trace, state, opts, interval)
+        events, phase, late, reads = _replay(args, config, cluster, trace, state, opts, interval)
     if args.events:
         write_events(args.events, events)
     m, ctx, node_gpus = _metrics(args, config, cluster, events, trace)
@@ -122,7 +135,9 @@ def run(args: argparse.Namespace) -> int:
         f"; epoch phase {phase:g}s; ticks every {interval:g}s, {late} late"
     )
     if args.compare:
-        return _compare(args, config, cluster, trace, events, node_gpus, ctx.capacity_gpus, phase)
+        return _compare(
+            args, config, cluster, trace, events, node_gpus, ctx.capacity_gpus, phase, reads
+        )
     return 0
 
 
@@ -137,6 +152,10 @@ def _check(args: argparse.Namespace) -> None:
         raise UsageError("--compare needs --speedup 1")
     if args.from_events is not None and not args.compare:
         raise UsageError("--from-events is only useful with --compare")
+    if args.reads is not None and args.from_events is None:
+        raise UsageError("--reads is only useful with --from-events (a replay keeps its own)")
+    if args.reads is not None and not args.reads.is_file():
+        raise UsageError(f"--reads {args.reads}: no such file")
     if args.compare:
         from allotment.sim.latency import parse_profile
 
@@ -204,14 +223,14 @@ def _replay(
     opts: Any,
     interval_s: float,
 ) -> Any:
-    from allotment.backends.slurm.backend import SlurmBackend
     from allotment.cli.progress import Progress, wanted
     from allotment.reconcile.reconciler import Reconciler
     from allotment.reconcile.replay.drive import Replay, epoch_phase
+    from allotment.reconcile.replay.read_times import ReadTimedSlurm
     from allotment.reconcile.source import open_source
 
     rec_dir = state / "reconciler"
-    backend = SlurmBackend()
+    backend = ReadTimedSlurm()  # keeps when each tick read, for --compare's passes
     reconciler = Reconciler(backend, open_source(str(args.repo), "main", rec_dir), rec_dir, opts)
     try:
         replay = Replay(
@@ -225,13 +244,14 @@ def _replay(
             reconciler,
             interval_s=interval_s,
             max_wall_s=parse_duration(args.max_wall),
+            reads_wall=backend.reads,
         )
         with Progress(f"replaying {len(trace.jobs)} jobs on {cluster}", enabled=wanted(),
                       total=len(trace.jobs)) as bar:
             replay.progress = bar.update
             events = replay.run()
         phase = epoch_phase(replay.t0, config.policy_for(cluster).fairshare_period_s)
-        return events, phase, replay.late_ticks
+        return events, phase, replay.late_ticks, replay.reads
     finally:
         reconciler.close()
 
@@ -245,23 +265,40 @@ def _compare(
     node_gpus: dict[str, int],
     capacity: int,
     phase: float,
+    reads: tuple[float, ...] | None,
 ) -> int:
+    """Print the fidelity table and exit 1 on a miss.  With the replay's read instants the
+    gated simulation passes where the ticks really read and launches a start decided at the
+    same read when Slurm launched it (``read_times.as_ran``): the gate
+    judges whether the same observations gave the same decisions, not the machine's timing;
+    the nominal profile's table (what a plan predicts) is printed first, for information."""
     from allotment.reconcile.replay.compare import compare, render
     from allotment.reconcile.replay.events import write_events
     from allotment.reconcile.replay.simlog import simulated_events
     from allotment.sim.latency import parse_profile
     from allotment.traces.scenarios.workload import Workload
 
-    profile = parse_profile(args.compare)
+    nominal = parse_profile(args.compare)
     work = Workload.of(trace.jobs, trace.node_events)
-    sim = simulated_events(config, cluster, work, profile, epoch_phase_s=phase)
-    if args.events:
-        write_events(args.events.with_name(args.events.stem + ".sim.jsonl"), sim)
-    rows = compare(events, sim, capacity=capacity, node_gpus=node_gpus)
-    print(render(rows))
-    missed = [r.metric for r in rows if r.ok is False]
-    print(
-        f"fidelity: {len(missed)} of {sum(r.ok is not None for r in rows)} targets missed"
-        + (f": {', '.join(missed)}" if missed else "")
-    )
+    runs = [("nominal profile", nominal, ".nominal.sim.jsonl" if reads else ".sim.jsonl")]
+    if reads:
+        from allotment.reconcile.replay.read_times import as_ran
+
+        label = f"passes at the {len(reads)} reads and launches as run"
+        runs.append((label, as_ran(nominal, reads, events), ".sim.jsonl"))
+    missed: list[str] = []
+    for label, profile, suffix in runs:
+        sim = simulated_events(config, cluster, work, profile, epoch_phase_s=phase)
+        if args.events:
+            write_events(args.events.with_name(args.events.stem + suffix), sim)
+        rows = compare(events, sim, capacity=capacity, node_gpus=node_gpus)
+        missed = [r.metric for r in rows if r.ok is False]
+        gated = profile is runs[-1][1]
+        print(f"{label}{'' if gated else ' (information, not gated)'}:")
+        print(render(rows))
+        print(
+            f"fidelity{'' if gated else ' (nominal)'}: {len(missed)} of "
+            f"{sum(r.ok is not None for r in rows)} targets missed"
+            + (f": {', '.join(missed)}" if missed else "")
+        )
     return 1 if missed else 0

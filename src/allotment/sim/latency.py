@@ -30,6 +30,19 @@ Three delays, each measured or configured on the real thing (docs/fidelity.md):
   state at the grid instant.  ``slurm-test`` has 0.9 s, measured; it is the closer of the two
   on replays off the tick (issue 30, docs/fidelity.md residual 2).
 
+* ``launches``: with ``reads``, the instants a replay's runs really started (``sacct``); a
+  start the simulator decides at the same read as the cluster (the real run started after that
+  read and before the next) launches when Slurm launched it, one it decides elsewhere after
+  ``launch_after_pass()``.
+* ``reads``: the pass schedule as it ran (``LatencyProfile.as_run``): the instants, in trace
+  seconds, at which a replay's reconciler really read the cluster (``allot replay`` keeps them,
+  ``reconcile/replay/read_times.py``).  With them each pass sits at the first real read at or
+  after what it must see, late and skipped ticks included, and the launch still counts
+  ``launch_delay_s - read_s`` from it; after the last read, the nominal grid.  Only a
+  replay's comparison sets it: a plan cannot know when its ticks will run, so it predicts with
+  the nominal ``read_s``; the comparison then asks whether the same observations, at the
+  instants they were made, give the same decisions (docs/fidelity.md, the sixth pass).
+
 And one thing the core cannot know on a real cluster: a job's true work.  On Slurm it is told
 the job's time limit (whole minutes) instead, and plans reservations and backfill with it.
 ``limit_margin_s`` (None: the core knows the exact work, as in a trace) makes the simulated
@@ -43,12 +56,24 @@ A profile can be adjusted with ``KEY=VALUE`` suffixes: ``slurm,requeue=31,cycle=
 
 from __future__ import annotations
 
+import bisect
 import math
 from dataclasses import dataclass, replace
 
 from allotment.core.jobs import JobSpec
 from allotment.errors import UsageError
 from allotment.traces.bounds import MAX_DURATION_S
+
+LAUNCH_WINDOW_S = 3.0  # after the last read, a run start this long after a pass, at most, can
+# be that pass's launch (the longest measured on the replays: 2.6 s from the read to the start)
+
+
+@dataclass(frozen=True, slots=True)
+class RunStart:
+    """A job's run that really started at ``at`` (a replay's ``sacct`` start, trace seconds)."""
+
+    job: str
+    at: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +84,8 @@ class LatencyProfile:
     launch_delay_s: float = 0.0  # from the pass that starts a job to its real start
     limit_margin_s: float | None = None  # the core sees time limits: work + margin, in minutes
     read_s: float = 0.0  # a pass sees what happened up to this long after its grid instant
+    reads: tuple[float, ...] = ()  # as run: the replay's real read instants (sorted), or none
+    launches: tuple[RunStart, ...] = ()  # as run: the replay's real run starts, or none
 
     def key(self) -> dict[str, float | str | None]:
         """Every field, for a cache key: two profiles that differ in any delay differ here."""
@@ -70,6 +97,9 @@ class LatencyProfile:
             "limit_margin_s": self.limit_margin_s,
             # only when set: every profile without it keeps its key (and plans their cache)
             **({"read_s": self.read_s} if self.read_s else {}),
+            **({"reads": " ".join(f"{r:g}" for r in self.reads)} if self.reads else {}),
+            **({"launches": " ".join(f"{s.job}@{s.at:g}" for s in self.launches)}
+               if self.launches else {}),
         }
 
     def spec(self) -> str:
@@ -87,6 +117,7 @@ class LatencyProfile:
         """``slurm (cycle 0 s, requeue 121 s, launch 1 s)``: how a report names the profile."""
         limit = "" if self.limit_margin_s is None else f", limit +{self.limit_margin_s:g} s"
         limit += f", read +{self.read_s:g} s" if self.read_s else ""
+        limit += f", passes at {len(self.reads)} reads as run" if self.reads else ""
         cycle = f"{self.cycle_s:g} s" if self.cycle_s > 0 else "the reconcile interval"
         return (
             f"{self.name} (cycle {cycle}, requeue {self.requeue_delay_s:g} s, "
@@ -96,8 +127,33 @@ class LatencyProfile:
     def pass_interval(self, reconcile_interval_s: float) -> float:
         return self.cycle_s if self.cycle_s > 0 else reconcile_interval_s
 
+    @property
+    def off_grid(self) -> bool:
+        """Do passes sit anywhere but on the grid instants (``pass_at`` places them)?"""
+        return bool(self.read_s or self.reads)
+
+    def as_run(
+        self, reads: tuple[float, ...], launches: tuple[RunStart, ...] = ()
+    ) -> LatencyProfile:
+        """This profile with the pass schedule a replay really ran (``reads``, trace seconds)
+        and, if given, the instants its runs really started (``launch_after``).
+        A read within ``launch_after_pass()`` of the one kept before it is dropped: a pass
+        must not come before the last one's starts launch (on the cluster a tick's read is
+        at least 1.3 s after the one before; a skipped slot makes it more)."""
+        kept: list[float] = []
+        for r in sorted(reads):
+            if not kept or r - kept[-1] >= self.launch_after_pass():
+                kept.append(r)
+        ordered = tuple(sorted(launches, key=lambda s: (s.at, s.job)))
+        return replace(self, reads=tuple(kept), launches=ordered)
+
     def pass_at(self, now: float, tick: float) -> float:
-        """The first pass at or after ``now``: the next grid instant, plus ``read_s``."""
+        """The first pass at or after ``now``: the next grid instant, plus ``read_s``; with
+        ``reads``, the first real read at or after ``now`` (the nominal grid after the last)."""
+        if self.reads:
+            i = bisect.bisect_left(self.reads, round(now, 9) - 1e-9)
+            if i < len(self.reads):
+                return self.reads[i]
         if tick <= 0:
             return now
         k = math.ceil(round((now - self.read_s) / tick, 9))  # an event at a pass: that pass
@@ -106,6 +162,21 @@ class LatencyProfile:
     def launch_after_pass(self) -> float:
         """From the pass to the run's start: the launch counts from the grid instant."""
         return max(0.0, self.launch_delay_s - self.read_s)
+
+    def launch_after(self, job: str, now: float) -> float:
+        """From the pass at ``now`` that starts ``job`` to its run's start: as the replay ran
+        it when the job really started a run after this pass and before the next read (the
+        same start, decided at the same read: a start the cluster's core decided a tick later
+        lands after that read, and must not lend its launch to an earlier decision), else
+        ``launch_after_pass()``.  Without a later read, within ``LAUNCH_WINDOW_S``."""
+        i = bisect.bisect_right(self.reads, now + 1e-9)
+        until = self.reads[i] if i < len(self.reads) else now + LAUNCH_WINDOW_S
+        for s in self.launches:
+            if s.at > until:
+                break
+            if s.job == job and s.at > now:
+                return s.at - now
+        return self.launch_after_pass()
 
     def as_known(self, spec: JobSpec) -> JobSpec:
         """The job as the core can know it: its time limit as its work, when limits are on."""

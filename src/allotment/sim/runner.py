@@ -249,7 +249,6 @@ class _Sim:
         heap = self.heap
         # latency profile: passes only at multiples of its cycle (default: the reconcile tick)
         tick = float(self.latency.pass_interval(self.ctx.policy.reconcile_interval_s))
-        read = self.latency.read_s
         due = self.due
         stop = self.horizon if until is None else min(until, self.horizon)
         while True:
@@ -280,7 +279,7 @@ class _Sim:
             if changed and due is None:
                 if tick <= 0:
                     due = now
-                elif read:  # latency profile: the pass sits at the tick's read
+                elif self.latency.off_grid:  # latency profile: the pass sits at the tick's read
                     due = self.latency.pass_at(now, tick)
                 else:
                     due = math.ceil(now / tick) * tick
@@ -442,7 +441,7 @@ class _Sim:
                 rate = sum(g * weights.get(pool.gpu_type[i], 1.0) for i, g in r.placement)
                 self.ledger.start(spec.account, now, rate)
             self.starts[spec.id] = (now, rate, r.placement)
-            launch = self.latency.launch_after_pass()  # latency profile: the backend starts it later
+            launch = self.latency.launch_after(spec.id, now)  # latency profile: the backend starts it later
             if launch > 0:
                 self._push(now + launch, LAUNCH, (spec.id, now, st, rate))
             else:

@@ -1,0 +1,66 @@
+"""When each reconciler tick of a replay really read the cluster, so the comparison can pass
+where the ticks ran (issue 30, docs/fidelity.md "the tick as it ran").
+
+The nominal ``slurm-test`` profile puts every pass 0.9 s after the grid instant; on a loaded
+machine a tick reads later (0.7-1.3 s) or skips its slot, and an arrival or an end inside that
+spread is seen a tick apart by the two cores.  The replay knows when each read happened: this
+backend keeps the instant of every ``observe()`` (the wall clock just before ``squeue``, which
+the observation is stamped with), the replay keeps each tick's first (its decision read; the
+backend observes again to check the tick's starts) and writes them, in trace seconds, to
+``<state>/reads.json`` for ``allot replay --compare`` (``--from-events ... --reads``).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from allotment.backends.protocol import Observation
+from allotment.backends.slurm.backend import SlurmBackend
+from allotment.errors import UsageError
+from allotment.reconcile.replay.events import Event
+from allotment.sim.latency import LatencyProfile, RunStart
+
+READS_FILE = "reads.json"
+
+
+class ReadTimedSlurm(SlurmBackend):
+    """The Slurm backend, keeping the wall-clock instant of every observation it makes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.reads: list[float] = []
+
+    def observe(self) -> Observation:
+        obs = super().observe()
+        self.reads.append(obs.at)
+        return obs
+
+
+def as_ran(nominal: LatencyProfile, reads: tuple[float, ...], events: list[Event]) -> LatencyProfile:
+    """The profile the gate judges a replay with: passes at its reads, and each start the
+    simulator decides at the read the cluster decided it launching when Slurm launched it
+    (the replay's ``start`` events: sacct's second, at its middle)."""
+    starts = tuple(RunStart(e.job, e.t) for e in events if e.event == "start" and e.job)
+    return nominal.as_run(reads, starts)
+
+
+def trace_reads(wall: list[float], t0: float, speedup: float) -> tuple[float, ...]:
+    """The reads at or after the replay's time 0, in trace seconds (ms), in order."""
+    return tuple(sorted(round((w - t0) * speedup, 3) for w in wall if w >= t0))
+
+
+def write_reads(path: Path, reads: tuple[float, ...]) -> None:
+    path.write_text(json.dumps({"reads_s": list(reads)}) + "\n", encoding="utf-8")
+
+
+def read_reads(path: Path) -> tuple[float, ...]:
+    """``--reads FILE``: a replay's ``reads.json``; anything else is refused as usage."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        reads = [float(r) for r in data["reads_s"]]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise UsageError(f"--reads {path}: not a replay's {READS_FILE} ({exc})") from None
+    if any(not 0 <= r < 1e9 for r in reads) or reads != sorted(reads):
+        raise UsageError(f"--reads {path}: read instants must be finite, >= 0 and in order")
+    return tuple(reads)

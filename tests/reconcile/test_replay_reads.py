@@ -1,0 +1,40 @@
+"""The replay keeps when its ticks read the cluster (issue 30): trace seconds, and a bad
+``reads.json`` is a usage error, not a traceback."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from allotment.errors import UsageError
+from allotment.reconcile.replay.read_times import as_ran, read_reads, trace_reads, write_reads
+
+
+def test_reads_are_kept_in_trace_seconds_from_time_0_and_read_back(tmp_path: Path) -> None:
+    wall = [999.2, 1000.93, 1003.1, 1002.91]  # the policy tick before time 0 is not a pass
+    reads = trace_reads(wall, 1000.0, 1.0)
+    assert reads == (0.93, 2.91, 3.1)
+    write_reads(tmp_path / "reads.json", reads)
+    assert read_reads(tmp_path / "reads.json") == reads
+
+
+@pytest.mark.parametrize("text", ["", "[1, 2]", '{"reads_s": [3, 1]}', '{"reads_s": ["x"]}',
+                                  '{"reads_s": [-1]}'])
+def test_a_file_that_is_not_a_replays_reads_is_refused_as_usage(tmp_path: Path, text: str) -> None:
+    bad = tmp_path / "reads.json"
+    bad.write_text(text, encoding="utf-8")
+    with pytest.raises(UsageError, match="--reads"):
+        read_reads(bad)
+
+
+def test_the_gates_profile_launches_at_the_replays_run_starts() -> None:
+    from allotment.reconcile.replay.events import Event
+    from allotment.sim.latency import PROFILES, RunStart
+
+    events = [Event(1.5, "start", "a", "t", 1, 1, True), Event(1.0, "submit", "a", "t", 1, None, True),
+              Event(0.5, "start", "b", "t", 1, 1, True), Event(3.5, "end", "a", "t", 1)]
+    p = as_ran(PROFILES["slurm-test"], (0.9, 2.9), events)
+    assert p.reads == (0.9, 2.9) and p.launches == (RunStart("b", 0.5), RunStart("a", 1.5))
+    assert p.launch_after("a", 0.9) == pytest.approx(0.6) and p.launch_after("a", 2.9) == pytest.approx(0.8)
+    assert p.launch_after("a", 0.0) == pytest.approx(0.8)  # 1.5 is after the next read, 0.9
