@@ -130,7 +130,8 @@ def _row(name: str, leaf: str | None, seeds: str, doc: dict[str, Any]) -> dict[s
         "teams": {t: {"p_value": v["p_value"], "before": v["delivered_gpu_hours_week_before"],
                       "mean": v["impact"]["mean"], "low": v["impact"]["low"], "high": v["impact"]["high"],
                       "entitlement_before": v["entitlement_gpu_hours_week_before"],
-                      "entitlement_after": v["entitlement_gpu_hours_week_after"]}
+                      "entitlement_after": v["entitlement_gpu_hours_week_after"],
+                      "judged_by": v.get("judged_by")}
                   for t, v in teams.items()},
         "cut_team": None if target is None else {
             k: target[k] for k in ("demand_gpu_hours_week_before", "entitlement_gpu_hours_week_before",
