@@ -21,7 +21,8 @@ It counts, over the plans:
   at least 80% of such plans).
 
 Usage:  python benchmarks/plan_flags.py --tree bundled|small [--limit N] [--rounds R]
-            [--first-round F] [--workers W] [--cache-dir DIR] [--out FILE.json]
+            [--first-round F] [--cases noop,cut-LEAF,...] [--workers W] [--cache-dir DIR]
+            [--out FILE.json]
 ``--limit`` stops after N plans (a plan of the bundled example takes several minutes of CPU).
 ``--first-round`` starts at round F (seeds F*k+1 on): rounds never judged before, for a rule
 chosen after earlier rounds were seen.  ``--cache-dir`` keeps the simulations between runs (its
@@ -130,7 +131,8 @@ def _row(name: str, leaf: str | None, seeds: str, doc: dict[str, Any]) -> dict[s
         "teams": {t: {"p_value": v["p_value"], "before": v["delivered_gpu_hours_week_before"],
                       "mean": v["impact"]["mean"], "low": v["impact"]["low"], "high": v["impact"]["high"],
                       "entitlement_before": v["entitlement_gpu_hours_week_before"],
-                      "entitlement_after": v["entitlement_gpu_hours_week_after"]}
+                      "entitlement_after": v["entitlement_gpu_hours_week_after"],
+                      "judged_by": v.get("judged_by")}
                   for t, v in teams.items()},
         "cut_team": None if target is None else {
             k: target[k] for k in ("demand_gpu_hours_week_before", "entitlement_gpu_hours_week_before",
@@ -179,6 +181,9 @@ def main() -> None:
                          "seeds r*k+1..r*k+k")
     ap.add_argument("--first-round", type=int, default=0,
                     help="the first round to run (0: seeds 1..k); later rounds are fresh seeds")
+    ap.add_argument("--cases", default="",
+                    help="only these plans, by name (noop, cut-LEAF; comma-separated): one sweep "
+                         "split over processes that share --cache-dir, merged afterwards")
     ap.add_argument("--workers", type=int, default=2, help="allot plan --workers")
     ap.add_argument("--cache-dir", type=Path,
                     help="keep the simulation cache here (default: a temporary folder, removed)")
@@ -194,6 +199,8 @@ def main() -> None:
     make_repo(TREES[args.tree], repo)
     cases: list[tuple[str, str | None]] = [("noop", None)]
     cases += [(f"cut-{leaf}", leaf) for _, leaf in leaves(repo)]
+    if args.cases:
+        cases = [c for c in cases if c[0] in set(args.cases.split(","))]
     k = args.seeds_per_round
     rounds = range(args.first_round, args.first_round + args.rounds)
     runs = [(name, leaf, f"{r * k + 1}-{r * k + k}") for r in rounds for name, leaf in cases]

@@ -20,11 +20,51 @@ the pull request states.  A smaller cut (a share 50 -> 51 next to it lowers a te
 by 1%) could not make a drop beyond that line, and "its delivery fell" would then flag a change
 that matters to nobody on one seed list and not on the next; such a team is judged as untouched.
 So is a fall by a rounding error (doubling every share of the root moves no absolute share).
+
+Which of the two lines judged a team is recorded with it (:class:`Judgment`, ``judge``), in the
+plan's JSON and next to a flag in the comment and the HTML report: a "⚠️" reads "the cut reached
+its delivery" for one team and "it lost more than 5% of what it got" for another, and a reader
+must not have to re-derive which from the entitlement columns (stop 39).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 CUT_TOLERANCE = 1e-9  # relative: the least fall that is not the compiler's rounding
+CUT_CONFIRMATION = "cut-confirmation"  # the change cuts the team: is the whole interval below 0?
+DELIVERED_DROP = "delivered-drop"  # any other team: is it below -threshold of what it got?
+
+
+@dataclass(frozen=True, slots=True)
+class Judgment:
+    """The line a team's paired change was judged against, as the plan records it.
+
+    ``rule`` is ``CUT_CONFIRMATION`` or ``DELIVERED_DROP`` (it also names the team's Holm
+    family); ``threshold`` is the base policy's ``flag_delivered_drop`` (it decides who is cut,
+    and is the drop line of the others); ``line`` is the value, in delivered GPU-hours per week,
+    that the whole 90% interval must lie below for a flag."""
+
+    rule: str
+    threshold: float
+    line: float
+
+    @property
+    def cut(self) -> bool:
+        return self.rule == CUT_CONFIRMATION
+
+
+# a TeamImpact built without a judgment (a hand-made value in tests): the untouched teams' rule at
+# the default threshold, against zero
+DEFAULT_JUDGMENT = Judgment(DELIVERED_DROP, 0.05, 0.0)
+
+
+def judge(delivered_before: float, entitlement_before: float, entitlement_after: float,
+          threshold: float) -> Judgment:
+    """The rule and line that judge a team: the one owner of that choice."""
+    cut = is_cut(entitlement_before, entitlement_after, threshold)
+    return Judgment(CUT_CONFIRMATION if cut else DELIVERED_DROP, threshold,
+                    drop_line(delivered_before, threshold, cut))
 
 
 def is_cut(entitlement_before: float, entitlement_after: float, threshold: float) -> bool:

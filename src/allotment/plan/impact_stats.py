@@ -21,7 +21,7 @@ from dataclasses import replace
 from typing import Any, Protocol
 
 from allotment.compile.model import CompiledConfig
-from allotment.plan.cut_confirmation import drop_line, is_cut
+from allotment.plan.cut_confirmation import judge
 from allotment.plan.diff import diff_configs
 from allotment.plan.holm import ALPHA, holm_in_families
 from allotment.plan.model import Capacity, Impact, KindWait, TeamImpact
@@ -213,10 +213,9 @@ def summarize(
         owed_a = _mean([_weekly(h, new, days, TEAM_OWED) for _, h in pairs]) or 0.0
         ent_b = _entitlement_week(base, old, cluster)
         ent_a = _entitlement_week(head, new, cluster)
-        cut_team = is_cut(ent_b, ent_a, threshold)
-        line = drop_line(mean_before, threshold, cut_team)
-        p = drop_p_value(mean_before, diffs, line)
-        if flag(mean_before, interval, line):
+        judgment = judge(mean_before, ent_b, ent_a, threshold)
+        p = drop_p_value(mean_before, diffs, judgment.line)
+        if flag(mean_before, interval, judgment.line):
             p_values[team] = p
         teams.append(
             TeamImpact(
@@ -236,7 +235,7 @@ def summarize(
                 entitlement_week_before=ent_b,
                 entitlement_week_after=ent_a,
                 p_value=p,
-                entitlement_cut=cut_team,
+                judgment=judgment,
             )
         )
     # Holm over the teams the plan tested (a team that could not be flagged has p = 1 and still

@@ -7,6 +7,7 @@ import datetime as dt
 from dataclasses import dataclass
 
 from allotment.plan.approvals import ApprovalGroup, ApprovalStatus
+from allotment.plan.cut_confirmation import DEFAULT_JUDGMENT, Judgment
 from allotment.plan.diff import StructuralDiff
 from allotment.plan.shares import LeafTotal, ShareRow
 from allotment.plan.stats import Interval
@@ -44,7 +45,7 @@ class TeamImpact:
     ratio_after: float | None
     p90_wait_before_s: float | None
     p90_wait_after_s: float | None
-    flagged: bool  # impact_stats: a drop beyond flag_delivered_drop that Holm's correction keeps
+    flagged: bool  # impact_stats: the interval below its judgment's line, and Holm's correction keeps it
     demand_week_before: float = 0.0
     demand_week_after: float = 0.0
     owed_week_before: float = 0.0
@@ -52,9 +53,14 @@ class TeamImpact:
     entitlement_week_before: float = 0.0
     entitlement_week_after: float = 0.0
     p_value: float = 1.0  # one-sided, of "no drop beyond the team's line" (plan/stats.p_below)
-    # the change lowers the team's entitlement by at least the flag threshold of it: its flag is
-    # tested among such teams, against the line of a cut (plan/cut_confirmation.py, plan/holm.py)
-    entitlement_cut: bool = False
+    # the line the team was judged against and why (plan/cut_confirmation.py): a cut team's flag is
+    # tested among the cut teams against zero, any other's against its drop line (plan/holm.py)
+    judgment: Judgment = DEFAULT_JUDGMENT
+
+    @property
+    def entitlement_cut(self) -> bool:
+        """The change lowers the team's entitlement by at least the flag threshold of it."""
+        return self.judgment.cut
 
     @property
     def delivered_delta(self) -> float:

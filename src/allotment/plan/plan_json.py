@@ -128,6 +128,15 @@ def _team(t: TeamImpact) -> dict[str, Any]:
         "entitlement_gpu_hours_week_before": t.entitlement_week_before,
         "entitlement_gpu_hours_week_after": t.entitlement_week_after,
         "p_value": t.p_value,
+        "judged_by": t.judgment.rule,
+        "judgment": {
+            "rule": t.judgment.rule,
+            "threshold": t.judgment.threshold,
+            "line_gpu_hours_week": t.judgment.line,
+            "confidence": CONFIDENCE,
+            "interval": _interval(t.change),
+            "flagged": t.flagged,
+        },
     }
 
 

@@ -164,10 +164,21 @@ def _ratio(x: float | None) -> str:
     return "n/a" if x is None else f"{x:.2f}"
 
 
+def team_cell(t: TeamImpact) -> str:
+    """The team's name and, when flagged, the rule that flagged it and its line
+    (plan/cut_confirmation.py): "the cut reached its delivery" and "it lost more than the
+    threshold of what it got" are different claims behind the same ⚠️."""
+    if not t.flagged:
+        return t.team
+    j = t.judgment
+    if j.cut:
+        return f"⚠️ {t.team} ({j.rule}: interval below 0)"
+    return f"⚠️ {t.team} ({j.rule}: interval below {j.line:+,.0f}, {j.threshold:.0%} of delivered)"
+
+
 def _estimate_row(t: TeamImpact, waits: bool) -> list[str]:
-    mark = "⚠️ " if t.flagged else ""
     cells = [
-        mark + t.team,
+        team_cell(t),
         _arrow(t.demand_week_before, t.demand_week_after),
         _arrow(t.entitlement_week_before, t.entitlement_week_after),
         _arrow(t.owed_week_before, t.owed_week_after),
