@@ -265,9 +265,7 @@ class Starting(ClusterState):
         of the same job in this pass, on the node the plan chose."""
         if not self._consolidates or p.n != 1 or not self.acct.preemptible:
             return False  # a gang has its reservation: moving work for it churned (docs/design/preemption.md)
-        closed = frozenset() if self.holds is None else self.holds.nodes
-        if self.sessions.nodes and not self.sessions.session(p.spec):
-            closed = closed | self.sessions.nodes  # moved work stays off the pool (core.session_pool)
+        closed = self._closed_to_moves(p)
         if p.mr > 0:
             movable, bound = self._movable, self.acct.pre_on_node
         else:  # only unallocated work may move for it: bound each node by that work's GPUs there
@@ -291,6 +289,14 @@ class Starting(ClusterState):
         starts.append(self._launch(p, ((plan.target, p.gpus),), pi, f"moved {len(plan.moves)} job(s) to free {freed}", qk))
         return True
 
+    def _closed_to_moves(self, p: Pend) -> frozenset[int]:
+        """The nodes a move or a swap for ``p`` never uses: the reserved ones, and unless ``p``
+        is a session the session pool's (moved work stays off it, ``core.session_pool``)."""
+        closed = frozenset() if self.holds is None else self.holds.nodes
+        if self.sessions.nodes and not self.sessions.session(p.spec):
+            closed = closed | self.sessions.nodes
+        return closed
+
     def _pack_free_for(self, p: Pend, qk: QueueKey, pi: PassInputs, allow: NodeFilter | None, starts: list[Start],
                        preemptions: list[Preemption]) -> bool:
         """Start the blocked unallocated single-node ``p`` on a node whose free GPUs and smaller
@@ -298,9 +304,7 @@ class Starting(ClusterState):
         it started.  Only where consolidation is on, and after it found no way that moves instead."""
         if not self._consolidates or p.n != 1 or p.mr > 0 or not self.acct.preemptible:
             return False
-        closed = frozenset() if self.holds is None else self.holds.nodes
-        if self.sessions.nodes and not self.sessions.session(p.spec):
-            closed = closed | self.sessions.nodes
+        closed = self._closed_to_moves(p)
         plan = plan_free_packing(self.pool, self.running, self._movable_free, p.gpu_type, p.per, allow, closed, pi.now)
         if plan is None:
             return False
