@@ -5,9 +5,8 @@ the threshold of what it got"."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import jsonschema
 
@@ -17,25 +16,13 @@ from allotment.plan.model import Impact, Plan
 from allotment.plan.plan_json import render_json
 from allotment.plan.render import render_markdown
 from tests.plan.factory import N, build
+from tests.plan.test_flags_and_demand import _metrics, _Run
 from tests.plan.test_render import make
 
 SCHEMA = json.loads((Path(__file__).resolve().parents[2] / "src/allotment/schemas/plan-output.json").read_text())
 TEAMS = ("t00", "t01", "t02", "t03")
 HAIR = (-40.0, -10.0, -30.0, -20.0, -35.0)  # mean -27 of 1,000: below 0, not below -50
 BIG = (-400.0, -420.0, -390.0, -410.0, -405.0)  # far below -50, 5% of what t01 got
-
-
-@dataclass(frozen=True)
-class _Run:
-    side: str
-    seed: int
-    metrics: dict[str, Any]
-    cached: bool = False
-
-
-def _metrics(teams: dict[str, float]) -> dict[str, Any]:
-    return {"days": 7.0, "teams": {t: {"charged_gpu_hours": v, "owed_gpu_hours": 1000.0,
-                                       "demand_gpu_hours": 2000.0} for t, v in teams.items()}}
 
 
 def _plan() -> Plan:
