@@ -1,37 +1,100 @@
 """The full pending order, with the metrics behind each place: what ``allot explain`` and
 ``decide()`` report.  Read-only: computed after a pass, from the same inputs and the same scorer
-(``core.priority.Scorer``), so asking for it can never change a decision."""
+(``core.priority.Scorer``), so asking for it can never change a decision.
+
+``decide()`` computes it on every reconciler tick, from a scheduler it built from the snapshot
+that tick (nothing is kept across ticks), so this is the within-team derivation a tick pays
+(issue 28, item 5; docs/benchmarks.md).  ``pending_order`` ranks each queue with
+``Scorer.ranked`` (a long queue scored over arrays, ``core.within_team_arrays``) and merges the
+queues by their (tier, rank); ``pending_order_by_key`` is the plain reference -- one
+``Scorer.total`` per job and one sort of every job's key -- and
+``tests/core/test_pending_order.py`` checks that both give the same rows."""
 
 from __future__ import annotations
 
+import heapq
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from allotment.core.decisions import Ranked
+from allotment.core.fairshare import LeafRank
 from allotment.core.priority import Scorer
+from allotment.core.state import Pend
 from allotment.core.tiers import TIER_WHY
 
 if TYPE_CHECKING:
     from allotment.core.scheduler import PassInputs, Scheduler
 
+# one job's place: (tier, fair-share rank, -score, eligibility, id), the job, its tier, its
+# account's rank row and its score
+Row = tuple[tuple[int, int, float, float, str], Pend, int, "LeafRank | None", float]
+
 
 def pending_order(sched: Scheduler, pi: PassInputs) -> tuple[Ranked, ...]:
-    """Every pending job in the order a pass would offer them: tier, Fair Tree rank, score."""
+    """Every pending job in the order a pass would offer them: tier, Fair Tree rank, score.
+
+    The key is (tier, rank, -score, eligibility, id) and a queue's (tier, rank) is the same for
+    all its jobs, so each queue is ranked alone by ``Scorer.ranked`` (its keys are (-score,
+    eligibility, id), the score the very ``total``) and the queues are put in (tier, rank)
+    order; queues that share one (accounts without a rank) are merged by their keys.  The keys
+    end in distinct ids, so this is the one order the reference's sort gives."""
+    if not (sched.mode.ranks_queues and sched.mode.scores):
+        return pending_order_by_key(sched, pi)
     rank_of = {r.leaf: r for r in pi.ranks}
-    scorer = Scorer(sched.ctx, pi.t, pi.load, sched.pool.max_free(), sched.acct.user_gpus, pi.boosts,
-                    sched.dependants)
+    scorer = _scorer(sched, pi)
+    by_queue: dict[str, list[Pend]] = {}
+    for p in sched.pending.values():
+        got = by_queue.get(p.queue)
+        if got is None:
+            by_queue[p.queue] = [p]
+        else:
+            got.append(p)
+    by_place: dict[tuple[int, int], list[list[Row]]] = {}
+    for name, jobs in by_queue.items():
+        qk = sched.queue_key(name, pi)
+        keys, ranked = scorer.ranked(jobs)
+        rows: list[Row] = []
+        for (neg, elig, jid), p in zip(keys, ranked, strict=True):
+            rows.append(((qk[0], qk[1], neg, elig, jid), p, qk[0], rank_of.get(p.account), -neg))
+        by_place.setdefault((qk[0], qk[1]), []).append(rows)
+    out: list[Row] = []
+    for place in sorted(by_place):
+        runs = by_place[place]
+        out.extend(runs[0] if len(runs) == 1 else heapq.merge(*runs, key=_first))
+    return _ranked(out, True, sched.mode.name)
+
+
+def pending_order_by_key(sched: Scheduler, pi: PassInputs) -> tuple[Ranked, ...]:
+    """``pending_order`` by its definition: every job's key, one ``Scorer.total`` each, sorted."""
+    rank_of = {r.leaf: r for r in pi.ranks}
+    scorer = _scorer(sched, pi)
     mode = sched.mode
-    rows = []
+    rows: list[tuple[tuple[object, ...], Pend, int, LeafRank | None, float]] = []
     for p in sched.pending.values():
         qk = sched.queue_key(p.queue, pi)
         s = scorer.total(p) if mode.scores else -p.key[0]
         key = (qk[0], qk[1], -s, p.eligible, p.jid) if mode.ranks_queues else (*p.key, 0, "")
         rows.append((key, p, qk[0], rank_of.get(p.account), s))
     rows.sort(key=lambda x: x[0])
+    return _ranked(rows, mode.ranks_queues, mode.name)
+
+
+def _first(row: Row) -> tuple[int, int, float, float, str]:
+    return row[0]
+
+
+def _scorer(sched: Scheduler, pi: PassInputs) -> Scorer:
+    return Scorer(sched.ctx, pi.t, pi.load, sched.pool.max_free(), sched.acct.user_gpus, pi.boosts, sched.dependants)
+
+
+def _ranked(rows: Sequence[tuple[object, Pend, int, LeafRank | None, float]], ranks_queues: bool,
+            mode: str) -> tuple[Ranked, ...]:
+    """The rows, in order, as ``Ranked`` places with their reasons."""
     out = []
     for pos, (_, p, tr, r, s) in enumerate(rows):
-        if mode.ranks_queues:
+        if ranks_queues:
             why = f"{TIER_WHY[tr]}; fair-share rank {r.rank + 1 if r else '-'}; within-team score {s:.3f}"
         else:
-            why = f"{mode.name}: priority {p.declared}, eligible at {p.eligible:.0f}s"
+            why = f"{mode}: priority {p.declared}, eligible at {p.eligible:.0f}s"
         out.append(Ranked(p.jid, p.account, pos, tr, r.level_fair_share if r else (), s, why))
     return tuple(out)
