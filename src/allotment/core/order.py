@@ -25,9 +25,9 @@ from allotment.core.tiers import TIER_WHY
 if TYPE_CHECKING:
     from allotment.core.scheduler import PassInputs, Scheduler
 
-# one job's place: (tier, fair-share rank, -score, eligibility, id), the job, its tier, its
-# account's rank row and its score
-Row = tuple[tuple[int, int, float, float, str], Pend, int, "LeafRank | None", float]
+# one job's place in its queue: its key (-score, eligibility, id), the job, its queue's tier,
+# the start of its reason and its account's level fair shares
+Row = tuple[tuple[float, float, str], Pend, int, str, tuple[float, ...]]
 
 
 def pending_order(sched: Scheduler, pi: PassInputs) -> tuple[Ranked, ...]:
@@ -53,15 +53,18 @@ def pending_order(sched: Scheduler, pi: PassInputs) -> tuple[Ranked, ...]:
     for name, jobs in by_queue.items():
         qk = sched.queue_key(name, pi)
         keys, ranked = scorer.ranked(jobs)
-        rows: list[Row] = []
-        for (neg, elig, jid), p in zip(keys, ranked, strict=True):
-            rows.append(((qk[0], qk[1], neg, elig, jid), p, qk[0], rank_of.get(p.account), -neg))
-        by_place.setdefault((qk[0], qk[1]), []).append(rows)
-    out: list[Row] = []
+        r = rank_of.get(jobs[0].account)  # one account a queue in this mode
+        head = _why_head(qk[0], r)
+        fair = r.level_fair_share if r else ()
+        by_place.setdefault((qk[0], qk[1]), []).append(
+            [(k, p, qk[0], head, fair) for k, p in zip(keys, ranked, strict=True)])
+    out: list[Ranked] = []
     for place in sorted(by_place):
         runs = by_place[place]
-        out.extend(runs[0] if len(runs) == 1 else heapq.merge(*runs, key=_first))
-    return _ranked(out, True, sched.mode.name)
+        for k, p, tr, head, fair in runs[0] if len(runs) == 1 else heapq.merge(*runs, key=_first):
+            s = -k[0]
+            out.append(Ranked(p.jid, p.account, len(out), tr, fair, s, f"{head}{s:.3f}"))
+    return tuple(out)
 
 
 def pending_order_by_key(sched: Scheduler, pi: PassInputs) -> tuple[Ranked, ...]:
@@ -79,21 +82,25 @@ def pending_order_by_key(sched: Scheduler, pi: PassInputs) -> tuple[Ranked, ...]
     return _ranked(rows, mode.ranks_queues, mode.name)
 
 
-def _first(row: Row) -> tuple[int, int, float, float, str]:
+def _first(row: Row) -> tuple[float, float, str]:
     return row[0]
+
+
+def _why_head(tier: int, r: LeafRank | None) -> str:
+    """A ranked job's reason up to its score: the same words for every job of a queue."""
+    return f"{TIER_WHY[tier]}; fair-share rank {r.rank + 1 if r else '-'}; within-team score "
 
 
 def _scorer(sched: Scheduler, pi: PassInputs) -> Scorer:
     return Scorer(sched.ctx, pi.t, pi.load, sched.pool.max_free(), sched.acct.user_gpus, pi.boosts, sched.dependants)
 
 
-def _ranked(rows: Sequence[tuple[object, Pend, int, LeafRank | None, float]], ranks_queues: bool,
-            mode: str) -> tuple[Ranked, ...]:
-    """The rows, in order, as ``Ranked`` places with their reasons."""
+def _ranked(rows: Sequence[tuple[object, Pend, int, LeafRank | None, float]], ranks_queues: bool, mode: str) -> tuple[Ranked, ...]:
+    """The reference's rows, in order, as ``Ranked`` places with their reasons."""
     out = []
     for pos, (_, p, tr, r, s) in enumerate(rows):
         if ranks_queues:
-            why = f"{TIER_WHY[tr]}; fair-share rank {r.rank + 1 if r else '-'}; within-team score {s:.3f}"
+            why = f"{_why_head(tr, r)}{s:.3f}"
         else:
             why = f"{mode}: priority {p.declared}, eligible at {p.eligible:.0f}s"
         out.append(Ranked(p.jid, p.account, pos, tr, r.level_fair_share if r else (), s, why))
