@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from allotment.core.decisions import Ranked
@@ -25,9 +26,17 @@ from allotment.core.tiers import TIER_WHY
 if TYPE_CHECKING:
     from allotment.core.scheduler import PassInputs, Scheduler
 
-# one job's place in its queue: its key (-score, eligibility, id), the job, its queue's tier,
-# the start of its reason and its account's level fair shares
-Row = tuple[tuple[float, float, str], Pend, int, str, tuple[float, ...]]
+
+@dataclass(frozen=True, slots=True)
+class Ranking:
+    """One queue ranked: its jobs' keys (-score, eligibility, id) and its jobs in that order,
+    its tier, the start of its jobs' reason and its account's level fair shares."""
+
+    keys: list[tuple[float, float, str]]
+    jobs: list[Pend]
+    tier: int
+    head: str
+    fair: tuple[float, ...]
 
 
 def pending_order(sched: Scheduler, pi: PassInputs) -> tuple[Ranked, ...]:
@@ -49,21 +58,28 @@ def pending_order(sched: Scheduler, pi: PassInputs) -> tuple[Ranked, ...]:
             by_queue[p.queue] = [p]
         else:
             got.append(p)
-    by_place: dict[tuple[int, int], list[list[Row]]] = {}
+    by_place: dict[tuple[int, int], list[Ranking]] = {}
     for name, jobs in by_queue.items():
         qk = sched.queue_key(name, pi)
         keys, ranked = scorer.ranked(jobs)
         r = rank_of.get(jobs[0].account)  # one account a queue in this mode
-        head = _why_head(qk[0], r)
-        fair = r.level_fair_share if r else ()
         by_place.setdefault((qk[0], qk[1]), []).append(
-            [(k, p, qk[0], head, fair) for k, p in zip(keys, ranked, strict=True)])
+            Ranking(keys, ranked, qk[0], _why_head(qk[0], r), r.level_fair_share if r else ()))
     out: list[Ranked] = []
     for place in sorted(by_place):
         runs = by_place[place]
-        for k, p, tr, head, fair in runs[0] if len(runs) == 1 else heapq.merge(*runs, key=_first):
+        if len(runs) == 1:  # nearly always: one queue a place, its jobs as ranked, no row made
+            q = runs[0]
+            tr, head, fair = q.tier, q.head, q.fair
+            for k, p in zip(q.keys, q.jobs, strict=True):
+                s = -k[0]
+                out.append(Ranked(p.jid, p.account, len(out), tr, fair, s, f"{head}{s:.3f}"))
+            continue
+        merged = heapq.merge(*([(k, i, j) for k, j in zip(q.keys, q.jobs, strict=True)] for i, q in enumerate(runs)))
+        for k, i, p in merged:  # keys end in distinct ids: the queue's index and the job are never compared
+            q = runs[i]
             s = -k[0]
-            out.append(Ranked(p.jid, p.account, len(out), tr, fair, s, f"{head}{s:.3f}"))
+            out.append(Ranked(p.jid, p.account, len(out), q.tier, q.fair, s, f"{q.head}{s:.3f}"))
     return tuple(out)
 
 
@@ -80,10 +96,6 @@ def pending_order_by_key(sched: Scheduler, pi: PassInputs) -> tuple[Ranked, ...]
         rows.append((key, p, qk[0], rank_of.get(p.account), s))
     rows.sort(key=lambda x: x[0])
     return _ranked(rows, mode.ranks_queues, mode.name)
-
-
-def _first(row: Row) -> tuple[float, float, str]:
-    return row[0]
 
 
 def _why_head(tier: int, r: LeafRank | None) -> str:
