@@ -5,8 +5,8 @@
 ``decide()`` computes it on every reconciler tick, from a scheduler it built from the snapshot
 that tick (nothing is kept across ticks), so this is the within-team derivation a tick pays
 (issue 28, item 5; docs/benchmarks.md).  ``pending_order`` ranks each queue with
-``Scorer.ranked`` (a long queue scored over arrays, ``core.within_team_arrays``) and merges the
-queues by their (tier, rank); ``pending_order_by_key`` is the plain reference -- one
+``Scorer.ranked`` (a long queue scored over arrays where they pay, ``core.within_team_arrays``)
+and merges the queues by their (tier, rank); ``pending_order_by_key`` is the plain reference -- one
 ``Scorer.total`` per job and one sort of every job's key -- and
 ``tests/core/test_pending_order.py`` checks that both give the same rows."""
 
