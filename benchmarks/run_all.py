@@ -18,6 +18,7 @@ RUNS: tuple[tuple[str, ...], ...] = (
     ("compile_bench.py", "--runs", "9"),
     ("sched_pass_bench.py", "--repeat", "5"),
     ("within_team_bench.py", "--repeat", "7"),
+    ("within_team_bench.py", "--tick", "--repeat", "7"),  # what a reconciler tick pays (issue 28, item 5)
     ("reconcile_bench.py", "sim", "--repeat", "9"),
     ("sim_bench.py", "--repeat", "3"),
     ("trace_import_bench.py", "--runs", "3"),

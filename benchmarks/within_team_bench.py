@@ -18,6 +18,14 @@ while a job waits (``--with-records`` times building them too, as the first vers
 benchmark did: about 12 ms of pure Python, which ``decide`` pays per reconciler tick).  Median
 of ``--repeat`` runs (CPU time of this process, ``time.process_time``: the machine is shared,
 so wall time measures the neighbours too; wall shown beside it), after one warm-up.
+
+``--tick`` times instead what a reconciler tick pays, which keeps nothing across ticks:
+``decide()`` builds a scheduler from the tick's snapshot (the same 10,000 jobs pending on 128
+nodes of 8 GPUs, nothing running) and reports the full pending order.  One derivation = the
+dependency pass + ``Scheduler.order`` (``core.order.pending_order``: every queue ranked, the
+queues merged, one ``Ranked`` row a job; ``reference``: ``pending_order_by_key``, one
+``Scorer.total`` a job and one sort).  Building the scheduler (records and queues, which the
+pass needs whatever the order) is timed beside it.
 """
 
 from __future__ import annotations
@@ -37,8 +45,10 @@ from tests.core.builders import make_config
 
 from allotment.compile.model import Boost, Policy, PriorityWeights
 from allotment.core.context import build_context
+from allotment.core.decide import build_scheduler
 from allotment.core.ids import UserGpus
 from allotment.core.jobs import JobSpec
+from allotment.core.order import pending_order, pending_order_by_key
 from allotment.core.priority import (
     Scorer,
     active_boosts,
@@ -46,6 +56,7 @@ from allotment.core.priority import (
     dependency_pass,
     propagate_by_relaxing,
 )
+from allotment.core.snapshot import NodeState, PendingJob, Snapshot
 from allotment.core.state import Pend
 
 TEAMS = [f"team{i:02d}" for i in range(15)]
@@ -116,16 +127,52 @@ def derive(ctx: object, specs: list[JobSpec], users: UserGpus, by_team: dict[str
     return [rank(by_team[t])[1] for t in sorted(by_team)]
 
 
+def tick(specs: list[JobSpec], boosts: tuple[Boost, ...], repeat: int) -> int:
+    """What ``decide()`` pays each tick for the order, by the fast path and the reference."""
+    nodes = tuple(NodeState(f"n{i:03d}", 8) for i in range(128))
+    snap = Snapshot(nodes, (), tuple(PendingJob(s, s.submit, s.submit) for s in specs))
+    ms = 1000.0
+    for mode in ("fixed", "adaptive", "fifo"):
+        weights = PriorityWeights(mode=mode)  # type: ignore[arg-type]
+        ctx = build_context(make_config({t: 1 for t in TEAMS}, nodes=len(nodes),
+                                        policy=Policy(priority_weights=weights, boosts=boosts)), "c1")
+        sched = build_scheduler(snap, ctx, T, frozenset())
+        pi = sched.inputs(T, {})
+        rows = {}
+        for fast in (False, True):
+            order = pending_order if fast else pending_order_by_key
+            rows[fast] = order(sched, pi)  # warm-up
+            cpu, build = [], []
+            for _ in range(repeat):
+                c0 = time.process_time()
+                build_scheduler(snap, ctx, T, frozenset())
+                c1 = time.process_time()
+                dependency_pass(specs)
+                order(sched, pi)
+                cpu.append(time.process_time() - c1)
+                build.append(c1 - c0)
+            print(f"{mode:<9} {'fast' if fast else 'reference':<9} CPU median {statistics.median(cpu) * ms:7.1f} ms "
+                  f"(dependency pass + order; building the scheduler beside: {statistics.median(build) * ms:.1f})"
+                  f"  ({repeat} runs)")
+        if rows[False] != rows[True]:
+            print(f"{mode}: the fast order differs from the reference's", file=sys.stderr)
+            return 1
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=7)
     ap.add_argument("--with-records", action="store_true", help="time building the Pend records too")
+    ap.add_argument("--tick", action="store_true", help="time what decide() pays for the order each tick")
     args = ap.parse_args()
     specs = workload()
     n_edges = sum(len(s.depends_on) for s in specs)
     boosts = (Boost("account:team03", 0.5, dt.datetime(2026, 1, 2, tzinfo=dt.UTC), "bench", "lead"),)
     print(f"{len(specs)} pending jobs, {n_edges} dependency edges, {len(TEAMS)} teams"
-          f"{', records built in the timing' if args.with_records else ''}")
+          f"{', records built in the timing' if args.with_records else ''}{', as a tick pays' if args.tick else ''}")
+    if args.tick:
+        return tick(specs, boosts, args.repeat)
     for mode in ("fixed", "adaptive", "fifo"):
         weights = PriorityWeights(mode=mode)  # type: ignore[arg-type]
         ctx = build_context(make_config({t: 1 for t in TEAMS}, nodes=128,

@@ -112,3 +112,12 @@ def test_the_dependency_pass_gives_what_its_definitions_do(specs: list[JobSpec])
     got = dependency_pass(specs)
     assert got.dependants == dependants_by_search(specs) == dependants(specs)
     assert got.declared == propagate_by_relaxing(specs) == propagate(specs)
+
+
+def test_arrays_are_used_only_where_the_core_runs_interpreted() -> None:
+    """Under mypyc the reference's loop ranks faster than the arrays (docs/benchmarks.md), so
+    ``Scorer.ranked`` takes them only when ``core.priority`` is interpreted."""
+    import allotment.core.priority as priority
+    from allotment.core.within_team_arrays import arrays_pay
+
+    assert arrays_pay() == str(priority.__file__).endswith(".py")

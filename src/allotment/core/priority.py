@@ -615,10 +615,11 @@ class Scorer:
     def ranked(self, cands: list[Pend]) -> tuple[list[tuple[float, float, str]], list[Pend]]:
         """``rank(cands)`` and, in the same order, each job's ``key`` (what a kept order puts a
         job scored again back in place by: ``core.candidates``): a long queue scored over arrays
-        (``core.within_team_arrays``, the same keys to the bit), a short one by ``ranked_by_key``."""
-        from allotment.core.within_team_arrays import ARRAYS_FROM, ranked_arrays
+        (``core.within_team_arrays``, the same keys to the bit) where they pay -- interpreted
+        only (``arrays_pay``) -- a short one, or any under mypyc, by ``ranked_by_key``."""
+        from allotment.core.within_team_arrays import ARRAYS_FROM, arrays_pay, ranked_arrays
 
-        if len(cands) >= ARRAYS_FROM:
+        if len(cands) >= ARRAYS_FROM and arrays_pay():
             return ranked_arrays(self, cands)
         return self.ranked_by_key(cands)
 

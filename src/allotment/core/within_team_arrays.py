@@ -22,6 +22,7 @@ merged groups (``core.inherited.DerivedParts``), which give the same maximum.
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -40,6 +41,20 @@ if TYPE_CHECKING:
 Floats = npt.NDArray[np.float64]
 
 ARRAYS_FROM = 64  # queues at least this long are scored here: below, numpy's per-call cost exceeds the Python saved
+_PAY: list[bool] = []  # arrays_pay's answer, once known
+
+
+def arrays_pay() -> bool:
+    """Do the arrays pay in this build?  Only where ``core.priority`` runs interpreted: under
+    mypyc the reference's loop over compiled records ranks the 10,000-job benchmark's queues in
+    9.9 ms against the arrays' 13.1 (docs/benchmarks.md, issue 28 item 5, 2026-12-05), and
+    interpreted the arrays take about half the loop's time.  Both give the same keys to the bit
+    (``tests/core/test_within_team_arrays.py`` calls ``ranked_arrays`` itself, in every build).
+    Read from the module's file once it is imported (an extension's is not a ``.py``)."""
+    if not _PAY:
+        got = getattr(sys.modules.get("allotment.core.priority"), "__file__", None)
+        _PAY.append(isinstance(got, str) and got.endswith(".py"))
+    return _PAY[0]
 
 
 def ranked_arrays(scorer: Scorer, cands: list[Pend]) -> tuple[list[tuple[float, float, str]], list[Pend]]:
