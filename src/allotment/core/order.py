@@ -73,13 +73,13 @@ def pending_order(sched: Scheduler, pi: PassInputs) -> tuple[Ranked, ...]:
             tr, head, fair = q.tier, q.head, q.fair
             for k, p in zip(q.keys, q.jobs, strict=True):
                 s = -k[0]
-                out.append(Ranked(p.jid, p.account, len(out), tr, fair, s, f"{head}{s:.3f}"))
+                out.append(Ranked(p.jid, p.account, len(out), tr, fair, s, head))
             continue
         merged = heapq.merge(*([(k, i, j) for k, j in zip(q.keys, q.jobs, strict=True)] for i, q in enumerate(runs)))
         for k, i, p in merged:  # keys end in distinct ids: the queue's index and the job are never compared
             q = runs[i]
             s = -k[0]
-            out.append(Ranked(p.jid, p.account, len(out), q.tier, q.fair, s, f"{q.head}{s:.3f}"))
+            out.append(Ranked(p.jid, p.account, len(out), q.tier, q.fair, s, q.head))
     return tuple(out)
 
 
@@ -112,8 +112,8 @@ def _ranked(rows: Sequence[tuple[object, Pend, int, LeafRank | None, float]], ra
     out = []
     for pos, (_, p, tr, r, s) in enumerate(rows):
         if ranks_queues:
-            why = f"{_why_head(tr, r)}{s:.3f}"
+            why, scored = _why_head(tr, r), True
         else:
-            why = f"{mode}: priority {p.declared}, eligible at {p.eligible:.0f}s"
-        out.append(Ranked(p.jid, p.account, pos, tr, r.level_fair_share if r else (), s, why))
+            why, scored = f"{mode}: priority {p.declared}, eligible at {p.eligible:.0f}s", False
+        out.append(Ranked(p.jid, p.account, pos, tr, r.level_fair_share if r else (), s, why, scored))
     return tuple(out)
