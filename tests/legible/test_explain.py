@@ -42,7 +42,8 @@ def test_a_preempted_job_names_who_took_its_gpus_by_which_rule(run_dir: Path, ca
     assert not RAW_FLOAT.search(first), first
 
 
-def test_a_waiting_gang_says_its_reservation_and_expected_start(run_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_waiting_gang_says_its_reservation_and_expected_start(run_dir: Path, capsys: pytest.CaptureFixture[str],
+                                                                config: Any) -> None:
     rd = read_run(run_dir)
     res = next(e for e in rd.events if e.event == "reserve" and e.at and e.at - e.t > 600)
     out = json.loads(_explain(capsys, res.job, "--run", str(run_dir), "--at", str(res.t), "--format", "json"))
@@ -63,13 +64,18 @@ def test_a_waiting_gang_says_its_reservation_and_expected_start(run_dir: Path, c
     assert out["team_position"]["of"] == len(waiting)
     assert 1 <= out["team_position"]["position"] <= len(waiting)
     score = out["team_position"]["score"]
-    assert set(score) == {"total", "declared", "deadline", "age", "fairness", "fit", "boost", "inherited", "mode", "terms"}
+    assert set(score) == {"total", "declared", "deadline", "age", "fairness", "fit", "boost", "inherited", "mode", "terms",
+                          "load"}
     # every factor with its weight (issue 28): the fixed derivation's weighted parts are their products
     assert score["mode"] == "fixed"
     terms = {t["name"]: t for t in score["terms"]}
     assert set(terms) == {"declared", "deadline", "age", "fairness", "fit"}
     for name in terms:
         assert abs(terms[name]["factor"] * terms[name]["weight"] - score[name]) < 1e-9
+    # and the load the weights were read at: fixed scales fit's weight by it, 1x to 3x
+    assert score["load"] > 0.0
+    fit = config.policy_for(rd.cluster).priority_weights.fit
+    assert abs(terms["fit"]["weight"] - fit * min(3.0, max(1.0, score["load"]))) < 1e-9
     path = [r["name"] for r in out["path"]]
     assert path[-1] == rd.jobs[res.job].account and path[0] in ("olmo", "prior", "science", "safety")
 
@@ -204,7 +210,9 @@ def test_explain_shows_each_boost_of_the_job_applied_or_expired(run_dir: Path, c
 def test_a_run_made_with_set_is_explained_with_its_knobs(tmp_path: Path, config: Any) -> None:
     """Issue 28: a run simulated with ``--set within_team.mode=adaptive`` shows the adaptive
     factors and blended weights (meta.json keeps the run's --set), not the config's fixed ones."""
+    from allotment.core.priority import blended
     from allotment.legible.explain import explain_run
+    from allotment.legible.explain_words import render_text
     from tests.legible.rundir_fixture import make_run_dir
 
     run = make_run_dir(tmp_path / "adaptive", config, days=0.25, overrides={"within_team.mode": "adaptive"})
@@ -217,5 +225,10 @@ def test_a_run_made_with_set_is_explained_with_its_knobs(tmp_path: Path, config:
             assert f.team.score.mode == "adaptive"
             assert 0.0 <= f.team.score.total <= 1.0 + max(0.0, f.team.score.boost)
             assert {t.name for t in f.team.score.terms} == {"declared", "deadline", "age", "fairness", "fit"}
+            # the weights are the two sets blended at the load explain shows (issue 28 item 1)
+            pw = config.policy_for(rd.cluster).priority_weights
+            assert f.team.score.load > 0.0
+            assert [t.weight for t in f.team.score.terms] == pytest.approx(list(blended(pw, f.team.score.load)))
+            assert f"weights read at load {f.team.score.load:.2f}" in render_text(f, rd)
             return
     raise AssertionError("no job waited in the run")

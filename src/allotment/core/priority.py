@@ -99,6 +99,9 @@ class PriorityScore:
     inherited: float = 0.0  # INHERIT x the best dependant's score (0: none waits on it)
     mode: str = "fixed"
     terms: tuple[Term, ...] = ()  # every factor with its weight
+    # the load the weights were read at (demanded / installed GPUs): ``fixed`` scales fit by it
+    # (1x-3x), ``adaptive`` blends its two weight sets by it (``blended``)
+    load: float = 0.0
 
 
 Weights5 = tuple[float, float, float, float, float]  # declared, deadline, age, fairness, fit
@@ -305,6 +308,7 @@ class Scorer:
         "deps",
         "facts",
         "k",
+        "load",
         "max_free",
         "memo",
         "merge_from",
@@ -344,6 +348,7 @@ class Scorer:
         self.t = t
         self.age_cap = k.age_cap
         self.age_div = k.age_div
+        self.load = load  # reported by ``parts`` (explain): what the weights below were read at
         self.w_fit = k.fit * min(3.0, max(1.0, load))
         self.w_fair = k.fairness
         self.max_free = max_free
@@ -384,13 +389,13 @@ class Scorer:
             weights = (w.declared, w.deadline, w.age, w.fairness, self.w_fit)
             terms = tuple(Term(n, f, x) for n, f, x in zip(names, raw, weights, strict=True))
             return PriorityScore(self.total(p), declared, deadline, age, fairness, fit, boost, self._inherited(p),
-                                 "fixed", terms)
+                                 "fixed", terms, self.load)
         ww, wsum = self.ww, self.wsum
         d, dl, a, fa, fi = (ww[i] * raw[i] / wsum if wsum > 0 else 0.0 for i in range(5))
         boost = self._boost(p.jid, p.user, p.account)
         got = self.deps.get(p.jid) if self.deps else None
         return PriorityScore(self.total(p), d, dl, a, fa, fi, boost, self._inherited_derived(p, got) if got else 0.0,
-                             self.mode, tuple(Term(n, f, x) for n, f, x in zip(names, raw, ww, strict=True)))
+                             self.mode, tuple(Term(n, f, x) for n, f, x in zip(names, raw, ww, strict=True)), self.load)
 
     def total(self, p: Pend) -> float:
         """The score: declared + deadline + age + fairness + fit + boost, added in that order

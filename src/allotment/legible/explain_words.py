@@ -114,6 +114,8 @@ def render_text(f: Facts, run: RunDir) -> str:
             lines.append(f"  {sc.mode} derivation, {how} factor x weight: "
                          + ", ".join(f"{t.name} {t.factor:.3f} x {t.weight:.3f}" for t in sc.terms)
                          + (f"; inherited from its dependants {sc.inherited:.3f}" if sc.inherited else ""))
+            read = ("the two weight sets blended" if sc.mode == "adaptive" else "fit's weight scaled 1x-3x")
+            lines.append(f"  weights read at load {sc.load:.2f} (demanded / installed GPUs): {read}")
     for b in f.boosts:
         state = "counts" if b.active else "expired: no effect"
         lines.append(f"  boost {b.target} +{b.amount:g} until {clock(run.t0, b.expires_t)}, approved by {b.approver} "
