@@ -1,0 +1,63 @@
+"""A run's append-only scratch file: what the metrics keep of every job, out of memory.
+
+Why: the summary's percentiles are exact (nearest rank over every job), so a run keeps one wait
+per job to its end; in memory that grew with the trace, not with the jobs alive (issue 32,
+item 5: 0.18 KiB a job at 1M jobs).  Written here in chunks, it costs the process a chunk at a
+time.  The file is an unnamed temporary file (made by ``tempfile.mkstemp`` and unlinked at once,
+so a killed run leaves nothing behind) in the usual temporary directory (``TMPDIR``).
+
+Chunks are read back whole (``read``) or, for a sorted run searched by bisection, as a
+memory-mapped view (``view``): only the pages a search touches are read.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import tempfile
+import weakref
+from array import array
+
+
+class Spill:
+    """Chunks of typed arrays appended to one temporary file; each addressed by its offset."""
+
+    __slots__ = ("__weakref__", "_fd", "_map", "_size")
+
+    def __init__(self) -> None:
+        self._fd = -1  # opened on the first chunk: a short run never makes one
+        self._map: mmap.mmap | None = None
+        self._size = 0
+
+    def _open(self) -> int:
+        fd, path = tempfile.mkstemp(prefix="allot-spill-")
+        os.unlink(path)  # no name: the space is freed when the descriptor closes, or the process dies
+        weakref.finalize(self, os.close, fd)
+        self._fd = fd
+        return fd
+
+    def write(self, a: array) -> int:  # type: ignore[type-arg]
+        """Append ``a``'s bytes; their offset in the file."""
+        fd = self._fd if self._fd >= 0 else self._open()
+        at = self._size
+        data = memoryview(a.tobytes())
+        done = 0
+        while done < len(data):  # a regular file takes it all at once, but nothing promises that
+            done += os.pwrite(fd, data[done:], at + done)
+        self._size = at + len(data)
+        return at
+
+    def read(self, typecode: str, at: int, n: int) -> array:  # type: ignore[type-arg]
+        """The ``n`` items of type ``typecode`` written at ``at``."""
+        out = array(typecode)
+        if n:
+            out.frombytes(os.pread(self._fd, n * out.itemsize, at))
+        return out
+
+    def view(self, at: int, n: int) -> memoryview:
+        """The ``n`` doubles written at ``at``, mapped rather than read."""
+        if n == 0:
+            return memoryview(array("d"))
+        if self._map is None or len(self._map) < self._size:
+            self._map = mmap.mmap(self._fd, self._size, access=mmap.ACCESS_READ)
+        return memoryview(self._map)[at:at + 8 * n].cast("d")
