@@ -9,8 +9,8 @@ import struct
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from allotment.sim.spill import Spill
 from allotment.sim.spilled_doubles import SpilledDoubles
+from allotment.spill import Spill
 
 _values = st.lists(st.one_of(st.floats(allow_nan=False), st.sampled_from((0.0, -0.0, 1.0, math.inf))), max_size=60)
 

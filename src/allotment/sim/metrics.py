@@ -16,9 +16,9 @@ from allotment.sim.events import Event, RunHeader
 from allotment.sim.job_kind import JOB_KINDS, job_kind
 from allotment.sim.settled import CHUNK, DROPPED, LIVE, SettledJobs, maybe
 from allotment.sim.signals import HourlySignal
-from allotment.sim.spill import Spill
 from allotment.sim.spilled_doubles import SpilledDoubles
 from allotment.sim.summary import LARGE_GPUS, percentile, summarize
+from allotment.spill import Spill
 
 __all__ = ["LARGE_GPUS", "Recorder", "percentile"]
 
@@ -66,7 +66,7 @@ class Recorder:
         self.team_demand = {t: HourlySignal() for t in self.teams}  # budgeted work running+pending
         self.team_charged = {t: HourlySignal() for t in self.teams}  # the team's allocated (charged) GPUs running
         self.jobs: dict[str, _Job] = {}  # the jobs still alive: submitted, not ended, cancelled or rejected
-        self.spill = Spill()  # where what is kept of every job goes, a chunk at a time (sim/spill.py)
+        self.spill = Spill()  # where what is kept of every job goes, a chunk at a time (allotment/spill.py)
         self.settled = SettledJobs(self.spill)  # what the waits need of the others (sim/settled.py)
         self._account_ids: dict[str, int] = {}
         self._accounts: list[str] = []

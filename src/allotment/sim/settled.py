@@ -22,7 +22,7 @@ from array import array
 from collections.abc import Iterator
 from typing import Final
 
-from allotment.sim.spill import Spill
+from allotment.spill import Spill
 
 NONE: Final = math.nan
 LIVE: Final = -1  # ``kind`` of a slot whose job is still in the recorder's dict

@@ -25,7 +25,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
 from typing import Final
 
-from allotment.sim.spill import Spill
+from allotment.spill import Spill
 
 CHUNK: Final = 8192  # doubles in memory per list (64 KiB): about 90 lists in a summary of 40 teams
 
@@ -35,7 +35,7 @@ _MASK: Final = (1 << 64) - 1
 
 def _key(x: float) -> int:
     """An integer in the doubles' order (-0.0 just before 0.0)."""
-    (u,) = struct.unpack("<Q", struct.pack("<d", x))
+    u: int = struct.unpack("<Q", struct.pack("<d", x))[0]
     return (~u & _MASK) if u & _SIGN else u | _SIGN
 
 
@@ -92,7 +92,7 @@ class SpilledDoubles:
         tail = sorted(self._tail)
         if not self._chunks:
             return [tail[k] for k in ks]
-        runs: list[memoryview | list[float]] = [self._spill.view(at, self._chunk) for at in self._sorted_runs()]
+        runs: list[memoryview[float] | list[float]] = [self._spill.view(at, self._chunk) for at in self._sorted_runs()]
         runs.append(tail)
         return [_select(runs, k) for k in ks]
 
@@ -103,7 +103,7 @@ class SpilledDoubles:
         return self._runs
 
 
-def _select(runs: list[memoryview | list[float]], k: int) -> float:
+def _select(runs: list[memoryview[float] | list[float]], k: int) -> float:
     """``sorted(chain(*runs))[k]`` where each run is sorted (stably) and the runs are in the order
     their values were appended: steps 2 and 3 of the module docstring."""
     # 2. the least key whose value has more than k values at or below it
@@ -111,16 +111,16 @@ def _select(runs: list[memoryview | list[float]], k: int) -> float:
     hi = max(_key(r[-1]) for r in runs if len(r))
     while lo < hi:
         mid = (lo + hi) // 2
-        if sum(bisect_right(r, _value(mid)) for r in runs) > k:  # type: ignore[arg-type]
+        if sum(bisect_right(r, _value(mid)) for r in runs) > k:
             hi = mid
         else:
             lo = mid + 1
     v = _value(lo)
     # 3. among the values equal to v, the (k - below)-th in the order appended
-    m = k - sum(bisect_left(r, v) for r in runs)  # type: ignore[arg-type]
+    m = k - sum(bisect_left(r, v) for r in runs)
     for r in runs:
-        i = bisect_left(r, v)  # type: ignore[arg-type]
-        same = bisect_right(r, v) - i  # type: ignore[arg-type]
+        i = bisect_left(r, v)
+        same = bisect_right(r, v) - i
         if m < same:
             return float(r[i + m])
         m -= same

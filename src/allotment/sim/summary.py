@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any, Final
 
 from allotment.sim.job_kind import JOB_KINDS
 from allotment.sim.signals import HOUR
-from allotment.sim.spill import Spill
 from allotment.sim.spilled_doubles import SpilledDoubles
+from allotment.spill import Spill
 
 LARGE_GPUS: Final = 64  # a "large" job for wait.large: this many GPUs, or half a smaller cluster (large_from)
 

@@ -1,9 +1,9 @@
-"""A run's append-only scratch file: what the metrics keep of every job, out of memory.
+"""An append-only scratch file: what a reader or a run keeps of every job, out of memory.
 
 Why: the summary's percentiles are exact (nearest rank over every job), so a run keeps one wait
-per job to its end; in memory that grew with the trace, not with the jobs alive (issue 32,
-item 5: 0.18 KiB a job at 1M jobs).  Written here in chunks, it costs the process a chunk at a
-time.  The file is an unnamed temporary file (made by ``tempfile.mkstemp`` and unlinked at once,
+per job to its end, and a trace's reader keeps every id to find duplicates anywhere in the file;
+in memory both grew with the trace, not with the jobs alive (issue 32, item 5: 0.18 KiB a job
+at 1M jobs).  Written here in chunks, they cost the process a chunk at a time.  The file is an unnamed temporary file (made by ``tempfile.mkstemp`` and unlinked at once,
 so a killed run leaves nothing behind) in the usual temporary directory (``TMPDIR``).
 
 Chunks are read back whole (``read``) or, for a sorted run searched by bisection, as a
@@ -38,9 +38,13 @@ class Spill:
 
     def write(self, a: array) -> int:  # type: ignore[type-arg]
         """Append ``a``'s bytes; their offset in the file."""
+        return self.write_bytes(a.tobytes())
+
+    def write_bytes(self, raw: bytes) -> int:
+        """Append ``raw``; its offset in the file."""
         fd = self._fd if self._fd >= 0 else self._open()
         at = self._size
-        data = memoryview(a.tobytes())
+        data = memoryview(raw)
         done = 0
         while done < len(data):  # a regular file takes it all at once, but nothing promises that
             done += os.pwrite(fd, data[done:], at + done)
@@ -54,7 +58,7 @@ class Spill:
             out.frombytes(os.pread(self._fd, n * out.itemsize, at))
         return out
 
-    def view(self, at: int, n: int) -> memoryview:
+    def view(self, at: int, n: int) -> memoryview[float]:
         """The ``n`` doubles written at ``at``, mapped rather than read."""
         if n == 0:
             return memoryview(array("d"))
