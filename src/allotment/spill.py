@@ -8,6 +8,9 @@ so a killed run leaves nothing behind) in the usual temporary directory (``TMPDI
 
 Chunks are read back whole (``read``) or, for a sorted run searched by bisection, as a
 memory-mapped view (``view``): only the pages a search touches are read.
+
+A deep copy (``sim.switch`` copies a paused run, its recorder with it) gets a file of its own
+with the same bytes: the two runs then append at the same offsets without meeting.
 """
 
 from __future__ import annotations
@@ -35,6 +38,18 @@ class Spill:
         weakref.finalize(self, os.close, fd)
         self._fd = fd
         return fd
+
+    def __deepcopy__(self, memo: dict[int, object]) -> Spill:
+        out = Spill()
+        if self._fd >= 0:
+            fd = out._open()
+            at = 0
+            while at < self._size:
+                block = os.pread(self._fd, min(1 << 20, self._size - at), at)
+                out._fd = fd
+                out.write_bytes(block)
+                at += len(block)
+        return out
 
     def write(self, a: array) -> int:  # type: ignore[type-arg]
         """Append ``a``'s bytes; their offset in the file."""

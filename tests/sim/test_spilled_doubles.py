@@ -3,6 +3,7 @@ appended, and ``rank`` is ``sorted(values)[k]`` exactly, the sign of a zero incl
 
 from __future__ import annotations
 
+import copy
 import math
 import struct
 
@@ -49,3 +50,18 @@ def test_two_lists_share_one_spill_and_keep_their_own_values() -> None:
     assert list(a) == [float(i) for i in range(7)]
     assert list(b) == [float(-i) for i in range(7)]
     assert a.rank(3) == 3.0 and b.rank(0) == -6.0
+
+
+def test_a_deep_copy_spills_to_a_file_of_its_own() -> None:
+    """``sim.switch`` deep-copies a paused run: the copy and the run go on appending apart."""
+    s = SpilledDoubles(Spill(), chunk=2)
+    for x in (4.0, 1.0, 3.0):
+        s.append(x)
+    c = copy.deepcopy(s)
+    for x in (0.5, 9.0, 7.0):
+        s.append(x)
+    for x in (8.0, 6.0, 2.0):
+        c.append(x)
+    assert list(s) == [4.0, 1.0, 3.0, 0.5, 9.0, 7.0]
+    assert list(c) == [4.0, 1.0, 3.0, 8.0, 6.0, 2.0]
+    assert (s.rank(0), c.rank(0), s.rank(5), c.rank(5)) == (0.5, 1.0, 9.0, 8.0)
