@@ -51,6 +51,10 @@ class Spill:
                 at += len(block)
         return out
 
+    def __reduce__(self) -> tuple[object, ...]:
+        """Not picklable: the descriptor is this process's (a copy would share or lose the file)."""
+        raise TypeError("a Spill holds this process's temporary file: deep-copy it, do not pickle it")
+
     def write(self, a: array) -> int:  # type: ignore[type-arg]
         """Append ``a``'s bytes; their offset in the file."""
         return self.write_bytes(a.tobytes())
