@@ -77,6 +77,14 @@ class Spill:
             out.frombytes(os.pread(self._fd, n * out.itemsize, at))
         return out
 
+    def unmap(self) -> None:
+        """Let go of the mapping (every view of it released first): the pages a search touched
+        count in the process's memory while mapped, and over every list of a summary they added
+        up to about 20 bytes a job at 1M jobs (docs/benchmarks.md, "Stop 40")."""
+        if self._map is not None:
+            self._map.close()
+            self._map = None
+
     def view(self, at: int, n: int) -> memoryview[float]:
         """The ``n`` doubles written at ``at``, mapped rather than read."""
         if n == 0:

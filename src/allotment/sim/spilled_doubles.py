@@ -92,9 +92,15 @@ class SpilledDoubles:
         tail = sorted(self._tail)
         if not self._chunks:
             return [tail[k] for k in ks]
-        runs: list[memoryview[float] | list[float]] = [self._spill.view(at, self._chunk) for at in self._sorted_runs()]
-        runs.append(tail)
-        return [_select(runs, k) for k in ks]
+        views = [self._spill.view(at, self._chunk) for at in self._sorted_runs()]
+        runs: list[memoryview[float] | list[float]] = [*views, tail]
+        try:
+            return [_select(runs, k) for k in ks]
+        finally:
+            del runs
+            for v in views:
+                v.release()
+            self._spill.unmap()
 
     def _sorted_runs(self) -> list[int]:
         if self._runs is None:
