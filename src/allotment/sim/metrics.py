@@ -9,15 +9,16 @@ exactly between events, then summed by hour.
 
 from __future__ import annotations
 
-from array import array
 from collections.abc import Iterator
 from typing import Any
 
 from allotment.sim.events import Event, RunHeader
 from allotment.sim.job_kind import JOB_KINDS, job_kind
-from allotment.sim.settled import LIVE, SettledJobs, maybe
+from allotment.sim.settled import CHUNK, DROPPED, LIVE, SettledJobs, maybe
 from allotment.sim.signals import HourlySignal
+from allotment.sim.spilled_doubles import SpilledDoubles
 from allotment.sim.summary import LARGE_GPUS, percentile, summarize
+from allotment.spill import Spill
 
 __all__ = ["LARGE_GPUS", "Recorder", "percentile"]
 
@@ -65,7 +66,8 @@ class Recorder:
         self.team_demand = {t: HourlySignal() for t in self.teams}  # budgeted work running+pending
         self.team_charged = {t: HourlySignal() for t in self.teams}  # the team's allocated (charged) GPUs running
         self.jobs: dict[str, _Job] = {}  # the jobs still alive: submitted, not ended, cancelled or rejected
-        self.settled = SettledJobs()  # what the waits need of the others (sim/settled.py)
+        self.spill = Spill()  # where what is kept of every job goes, a chunk at a time (allotment/spill.py)
+        self.settled = SettledJobs(self.spill)  # what the waits need of the others (sim/settled.py)
         self._account_ids: dict[str, int] = {}
         self._accounts: list[str] = []
         self.counts = {"submitted": 0, "completed": 0, "cancelled": 0, "rejected": 0}
@@ -77,7 +79,7 @@ class Recorder:
         self.drains: list[list[float | None]] = []  # [unhealthy at, emptied at, healthy at]
         self.open_drain: dict[str, int] = {}
         self.human_drains = 0
-        self.completion = array("d")  # submit to end of each job that ended, in end order
+        self.completion = SpilledDoubles(self.spill)  # submit to end of each job that ended, in end order
         # chain name -> [first submit, last end, members ended, members in the workload, last submit]
         self.chains: dict[str, list[float]] = {}
         # deadlines: each job's with one, until it ends (those left were not done by then), and
@@ -126,6 +128,9 @@ class Recorder:
                             node_gpus=h.debug_max_gpus, interactive=None)
         elif kind not in JOB_KINDS:
             raise ValueError(f"submit of {e.job} at t={e.t}: unknown job kind {kind!r}")
+        old = self.jobs.get(e.job)
+        if old is not None:  # a later submit of the same id replaces it: its slot holds no job now
+            self.settled.drop(old.serial)
         j = self.jobs[e.job] = _Job(e.account, e.gpus, mr > 0, kind, self.settled.open())
         j.submitted = e.t
         if e.chain is not None:
@@ -271,21 +276,24 @@ class Recorder:
         """Every job submitted, in submit order: the live ones as they are, the others rebuilt
         from their settled facts (only what ``summary.waits`` reads of them)."""
         live = {j.serial: j for j in self.jobs.values()}
-        s = self.settled
-        for i in range(len(s)):
-            k = s.kind[i]
-            if k == LIVE:
-                j = live.get(i)
-                if j is not None:  # else a later submit of the same id replaced it
-                    yield j
-                continue
-            j = _Job(self._accounts[s.account[i]], s.gpus[i], False, JOB_KINDS[k], i)
-            j.eligible = maybe(s.eligible[i])
-            j.first_start = maybe(s.first_start[i])
-            j.pending_total = s.pending_total[i]
-            j.pending_since = maybe(s.pending_since[i])
-            j.rejected = bool(s.rejected[i])
-            yield j
+        n = len(self.settled)
+        for base, s in self.settled.chunks():
+            for i in range(min(CHUNK, n - base)):
+                k = s.kind[i]
+                if k == LIVE:
+                    j = live.get(base + i)
+                    if j is not None:
+                        yield j
+                    continue
+                if k == DROPPED:  # a later submit of the same id replaced it
+                    continue
+                j = _Job(self._accounts[s.account[i]], s.gpus[i], False, JOB_KINDS[k], base + i)
+                j.eligible = maybe(s.eligible[i])
+                j.first_start = maybe(s.first_start[i])
+                j.pending_total = s.pending_total[i]
+                j.pending_since = maybe(s.pending_since[i])
+                j.rejected = bool(s.rejected[i])
+                yield j
 
     # -- the summary --------------------------------------------------------------------------
     def summary(self) -> dict[str, Any]:

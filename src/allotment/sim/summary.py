@@ -8,13 +8,14 @@ another.  The uncapped figure is reported beside it as ``received``."""
 from __future__ import annotations
 
 import math
-from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from allotment.sim.job_kind import JOB_KINDS
 from allotment.sim.signals import HOUR
+from allotment.sim.spilled_doubles import SpilledDoubles
+from allotment.spill import Spill
 
 LARGE_GPUS: Final = 64  # a "large" job for wait.large: this many GPUs, or half a smaller cluster (large_from)
 
@@ -70,8 +71,9 @@ def _team_hours(rec: Recorder, team: str) -> tuple[float, float, float]:
 
 
 # one double a wait, not a float object and a list slot (32 bytes): at 1M jobs the summary's
-# lists of every wait were the run's peak (issue 32 item 5; docs/benchmarks.md, "Stop 39")
-_Lists = dict[str, "array[float]"]
+# lists of every wait were the run's peak (issue 32 item 5; docs/benchmarks.md, "Stop 39"); a
+# chunk of each in memory, the rest spilled to a temporary file ("Stop 40")
+_Lists = dict[str, SpilledDoubles]
 _CLASSES: Final = ("all", *JOB_KINDS, "large")  # the keys of ``wait`` and ``pending``, in order
 
 
@@ -87,10 +89,11 @@ def waits(rec: Recorder, end: float, start: float = 0.0) -> tuple[_Lists, _Lists
     as a wait to the end of the run (``wait.large`` p90 read 562 h where the jobs that ran
     waited 18.6 h)."""
     large = large_from(rec.header.capacity_gpus)
-    first: _Lists = {c: array("d") for c in _CLASSES}
-    pending: _Lists = {c: array("d") for c in _CLASSES}
-    team_first: _Lists = {t: array("d") for t in rec.teams}
-    team_pending: _Lists = {t: array("d") for t in rec.teams}
+    spill = Spill()
+    first: _Lists = {c: SpilledDoubles(spill) for c in _CLASSES}
+    pending: _Lists = {c: SpilledDoubles(spill) for c in _CLASSES}
+    team_first: _Lists = {t: SpilledDoubles(spill) for t in rec.teams}
+    team_pending: _Lists = {t: SpilledDoubles(spill) for t in rec.teams}
     for j in rec.all_jobs():
         if j.eligible is None or j.eligible >= end or j.eligible < start or j.rejected:
             continue
@@ -180,13 +183,14 @@ def completion(rec: Recorder) -> dict[str, float]:
     (``unfinished``), not as a time to the end of the run: a completion time is not censored,
     the waits are (``waits``).  Dependent jobs count from their submit, held time included: the
     time the user waits for the result."""
-    ended = rec.completion  # read in place: a list of it was 32 bytes a job more
-    s = sorted(ended)
+    ended = rec.completion  # read in place, a chunk at a time (sim/spilled_doubles.py)
+    n = len(ended)
+    p50, p90 = _ranks(ended, (50, 90))
     return {
-        "mean": _r(sum(ended) / len(ended)) if ended else 0.0,
-        "p50": _r(_rank(s, 50)),
-        "p90": _r(_rank(s, 90)),
-        "n": len(ended),
+        "mean": _r(sum(ended) / n) if n else 0.0,
+        "p50": _r(p50),
+        "p90": _r(p90),
+        "n": n,
         "unfinished": rec.counts["submitted"] - len(ended),
     }
 
@@ -226,24 +230,31 @@ def chain_makespans(rec: Recorder, *, whole: bool = False) -> dict[str, float]:
     }
 
 
-def percentile(values: Sequence[float], q: float) -> float:
+def percentile(values: Sequence[float] | SpilledDoubles, q: float) -> float:
     """Nearest-rank percentile (deterministic, no interpolation); 0 for no values."""
-    return _rank(sorted(values), q)
+    return _rank(values if isinstance(values, SpilledDoubles) else sorted(values), q)
 
 
-def _rank(s: list[float], q: float) -> float:
-    """``percentile`` of values already sorted."""
-    if not s:
-        return 0.0
-    k = max(0, math.ceil(q / 100.0 * len(s)) - 1)
-    return s[k]
+def _rank(s: list[float] | SpilledDoubles, q: float) -> float:
+    """``percentile`` of values already sorted, or spilled (whose ``rank`` is their sorted list's)."""
+    return _ranks(s, (q,))[0]
 
 
-def percentiles(values: Sequence[float]) -> dict[str, float]:
-    """``{p50, p90, n}`` of a list of waits: the figures every view of a wait shows.  Sorted once
-    for both: the sorted copy is the summary's largest transient (a float object a wait)."""
-    s = sorted(values)
-    return {"p50": _r(_rank(s, 50)), "p90": _r(_rank(s, 90)), "n": len(s)}
+def _ranks(s: list[float] | SpilledDoubles, qs: tuple[float, ...]) -> list[float]:
+    """The nearest ranks ``qs`` of ``s`` (0 for no values): the one definition of a percentile."""
+    n = len(s)
+    if not n:
+        return [0.0 for _ in qs]
+    ks = tuple(max(0, math.ceil(q / 100.0 * n) - 1) for q in qs)
+    return s.ranks(ks) if isinstance(s, SpilledDoubles) else [s[k] for k in ks]
+
+
+def percentiles(values: Sequence[float] | SpilledDoubles) -> dict[str, float]:
+    """``{p50, p90, n}`` of a list of waits: the figures every view of a wait shows.  A list is
+    sorted once for both; spilled values are ranked without a sorted copy in memory (but for
+    their last chunk's)."""
+    p50, p90 = _ranks(values if isinstance(values, SpilledDoubles) else sorted(values), (50, 90))
+    return {"p50": _r(p50), "p90": _r(p90), "n": len(values)}
 
 
 def _r(x: float) -> float:

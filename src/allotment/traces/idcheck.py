@@ -1,40 +1,69 @@
 """Duplicate-id and dangling-dependency checks in bounded memory.
 
 A Python ``set`` of ten million job ids costs most of a gigabyte, which would defeat streaming.
-We keep an 8-byte BLAKE2 digest and the line number of each id in flat arrays (16 bytes a job)
-and sort them once at the end.  Two different ids sharing a 64-bit digest is possible in
-principle (about 3 in a million for ten million ids) and would be reported as a duplicate; we
-accept that and say so in docs/trace-format.md.
+We keep an 8-byte BLAKE2 digest and the line number of each id (16 bytes a job), a run of them
+at a time in memory and the rest sorted in a temporary file (``IdIndex``).  Two different ids
+sharing a 64-bit digest is possible in principle (about 3 in a million for ten million ids) and
+would be reported as a duplicate; we accept that and say so in docs/trace-format.md.
 """
 
 from __future__ import annotations
 
 import hashlib
 from array import array
+from bisect import bisect_left
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
+
+from allotment.spill import Spill
 
 
 def id_digest(job_id: str) -> int:
     return int.from_bytes(hashlib.blake2b(job_id.encode("utf-8"), digest_size=8).digest(), "little")
 
 
+_RUN: Final = 1 << 16  # ids held before they are sorted and spilled (1 MiB of digests and lines)
+
+
 @dataclass(slots=True)
 class IdIndex:
-    """Ids seen so far (as digests) and the dependencies still to resolve."""
+    """Ids seen so far (as digests) and the dependencies still to resolve.
 
-    digests: array[int] = field(default_factory=lambda: array("Q"))
+    Why spilled: 16 bytes a job still grew with the trace (issue 32, item 5: 73 MiB for
+    ``trace check`` of 1M jobs).  Every ``_RUN`` ids are sorted by digest (stably: lines stay in
+    file order within a digest) and written to a ``Spill`` as a run; the checks then read the
+    digest space a range at a time, ``ceil(ids / _RUN)`` equal ranges, each range's slice of
+    every run found by bisection.  Digests are uniform hashes, so a range holds about ``_RUN``
+    ids whatever the file's length; only many repeats of one id (each of them an error) make one
+    range larger."""
+
+    digests: array[int] = field(default_factory=lambda: array("Q"))  # the ids not yet in a run
     lines: array[int] = field(default_factory=lambda: array("Q"))
     # dependencies are rare, so keep them whole: (name, line, col)
     dependencies: list[tuple[str, int, int]] = field(default_factory=list)
     # and who depends: job id -> (its dependencies, line, col), for the cycle search
     dependents: dict[str, tuple[list[str], int, int]] = field(default_factory=dict)
+    spill: Spill = field(default_factory=Spill)
+    runs: list[_Run] = field(default_factory=list)  # written, in the order read
+    total: int = 0
+    run: int = _RUN  # ids a run (a test makes it small)
 
     def add(self, job_id: str, line: int) -> None:
-        self.digests.append(id_digest(job_id))
+        self.add_digest(id_digest(job_id), line)
+
+    def add_digest(self, digest: int, line: int = 0) -> None:
+        """An id by its digest (``line`` 0: the caller needs no line, ``repeated_digests``)."""
+        self.digests.append(digest)
         self.lines.append(line)
+        self.total += 1
+        if len(self.digests) >= self.run:
+            d, lines = _sorted(self.digests, self.lines)
+            self.runs.append(_Run(self.spill, len(d), self.spill.write_bytes(d.tobytes()),
+                                  self.spill.write_bytes(lines.tobytes())))
+            self.digests, self.lines = array("Q"), array("Q")
 
     def depend(self, job_id: str, name: str, line: int, col: int) -> None:
         self.dependencies.append((name, line, col))
@@ -45,50 +74,96 @@ class IdIndex:
         return dependency_cycles(self.dependents)
 
     def duplicates(self) -> list[tuple[int, int]]:
-        """``(line, first_line)`` for every id line whose id appeared on an earlier line.
-
-        Sorts a copy of the digests only (8 bytes a job); positions are looked up just for the
-        rare digests that repeat."""
-        repeated = self._repeated()
-        if repeated is None:
-            return []
-        d = np.frombuffer(self.digests, dtype=np.uint64)
-        lines = np.frombuffer(self.lines, dtype=np.uint64)
-        where = np.nonzero(np.isin(d, repeated))[0]
-        first: dict[int, int] = {}
+        """``(line, first_line)`` for every id line whose id appeared on an earlier line."""
         out: list[tuple[int, int]] = []
-        for i in sorted(where.tolist(), key=lambda i: int(lines[i])):
-            key, line = int(d[i]), int(lines[i])
-            if key in first:
-                out.append((line, first[key]))
-            else:
-                first[key] = line
+        for d, lines in self._ranges():
+            new = np.empty(len(d), dtype=bool)
+            new[0] = True
+            np.not_equal(d[1:], d[:-1], out=new[1:])
+            if new.all():
+                continue
+            first = lines[np.flatnonzero(new)][np.cumsum(new) - 1]  # each line's group's first line
+            again = ~new
+            out.extend(zip(lines[again].tolist(), first[again].tolist(), strict=True))
         return sorted(out)
 
-    def _repeated(self) -> Any:
-        if not self.digests:
-            return None
-        s = np.sort(np.frombuffer(self.digests, dtype=np.uint64))
-        repeated = np.unique(s[1:][s[1:] == s[:-1]])
-        return repeated if len(repeated) else None
-
     def repeated_digests(self) -> set[int]:
-        """Digests seen more than once (works without line numbers, see ``DigestSet``)."""
-        r = self._repeated()
-        return set() if r is None else {int(x) for x in r.tolist()}
+        """Digests seen more than once (works without line numbers)."""
+        out: set[int] = set()
+        for d, _ in self._ranges():
+            out.update(d[1:][d[1:] == d[:-1]].tolist())
+        return out
 
     def unknown_dependencies(self) -> list[tuple[str, int, int]]:
-        """Dependencies naming no job in the file."""
+        """Dependencies naming no job in the file, in the order they were met."""
         if not self.dependencies:
             return []
-        d = np.sort(np.frombuffer(self.digests, dtype=np.uint64))
-        out = []
-        for name, line, col in self.dependencies:
-            h = np.uint64(id_digest(name))
-            i = int(np.searchsorted(d, h))
-            if i >= len(d) or d[i] != h:
-                out.append((name, line, col))
-        return out
+        want = np.array([id_digest(name) for name, _, _ in self.dependencies], dtype=np.uint64)
+        found = np.zeros(len(want), dtype=bool)
+        for d, _ in self._ranges():
+            i = np.searchsorted(d, want).clip(max=len(d) - 1)
+            found |= d[i] == want
+        return [dep for dep, ok in zip(self.dependencies, found.tolist(), strict=True) if not ok]
+
+    def _ranges(self) -> Iterator[tuple[Any, Any]]:
+        """The ids' (digests, lines) a range of digests at a time, sorted by digest then line."""
+        if not self.total:
+            return
+        tail_d, tail_l = _sorted(self.digests, self.lines)
+        runs: list[_Run | tuple[Any, Any]] = [*self.runs, (tail_d, tail_l)]
+        parts = -(-self.total // self.run)
+        at = [0] * len(runs)
+        for r in range(parts):
+            hi = ((r + 1) << 64) // parts  # 2^64 for the last: past every digest
+            ds, ls = [], []
+            for k, run in enumerate(runs):
+                if isinstance(run, _Run):
+                    j = run.search(hi)
+                    d, lines = run.slice(at[k], j)
+                else:
+                    j = len(run[0]) if hi >> 64 else int(np.searchsorted(run[0], np.uint64(hi)))
+                    d, lines = run[0][at[k]:j], run[1][at[k]:j]
+                at[k] = j
+                ds.append(d)
+                ls.append(lines)
+            d, lines = np.concatenate(ds), np.concatenate(ls)
+            if len(d):
+                order = np.lexsort((lines, d))
+                yield d[order], lines[order]
+
+
+def _sorted(digests: array[int], lines: array[int]) -> tuple[Any, Any]:
+    """Copies of ``digests`` and ``lines`` ordered by digest, stably."""
+    d = np.frombuffer(digests, dtype=np.uint64) if digests else np.zeros(0, dtype=np.uint64)
+    lines_ = np.frombuffer(lines, dtype=np.uint64) if lines else np.zeros(0, dtype=np.uint64)
+    order = np.argsort(d, kind="stable")
+    return d[order], lines_[order]
+
+
+@dataclass(frozen=True, slots=True)
+class _Run:
+    """``n`` digests sorted, and their lines, written to ``spill`` at ``digests_at``, ``lines_at``."""
+
+    spill: Spill
+    n: int
+    digests_at: int
+    lines_at: int
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, i: int) -> int:
+        return int(self.spill.read("Q", self.digests_at + 8 * i, 1)[0])
+
+    def search(self, hi: int) -> int:
+        """How many digests are below ``hi``."""
+        return self.n if hi >> 64 else bisect_left(self, hi)
+
+    def slice(self, i: int, j: int) -> tuple[Any, Any]:
+        """Digests and lines ``[i, j)``, read from the file."""
+        d = np.frombuffer(self.spill.read("Q", self.digests_at + 8 * i, j - i), dtype=np.uint64)
+        lines = np.frombuffer(self.spill.read("Q", self.lines_at + 8 * i, j - i), dtype=np.uint64)
+        return d, lines
 
 
 @dataclass(frozen=True, slots=True)

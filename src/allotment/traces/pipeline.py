@@ -178,7 +178,7 @@ def _write(
                     bad = [ctx.refuse(raw.line, p.message) for p in checks.fit.problems(job)]
                     if bad:
                         continue
-                ids.digests.append(id_digest(job.id))  # 8 bytes a job; lines only if needed
+                ids.add_digest(id_digest(job.id))  # spilled a run at a time (traces/idcheck.py)
                 stats.add(job)
                 out.write_line(encode(job))
         repeated = ids.repeated_digests()
