@@ -93,7 +93,8 @@ def test_the_wheel_ships_every_compiled_module_and_the_sdist_its_build(dist: Pat
         assert any(n.startswith(stem + ".cpython-") and n.endswith(".so") for n in names), module
     assert any("__mypyc" in n and n.endswith(".so") for n in names)  # mypyc's shared runtime
     assert "allotment/_compiled_sources.json" in names  # what the staleness check compares
-    members = tarfile.open(sdist).getnames()
+    with tarfile.open(sdist) as tar:
+        members = tar.getnames()
     for needed in ("setup.py", "pyproject.toml", "src/allotment/_compiled.py"):
         assert f"allotment-{VERSION}/{needed}" in members
 
