@@ -2,6 +2,7 @@
 # make test  : set up .venv, lint, type-check, layer-check and run the unit tests
 # make test-slurm : bring up a real local Slurm, run the integration tests, tear it down
 # make test-k8s   : build (cached) and start a real kube-apiserver, run the k8s tests, tear it down
+# make test-wheel : build the release's wheel and sdist, install them in fresh venvs (tests/packaging)
 # make test-fidelity : replay a workload on a real local Slurm, compare with the simulator (docs/fidelity.md)
 SHELL := /bin/bash
 PY ?= python3
@@ -9,7 +10,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test test-unit test-slurm test-k8s test-fidelity lint check regen bench clean
+.PHONY: run test test-unit test-slurm test-k8s test-fidelity test-wheel lint check regen bench clean
 
 # the hot modules are compiled at install (setup.py): editing one reinstalls
 HOT_SRC := $(wildcard src/allotment/core/*.py src/allotment/sim/*.py) src/allotment/_compiled.py setup.py
@@ -40,6 +41,9 @@ test-slurm: $(STAMP)
 
 test-k8s: $(STAMP)
 	PYTHON=$(BIN)/python bash tests/k8s/run.sh
+
+test-wheel: $(STAMP)
+	$(BIN)/pytest -q -m wheel tests/packaging -p no:cacheprovider --durations=0
 
 test-fidelity: $(STAMP)
 	bash tests/slurm/fidelity.sh

@@ -10,6 +10,7 @@ package, whose dependencies are not installed yet)."""
 
 import os
 import runpy
+import sys
 from pathlib import Path
 
 from setuptools import setup
@@ -23,8 +24,20 @@ def _in_pre_commit_store() -> bool:
     return Path(__file__).resolve().is_relative_to(Path(store).resolve())
 
 
+def _metadata_only(argv: list[str]) -> bool:
+    """A build frontend runs this file once per step: ``egg_info`` and ``dist_info`` (metadata),
+    ``sdist``, then ``bdist_wheel``.  Only a step that builds extensions needs mypyc's pass (a
+    whole-core type check and C generation, each time): ``python -m build`` ran it four times."""
+    commands = [a for a in argv[1:] if not a.startswith("-")]
+    return bool(commands) and commands[0] in ("egg_info", "dist_info", "sdist")
+
+
 ext_modules = []
-if os.environ.get("ALLOTMENT_COMPILE", "1") != "0" and not _in_pre_commit_store():
+if (
+    os.environ.get("ALLOTMENT_COMPILE", "1") != "0"
+    and not _in_pre_commit_store()
+    and not _metadata_only(sys.argv)
+):
     from mypyc.build import mypycify
 
     compiled = runpy.run_path("src/allotment/_compiled.py")

@@ -21,8 +21,10 @@ import pytest
 from tests.conftest import REPO_ROOT
 
 
-def build(where: Path, monkeypatch: pytest.MonkeyPatch, **env: str) -> dict[str, Any]:
-    """Run a copy of setup.py in ``where``; returns what it handed to setuptools."""
+def build(
+    where: Path, monkeypatch: pytest.MonkeyPatch, command: str = "bdist_wheel", **env: str
+) -> dict[str, Any]:
+    """Run a copy of setup.py in ``where`` for ``command``; returns what it handed to setuptools."""
     (where / "src" / "allotment").mkdir(parents=True)
     shutil.copy(REPO_ROOT / "setup.py", where / "setup.py")
     shutil.copy(REPO_ROOT / "src/allotment/_compiled.py", where / "src/allotment/_compiled.py")
@@ -41,6 +43,7 @@ def build(where: Path, monkeypatch: pytest.MonkeyPatch, **env: str) -> dict[str,
     for k, v in env.items():
         monkeypatch.setenv(k, v)
     monkeypatch.chdir(where)
+    monkeypatch.setattr(sys, "argv", ["setup.py", command, "--dist-dir", str(where / "dist")])
     runpy.run_path(str(where / "setup.py"))
     return seen
 
@@ -73,3 +76,14 @@ def test_allotment_compile_0_compiles_nothing(tmp_path: Path, monkeypatch: pytes
                  PRE_COMMIT_HOME=str(tmp_path / "store"))
     assert seen["ext_modules"] == []
     assert os.environ["ALLOTMENT_COMPILE"] == "0"
+
+
+def test_metadata_and_sdist_steps_compile_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``python -m build`` runs setup.py for egg_info, sdist, egg_info again and bdist_wheel: the
+    mypyc pass (a whole-core type check and C generation) ran for each, four times for one wheel."""
+    for i, command in enumerate(("egg_info", "dist_info", "sdist")):
+        seen = build(tmp_path / f"c{i}", monkeypatch, command, PRE_COMMIT_HOME=str(tmp_path / "store"))
+        assert seen["ext_modules"] == [], command
+    for i, command in enumerate(("bdist_wheel", "editable_wheel", "build_ext")):
+        seen = build(tmp_path / f"b{i}", monkeypatch, command, PRE_COMMIT_HOME=str(tmp_path / "store"))
+        assert len(seen["ext_modules"]) > 30, command
