@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from allotment.plan.diff import diff_configs
+from allotment.plan.gitread import open_repo, read_revision_files, resolve
 from allotment.plan.impact import DEFAULT_DAYS, DEFAULT_SCENARIO, warmup_days
 from allotment.plan.impact_units import Setup, for_side, workload
-from allotment.plan.gitread import open_repo, read_revision_files, resolve
 from allotment.plan.revision import compile_files
 from allotment.sim import switch
 from allotment.sim.latency import NONE
