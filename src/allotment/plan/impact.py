@@ -188,11 +188,11 @@ class ImpactRunner:
         if not is_ledger(data):
             return path
         # a snapshot of the reconciler's ledger: replayed as the trace it converts to, in the
-        # GPUs of the base's billing weight for the cluster (plan/ledger_history.py)
+        # GPUs of the base's billing weight for the cluster (plan/ledger_history.py); converted
+        # on every plan (cheap, atomic), so a newer converter never meets an older conversion
         weight = cluster_weight(base, cluster)
         trace = folder / f"{Path(name).stem}-{weight:g}.jsonl"
-        if not trace.exists():
-            ledger_to_trace(path, weight, trace)
+        ledger_to_trace(path, weight, trace)
         return trace
 
     def _run(self, setup: Setup, tasks: list[Task]) -> list[Run]:
