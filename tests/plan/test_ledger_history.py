@@ -83,3 +83,31 @@ def test_a_ledger_snapshot_named_by_the_base_is_the_plans_history_and_a_pr_canno
     small_repo.commit("another history", author="vera@acme.example")
     tampered = _plan(small_repo, "pr")
     assert tampered.workload == clean.workload and tampered.workload_key == clean.workload_key
+
+
+def test_a_ledger_of_a_cluster_whose_gpu_types_bill_differently_is_refused_by_name() -> None:
+    """The ledger's GPU-hours are reference hours (GPUs x hours x billing weight): on a cluster
+    of one weight they say how many GPUs a run held, on a mixed one they cannot."""
+    import dataclasses
+
+    import pytest
+
+    from allotment.compile.model import GpuType, NodeGroup
+    from allotment.errors import TraceError
+    from allotment.plan.ledger_history import cluster_weight
+    from tests.plan.factory import N, build
+
+    cfg = build("acme", N(children={"a": N(), "b": N()}), gpus=16)
+    one = dataclasses.replace(cfg, gpu_types={"h100": GpuType("h100", 2.0)})
+    assert cluster_weight(one, "c1") == 2.0
+    c1 = cfg.clusters["c1"]
+    mixed_cluster = dataclasses.replace(
+        c1, node_groups=(*c1.node_groups, NodeGroup("old", "a100", 8, ("m0",)))
+    )
+    mixed = dataclasses.replace(
+        cfg,
+        clusters={"c1": mixed_cluster},
+        gpu_types={"h100": GpuType("h100", 2.0), "a100": GpuType("a100", 0.5)},
+    )
+    with pytest.raises(TraceError, match="2 billing weights: a ledger cannot say how many GPUs"):
+        cluster_weight(mixed, "c1")
