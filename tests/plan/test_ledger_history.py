@@ -74,7 +74,7 @@ def test_a_ledger_snapshot_named_by_the_base_is_the_plans_history_and_a_pr_canno
     small_repo.set_share("budgets/acme/ml/budget.yaml", "vision", 70)
     small_repo.commit("vision +", author="vera@acme.example")
     clean = _plan(small_repo, "pr")
-    assert clean.workload == "trace ledger-1.jsonl on c1"
+    assert clean.workload == "trace ledger.db.jsonl on c1"
     ran = sum(t.delivered_week_before for t in clean.teams)
     assert ran > 0
     other = _ledger(tmp_path / "other.db", runs[:3])  # the PR swaps in a ledger of its own ...

@@ -190,8 +190,10 @@ class ImpactRunner:
         # a snapshot of the reconciler's ledger: replayed as the trace it converts to, in the
         # GPUs of the base's billing weight for the cluster (plan/ledger_history.py); converted
         # on every plan (cheap, atomic), so a newer converter never meets an older conversion
+        # the comment names it "trace ledger.db.jsonl": the trace made of the committed ledger.db
         weight = cluster_weight(base, cluster)
-        trace = folder / f"{Path(name).stem}-{weight:g}.jsonl"
+        trace = folder / f"weight-{weight:g}" / f"{Path(name).name}.jsonl"
+        trace.parent.mkdir(exist_ok=True)
         ledger_to_trace(path, weight, trace)
         return trace
 
