@@ -38,6 +38,7 @@ from allotment.plan.executors.local import LocalPool
 from allotment.plan.executors.protocol import ExecTask, Executor
 from allotment.plan.impact_stats import summarize
 from allotment.plan.impact_units import Grouping, Setup, Task, Unit, by_seed, for_side
+from allotment.plan.ledger_history import cluster_weight, is_ledger, ledger_to_trace
 from allotment.plan.model import Impact
 from allotment.plan.simcache import SimCache
 from allotment.sim.latency import NONE, LatencyProfile
@@ -162,7 +163,9 @@ class ImpactRunner:
         """The organisation's own history when the base revision names one (``plan_workload``
         in ``policies/scheduler.yaml``): the file as committed in the *base* revision, so a pull
         request can change neither which history is replayed nor its content.  Written once per
-        content into a folder of the system's temporary directory."""
+        content into a folder of the system's temporary directory.  A canonical trace (an
+        ``sacct`` export) is replayed as it is; a snapshot of the reconciler's ledger (an SQLite
+        file) as the trace ``plan.ledger_history`` makes of it."""
         name = base.policy_for(cluster).plan_workload
         if name is None or base.revision is None or self.repo is None:
             return None
@@ -182,7 +185,17 @@ class ImpactRunner:
         path = folder / Path(name).name
         if not path.exists():
             path.write_bytes(data)
-        return path
+        if not is_ledger(data):
+            return path
+        # a snapshot of the reconciler's ledger: replayed as the trace it converts to, in the
+        # GPUs of the base's billing weight for the cluster (plan/ledger_history.py); converted
+        # on every plan (cheap, atomic), so a newer converter never meets an older conversion
+        # the comment names it "trace ledger.db.jsonl": the trace made of the committed ledger.db
+        weight = cluster_weight(base, cluster)
+        trace = folder / f"weight-{weight:g}" / f"{Path(name).name}.jsonl"
+        trace.parent.mkdir(exist_ok=True)
+        ledger_to_trace(path, weight, trace)
+        return trace
 
     def _run(self, setup: Setup, tasks: list[Task]) -> list[Run]:
         """Cached runs are read (and their workloads never generated); the rest are simulated in
