@@ -163,9 +163,9 @@ class PolicyKnobs(Strict):
         min_length=1,
         max_length=300,
         pattern=r"^[A-Za-z0-9_][A-Za-z0-9._/-]*$",
-        description="allot plan replays this canonical trace (a file of the config repo, e.g. "
-        "an sacct export converted by allot trace import), read from the base revision, "
-        "instead of the generated scenario (none).",
+        description="allot plan replays this file of the config repo, read from the base "
+        "revision, instead of the generated scenario (none): a canonical trace (e.g. an sacct "
+        "export converted by allot trace import) or a snapshot of the reconciler's ledger.db.",
     )
     drift: Literal["report", "correct"] | None = Field(
         default=None, description="Reconciler: report or correct drift (correct)."
