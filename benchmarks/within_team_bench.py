@@ -45,7 +45,7 @@ from tests.core.builders import make_config
 
 from allotment.compile.model import Boost, Policy, PriorityWeights
 from allotment.config.bulk import bulk_allocation
-from allotment.core.context import build_context
+from allotment.core.context import Context, build_context
 from allotment.core.decide import build_scheduler
 from allotment.core.ids import UserGpus
 from allotment.core.jobs import JobSpec
@@ -128,15 +128,20 @@ def derive(ctx: object, specs: list[JobSpec], users: UserGpus, by_team: dict[str
     return [rank(by_team[t])[1] for t in sorted(by_team)]
 
 
+def _context(mode: str, boosts: tuple[Boost, ...], nodes: int) -> Context:
+    """The bench's cluster of ``nodes`` 8-GPU nodes and 15 equal teams, scored in ``mode``."""
+    weights = PriorityWeights(mode=mode)  # type: ignore[arg-type]
+    return build_context(make_config({t: 1 for t in TEAMS}, nodes=nodes,
+                                     policy=Policy(priority_weights=weights, boosts=boosts)), "c1")
+
+
 def tick(specs: list[JobSpec], boosts: tuple[Boost, ...], repeat: int) -> int:
     """What ``decide()`` pays each tick for the order, by the fast path and the reference."""
     nodes = tuple(NodeState(f"n{i:03d}", 8) for i in range(128))
     snap = Snapshot(nodes, (), tuple(PendingJob(s, s.submit, s.submit) for s in specs))
     ms = 1000.0
     for mode in ("fixed", "adaptive", "fifo"):
-        weights = PriorityWeights(mode=mode)  # type: ignore[arg-type]
-        ctx = build_context(make_config({t: 1 for t in TEAMS}, nodes=len(nodes),
-                                        policy=Policy(priority_weights=weights, boosts=boosts)), "c1")
+        ctx = _context(mode, boosts, len(nodes))
         sched = build_scheduler(snap, ctx, T, frozenset())
         pi = sched.inputs(T, {})
         rows = {}
@@ -177,9 +182,7 @@ def main() -> int:
     if args.tick:
         return tick(specs, boosts, args.repeat)
     for mode in ("fixed", "adaptive", "fifo"):
-        weights = PriorityWeights(mode=mode)  # type: ignore[arg-type]
-        ctx = build_context(make_config({t: 1 for t in TEAMS}, nodes=128,
-                                        policy=Policy(priority_weights=weights, boosts=boosts)), "c1")
+        ctx = _context(mode, boosts, 128)
         users = UserGpus.of({(t, f"u{u}"): u % 9 for t in TEAMS for u in range(0, 150, 7)})
         kept = records(specs, users)
         orders = {}

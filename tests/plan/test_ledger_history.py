@@ -5,13 +5,13 @@ its layout breaks these tests, not a copy of it; the config repos are real git r
 
 from __future__ import annotations
 
-import datetime as dt
 from pathlib import Path
 from typing import Any
 
 from allotment.plan.ledger_history import ledger_to_trace
 from allotment.reconcile.ledger import Ledger, RunObs
 from allotment.traces.canonical import read_trace
+from tests.plan.test_flags_and_demand import _history_plan
 
 T0 = 1_767_225_600.0  # 2026-01-01T00:00:00Z, a whole hour
 
@@ -46,17 +46,6 @@ def test_a_ledger_replays_each_job_with_the_gpus_and_work_it_ran_from_its_first_
     assert read_trace(out).header["start"] == "2026-01-01T00:00:00+00:00"
 
 
-def _plan(repo: Any, head: str) -> Any:
-    from allotment.plan.build import PlanRequest, make_plan
-    from allotment.plan.impact import ImpactRunner
-    from allotment.plan.simcache import SimCache
-
-    req = PlanRequest(repo=repo.path, base="main", head=head, at=dt.date(2026, 1, 2))
-    runner = ImpactRunner(trace=None, scenario="ai2", cluster=None, days=0.25, seeds=(1, 2),
-                          cache=SimCache(None), workers=1, repo=repo.path)
-    return make_plan(req, runner).impact
-
-
 def test_a_ledger_snapshot_named_by_the_base_is_the_plans_history_and_a_pr_cannot_swap_it(
     small_repo: Any, tmp_path: Path,
 ) -> None:
@@ -73,7 +62,7 @@ def test_a_ledger_snapshot_named_by_the_base_is_the_plans_history_and_a_pr_canno
     small_repo.switch("pr", create=True)
     small_repo.set_share("budgets/acme/ml/budget.yaml", "vision", 70)
     small_repo.commit("vision +", author="vera@acme.example")
-    clean = _plan(small_repo, "pr")
+    clean = _history_plan(small_repo, "pr")
     assert clean.workload == "trace ledger.db.jsonl on c1"
     ran = sum(t.delivered_week_before for t in clean.teams)
     assert ran > 0
@@ -81,7 +70,7 @@ def test_a_ledger_snapshot_named_by_the_base_is_the_plans_history_and_a_pr_canno
     small_repo.write("history/ledger.db", other.read_bytes())
     small_repo.edit_yaml("policies/scheduler.yaml", lambda d: d.pop("plan_workload"))  # ... and unsets it
     small_repo.commit("another history", author="vera@acme.example")
-    tampered = _plan(small_repo, "pr")
+    tampered = _history_plan(small_repo, "pr")
     assert tampered.workload == clean.workload and tampered.workload_key == clean.workload_key
 
 
