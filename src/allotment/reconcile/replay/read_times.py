@@ -19,7 +19,7 @@ from allotment.backends.protocol import Observation
 from allotment.backends.slurm.backend import SlurmBackend
 from allotment.errors import UsageError
 from allotment.reconcile.replay.events import Event
-from allotment.sim.latency import LatencyProfile, RunStart
+from allotment.sim.latency import LatencyProfile, RunEnd, RunStart
 
 READS_FILE = "reads.json"
 
@@ -38,11 +38,18 @@ class ReadTimedSlurm(SlurmBackend):
 
 
 def as_ran(nominal: LatencyProfile, reads: tuple[float, ...], events: list[Event]) -> LatencyProfile:
-    """The profile the gate judges a replay with: passes at its reads, and each start the
+    """The profile the gate judges a replay with: passes at its reads, each start the
     simulator decides at the read the cluster decided it launching when Slurm launched it
-    (the replay's ``start`` events: sacct's second, at its middle)."""
+    (the replay's ``start`` events: sacct's second, at its middle), and a requeue decided at
+    the read before a run's end that the cluster's requeue found ended completing it."""
     starts = tuple(RunStart(e.job, e.t) for e in events if e.event == "start" and e.job)
-    return nominal.as_run(reads, starts)
+    return nominal.as_run(reads, starts, ended_first(events))
+
+
+def ended_first(events: list[Event]) -> tuple[RunEnd, ...]:
+    """The runs a requeue found ended: ``end`` events carrying the requeue's rule
+    (``collect.events_from_runs``; a run that simply ended has none)."""
+    return tuple(RunEnd(e.job, e.t) for e in events if e.event == "end" and e.job and e.rule)
 
 
 def trace_reads(wall: list[float], t0: float, speedup: float) -> tuple[float, ...]:
