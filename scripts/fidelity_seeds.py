@@ -12,8 +12,8 @@ A profile ending in ``@run`` passes where the replay's ticks really read (``OUT/
 and launches a start decided at the cluster's read when Slurm launched it (``read_times.as_ran``),
 as ``allot replay --compare`` gates since issue 30 (``@reads``: the reads only); the script then
 also prints how the reads sat against the grid (``read_spread``).  A log saved before its ends
-were marked (a run a requeue found ended, ``collect.found_ended``) is marked here from the
-replay's audit log, the replay's time 0 taken from its drains (their audit times are exact).
+and starts were marked (a run a requeue found ended, ``collect.found_ended``; the tick that
+decided a start, ``collect.decided_starts``) is marked here from the replay's audit log, the replay's time 0 taken from its drains (their audit times are exact).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from pathlib import Path
 
 from allotment.compile.compiler import compile_repo
 from allotment.reconcile.audit import entry_time
-from allotment.reconcile.replay.collect import found_ended
+from allotment.reconcile.replay.collect import decided_starts, found_ended
 from allotment.reconcile.replay.compare import WAIT_ABS_S, WAIT_TOL, Row, compare
 from allotment.reconcile.replay.events import Event, read_events
 from allotment.reconcile.replay.read_times import READS_FILE, as_ran, read_reads
@@ -74,16 +74,20 @@ def read_spread(reads: tuple[float, ...], tick_s: float = 2.0) -> str:
 
 
 def marked(out: Path, real: list[Event]) -> list[Event]:
-    """``real`` with the ends a requeue found ended marked, as a replay now writes them."""
+    """``real`` with the ends a requeue found ended marked and each start's deciding tick, as
+    a replay now writes them."""
     audit_file = out / "replay" / "reconciler" / "audit.jsonl"
     drains = [e.t for e in real if e.event == "drain"]
-    if any(e.event == "end" and e.rule for e in real) or not audit_file.is_file() or not drains:
+    if any(e.event == "start" and e.decided is not None for e in real) or not audit_file.is_file() or not drains:
         return real
     audit = [json.loads(line) for line in audit_file.read_text(encoding="utf-8").splitlines() if line]
     ids = json.loads((out / "replay" / "slurm_ids.json").read_text(encoding="utf-8"))
     applied = [entry_time(a) for a in audit if a.get("action") == "drain" and a.get("result") == "applied"]
     t0 = min(applied) - min(drains)
-    return found_ended(real, audit, {str(v): k for k, v in ids.items()}, lambda w: round(w - t0, 3))
+    job_of = {str(v): k for k, v in ids.items()}
+    if not any(e.event == "end" and e.rule for e in real):
+        real = found_ended(real, audit, job_of, lambda w: round(w - t0, 3))
+    return decided_starts(real, audit, job_of, lambda w: round(w - t0, 3))
 
 
 def error_of(r: Row) -> float:

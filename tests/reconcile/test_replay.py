@@ -319,3 +319,18 @@ def test_a_run_is_placed_at_its_scripts_own_start_and_end_within_sacct_s_seconds
                           allocated={"j1": True, "j2": False}, script_times=mine)
     assert sorted((e.t, e.event) for e in ev if e.job == "j2") == [(31.93, "start"), (60.97, "end")]
     assert sorted((e.t, e.event) for e in ev if e.job == "j1")[0] == (0.5, "start")  # none: sacct's
+
+
+def test_each_start_carries_the_tick_that_decided_it(tmp_path: Path) -> None:
+    """The audit log's applied ``start`` decision of a job, at most 10 s before its run's
+    start, is written on the start (``decided``, trace seconds), and read back."""
+    jobs = {"replay-j1": _job(id="j1", gpus=8), "replay-j2": _job(id="j2", account="teamb")}
+    start = {"action": "set_priority", "rule": "start", "result": "applied", "reason": "fits"}
+    audit = [{**start, "target": "70", "time": 1000.5}, {**start, "target": "70", "time": 1040.5},
+             {**start, "target": "71", "time": 1010.0}]  # 21 s before j2's run: not its decision
+    ev = events_from_runs(parse_sacct(SACCT), jobs, audit, t0=1000.0, speedup=1.0,
+                          allocated={"j1": True, "j2": False})
+    assert sorted((e.t, e.job, e.decided) for e in ev if e.event == "start") == [
+        (0.5, "j1", 0.5), (31.5, "j2", None), (42.5, "j1", 40.5)]
+    write_events(tmp_path / "real.jsonl", ev)
+    assert sorted(e.decided for e in read_events(tmp_path / "real.jsonl") if e.decided) == [0.5, 40.5]

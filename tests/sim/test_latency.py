@@ -197,3 +197,23 @@ def test_a_launch_longer_than_the_pass_interval_can_be_preempted_before_it_runs(
     # b1 runs 7-17 on 4 of the 8 GPUs; u, all its work left, starts at the pass at 18
     assert u == [(pytest.approx(18.0 + 5.0), "start"), (pytest.approx(23.0 + 50.0), "end")]
     assert r.metrics["preemptions"] == 0
+
+
+def test_a_start_the_cluster_decided_at_this_read_launches_when_slurm_did_however_late() -> None:
+    """Issue 30, seed 6: the cluster's core started f034 at the tick reading at 186.9 (the
+    audit log) by requeuing f016, and Slurm ran it only at 189.5, after the next read, once the
+    requeue's kill had freed the GPUs.  With the deciding tick known the start launches there;
+    without it the rule is the read window (a run after the next read is not lent)."""
+    from allotment.sim.latency import RunStart
+
+    job = JobSpec("j", 5.4, "a", 1, 60.0, "x", min_runtime=600, kind="debug")
+    nominal = LatencyProfile("t", 2.0, 0.0, 1.7, read_s=0.9)
+    reads = tuple(round(2.0 * k + 0.9, 3) for k in range(100))
+
+    def wait(start: RunStart) -> float:
+        m = simulate(CONFIG, Workload.of([job]), latency=nominal.as_run(reads, (start,))).metrics
+        return float(m["wait"]["debug"]["p50"])
+
+    assert wait(RunStart("j", 9.5, decided=6.5)) == pytest.approx(9.5 - 5.4)  # tick 6.5, read 6.9
+    assert wait(RunStart("j", 9.5)) == pytest.approx(6.9 + 0.8 - 5.4)
+    assert wait(RunStart("j", 9.5, decided=8.5)) == pytest.approx(6.9 + 0.8 - 5.4)  # another tick's

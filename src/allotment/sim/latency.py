@@ -30,10 +30,10 @@ Three delays, each measured or configured on the real thing (docs/fidelity.md):
   state at the grid instant.  ``slurm-test`` has 0.9 s, measured; it is the closer of the two
   on replays off the tick (issue 30, docs/fidelity.md residual 2).
 
-* ``launches``: with ``reads``, the instants a replay's runs really started (``sacct``); a
-  start the simulator decides at the same read as the cluster (the real run started after that
-  read and before the next) launches when Slurm launched it, one it decides elsewhere after
-  ``launch_after_pass()``.
+* ``launches``: with ``reads``, the instants a replay's runs really started (the script's own
+  start, else ``sacct``'s second) and the tick that decided each (the audit log); a start the
+  simulator decides at the same read as the cluster launches when Slurm launched it, one it
+  decides elsewhere after ``launch_after_pass()``.
 * ``ended``: with ``reads``, the runs a replay's requeue found already ended (the reconciler
   decided the requeue at a read, the run completed before it landed: ``unchanged`` in its
   audit log, residual 3 of docs/fidelity.md); a preemption the simulator decides of that job
@@ -80,6 +80,7 @@ class RunStart:
 
     job: str
     at: float
+    decided: float | None = None  # the read of the tick that decided it, when known (audit)
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,7 +167,16 @@ class LatencyProfile:
         for r in sorted(reads):
             if not kept or r - kept[-1] >= self.launch_after_pass():
                 kept.append(r)
-        ordered = tuple(sorted(launches, key=lambda s: (s.at, s.job)))
+        at_read = tuple(kept)
+
+        def read_of(tick: float | None) -> float | None:  # a tick's decision read: its first
+            if tick is None:
+                return None
+            i = bisect.bisect_left(at_read, round(tick, 9) - 1e-9)
+            return at_read[i] if i < len(at_read) else None
+
+        ordered = tuple(sorted((replace(s, decided=read_of(s.decided)) for s in launches),
+                               key=lambda s: (s.at, s.job)))
         ends = tuple(sorted(ended, key=lambda e: (e.at, e.job)))
         return replace(self, reads=tuple(kept), launches=ordered, ended=ends)
 
@@ -188,16 +198,21 @@ class LatencyProfile:
 
     def launch_after(self, job: str, now: float) -> float:
         """From the pass at ``now`` that starts ``job`` to its run's start: as the replay ran
-        it when the job really started a run after this pass and before the next read (the
-        same start, decided at the same read: a start the cluster's core decided a tick later
-        lands after that read, and must not lend its launch to an earlier decision), else
+        it when the cluster's core decided that run's start at this read (``decided``, from the
+        reconciler's audit log: Slurm may launch it only after the next read, when a requeue's
+        kill must free its GPUs first); for a run whose decision is not known, when it started
+        after this pass and before the next read (a start the cluster's core decided a tick
+        later lands after that read, and must not lend its launch to an earlier decision); else
         ``launch_after_pass()``.  Without a later read, within ``LAUNCH_WINDOW_S``."""
+        for s in self.launches:  # the cluster's core decided this start at this read
+            if s.job == job and s.decided is not None and abs(s.decided - now) < 1e-6 and s.at > now:
+                return s.at - now
         i = bisect.bisect_right(self.reads, now + 1e-9)
         until = self.reads[i] if i < len(self.reads) else now + LAUNCH_WINDOW_S
         for s in self.launches:
             if s.at > until:
                 break
-            if s.job == job and s.at > now:
+            if s.job == job and s.at > now and s.decided is None:
                 return s.at - now
         return self.launch_after_pass()
 

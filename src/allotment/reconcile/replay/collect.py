@@ -149,7 +149,34 @@ def events_from_runs(
                 )
             )
     job_of = {r.job_id: jobs[r.name].id for r in runs if r.name in jobs}
-    return found_ended(out, audit, job_of, lambda wall: t(wall, whole=False)) + _health_events(audit, t)
+    marked = found_ended(out, audit, job_of, lambda wall: t(wall, whole=False))
+    return decided_starts(marked, audit, job_of, lambda wall: t(wall, whole=False)) + _health_events(audit, t)
+
+
+def decided_starts(
+    events: Sequence[Event],
+    audit: Sequence[Mapping[str, object]],
+    job_of: Mapping[str, str],  # Slurm job id -> trace job id
+    trace_time: Callable[[float], float],  # an audit record's Unix time -> trace seconds
+) -> list[Event]:
+    """``events`` with each ``start`` carrying when the tick that decided it ran: the last
+    applied start (``set_priority``, rule ``start``) of the job at most 10 s before the run's
+    start.  The gate's simulation launches its start decided at that tick's read when Slurm
+    launched this run, however late (``sim.latency.launch_after``)."""
+    starts: dict[str, list[float]] = {}
+    for a in audit:
+        job = job_of.get(str(a.get("target")))
+        if (a.get("action") == "set_priority" and a.get("rule") == "start"
+                and a.get("result") == "applied" and job is not None):
+            starts.setdefault(job, []).append(trace_time(entry_time(a)))
+    out = []
+    for e in events:
+        if e.event == "start" and e.job in starts:
+            before = [d for d in starts[e.job] if e.t - 10.0 <= d <= e.t]
+            if before:
+                e = replace(e, decided=max(before))
+        out.append(e)
+    return out
 
 
 def found_ended(
