@@ -12,7 +12,9 @@ backend observes again to check the tick's starts) and writes them, in trace sec
 
 from __future__ import annotations
 
+import bisect
 import json
+import math
 from pathlib import Path
 
 from allotment.backends.protocol import Observation
@@ -43,7 +45,24 @@ def as_ran(nominal: LatencyProfile, reads: tuple[float, ...], events: list[Event
     (the replay's ``start`` events: sacct's second, at its middle), and a requeue decided at
     the read before a run's end that the cluster's requeue found ended completing it."""
     starts = tuple(RunStart(e.job, e.t, e.decided) for e in events if e.event == "start" and e.job)
-    return nominal.as_run(reads, starts, ended_first(events))
+    return nominal.as_run(seen_submissions(reads, events), starts, ended_first(events))
+
+
+def seen_submissions(reads: tuple[float, ...], events: list[Event]) -> tuple[float, ...]:
+    """``reads`` with a read moved to just after a submission its tick started: the instant
+    kept is the wall clock before ``squeue`` ran, and the snapshot it returned can hold a job
+    ``sbatch`` sent a few milliseconds later (seed 7: f029 submitted at 136.902, started by
+    the tick reading at 136.896).  The audit log says that tick saw it, so its pass does."""
+    submit = {e.job: e.t for e in events if e.event == "submit" and e.job}
+    out = sorted(reads)
+    for e in events:
+        if e.event != "start" or e.decided is None or e.job not in submit:
+            continue
+        i = bisect.bisect_left(out, e.decided - 1e-9)  # the deciding tick's read
+        later = out[i + 1] if i + 1 < len(out) else math.inf
+        if i < len(out) and out[i] < submit[e.job] < later:
+            out[i] = round(submit[e.job] + 0.001, 3)
+    return tuple(out)
 
 
 def ended_first(events: list[Event]) -> tuple[RunEnd, ...]:
