@@ -368,7 +368,11 @@ class _Sim:
                 self.unlaunched.pop(jid, None)
                 self.log.start(now, self.by_id[jid], st, rate)
                 self.sched.launched(jid, now)  # its minimum runtime and kept work count from here
-            return False
+            # as run (the gate's replay profile), the launch is a change the next read sees,
+            # like the reconciler's tick, which reads every interval: moving the run's start
+            # can change a later decision (seed 3: a backfill the cluster's core made at the
+            # read after f028's launch).  The nominal profile keeps one pass per change.
+            return bool(self.latency.reads)
         # WAKE: an instant the core named (Scheduler.wake_at); always worth a pass
         self.wakes.discard(now)
         return True
