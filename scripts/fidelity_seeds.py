@@ -124,7 +124,7 @@ def main() -> None:
             if p.endswith("@reads"):  # the reads as run, the nominal launch
                 profile = profile.as_run(reads)
             elif p.endswith("@run"):  # the reads and the launches as run
-                profile = as_ran(profile, reads, real)
+                profile = as_ran(profile, reads, real, tuple(from_trace(out / "trace.jsonl").node_events))
             sim = simulated_events(config, "gpulab", from_trace(out / "trace.jsonl"),
                                    profile, epoch_phase_s=meta["epoch_phase_s"])
             rows = compare(real, sim, capacity=32, node_gpus=node_gpus)

@@ -28,9 +28,10 @@ def test_seed_3_as_run_misses_nothing_and_starts_every_job_with_its_twin(tmp_pat
     subprocess.run([sys.executable, str(ROOT / "scripts/fidelity_workload.py"), str(tmp_path),
                     "--seed", "3", "--workload", "arbitrary"], check=True, capture_output=True)
     real = read_events(SAVED / "real.jsonl")
-    gate = as_ran(PROFILES["slurm-test"], read_reads(SAVED / "reads.json"), real)
+    trace = from_trace(tmp_path / "trace.jsonl")
+    gate = as_ran(PROFILES["slurm-test"], read_reads(SAVED / "reads.json"), real, tuple(trace.node_events))
     config = compile_repo(tmp_path / "repo", dt.date(2026, 12, 1))
-    sim = simulated_events(config, "gpulab", from_trace(tmp_path / "trace.jsonl"), gate, epoch_phase_s=70.0)
+    sim = simulated_events(config, "gpulab", trace, gate, epoch_phase_s=70.0)
     rows = compare(real, sim, capacity=32, node_gpus={f"n{i}": 8 for i in range(1, 5)})
     assert [r.metric for r in rows if r.ok is False] == []
     first = {}

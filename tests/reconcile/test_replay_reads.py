@@ -56,3 +56,17 @@ def test_a_read_whose_tick_started_a_job_submitted_just_after_it_is_moved_past_t
     p = as_ran(PROFILES_SLURM_TEST, (134.884, 136.896, 138.912), events)
     assert p.reads == (134.884, 136.903, 138.912)
     assert p.launch_after("f029", 136.903) == pytest.approx(137.5 - 136.903)
+
+
+def test_a_read_whose_tick_resumed_a_node_is_moved_past_the_nodes_return() -> None:
+    """Issue 30, seed 8: n4 came back at 218.9; the tick at 218.5 (``squeue`` read stamped
+    218.884) resumed it, reading the health file after ``squeue``, and started f011 on it:
+    the gate's pass at that tick sees n4 back.  A return the tick did not act on moves nothing."""
+    from allotment.core.jobs import NodeEvent
+    from allotment.reconcile.replay.events import Event
+
+    back = (NodeEvent(148.5, "n4", "unhealthy"), NodeEvent(218.9, "n4", "healthy"))
+    events = [Event(148.5, "drain", node="n4"), Event(218.5, "resume", node="n4")]
+    reads = (146.9, 148.9, 216.868, 218.884, 220.863)
+    assert as_ran(PROFILES_SLURM_TEST, reads, events, back).reads == (146.9, 148.9, 216.868, 218.901, 220.863)
+    assert as_ran(PROFILES_SLURM_TEST, reads, events[:1], back).reads == reads

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from allotment.backends.protocol import Observation
 from allotment.backends.slurm.backend import SlurmBackend
+from allotment.core.jobs import NodeEvent
 from allotment.errors import UsageError
 from allotment.reconcile.replay.events import Event
 from allotment.sim.latency import LatencyProfile, RunEnd, RunStart
@@ -39,29 +40,47 @@ class ReadTimedSlurm(SlurmBackend):
         return obs
 
 
-def as_ran(nominal: LatencyProfile, reads: tuple[float, ...], events: list[Event]) -> LatencyProfile:
-    """The profile the gate judges a replay with: passes at its reads, each start the
+def as_ran(
+    nominal: LatencyProfile, reads: tuple[float, ...], events: list[Event],
+    node_events: tuple[NodeEvent, ...] = (),
+) -> LatencyProfile:
+    """The profile the gate judges a replay with: passes at its reads (past what the tick
+    acted on, ``seen_submissions``; ``node_events``: the trace's), each start the
     simulator decides at the read the cluster decided it launching when Slurm launched it
     (the replay's ``start`` events: sacct's second, at its middle), and a requeue decided at
     the read before a run's end that the cluster's requeue found ended completing it."""
     starts = tuple(RunStart(e.job, e.t, e.decided) for e in events if e.event == "start" and e.job)
-    return nominal.as_run(seen_submissions(reads, events), starts, ended_first(events))
+    return nominal.as_run(seen_submissions(reads, events, node_events), starts, ended_first(events))
 
 
-def seen_submissions(reads: tuple[float, ...], events: list[Event]) -> tuple[float, ...]:
-    """``reads`` with a read moved to just after a submission its tick started: the instant
-    kept is the wall clock before ``squeue`` ran, and the snapshot it returned can hold a job
+def seen_submissions(
+    reads: tuple[float, ...], events: list[Event], node_events: tuple[NodeEvent, ...] = ()
+) -> tuple[float, ...]:
+    """``reads`` with a read moved to just after what its tick acted on: the instant kept is
+    the wall clock before ``squeue`` ran, and the snapshot it returned can hold a job
     ``sbatch`` sent a few milliseconds later (seed 7: f029 submitted at 136.902, started by
-    the tick reading at 136.896).  The audit log says that tick saw it, so its pass does."""
+    the tick reading at 136.896); the tick reads the health file after ``squeue`` (seed 8:
+    n4 healthy again at 218.9, resumed, and f011 started on it, by the tick reading at
+    218.884).  The audit log says that tick saw them (a start it decided, a drain or resume
+    it applied: the event log's ``decided`` and ``drain``/``resume`` times), so its pass does."""
     submit = {e.job: e.t for e in events if e.event == "submit" and e.job}
-    out = sorted(reads)
+    seen: list[tuple[float, float]] = []  # (the tick, what it saw when)
     for e in events:
-        if e.event != "start" or e.decided is None or e.job not in submit:
-            continue
-        i = bisect.bisect_left(out, e.decided - 1e-9)  # the deciding tick's read
+        if e.event == "start" and e.decided is not None and e.job in submit:
+            seen.append((e.decided, submit[e.job]))
+    for e in events:
+        if e.event in ("drain", "resume") and e.node:
+            healthy = e.event == "resume"
+            when = [n.time for n in node_events if n.node == e.node and (n.state == "healthy") == healthy
+                    and n.time <= e.t + 3.0]
+            if when:
+                seen.append((e.t, max(when)))
+    out = sorted(reads)
+    for tick, at in seen:
+        i = bisect.bisect_left(out, tick - 1e-9)  # the tick's read
         later = out[i + 1] if i + 1 < len(out) else math.inf
-        if i < len(out) and out[i] < submit[e.job] < later:
-            out[i] = round(submit[e.job] + 0.001, 3)
+        if i < len(out) and out[i] < at < later:
+            out[i] = round(at + 0.001, 3)
     return tuple(out)
 
 
