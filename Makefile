@@ -10,7 +10,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test test-unit test-slurm test-k8s test-fidelity test-wheel lint check regen bench clean
+.PHONY: run test test-unit test-slurm test-k8s test-fidelity test-fidelity-arbitrary test-wheel lint check regen bench clean
 
 # the hot modules are compiled at install (setup.py): editing one reinstalls
 HOT_SRC := $(wildcard src/allotment/core/*.py src/allotment/sim/*.py) src/allotment/_compiled.py setup.py
@@ -47,6 +47,10 @@ test-wheel: $(STAMP)
 
 test-fidelity: $(STAMP)
 	bash tests/slurm/fidelity.sh
+
+# the arbitrary workload (issue 30), not the gate yet: FIDELITY_SEED=N to choose the seed
+test-fidelity-arbitrary: $(STAMP)
+	FIDELITY_WORKLOAD=arbitrary FIDELITY_SEED=$${FIDELITY_SEED:-10} bash tests/slurm/fidelity.sh
 
 regen: $(STAMP)
 	$(BIN)/pytest -q -m "not slurm and not k8s" --regen-golden

@@ -11,7 +11,9 @@ read sat (``read_phases``).
 A profile ending in ``@run`` passes where the replay's ticks really read (``OUT/replay/reads.json``)
 and launches a start decided at the cluster's read when Slurm launched it (``read_times.as_ran``),
 as ``allot replay --compare`` gates since issue 30 (``@reads``: the reads only); the script then
-also prints how the reads sat against the grid (``read_spread``).
+also prints how the reads sat against the grid (``read_spread``).  A log saved before its ends
+and starts were marked (a run a requeue found ended, ``collect.found_ended``; the tick that
+decided a start, ``collect.decided_starts``) is marked here from the replay's audit log, the replay's time 0 taken from its drains (their audit times are exact).
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ import statistics
 from pathlib import Path
 
 from allotment.compile.compiler import compile_repo
+from allotment.reconcile.audit import entry_time
+from allotment.reconcile.replay.collect import decided_starts, found_ended
 from allotment.reconcile.replay.compare import WAIT_ABS_S, WAIT_TOL, Row, compare
 from allotment.reconcile.replay.events import Event, read_events
 from allotment.reconcile.replay.read_times import READS_FILE, as_ran, read_reads
@@ -69,6 +73,23 @@ def read_spread(reads: tuple[float, ...], tick_s: float = 2.0) -> str:
             f"{offs[-1]:.2f} s after the grid, {skipped} slots without a read")
 
 
+def marked(out: Path, real: list[Event]) -> list[Event]:
+    """``real`` with the ends a requeue found ended marked and each start's deciding tick, as
+    a replay now writes them."""
+    audit_file = out / "replay" / "reconciler" / "audit.jsonl"
+    drains = [e.t for e in real if e.event == "drain"]
+    if any(e.event == "start" and e.decided is not None for e in real) or not audit_file.is_file() or not drains:
+        return real
+    audit = [json.loads(line) for line in audit_file.read_text(encoding="utf-8").splitlines() if line]
+    ids = json.loads((out / "replay" / "slurm_ids.json").read_text(encoding="utf-8"))
+    applied = [entry_time(a) for a in audit if a.get("action") == "drain" and a.get("result") == "applied"]
+    t0 = min(applied) - min(drains)
+    job_of = {str(v): k for k, v in ids.items()}
+    if not any(e.event == "end" and e.rule for e in real):
+        real = found_ended(real, audit, job_of, lambda w: round(w - t0, 3))
+    return decided_starts(real, audit, job_of, lambda w: round(w - t0, 3))
+
+
 def error_of(r: Row) -> float:
     """Share and occupancy: the relative error (target 10%); waits: |real - sim| as a share of
     the allowance (target 100%)."""
@@ -89,7 +110,7 @@ def main() -> None:
           f"({', '.join(profiles)}) | late ticks |")
     print("|---" * (3 + len(profiles)) + "|")
     for out in args.outs:
-        real = read_events(out / "real.jsonl")
+        real = marked(out, read_events(out / "real.jsonl"))
         meta = json.loads((out / "real.json").read_text(encoding="utf-8"))
         config = compile_repo(out / "repo", dt.date(2026, 12, 1))
         group = config.clusters["gpulab"].node_groups[0]
@@ -103,7 +124,7 @@ def main() -> None:
             if p.endswith("@reads"):  # the reads as run, the nominal launch
                 profile = profile.as_run(reads)
             elif p.endswith("@run"):  # the reads and the launches as run
-                profile = as_ran(profile, reads, real)
+                profile = as_ran(profile, reads, real, tuple(from_trace(out / "trace.jsonl").node_events))
             sim = simulated_events(config, "gpulab", from_trace(out / "trace.jsonl"),
                                    profile, epoch_phase_s=meta["epoch_phase_s"])
             rows = compare(real, sim, capacity=32, node_gpus=node_gpus)

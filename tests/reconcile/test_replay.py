@@ -7,6 +7,8 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from allotment.compile.interactive import InteractiveClass
 from allotment.core.jobs import JobSpec
 from allotment.reconcile.loop import StopFlag
@@ -270,3 +272,65 @@ def test_replay_keeps_each_ticks_decision_read_not_the_checks_after_its_starts()
     r._tick_on_grid(clocked)
     assert len(reads) == 6
     assert [round(t - 1004.0, 2) for t in r.tick_reads] == [0.91, 2.91, 4.91]
+
+
+def test_a_run_that_a_requeue_found_ended_is_marked_and_the_gate_completes_it() -> None:
+    """Issue 30, residual 3: the reconciler decided to requeue j2 at the tick at 1058.5 and its
+    ``scontrol requeue`` came after j2 had completed (``unchanged``): the end carries the
+    requeue's rule, and the gate's profile (``as_ran``) completes that run where the
+    simulator requeues it at the same read.  A requeue that found j1 between its runs (at
+    1035, after the first run's end) does not mark j1's later end."""
+    from allotment.reconcile.replay.read_times import as_ran
+    from allotment.sim.latency import PROFILES, RunEnd
+
+    jobs = {"replay-j1": _job(id="j1", gpus=8), "replay-j2": _job(id="j2", account="teamb")}
+    unchanged = {"action": "requeue", "result": "unchanged", "rule": "reservation", "reason": "r"}
+    audit = [{**unchanged, "target": "71", "time": 1058.5}, {**unchanged, "target": "70", "time": 1035.0}]
+    ev = events_from_runs(parse_sacct(SACCT), jobs, audit, t0=1000.0, speedup=1.0,
+                          allocated={"j1": True, "j2": False})
+    ends = {e.job: e for e in ev if e.event == "end"}
+    assert (ends["j2"].rule, ends["j2"].reason) == ("reservation", "COMPLETED before its requeue landed")
+    assert ends["j1"].rule is None and ends["j1"].reason == "COMPLETED"
+    gate = as_ran(PROFILES["slurm-test"], (56.9, 58.9, 60.9), ev)
+    assert gate.ended == (RunEnd("j2", 60.5),)
+    assert gate.ended_first("j2", 58.9) and not gate.ended_first("j2", 56.9)
+
+
+def test_a_run_is_placed_at_its_scripts_own_start_and_end_within_sacct_s_seconds(tmp_path: Path) -> None:
+    """Issue 30: sacct's whole seconds left a run's end on either side of a tick's read in the
+    same second (seed 3: f024 ended at 216.5 by sacct's middle, after the read at 216.9 on the
+    cluster), and the cores parted there.  The script writes its own start and end (ms); the
+    events take them where they fall within sacct's second, sacct's middle otherwise."""
+    import time
+
+    from allotment.reconcile.replay.collect import script_times
+
+    s = submission(_job(work=2.0), speedup=1, gpus_per_node=8, default_min_s=60, ckpt_dir=tmp_path)
+    (tmp_path / "j1.sh").write_text(s.script)
+    before = time.time()
+    subprocess.run(["sh", str(tmp_path / "j1.sh")], check=True, timeout=10)
+    own = script_times((tmp_path / "j1.times").read_text() + "sta")  # a line cut by a kill
+    assert [x.kind for x in own] == ["start", "end"] and before <= own[0].at
+    assert own[1].at - own[0].at == pytest.approx(2.0, abs=0.3)
+    # sacct: j2 ran from second 1031 to second 1060; its script from 1031.93 to 1060.97
+    mine = {"j2": script_times("start 1031.93\nend 1060.97\n")}
+    jobs = {"replay-j1": _job(id="j1", gpus=8), "replay-j2": _job(id="j2", account="teamb")}
+    ev = events_from_runs(parse_sacct(SACCT), jobs, [], t0=1000.0, speedup=1.0,
+                          allocated={"j1": True, "j2": False}, script_times=mine)
+    assert sorted((e.t, e.event) for e in ev if e.job == "j2") == [(31.93, "start"), (60.97, "end")]
+    assert sorted((e.t, e.event) for e in ev if e.job == "j1")[0] == (0.5, "start")  # none: sacct's
+
+
+def test_each_start_carries_the_tick_that_decided_it(tmp_path: Path) -> None:
+    """The audit log's applied ``start`` decision of a job, at most 10 s before its run's
+    start, is written on the start (``decided``, trace seconds), and read back."""
+    jobs = {"replay-j1": _job(id="j1", gpus=8), "replay-j2": _job(id="j2", account="teamb")}
+    start = {"action": "set_priority", "rule": "start", "result": "applied", "reason": "fits"}
+    audit = [{**start, "target": "70", "time": 1000.5}, {**start, "target": "70", "time": 1040.5},
+             {**start, "target": "71", "time": 1010.0}]  # 21 s before j2's run: not its decision
+    ev = events_from_runs(parse_sacct(SACCT), jobs, audit, t0=1000.0, speedup=1.0,
+                          allocated={"j1": True, "j2": False})
+    assert sorted((e.t, e.job, e.decided) for e in ev if e.event == "start") == [
+        (0.5, "j1", 0.5), (31.5, "j2", None), (42.5, "j1", 40.5)]
+    write_events(tmp_path / "real.jsonl", ev)
+    assert sorted(e.decided for e in read_events(tmp_path / "real.jsonl") if e.decided) == [0.5, 40.5]

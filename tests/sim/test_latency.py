@@ -157,3 +157,63 @@ def test_a_start_decided_at_the_clusters_read_launches_when_slurm_launched_it() 
     elsewhere = nominal.as_run(reads, (RunStart("j", 9.5),))  # after the read at 8.9
     wait = simulate(CONFIG, Workload.of([job]), latency=elsewhere).metrics["wait"]["debug"]["p50"]
     assert wait == pytest.approx(6.9 + 0.8 - 5.4)
+
+
+def test_a_preemption_of_a_run_the_clusters_requeue_found_ended_completes_it() -> None:
+    """Issue 30, residual 3: the cluster's core decided a requeue at a read and the run ended
+    before the ``scontrol requeue`` landed (``unchanged``), so it completed; the simulator,
+    preempting at the pass, requeued it and ran it again.  With the replay's ``ended`` the
+    same preemption at the same read completes the run; an end a tick later does not."""
+    from allotment.sim.latency import RunEnd
+
+    # u (free, 8 GPUs) launches at 1.7 and would end at 101.2; b1 arrives at 100 and the
+    # pass at the read 100.9 preempts u for it
+    free = JobSpec("u", 0.0, "a", 8, 99.5, "x", min_runtime=0, kind="batch", checkpoint_interval=2.0)
+    alloc = JobSpec("b1", 100.0, "b", 4, 10.0, "y", min_runtime=600, kind="debug")
+    nominal = LatencyProfile("t", 2.0, 11.0, 1.7, read_s=0.9)
+    reads = tuple(round(2.0 * k + 0.9, 3) for k in range(200))
+
+    def run(ended: tuple[RunEnd, ...]) -> list[tuple[float, str]]:
+        r = simulate(CONFIG, Workload.of([free, alloc]), latency=nominal.as_run(reads, (), ended),
+                     keep_events=True)
+        return [(e.t, e.event) for e in r.events or () if e.job == "u" and e.event in ("start", "preempt", "end")]
+
+    # without: requeued, eligible at 111.9, passed at 112.9, run again for its last 1.5 s
+    assert run(()) == [(1.7, "start"), (100.9, "preempt"), (pytest.approx(113.7), "start"),
+                       (pytest.approx(113.7 + 1.5), "end")]
+    assert run((RunEnd("u", 101.5),)) == [(1.7, "start"), (100.9, "end")]  # sacct's second 101
+    assert run((RunEnd("u", 103.5),))[1] == (100.9, "preempt")  # ended after the next read
+
+
+def test_a_launch_longer_than_the_pass_interval_can_be_preempted_before_it_runs() -> None:
+    """A start the backend has not launched yet when the next pass preempts it never ran: no
+    preempt is logged (the event log used to raise KeyError on it) and no requeue delay; it
+    waits in the queue and starts again later."""
+    free = JobSpec("u", 0.0, "a", 8, 50.0, "x", min_runtime=0, kind="batch")
+    alloc = JobSpec("b1", 1.0, "b", 4, 10.0, "y", min_runtime=600, kind="debug")
+    slow = LatencyProfile("t", 2.0, 11.0, 5.0)  # launch 5 s after a pass, passes every 2 s
+    r = simulate(CONFIG, Workload.of([free, alloc]), latency=slow, keep_events=True)
+    u = [(e.t, e.event) for e in r.events or () if e.job == "u" and e.event in ("start", "preempt", "end")]
+    # b1 runs 7-17 on 4 of the 8 GPUs; u, all its work left, starts at the pass at 18
+    assert u == [(pytest.approx(18.0 + 5.0), "start"), (pytest.approx(23.0 + 50.0), "end")]
+    assert r.metrics["preemptions"] == 0
+
+
+def test_a_start_the_cluster_decided_at_this_read_launches_when_slurm_did_however_late() -> None:
+    """Issue 30, seed 6: the cluster's core started f034 at the tick reading at 186.9 (the
+    audit log) by requeuing f016, and Slurm ran it only at 189.5, after the next read, once the
+    requeue's kill had freed the GPUs.  With the deciding tick known the start launches there;
+    without it the rule is the read window (a run after the next read is not lent)."""
+    from allotment.sim.latency import RunStart
+
+    job = JobSpec("j", 5.4, "a", 1, 60.0, "x", min_runtime=600, kind="debug")
+    nominal = LatencyProfile("t", 2.0, 0.0, 1.7, read_s=0.9)
+    reads = tuple(round(2.0 * k + 0.9, 3) for k in range(100))
+
+    def wait(start: RunStart) -> float:
+        m = simulate(CONFIG, Workload.of([job]), latency=nominal.as_run(reads, (start,))).metrics
+        return float(m["wait"]["debug"]["p50"])
+
+    assert wait(RunStart("j", 9.5, decided=6.5)) == pytest.approx(9.5 - 5.4)  # tick 6.5, read 6.9
+    assert wait(RunStart("j", 9.5)) == pytest.approx(6.9 + 0.8 - 5.4)
+    assert wait(RunStart("j", 9.5, decided=8.5)) == pytest.approx(6.9 + 0.8 - 5.4)  # another tick's

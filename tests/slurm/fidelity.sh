@@ -6,15 +6,15 @@
 #   SLURM_TEST_STATE  state dir (<= 60 characters; default: a new /tmp/slurm.XXXXXX)
 #   FIDELITY_OUT      where the trace, repo, event logs and metrics go (default: a new temp dir)
 #   ALLOT_BIN         folder holding python and allot (default: .venv/bin)
-#   FIDELITY_SEED     the workload seed (default 15, the aligned gate's; the arbitrary
-#                     workload's best seed was 4, docs/fidelity.md)
+#   FIDELITY_SEED     the workload seed (default 15, the aligned gate's)
 #   FIDELITY_WORKLOAD aligned (default: the fourth pass's workload, every time a whole number
 #                     of ticks) or arbitrary (arrivals and works off the tick).  The gate runs
-#                     the aligned one: the arbitrary one does not yet hold on every seed, even
-#                     judged with the ticks' reads and Slurm's launches as they ran (issue 30,
-#                     the sixth pass: seed 3 missed 1 of 18, a share 12.1% off), and a gate
-#                     that fails by chance blocks every change.  Run it with
-#                     FIDELITY_WORKLOAD=arbitrary FIDELITY_SEED=N.
+#                     the aligned one: the arbitrary one, judged as run with what each tick saw
+#                     (issue 30, the seventh pass), held on 9 of 12 replays (two older ones
+#                     miss 1 of 18 from sacct's whole seconds), and one missed 8 of 18 when
+#                     the whole machine stopped for 16 s mid-run; and a
+#                     gate that fails by chance blocks every change.  Run it with
+#                     FIDELITY_WORKLOAD=arbitrary FIDELITY_SEED=N (make test-fidelity-arbitrary).
 # The exit status is the table "as run" (passes at the replay's real reads, launches at its real
 # starts); the nominal profile's table, what a plan predicts, is printed before it, not gated.
 set -Eeuo pipefail

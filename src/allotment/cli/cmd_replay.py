@@ -285,7 +285,7 @@ def _compare(
         from allotment.reconcile.replay.read_times import as_ran
 
         label = f"passes at the {len(reads)} reads and launches as run"
-        runs.append((label, as_ran(nominal, reads, events), ".sim.jsonl"))
+        runs.append((label, as_ran(nominal, reads, events, tuple(trace.node_events)), ".sim.jsonl"))
     missed: list[str] = []
     for label, profile, suffix in runs:
         sim = simulated_events(config, cluster, work, profile, epoch_phase_s=phase)

@@ -30,10 +30,16 @@ Three delays, each measured or configured on the real thing (docs/fidelity.md):
   state at the grid instant.  ``slurm-test`` has 0.9 s, measured; it is the closer of the two
   on replays off the tick (issue 30, docs/fidelity.md residual 2).
 
-* ``launches``: with ``reads``, the instants a replay's runs really started (``sacct``); a
-  start the simulator decides at the same read as the cluster (the real run started after that
-  read and before the next) launches when Slurm launched it, one it decides elsewhere after
-  ``launch_after_pass()``.
+* ``launches``: with ``reads``, the instants a replay's runs really started (the script's own
+  start, else ``sacct``'s second) and the tick that decided each (the audit log); a start the
+  simulator decides at the same read as the cluster launches when Slurm launched it, one it
+  decides elsewhere after ``launch_after_pass()``.
+* ``ended``: with ``reads``, the runs a replay's requeue found already ended (the reconciler
+  decided the requeue at a read, the run completed before it landed: ``unchanged`` in its
+  audit log, residual 3 of docs/fidelity.md); a preemption the simulator decides of that job
+  at the read before that end (``ended_first``) completes the run at the pass instead, as on
+  the cluster.  The simulator's preemption lands at the pass and cannot know on which side of
+  the requeue's ``scontrol`` a real end a fraction of a second later fell; the cluster says.
 * ``reads``: the pass schedule as it ran (``LatencyProfile.as_run``): the instants, in trace
   seconds, at which a replay's reconciler really read the cluster (``allot replay`` keeps them,
   ``reconcile/replay/read_times.py``).  With them each pass sits at the first real read at or
@@ -74,6 +80,19 @@ class RunStart:
 
     job: str
     at: float
+    decided: float | None = None  # the read of the tick that decided it, when known (audit)
+
+
+@dataclass(frozen=True, slots=True)
+class RunEnd:
+    """A job's run that really completed at ``at`` (a replay's ``sacct`` end, trace seconds,
+    the middle of its second) before the requeue the reconciler had decided for it landed."""
+
+    job: str
+    at: float
+
+
+ENDED_SLACK_S = 0.5  # sacct's whole second: a real end at ``at`` was at most this much earlier
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +105,7 @@ class LatencyProfile:
     read_s: float = 0.0  # a pass sees what happened up to this long after its grid instant
     reads: tuple[float, ...] = ()  # as run: the replay's real read instants (sorted), or none
     launches: tuple[RunStart, ...] = ()  # as run: the replay's real run starts, or none
+    ended: tuple[RunEnd, ...] = ()  # as run: runs that ended before their requeue landed
 
     def key(self) -> dict[str, float | str | None]:
         """Every field, for a cache key: two profiles that differ in any delay differ here."""
@@ -100,6 +120,7 @@ class LatencyProfile:
             **({"reads": " ".join(f"{r:g}" for r in self.reads)} if self.reads else {}),
             **({"launches": " ".join(f"{s.job}@{s.at:g}" for s in self.launches)}
                if self.launches else {}),
+            **({"ended": " ".join(f"{e.job}@{e.at:g}" for e in self.ended)} if self.ended else {}),
         }
 
     def spec(self) -> str:
@@ -133,10 +154,12 @@ class LatencyProfile:
         return bool(self.read_s or self.reads)
 
     def as_run(
-        self, reads: tuple[float, ...], launches: tuple[RunStart, ...] = ()
+        self, reads: tuple[float, ...], launches: tuple[RunStart, ...] = (),
+        ended: tuple[RunEnd, ...] = (),
     ) -> LatencyProfile:
         """This profile with the pass schedule a replay really ran (``reads``, trace seconds)
-        and, if given, the instants its runs really started (``launch_after``).
+        and, if given, the instants its runs really started (``launch_after``) and the runs
+        its requeues found ended (``ended_first``).
         A read within ``launch_after_pass()`` of the one kept before it is dropped: a pass
         must not come before the last one's starts launch (on the cluster a tick's read is
         at least 1.3 s after the one before; a skipped slot makes it more)."""
@@ -144,8 +167,18 @@ class LatencyProfile:
         for r in sorted(reads):
             if not kept or r - kept[-1] >= self.launch_after_pass():
                 kept.append(r)
-        ordered = tuple(sorted(launches, key=lambda s: (s.at, s.job)))
-        return replace(self, reads=tuple(kept), launches=ordered)
+        at_read = tuple(kept)
+
+        def read_of(tick: float | None) -> float | None:  # a tick's decision read: its first
+            if tick is None:
+                return None
+            i = bisect.bisect_left(at_read, round(tick, 9) - 1e-9)
+            return at_read[i] if i < len(at_read) else None
+
+        ordered = tuple(sorted((replace(s, decided=read_of(s.decided)) for s in launches),
+                               key=lambda s: (s.at, s.job)))
+        ends = tuple(sorted(ended, key=lambda e: (e.at, e.job)))
+        return replace(self, reads=tuple(kept), launches=ordered, ended=ends)
 
     def pass_at(self, now: float, tick: float) -> float:
         """The first pass at or after ``now``: the next grid instant, plus ``read_s``; with
@@ -165,18 +198,34 @@ class LatencyProfile:
 
     def launch_after(self, job: str, now: float) -> float:
         """From the pass at ``now`` that starts ``job`` to its run's start: as the replay ran
-        it when the job really started a run after this pass and before the next read (the
-        same start, decided at the same read: a start the cluster's core decided a tick later
-        lands after that read, and must not lend its launch to an earlier decision), else
+        it when the cluster's core decided that run's start at this read (``decided``, from the
+        reconciler's audit log: Slurm may launch it only after the next read, when a requeue's
+        kill must free its GPUs first); for a run whose decision is not known, when it started
+        after this pass and before the next read (a start the cluster's core decided a tick
+        later lands after that read, and must not lend its launch to an earlier decision); else
         ``launch_after_pass()``.  Without a later read, within ``LAUNCH_WINDOW_S``."""
+        for s in self.launches:  # the cluster's core decided this start at this read
+            if s.job == job and s.decided is not None and abs(s.decided - now) < 1e-6 and s.at > now:
+                return s.at - now
         i = bisect.bisect_right(self.reads, now + 1e-9)
         until = self.reads[i] if i < len(self.reads) else now + LAUNCH_WINDOW_S
         for s in self.launches:
             if s.at > until:
                 break
-            if s.job == job and s.at > now:
+            if s.job == job and s.at > now and s.decided is None:
                 return s.at - now
         return self.launch_after_pass()
+
+    def ended_first(self, job: str, now: float) -> bool:
+        """Did the cluster's run of ``job`` end before a requeue decided at the pass at ``now``
+        landed?  True when the replay's requeue of it found it ended (``ended``) and that end
+        lies after this read (less sacct's half second) and before the next one: the same
+        requeue, decided at the same read.  An end a tick later belongs to another decision."""
+        if not self.ended:
+            return False
+        i = bisect.bisect_right(self.reads, now + 1e-9)
+        until = self.reads[i] if i < len(self.reads) else now + LAUNCH_WINDOW_S
+        return any(e.job == job and now - ENDED_SLACK_S <= e.at <= until for e in self.ended)
 
     def as_known(self, spec: JobSpec) -> JobSpec:
         """The job as the core can know it: its time limit as its work, when limits are on."""

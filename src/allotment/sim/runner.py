@@ -220,6 +220,8 @@ class _Sim:
         self.last_decisions: Decisions | None = None  # the last pass's, for _nothing_can_change
         self._views: dict[float, WindowView] = {}
         self.latency = NONE  # sim.latency: set by simulate() after construction
+        # latency profile: job -> the start the backend has not launched yet
+        self.unlaunched: dict[str, Any] = {}
 
     def summary(self) -> dict[str, Any]:
         """The metrics of the run so far: the recorder's, over [0, end)."""
@@ -363,9 +365,14 @@ class _Sim:
             jid, decided, st, rate = payload
             s = self.starts.get(jid)
             if s is not None and s[0] == decided:
+                self.unlaunched.pop(jid, None)
                 self.log.start(now, self.by_id[jid], st, rate)
                 self.sched.launched(jid, now)  # its minimum runtime and kept work count from here
-            return False
+            # as run (the gate's replay profile), the launch is a change the next read sees,
+            # like the reconciler's tick, which reads every interval: moving the run's start
+            # can change a later decision (seed 3: a backfill the cluster's core made at the
+            # read after f028's launch).  The nominal profile keeps one pass per change.
+            return bool(self.latency.reads)
         # WAKE: an instant the core named (Scheduler.wake_at); always worth a pass
         self.wakes.discard(now)
         return True
@@ -415,8 +422,30 @@ class _Sim:
         unstarted: set[str] = set()
         for p in d.preemptions:
             spec = self.by_id[p.job_id]
-            self._stopped(spec, now, completed=False)
             requeued = p.job_id in sched.pending or p.job_id in sched.running
+            unlaunched = self.unlaunched.pop(p.job_id, None)
+            if unlaunched is None and requeued and self.latency.ended_first(p.job_id, now):
+                # as run: the cluster's requeue of this run found it ended, so it completed
+                # (and a restart the same pass gave it, off a draining node, does not happen)
+                if p.job_id in sched.running:
+                    sched.finish(p.job_id)
+                    unstarted.add(p.job_id)
+                else:
+                    sched._take_pending(p.job_id)
+                self._stopped(spec, now, completed=True)
+                continue
+            decided = self.starts[p.job_id][0]
+            self._stopped(spec, now, completed=False)
+            if unlaunched is not None:  # a launch delay longer than the pass interval
+                if p.job_id in sched.pending:  # the backend never ran it: nothing stops, it
+                    # keeps no work from this start and waits out no requeue delay
+                    q = sched._take_pending(p.job_id)
+                    kept = (now - decided) - p.lost_work
+                    sched.add_pending(q.spec, q.eligible, q.queued_since, done_work=max(0.0, q.done_work - kept),
+                                      declared=q.declared, evicted_by=q.evicted_by)
+                if requeued:
+                    continue
+                self.log.start(now, spec, unlaunched, 0.0)  # cancelled: a run of no time
             self.log.preempt(now, spec, p, requeued=requeued)
             if not requeued:  # cancelled by policy
                 self._release_dependents(p.job_id, now)
@@ -443,6 +472,7 @@ class _Sim:
             self.starts[spec.id] = (now, rate, r.placement)
             launch = self.latency.launch_after(spec.id, now)  # latency profile: the backend starts it later
             if launch > 0:
+                self.unlaunched[spec.id] = st
                 self._push(now + launch, LAUNCH, (spec.id, now, st, rate))
             else:
                 self.log.start(now, spec, st, rate)

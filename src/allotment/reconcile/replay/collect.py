@@ -5,7 +5,12 @@ records: two ``REQUEUED`` (the runs the reconciler ended) and its final one.  Ti
 seconds (``SLURM_TIME_FORMAT=%s``).  A run that ended ``REQUEUED`` or ``PREEMPTED`` is a
 preempt event with the rule and reason of the reconciler's requeue of that job at that time
 (its audit record); any other ending is an end.  sacct's times are whole seconds, so each is
-taken as the middle of its second, and a submission is never later than the job's first start.  Drains and resumes are the reconciler's applied
+taken as the middle of its second, unless the run's script wrote its own start or end within
+that second (``<id>.times``, to the millisecond: then that instant; issue 30, on which side of
+a tick's read a run ended decided a start), and a submission is never later than the job's first start.  An
+end whose run a requeue found already ended (the reconciler decided it while the run ran and
+its ``scontrol requeue`` came after the run completed: ``unchanged`` in the audit log) carries
+that requeue's rule (``found_ended``; docs/fidelity.md residual 3).  Drains and resumes are the reconciler's applied
 drain/resume actions.  Reservations are the core's own bookkeeping, invisible in Slurm: the
 replay log has none.
 """
@@ -13,15 +18,36 @@ replay log has none.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from allotment.backends.slurm.shape import gpus_in
 from allotment.core.jobs import JobSpec
 from allotment.reconcile.audit import entry_time
-from allotment.reconcile.replay.events import Event, EventKind
+from allotment.reconcile.replay.events import Event, EventKind, sort_key
 
 SACCT_FIELDS = "JobIDRaw,JobName,State,Start,End,AllocTRES,NodeList"
 PREEMPTED = ("REQUEUED", "PREEMPTED")
+
+
+@dataclass(frozen=True, slots=True)
+class ScriptTime:
+    """A replayed job's script's own ``start`` or ``end`` of a run (Unix seconds, ms)."""
+
+    kind: str
+    at: float
+
+
+def script_times(text: str) -> tuple[ScriptTime, ...]:
+    """A job's ``<id>.times`` (``submit.script``): ``start <s>`` / ``end <s>`` lines; a line
+    cut short by a kill is left out."""
+    out = []
+    for line in text.splitlines():
+        kind, _, value = line.partition(" ")
+        try:
+            out.append(ScriptTime(kind, float(value)))
+        except ValueError:
+            continue
+    return tuple(x for x in out if x.kind in ("start", "end"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,10 +86,20 @@ def events_from_runs(
     t0: float,
     speedup: float,
     allocated: Mapping[str, bool],
+    script_times: Mapping[str, Sequence[ScriptTime]] | None = None,  # trace job id -> its runs'
 ) -> list[Event]:
     def t(wall: float, whole: bool = True) -> float:
         # sacct reports whole seconds: take the middle of the second
         return round((wall + (0.5 if whole else 0.0) - t0) * speedup, 3)
+
+    own = dict(script_times or {})
+
+    def at(r: Run, kind: str, sacct_s: float) -> float:
+        """The run's own start or end (its script's, to the millisecond) within sacct's
+        second, else the middle of that second."""
+        mine = own.get(jobs[r.name].id, ())
+        near = [x.at for x in mine if x.kind == kind and sacct_s - 0.5 <= x.at < sacct_s + 1.5]
+        return t(min(near, key=lambda w: abs(w - sacct_s - 0.5)), whole=False) if near else t(sacct_s)
 
     requeues: dict[str, list[Mapping[str, object]]] = {}
     for a in audit:
@@ -77,11 +113,12 @@ def events_from_runs(
             continue
         alloc = allocated[spec.id]
         base = {"job": spec.id, "account": spec.account, "gpus": r.gpus, "nodes": r.nodes}
-        out.append(Event(t(r.start), "start", allocated=alloc, kind=spec.kind, **base))  # type: ignore[arg-type]
+        began = at(r, "start", r.start)
+        out.append(Event(began, "start", allocated=alloc, kind=spec.kind, **base))  # type: ignore[arg-type]
         hours = r.gpus * (r.end - r.start) * speedup / 3600.0
         # a run can end in the second it started (a requeued job whose checkpoint already
         # held all its work): keep its end after its start so the two still pair up
-        stop = max(t(r.end), t(r.start) + 0.001)
+        stop = max(t(r.end) if r.state in PREEMPTED else at(r, "end", r.end), began + 0.001)
         if alloc:
             charged[spec.id] = charged.get(spec.id, 0.0) + hours
         if r.state in PREEMPTED:
@@ -111,7 +148,63 @@ def events_from_runs(
                     **base,  # type: ignore[arg-type]
                 )
             )
-    return out + _health_events(audit, t)
+    job_of = {r.job_id: jobs[r.name].id for r in runs if r.name in jobs}
+    marked = found_ended(out, audit, job_of, lambda wall: t(wall, whole=False))
+    return decided_starts(marked, audit, job_of, lambda wall: t(wall, whole=False)) + _health_events(audit, t)
+
+
+def decided_starts(
+    events: Sequence[Event],
+    audit: Sequence[Mapping[str, object]],
+    job_of: Mapping[str, str],  # Slurm job id -> trace job id
+    trace_time: Callable[[float], float],  # an audit record's Unix time -> trace seconds
+) -> list[Event]:
+    """``events`` with each ``start`` carrying when the tick that decided it ran: the last
+    applied start (``set_priority``, rule ``start``) of the job at most 10 s before the run's
+    start.  The gate's simulation launches its start decided at that tick's read when Slurm
+    launched this run, however late (``sim.latency.launch_after``)."""
+    starts: dict[str, list[float]] = {}
+    for a in audit:
+        job = job_of.get(str(a.get("target")))
+        if (a.get("action") == "set_priority" and a.get("rule") == "start"
+                and a.get("result") == "applied" and job is not None):
+            starts.setdefault(job, []).append(trace_time(entry_time(a)))
+    out = []
+    for e in events:
+        if e.event == "start" and e.job in starts:
+            before = [d for d in starts[e.job] if e.t - 10.0 <= d <= e.t]
+            if before:
+                e = replace(e, decided=max(before))
+        out.append(e)
+    return out
+
+
+def found_ended(
+    events: Sequence[Event],
+    audit: Sequence[Mapping[str, object]],
+    job_of: Mapping[str, str],  # Slurm job id -> trace job id
+    trace_time: Callable[[float], float],  # an audit record's Unix time -> trace seconds
+) -> list[Event]:
+    """``events`` with each ``end`` of a run that a requeue found ended carrying the requeue's
+    rule: a requeue of the job ``unchanged`` (the job no longer ran) decided at or after that
+    run's start (less sacct's half second) and at most 5 s after its end.  The gate's
+    simulation completes such a run where it requeues it at the same read (``read_times``)."""
+    missed: dict[str, list[tuple[float, str]]] = {}
+    for a in audit:
+        job = job_of.get(str(a.get("target")))
+        if a.get("action") == "requeue" and a.get("result") == "unchanged" and job is not None:
+            missed.setdefault(job, []).append((trace_time(entry_time(a)), str(a.get("rule"))))
+    started: dict[str, float] = {}
+    out = []
+    for e in sorted(events, key=sort_key):
+        if e.event == "start" and e.job:
+            started[e.job] = e.t
+        elif e.event == "end" and e.job in missed and e.job in started:
+            hits = [m for m in missed[e.job] if started[e.job] - 0.5 <= m[0] <= e.t + 5.0]
+            if hits:
+                e = replace(e, rule=max(hits)[1], reason=f"{e.reason} before its requeue landed")
+        out.append(e)
+    return out
 
 
 def _health_events(audit: Sequence[Mapping[str, object]], t: Callable[..., float]) -> list[Event]:

@@ -24,10 +24,16 @@ from allotment.core.jobs import JobSpec, NodeEvent
 from allotment.errors import BackendError
 from allotment.reconcile.loop import StopFlag, next_tick
 from allotment.reconcile.reconciler import Reconciler
-from allotment.reconcile.replay.collect import SACCT_FIELDS, events_from_runs, parse_sacct
+from allotment.reconcile.replay.collect import (
+    SACCT_FIELDS,
+    ScriptTime,
+    events_from_runs,
+    parse_sacct,
+    script_times,
+)
 from allotment.reconcile.replay.events import Event
 from allotment.reconcile.replay.read_times import READS_FILE, trace_reads, write_reads
-from allotment.reconcile.replay.submit import Submission, submission
+from allotment.reconcile.replay.submit import TIMES_SUFFIX, Submission, submission
 
 log = logging.getLogger(__name__)
 
@@ -208,8 +214,13 @@ class Replay:
         by_name = {f"replay-{s.job.id}": s.job for s in subs}
         allocated = {s.job.id: "unallocated" not in s.argv for s in subs}
         audit = self.reconciler.audit.read()
+        own: dict[str, tuple[ScriptTime, ...]] = {}
+        for s in subs:
+            f = self.state_dir / "jobs" / f"{s.job.id}{TIMES_SUFFIX}"
+            own[s.job.id] = script_times(f.read_text(encoding="utf-8")) if f.is_file() else ()
         events = events_from_runs(
-            parse_sacct(text), by_name, audit, t0=self.t0, speedup=self.speedup, allocated=allocated
+            parse_sacct(text), by_name, audit, t0=self.t0, speedup=self.speedup, allocated=allocated,
+            script_times=own,
         )
         first: dict[str, float] = {}
         for e in sorted(events, key=lambda e: e.t):

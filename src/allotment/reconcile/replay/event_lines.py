@@ -76,6 +76,8 @@ def _checked(c: LineChecker, d: Mapping[str, Any]) -> dict[str, Any]:
             c.err(None, f"missing {key!r} ({what})")
     if "t" in d:
         out["t"] = c.time(d, "t")  # a number, finite, 0 or more, within the trace bound
+    if d.get("decided") is not None:
+        out["decided"] = c.time(d, "decided")
     if "event" in d:
         if d["event"] in KINDS:
             out["event"] = d["event"]

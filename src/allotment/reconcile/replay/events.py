@@ -3,7 +3,7 @@
 Format, shared with the simulator's event log: ``{"t", "event", "job", "account", "gpus",
 "nodes", "allocated", "by", "rule", "reason"}`` with ``event`` one of submit, start, preempt,
 end, reject, reserve, release, drain, resume; ``lost_gpu_hours`` on preempt, ``node`` on drain/resume,
-``charged_gpu_hours`` on end.  ``t`` is in trace seconds (a replay at speedup K multiplies
+``charged_gpu_hours`` on end, ``decided`` on a replay's start (the tick that decided it).  ``t`` is in trace seconds (a replay at speedup K multiplies
 wall seconds by K), so a replay and a simulation of one trace share one time axis.
 
 The metrics are the simulator's own: the records are turned into the simulator's event records
@@ -46,6 +46,8 @@ class Event:
     node: str | None = None
     charged_gpu_hours: float | None = None
     kind: str | None = None  # the trace job's kind (debug, train...): waits are per kind
+    # on a start: when the reconciler's tick that decided it ran (its audit log, trace seconds)
+    decided: float | None = None
 
     def line(self) -> str:
         return json.dumps({k: v for k, v in asdict(self).items() if v is not None}, sort_keys=True)

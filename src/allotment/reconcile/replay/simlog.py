@@ -35,10 +35,13 @@ def simulated_events(
         [_later(j, epoch_phase_s) for j in workload.jobs],
         [replace(e, time=e.time + epoch_phase_s) for e in workload.node_events],
     )
-    if latency.reads:  # the replay's read instants and run starts move with its workload
+    if latency.reads:  # the replay's reads, run starts and ends move with its workload
         latency = latency.as_run(
             tuple(round(r + epoch_phase_s, 3) for r in latency.reads),
-            tuple(replace(s, at=round(s.at + epoch_phase_s, 3)) for s in latency.launches),
+            tuple(replace(s, at=round(s.at + epoch_phase_s, 3),
+                          decided=None if s.decided is None else round(s.decided + epoch_phase_s, 3))
+                  for s in latency.launches),
+            tuple(replace(e, at=round(e.at + epoch_phase_s, 3)) for e in latency.ended),
         )
     result = simulate(config, shifted, cluster=cluster, latency=latency, keep_events=True)
     back = [e.replace(t=round(e.t - epoch_phase_s, 3)) for e in result.events or ()]

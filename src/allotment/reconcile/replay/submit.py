@@ -34,6 +34,7 @@ CHECKPOINT_WRITE_S = 0.4  # a checkpoint (when the job has a checkpoint interval
 # 0.07-1.13 s (mean 0.6) after its start tick's scontrol update, so a run requeued k ticks
 # later has run k ticks less 0.07-1.13 s; a write 0.4 s late centres that spread between two
 # checkpoints, and the run keeps the checkpoint the simulator keeps (docs/fidelity.md)
+TIMES_SUFFIX = ".times"  # each run of a job appends "start <unix s>" and, done, "end <unix s>"
 LIMIT_MARGIN_S = 30.0  # the script's own overhead (one fork per second) and Slurm's launch;
 # the slurm-test latency profile gives the simulated core the same limits (sim.latency)
 
@@ -85,6 +86,7 @@ def script(job: JobSpec, work_s: int, ckpt_dir: Path, every_s: int = 1) -> str:
     done."""
     ckpt = ckpt_dir / f"{job.id}.ckpt"
     notes = ckpt_dir / f"{job.id}.notes"
+    times = ckpt_dir / f"{job.id}{TIMES_SUFFIX}"
     resume = "" if job.resumable else 'rm -f "$ckpt"\n'
     save = 'echo "$done" > "$ckpt.tmp" && mv -f "$ckpt.tmp" "$ckpt"'
     # a checkpoint of every_s > 1 seconds is written CHECKPOINT_WRITE_S after its second
@@ -106,12 +108,16 @@ def script(job: JobSpec, work_s: int, ckpt_dir: Path, every_s: int = 1) -> str:
         # each second ends at this run's start + k, not after a sleep 1 plus the loop's forks:
         # those added 0.1-0.5 s per minute of work, more under load (docs/fidelity.md)
         "t0=$(date +%s.%N); k=0\n"
+        # sacct has whole seconds; the run's own start and end, to the millisecond, tell on
+        # which side of a tick's read they fell (collect.script_times; issue 30)
+        f'echo "start $t0" >> "{times}"\n'
         f'while [ "$done" -lt {work_s} ]; do k=$((k + 1)); '
         """sleep "$(awk -v t0="$t0" -v k="$k" -v now="$(date +%s.%N)" """
         """'BEGIN { d = t0 + k - now; printf "%.3f", (d > 0 ? d : 0) }')"; """
         f"done=$((done + 1)); {write}; done\n"
         f'[ "$done" -ge {work_s} ] || {{ echo "replay {job.id}: stopped at $done of {work_s} s"'
         " >&2; exit 1; }\n"
+        f'echo "end $(date +%s.%N)" >> "{times}"\n'
     )
 
 
