@@ -149,8 +149,28 @@ def events_from_runs(
                 )
             )
     job_of = {r.job_id: jobs[r.name].id for r in runs if r.name in jobs}
-    marked = found_ended(out, audit, job_of, lambda wall: t(wall, whole=False))
-    return decided_starts(marked, audit, job_of, lambda wall: t(wall, whole=False)) + _health_events(audit, t)
+    def exact(wall: float) -> float:  # an audit time is exact, not sacct's whole second
+        return t(wall, whole=False)
+
+    marked = found_ended(out, audit, job_of, exact)
+    return decided_starts(marked, audit, job_of, exact) + _health_events(audit, t)
+
+
+def _by_job(
+    audit: Sequence[Mapping[str, object]],
+    job_of: Mapping[str, str],
+    trace_time: Callable[[float], float],
+    action: str,
+    result: str,
+) -> dict[str, list[tuple[float, str]]]:
+    """Each trace job's audit records of ``action`` with ``result``: (trace time, rule), in
+    the audit's order -- what ``decided_starts`` and ``found_ended`` read of the audit log."""
+    got: dict[str, list[tuple[float, str]]] = {}
+    for a in audit:
+        job = job_of.get(str(a.get("target")))
+        if a.get("action") == action and a.get("result") == result and job is not None:
+            got.setdefault(job, []).append((trace_time(entry_time(a)), str(a.get("rule"))))
+    return got
 
 
 def decided_starts(
@@ -163,16 +183,11 @@ def decided_starts(
     applied start (``set_priority``, rule ``start``) of the job at most 10 s before the run's
     start.  The gate's simulation launches its start decided at that tick's read when Slurm
     launched this run, however late (``sim.latency.launch_after``)."""
-    starts: dict[str, list[float]] = {}
-    for a in audit:
-        job = job_of.get(str(a.get("target")))
-        if (a.get("action") == "set_priority" and a.get("rule") == "start"
-                and a.get("result") == "applied" and job is not None):
-            starts.setdefault(job, []).append(trace_time(entry_time(a)))
+    starts = _by_job(audit, job_of, trace_time, "set_priority", "applied")
     out = []
     for e in events:
         if e.event == "start" and e.job in starts:
-            before = [d for d in starts[e.job] if e.t - 10.0 <= d <= e.t]
+            before = [d for d, rule in starts[e.job] if rule == "start" and e.t - 10.0 <= d <= e.t]
             if before:
                 e = replace(e, decided=max(before))
         out.append(e)
@@ -189,11 +204,7 @@ def found_ended(
     rule: a requeue of the job ``unchanged`` (the job no longer ran) decided at or after that
     run's start (less sacct's half second) and at most 5 s after its end.  The gate's
     simulation completes such a run where it requeues it at the same read (``read_times``)."""
-    missed: dict[str, list[tuple[float, str]]] = {}
-    for a in audit:
-        job = job_of.get(str(a.get("target")))
-        if a.get("action") == "requeue" and a.get("result") == "unchanged" and job is not None:
-            missed.setdefault(job, []).append((trace_time(entry_time(a)), str(a.get("rule"))))
+    missed = _by_job(audit, job_of, trace_time, "requeue", "unchanged")
     started: dict[str, float] = {}
     out = []
     for e in sorted(events, key=sort_key):
