@@ -41,6 +41,7 @@ from allotment.plan.impact_units import Grouping, Setup, Task, Unit, by_seed, fo
 from allotment.plan.ledger_history import cluster_weight, is_ledger, ledger_to_trace
 from allotment.plan.model import Impact
 from allotment.plan.simcache import SimCache
+from allotment.plan.workload_setting import where
 from allotment.sim.latency import NONE, LatencyProfile
 from allotment.sim.switchable import switch_refusal
 
@@ -167,17 +168,18 @@ class ImpactRunner:
         ``sacct`` export) is replayed as it is; a snapshot of the reconciler's ledger (an SQLite
         file) as the trace ``plan.ledger_history`` makes of it."""
         name = base.policy_for(cluster).plan_workload
-        if name is None or base.revision is None or self.repo is None:
+        repo_path, revision = self.repo, base.revision
+        if name is None or revision is None or repo_path is None:
             return None
         import git
 
         try:
-            repo = git.Repo(self.repo, search_parent_directories=True)
-            data = (repo.commit(base.revision).tree / name).data_stream.read()
+            repo = git.Repo(repo_path, search_parent_directories=True)
+            data = (repo.commit(revision).tree / name).data_stream.read()
         except (KeyError, ValueError, git.GitError) as exc:
             raise TraceError(
-                f"policies/scheduler.yaml: plan_workload {name!r} is not a file of the base "
-                f"revision {base.revision[:12]}"
+                f"{where(repo_path, revision, cluster)}: plan_workload {name!r} is not a file "
+                f"of the base revision {revision[:12]}"
             ) from exc
         digest = hashlib.sha256(data).hexdigest()
         folder = Path(tempfile.gettempdir()) / "allotment-plan-history" / digest
@@ -191,7 +193,7 @@ class ImpactRunner:
         # GPUs of the base's billing weight for the cluster (plan/ledger_history.py); converted
         # on every plan (cheap, atomic), so a newer converter never meets an older conversion
         # the comment names it "trace ledger.db.jsonl": the trace made of the committed ledger.db
-        weight = cluster_weight(base, cluster)
+        weight = cluster_weight(base, cluster, lambda: where(repo_path, revision, cluster))
         trace = folder / f"weight-{weight:g}" / f"{Path(name).name}.jsonl"
         trace.parent.mkdir(exist_ok=True)
         ledger_to_trace(path, weight, trace)

@@ -29,7 +29,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -99,15 +99,16 @@ def _runs(path: Path) -> Iterator[LedgerRun]:
         yield LedgerRun(key[0], account, float(key[1]), tuple(hours))
 
 
-def cluster_weight(config: CompiledConfig, cluster: str) -> float:
+def cluster_weight(config: CompiledConfig, cluster: str,
+                   where: Callable[[], str] = lambda: "policies/scheduler.yaml") -> float:
     """The billing weight of the cluster's GPUs: the ledger's GPU-hours are in reference hours
     (GPUs x hours x weight).  A cluster of GPU types with different weights cannot say how many
-    GPUs a ledger's run held."""
+    GPUs a ledger's run held: refused at ``where()``, the setting's ``file:line:col``."""
     weights = {config.gpu_types[g.gpu_type].billing_weight
                for g in config.clusters[cluster].node_groups if g.gpu_type in config.gpu_types}
     if len(weights) != 1:
         raise TraceError(
-            f"policies/scheduler.yaml: plan_workload is a ledger, but cluster {cluster!r} has GPU "
+            f"{where()}: plan_workload is a ledger, but cluster {cluster!r} has GPU "
             f"types of {len(weights)} billing weights: a ledger cannot say how many GPUs a run "
             "held; commit an sacct export (allot trace import) instead"
         )
