@@ -33,7 +33,7 @@ def test_the_saved_seed_9_replay_stopped_for_16_s_and_is_void() -> None:
     assert [(s.who, s.after_s, s.until_s) for s in stalls] == [("reads", 210.971, 227.612)]
     line = void_line(stalls, TICK_S)
     assert line is not None and line.startswith("fidelity: VOID")
-    assert "from 210.97 s to 227.61 s, 16.6 s" in line and "rerun" in line
+    assert "from 210.97 s to 227.61 s: 16.6 s, where a gap over 6 s is a stall" in line and "rerun" in line
 
 
 @pytest.mark.parametrize("clean", ["arbitrary-10", "arbitrary-3"])

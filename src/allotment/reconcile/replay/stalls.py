@@ -130,7 +130,7 @@ def void_line(stalls: Sequence[Stall], interval_s: float) -> str | None:
     more = f"; {len(stalls) - 1} more gap(s)" if len(stalls) > 1 else ""
     return (
         f"fidelity: VOID, neither passed nor failed: the machine stopped during the replay "
-        f"({who} from {worst.after_s:.2f} s to {worst.until_s:.2f} s, {worst.gap_s:.1f} s; "
-        f"over {worst.allowed_s:g} s is more than a {interval_s:g} s tick beyond its spacing"
-        f"{more}); rerun it on a quieter machine (docs/fidelity.md, the eighth pass)"
+        f"({who} from {worst.after_s:.2f} s to {worst.until_s:.2f} s: {worst.gap_s:.1f} s, "
+        f"where a gap over {worst.allowed_s:g} s is a stall at {interval_s:g} s ticks{more}); "
+        "rerun it, on a quieter machine if it stalls again (docs/fidelity.md, the eighth pass)"
     )
