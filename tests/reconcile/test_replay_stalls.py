@@ -58,15 +58,15 @@ def _run(start: float, *beats: float, end: float | None = None) -> list[ScriptTi
 
 def test_a_jobs_own_seconds_stopping_for_over_a_tick_is_a_stall_a_requeue_is_not() -> None:
     t0 = 1000.0
-    clean = _run(1010.0, 1010.01, 1011.0, 1012.4, 1013.0, end=1014.0)
-    stopped = _run(1010.0, 1010.01, 1011.0, 1015.2, 1015.3, end=1016.0)  # 4.2 s > 1 + 2
+    clean = _run(1010.0, 1010.01, 1011.0, 1012.4, 1013.0, 1016.3, end=1017.0)  # 3.3 s: no stall
+    stopped = _run(1010.0, 1010.01, 1011.0, 1015.2, 1015.3, end=1016.0)  # 4.2 s > 1.4 + 2
     requeued = _run(1010.0, 1010.01, 1011.0) + _run(1030.0, 1030.01, end=1031.0)
     no_beats = _run(1010.0, end=1050.0)  # a harness before the beats: a whole run apart
     stalls = script_stalls(
         {"a": clean, "b": stopped, "c": requeued, "d": no_beats}, t0, TICK_S
     )
     assert [(s.who, s.after_s, s.until_s, s.allowed_s) for s in stalls] == [
-        ("b", 11.0, 15.2, 3.0)
+        ("b", 11.0, 15.2, 3.4)
     ]
 
 

@@ -16,8 +16,9 @@ so that a run can end on the other side of at least one read than its twin.
   one (``drive._tick_on_grid``, ``late_ticks``), so two reads can lie two intervals apart, and
   the gate passes at those reads: its spacing is two intervals, a stall a gap over three.
 * **A job's own seconds**: its script stamps the top of each second (``beat``, with ``start``
-  and ``end``; ``submit.script``), one second apart; a gap over one second plus one interval is
-  the job stopped for more than a tick.  A run's stamps end at its ``end`` or at a requeue's
+  and ``end``; ``submit.script``), one second apart, or one second and the checkpoint's write
+  (``CHECKPOINT_WRITE_S``, 0.4 s) after a second that wrote one; a gap over that plus one
+  interval is the job stopped for more than a tick.  A run's stamps end at its ``end`` or at a requeue's
   kill; the next ``start`` is another run, so no gap spans a requeue.
 """
 
@@ -30,10 +31,11 @@ from pathlib import Path
 
 from allotment.reconcile.replay.collect import ScriptTime, script_times
 from allotment.reconcile.replay.events import Event
+from allotment.reconcile.replay.submit import CHECKPOINT_WRITE_S
 
 EXIT_VOID = 3  # the CLI's "backend failure": the machine could not give a measurement
 READ_SPACING_TICKS = 2  # a late tick skips one slot: reads up to two intervals apart
-SECOND_S = 1.0  # the script's own spacing
+SECOND_S = 1.0 + CHECKPOINT_WRITE_S  # the script's own spacing, at most: a second and a write
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,7 +79,7 @@ def read_stalls(reads: Sequence[float], interval_s: float) -> tuple[Stall, ...]:
 def script_stalls(
     stamps: Mapping[str, Sequence[ScriptTime]], origin_unix: float, interval_s: float
 ) -> tuple[Stall, ...]:
-    """Gaps over one second plus one interval between consecutive stamps of one run of a job
+    """Gaps over a second and a write plus one interval between consecutive stamps of one run
     (``origin_unix``: the replay's time 0, so the stalls read in trace seconds; ``--compare``
     replays at speedup 1).  A run without beats (a harness before them) has no seconds to
     judge: its start and end are a whole run apart."""
