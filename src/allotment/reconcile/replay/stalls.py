@@ -40,7 +40,8 @@ SECOND_S = 1.0 + CHECKPOINT_WRITE_S  # the script's own spacing, at most: a seco
 
 @dataclass(frozen=True, slots=True)
 class Stall:
-    """One gap in what the replay measured, longer than its spacing plus one tick."""
+    """A gap in what the replay measured; a stall when longer than ``allowed_s``, its spacing
+    plus one tick (``read_stalls``, ``script_stalls`` return only those)."""
 
     who: str  # "reads" (the reconciler's), or the trace job whose script stopped
     after_s: float  # trace seconds: the last stamp before the gap
@@ -57,42 +58,63 @@ def replay_stalls(
 ) -> tuple[Stall, ...]:
     """Every stall of one replay: in its reads (``reads.json``) and in its jobs' own seconds
     (``<jobs_dir>/<id>.times``, when kept), in trace seconds."""
-    found = list(read_stalls(reads, interval_s)) if reads else []
-    stamps: dict[str, tuple[ScriptTime, ...]] = {}
-    if jobs_dir is not None and jobs_dir.is_dir():
-        for f in sorted(jobs_dir.glob("*.times")):
-            stamps[f.name.removesuffix(".times")] = script_times(f.read_text(encoding="utf-8"))
+    found = list(read_stalls(reads or (), interval_s))
+    stamps = read_stamps(jobs_dir)
     origin = origin_from(events, stamps)
     if origin is not None:
         found += script_stalls(stamps, origin, interval_s)
     return tuple(sorted(found, key=lambda s: (s.after_s, s.who)))
 
 
+def widest_gaps(
+    reads: Sequence[float] | None, events: Sequence[Event], jobs_dir: Path | None
+) -> tuple[float, float | None]:
+    """The widest gap of the reads and of the scripts' seconds (None: no beats kept): how far
+    under its thresholds a replay stayed."""
+    stamps = read_stamps(jobs_dir)
+    origin = origin_from(events, stamps)
+    own = [g.gap_s for g in _script_gaps(stamps, origin, 0.0)] if origin is not None else []
+    return max((g.gap_s for g in _read_gaps(reads or (), 0.0)), default=0.0), max(own, default=None)
+
+
+def read_stamps(jobs_dir: Path | None) -> dict[str, tuple[ScriptTime, ...]]:
+    """Each trace job's script stamps (``<jobs_dir>/<id>.times``), none without the folder."""
+    if jobs_dir is None or not jobs_dir.is_dir():
+        return {}
+    return {f.name.removesuffix(".times"): script_times(f.read_text(encoding="utf-8"))
+            for f in sorted(jobs_dir.glob("*.times"))}
+
+
 def read_stalls(reads: Sequence[float], interval_s: float) -> tuple[Stall, ...]:
     """Gaps between consecutive tick reads (trace seconds) over three intervals."""
     allowed = (READ_SPACING_TICKS + 1) * interval_s
-    return tuple(
-        Stall("reads", a, b, allowed) for a, b in zip(reads, reads[1:]) if b - a > allowed
-    )
+    return tuple(g for g in _read_gaps(reads, allowed) if g.gap_s > allowed)
+
+
+def _read_gaps(reads: Sequence[float], allowed_s: float) -> tuple[Stall, ...]:
+    return tuple(Stall("reads", a, b, allowed_s) for a, b in zip(reads, reads[1:]))
 
 
 def script_stalls(
     stamps: Mapping[str, Sequence[ScriptTime]], origin_unix: float, interval_s: float
 ) -> tuple[Stall, ...]:
     """Gaps over a second and a write plus one interval between consecutive stamps of one run
-    (``origin_unix``: the replay's time 0, so the stalls read in trace seconds; ``--compare``
-    replays at speedup 1).  A run without beats (a harness before them) has no seconds to
-    judge: its start and end are a whole run apart."""
+    of a job (``origin_unix``: the replay's time 0, so the stalls read in trace seconds;
+    ``--compare`` replays at speedup 1).  A run without beats (a harness before them) has no
+    seconds to judge: its start and end are a whole run apart."""
     allowed = SECOND_S + interval_s
+    return tuple(g for g in _script_gaps(stamps, origin_unix, allowed) if g.gap_s > allowed)
+
+
+def _script_gaps(
+    stamps: Mapping[str, Sequence[ScriptTime]], origin_unix: float, allowed_s: float
+) -> tuple[Stall, ...]:
     out = []
     for job in sorted(stamps):
         for run in _runs(stamps[job]):
-            if not any(s.kind == "beat" for s in run):
-                continue
-            for a, b in zip(run, run[1:]):
-                if b.at - a.at > allowed:
-                    out.append(Stall(job, round(a.at - origin_unix, 3),
-                                     round(b.at - origin_unix, 3), allowed))
+            if any(s.kind == "beat" for s in run):
+                out += [Stall(job, round(a.at - origin_unix, 3), round(b.at - origin_unix, 3),
+                              allowed_s) for a, b in zip(run, run[1:])]
     return tuple(sorted(out, key=lambda s: (s.after_s, s.who)))
 
 
