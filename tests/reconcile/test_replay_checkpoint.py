@@ -8,6 +8,7 @@ import shutil
 import signal
 import subprocess
 import time
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -80,4 +81,4 @@ def test_each_second_of_a_run_is_stamped_so_a_stopped_machine_shows_as_a_gap(
     stamps = script_times((tmp_path / "j1.times").read_text())
     assert [s.kind for s in stamps] == ["start", "beat", "beat", "beat", "end"]
     beats = [s.at for s in stamps if s.kind == "beat"]
-    assert all(0.5 < b - a < 1.6 for a, b in zip(beats, beats[1:]))
+    assert all(0.5 < b - a < 1.6 for a, b in pairwise(beats))

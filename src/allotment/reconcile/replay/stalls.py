@@ -27,6 +27,7 @@ from __future__ import annotations
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from pathlib import Path
 
 from allotment.reconcile.replay.collect import ScriptTime, script_times
@@ -81,8 +82,10 @@ def read_stamps(jobs_dir: Path | None) -> dict[str, tuple[ScriptTime, ...]]:
     """Each trace job's script stamps (``<jobs_dir>/<id>.times``), none without the folder."""
     if jobs_dir is None or not jobs_dir.is_dir():
         return {}
-    return {f.name.removesuffix(".times"): script_times(f.read_text(encoding="utf-8"))
-            for f in sorted(jobs_dir.glob("*.times"))}
+    return {
+        f.name.removesuffix(".times"): script_times(f.read_text(encoding="utf-8"))
+        for f in sorted(jobs_dir.glob("*.times"))
+    }
 
 
 def read_stalls(reads: Sequence[float], interval_s: float) -> tuple[Stall, ...]:
@@ -92,7 +95,7 @@ def read_stalls(reads: Sequence[float], interval_s: float) -> tuple[Stall, ...]:
 
 
 def _read_gaps(reads: Sequence[float], allowed_s: float) -> tuple[Stall, ...]:
-    return tuple(Stall("reads", a, b, allowed_s) for a, b in zip(reads, reads[1:]))
+    return tuple(Stall("reads", a, b, allowed_s) for a, b in pairwise(reads))
 
 
 def script_stalls(
@@ -113,8 +116,12 @@ def _script_gaps(
     for job in sorted(stamps):
         for run in _runs(stamps[job]):
             if any(s.kind == "beat" for s in run):
-                out += [Stall(job, round(a.at - origin_unix, 3), round(b.at - origin_unix, 3),
-                              allowed_s) for a, b in zip(run, run[1:])]
+                out += [
+                    Stall(
+                        job, round(a.at - origin_unix, 3), round(b.at - origin_unix, 3), allowed_s
+                    )
+                    for a, b in pairwise(run)
+                ]
     return tuple(sorted(out, key=lambda s: (s.after_s, s.who)))
 
 
@@ -127,7 +134,9 @@ def _runs(stamps: Sequence[ScriptTime]) -> list[list[ScriptTime]]:
     return runs
 
 
-def origin_from(events: Sequence[Event], stamps: Mapping[str, Sequence[ScriptTime]]) -> float | None:
+def origin_from(
+    events: Sequence[Event], stamps: Mapping[str, Sequence[ScriptTime]]
+) -> float | None:
     """The replay's time 0 in Unix seconds, from a saved replay: each job's first run start in
     the event log is its script's own ``start`` stamp when that fell within sacct's second
     (``collect.events_from_runs``), so stamp minus event time is time 0 for nearly every job;
