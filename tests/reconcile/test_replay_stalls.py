@@ -1,11 +1,13 @@
 """A replay the machine stopped is void, neither passed nor failed (issue 30, docs/fidelity.md
 the eighth pass): judged on saved replays of the ``arbitrary`` workload (seed 9: no read for
-16.6 s mid-run; seed 10: a clean run) and on a script's own seconds."""
+16.6 s mid-run; seeds 10 and 3: clean runs; seed 11: clean, with its scripts' own seconds)
+and on synthetic stamps."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -18,9 +20,11 @@ from allotment.reconcile.replay.stalls import (
     EXIT_VOID,
     origin_from,
     read_stalls,
+    read_stamps,
     replay_stalls,
     script_stalls,
     void_line,
+    widest_gaps,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -96,3 +100,21 @@ def test_allot_replay_judging_the_saved_seed_9_says_void_and_exits_3(
     assert "rerun" in out[-1]
     assert not any(line.startswith("fidelity: ") and "missed" in line and "(" not in line
                    for line in out), "a void replay printed a gated verdict"
+
+
+def test_the_saved_seed_11_with_its_scripts_seconds_is_clean_until_one_job_stops() -> None:
+    """Seed 11 (replayed blind, the CI seed) kept every script's beats: its widest gap is a
+    second and a checkpoint write, no stall; shift one run's later stamps by 5 s, as a machine
+    that stopped that job would, and the replay is void, naming the job."""
+    saved = SAVED / "arbitrary-11"
+    reads = read_reads(saved / "reads.json")
+    events = read_events(saved / "real.jsonl")
+    assert replay_stalls(reads, events, saved / "jobs", TICK_S) == ()
+    read_gap, own = widest_gaps(reads, events, saved / "jobs")
+    assert own is not None and 1.0 < own < 1.0 + 0.4 + TICK_S and read_gap < 3 * TICK_S
+    stamps = read_stamps(saved / "jobs")
+    origin = origin_from(events, stamps)
+    assert origin is not None
+    cut = stamps["f020"][len(stamps["f020"]) // 2].at
+    stamps["f020"] = tuple(replace(x, at=x.at + 5.0) if x.at > cut else x for x in stamps["f020"])
+    assert [s.who for s in script_stalls(stamps, origin, TICK_S)] == ["f020"]
