@@ -11,7 +11,12 @@ read sat (``read_phases``).
 A profile ending in ``@run`` passes where the replay's ticks really read (``OUT/replay/reads.json``)
 and launches a start decided at the cluster's read when Slurm launched it (``read_times.as_ran``),
 as ``allot replay --compare`` gates since issue 30 (``@reads``: the reads only); the script then
-also prints how the reads sat against the grid (``read_spread``).  A log saved before its ends
+also prints how the reads sat against the grid (``read_spread``).  ``@grid``: the nominal profile
+with its reads on its own grid (``read_s`` after each multiple of the tick), which changes one
+thing only: a pass at the read after each launch, as the gate's simulation runs one
+(``sim/runner.py``; docs/fidelity.md, the eighth pass, measures what it changes in a plan).
+The ``stall`` column is the replay's stall check (``replay.stalls``): ``VOID`` and the widest
+gap, else the widest gap of the reads and of the scripts' own seconds.  A log saved before its ends
 and starts were marked (a run a requeue found ended, ``collect.found_ended``; the tick that
 decided a start, ``collect.decided_starts``) is marked here from the replay's audit log, the replay's time 0 taken from its drains (their audit times are exact).
 """
@@ -32,6 +37,7 @@ from allotment.reconcile.replay.compare import WAIT_ABS_S, WAIT_TOL, Row, compar
 from allotment.reconcile.replay.events import Event, read_events
 from allotment.reconcile.replay.read_times import READS_FILE, as_ran, read_reads
 from allotment.reconcile.replay.simlog import simulated_events
+from allotment.reconcile.replay.stalls import replay_stalls, widest_gaps
 from allotment.sim.latency import parse_profile
 from allotment.sim.workloads import from_trace
 
@@ -90,6 +96,28 @@ def marked(out: Path, real: list[Event]) -> list[Event]:
     return decided_starts(real, audit, job_of, lambda w: round(w - t0, 3))
 
 
+def stall_cell(out: Path, real: list[Event], reads: tuple[float, ...], tick_s: float = 2.0) -> str:
+    """``VOID`` and the widest stall, or the widest gap of the reads and of the scripts' own
+    seconds, under their thresholds."""
+    jobs = out / "replay" / "jobs"
+    stalls = replay_stalls(reads, real, jobs, tick_s)
+    if stalls:
+        worst = max(stalls, key=lambda x: x.gap_s)
+        return f"**VOID** ({worst.who} {worst.after_s:.1f}-{worst.until_s:.1f} s: {worst.gap_s:.1f} s)"
+    read_gap, own = widest_gaps(reads, real, jobs)
+    return f"reads {read_gap:.2f} s, scripts " + (f"{own:.2f} s" if own is not None else "-")
+
+
+def moved(sims: list[dict[str, float]]) -> str:
+    """How many jobs' first starts differ by over 1 ms between the first two profiles'
+    simulations, and by how much at most (what ``@grid``'s pass after a launch changes)."""
+    if len(sims) < 2:
+        return "-"
+    a, b = sims[0], sims[1]
+    d = [abs(a[j] - b.get(j, float("inf"))) for j in a if abs(a[j] - b.get(j, float("inf"))) > 1e-3]
+    return f"{len(d)} of {len(a)}" + (f", up to {max(d):.1f} s" if d else "")
+
+
 def error_of(r: Row) -> float:
     """Share and occupancy: the relative error (target 10%); waits: |real - sim| as a share of
     the allowance (target 100%)."""
@@ -107,8 +135,8 @@ def main() -> None:
     spread: dict[str, dict[str, list[float]]] = {p: {} for p in profiles}
     phases: list[str] = []
     print(f"| replay | {' | '.join(f'missed ({p})' for p in profiles)} | first starts within 1 s "
-          f"({', '.join(profiles)}) | late ticks |")
-    print("|---" * (3 + len(profiles)) + "|")
+          f"({', '.join(profiles)}) | late ticks | stall | first starts moved (first two profiles) |")
+    print("|---" * (5 + len(profiles)) + "|")
     for out in args.outs:
         real = marked(out, read_events(out / "real.jsonl"))
         meta = json.loads((out / "real.json").read_text(encoding="utf-8"))
@@ -116,12 +144,14 @@ def main() -> None:
         group = config.clusters["gpulab"].node_groups[0]
         node_gpus = {f"n{i}": group.gpus_per_node for i in range(1, 5)}
         rs = first_starts(real)
-        cells, within = [], []
+        cells, within, sims = [], [], []
         reads_file = out / "replay" / READS_FILE
         reads = read_reads(reads_file) if reads_file.is_file() else ()
         for p in profiles:
-            profile = parse_profile(p.removesuffix("@run").removesuffix("@reads"))
-            if p.endswith("@reads"):  # the reads as run, the nominal launch
+            profile = parse_profile(p.removesuffix("@run").removesuffix("@reads").removesuffix("@grid"))
+            if p.endswith("@grid"):  # the nominal passes, and one at the read after a launch
+                profile = profile.as_run(tuple(round(2.0 * k + profile.read_s, 3) for k in range(2000)))
+            elif p.endswith("@reads"):  # the reads as run, the nominal launch
                 profile = profile.as_run(reads)
             elif p.endswith("@run"):  # the reads and the launches as run
                 profile = as_ran(profile, reads, real, tuple(from_trace(out / "trace.jsonl").node_events))
@@ -132,6 +162,7 @@ def main() -> None:
             judged = sum(r.ok is not None for r in rows)
             cells.append(f"**{len(miss)} of {judged}**" + (f": {', '.join(miss)}" if miss else ""))
             ss = first_starts(sim)
+            sims.append(ss)
             within.append(f"{sum(abs(rs[j] - ss[j]) <= 1.0 for j in rs if j in ss)}/{len(rs)}")
             for r in rows:
                 if r.ok is not None:
@@ -139,7 +170,7 @@ def main() -> None:
                     key = re.sub(r"share team\w+", "share (every team)", key)
                     spread[p].setdefault(key, []).append(error_of(r))
         print(f"| {out.name} | {' | '.join(cells)} | {', '.join(within)} | "
-              f"{meta.get('late_ticks', '-')} |")
+              f"{meta.get('late_ticks', '-')} | {stall_cell(out, real, reads)} | {moved(sims)} |")
         seen, later = read_phases(real)
         phases.append(f"{out.name}: started by that tick up to {max(seen, default=0):.2f} s after "
                       f"it ({len(seen)} jobs); by the next only: {later[:8]}..."

@@ -8,6 +8,7 @@ import shutil
 import signal
 import subprocess
 import time
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -66,3 +67,18 @@ def test_an_unreadable_checkpoint_restarts_from_zero_says_so_and_does_all_the_wo
     assert time.monotonic() - begun >= 1.9  # both seconds were worked, not 0 s "COMPLETED"
     assert "not a count of seconds; starting from 0" in run.stderr
     assert "starting from 0" in (tmp_path / "j1.notes").read_text()
+
+
+def test_each_second_of_a_run_is_stamped_so_a_stopped_machine_shows_as_a_gap(
+    tmp_path: Path,
+) -> None:
+    """The script's own clock, one ``beat`` per second (``replay.stalls`` reads the gaps): a
+    run of 3 s stamps 3 seconds about 1 s apart, between its ``start`` and its ``end``."""
+    from allotment.reconcile.replay.collect import script_times
+
+    script = _script(tmp_path, 3.0)
+    subprocess.run(["sh", str(script)], check=True, timeout=20)
+    stamps = script_times((tmp_path / "j1.times").read_text())
+    assert [s.kind for s in stamps] == ["start", "beat", "beat", "beat", "end"]
+    beats = [s.at for s in stamps if s.kind == "beat"]
+    assert all(0.5 < b - a < 1.6 for a, b in pairwise(beats))

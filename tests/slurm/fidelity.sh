@@ -6,17 +6,16 @@
 #   SLURM_TEST_STATE  state dir (<= 60 characters; default: a new /tmp/slurm.XXXXXX)
 #   FIDELITY_OUT      where the trace, repo, event logs and metrics go (default: a new temp dir)
 #   ALLOT_BIN         folder holding python and allot (default: .venv/bin)
-#   FIDELITY_SEED     the workload seed (default 15, the aligned gate's)
-#   FIDELITY_WORKLOAD aligned (default: the fourth pass's workload, every time a whole number
-#                     of ticks) or arbitrary (arrivals and works off the tick).  The gate runs
-#                     the aligned one: the arbitrary one, judged as run with what each tick saw
-#                     (issue 30, the seventh pass), held on 9 of 12 replays (two older ones
-#                     miss 1 of 18 from sacct's whole seconds), and one missed 8 of 18 when
-#                     the whole machine stopped for 16 s mid-run; and a
-#                     gate that fails by chance blocks every change.  Run it with
-#                     FIDELITY_WORKLOAD=arbitrary FIDELITY_SEED=N (make test-fidelity-arbitrary).
+#   FIDELITY_SEED     the workload seed (default 11, the gate's, chosen before its replay)
+#   FIDELITY_WORKLOAD arbitrary (default, the gate's: arrivals and works off the tick) or
+#                     aligned (the fourth pass's workload, every time a whole number of ticks;
+#                     make test-fidelity-aligned runs its seed 15).  The gate switched to the
+#                     arbitrary workload when five seeds replayed blind held every target
+#                     and a stalled machine's replay became void instead of a miss (issue 30,
+#                     docs/fidelity.md the eighth pass).
 # The exit status is the table "as run" (passes at the replay's real reads, launches at its real
 # starts); the nominal profile's table, what a plan predicts, is printed before it, not gated.
+# A void replay (the machine stopped; exit 3) is run once more (OUT/retry); void twice is exit 3.
 set -Eeuo pipefail
 cd "$(dirname "$0")/../.."
 HERE=tests/slurm
@@ -41,13 +40,34 @@ trap 'exit 130' INT TERM
 # Slurm's own backfill would start jobs the core holds back: the core is the backfill scheduler;
 # and new jobs wait for the reconciler's placement (job_submit.lua), not Slurm's own at submission
 # and a 1 s scheduling cycle halves the spread of the launch delay (docs/fidelity.md residual 1)
-SLURM_SCHEDULER=${SLURM_SCHEDULER:-builtin} SLURM_HOLD_NEW=${SLURM_HOLD_NEW:-1} \
-  SLURM_SCHED_INTERVAL=${SLURM_SCHED_INTERVAL:-1} \
-  bash "$HERE/up.sh" "$STATE"
-# shellcheck disable=SC1091
-source "$STATE/env.sh"
-export SLURM_CONF
-"$BIN/python" scripts/fidelity_workload.py "$OUT" --seed "${FIDELITY_SEED:-15}" \
-  --workload "${FIDELITY_WORKLOAD:-aligned}"
-"$BIN/allot" replay --backend slurm --trace "$OUT/trace.jsonl" --repo "$OUT/repo" \
-  --state "$OUT/replay" --events "$OUT/real.jsonl" --json "$OUT/real.json" --compare slurm-test
+attempt() {  # one replay on a fresh cluster; $1: where its trace, logs and metrics go
+  local out=$1
+  mkdir -p "$out"
+  SLURM_SCHEDULER=${SLURM_SCHEDULER:-builtin} SLURM_HOLD_NEW=${SLURM_HOLD_NEW:-1} \
+    SLURM_SCHED_INTERVAL=${SLURM_SCHED_INTERVAL:-1} \
+    bash "$HERE/up.sh" "$STATE" || return $?
+  # shellcheck disable=SC1091
+  source "$STATE/env.sh"
+  export SLURM_CONF
+  "$BIN/python" scripts/fidelity_workload.py "$out" --seed "${FIDELITY_SEED:-11}" \
+    --workload "${FIDELITY_WORKLOAD:-arbitrary}" || return $?
+  "$BIN/allot" replay --backend slurm --trace "$out/trace.jsonl" --repo "$out/repo" \
+    --state "$out/replay" --events "$out/real.jsonl" --json "$out/real.json" --compare slurm-test \
+    | tee "$out/verdict.txt"
+}
+
+# A replay the machine stopped for over a tick is void (exit 3, "fidelity: VOID ..."; issue 30,
+# docs/fidelity.md the eighth pass): neither passed nor failed.  It is run once more on a fresh
+# cluster, and only once, so the gate takes at most two replays' time; void twice fails.
+rc=0
+attempt "$OUT" || rc=$?
+if [ "$rc" -eq 3 ] && grep -q '^fidelity: VOID' "$OUT/verdict.txt"; then
+  echo "fidelity.sh: the replay was void (the machine stopped); running it once more" >&2
+  bash "$HERE/down.sh" "$STATE" --purge >/dev/null 2>&1 || true
+  rc=0
+  attempt "$OUT/retry" || rc=$?
+  if [ "$rc" -eq 3 ] && grep -q '^fidelity: VOID' "$OUT/retry/verdict.txt"; then
+    echo "fidelity.sh: void twice, failing: $(grep '^fidelity: VOID' "$OUT/retry/verdict.txt")" >&2
+  fi
+fi
+exit "$rc"

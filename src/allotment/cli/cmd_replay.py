@@ -102,6 +102,7 @@ def run(args: argparse.Namespace) -> int:
     )
     late = 0
     reads: tuple[float, ...] | None = None
+    jobs_dir: Path | None = state / "jobs"  # the replayed scripts' own seconds (``.times``)
     if args.from_events is not None:
         from allotment.core.context import build_context
         from allotment.reconcile.replay.event_checks import read_consistent_events
@@ -116,6 +117,8 @@ def run(args: argparse.Namespace) -> int:
             from allotment.reconcile.replay.read_times import read_reads
 
             reads = read_reads(args.reads)
+        # a saved replay's scripts' seconds sit beside its reads (OUT/replay/jobs)
+        jobs_dir = args.reads.parent / "jobs" if args.reads is not None else None
     else:
         events, phase, late, reads = _replay(args, config, cluster, trace, state, opts, interval)
     if args.events:
@@ -135,8 +138,11 @@ def run(args: argparse.Namespace) -> int:
         f"; epoch phase {phase:g}s; ticks every {interval:g}s, {late} late"
     )
     if args.compare:
+        from allotment.reconcile.replay.stalls import replay_stalls, void_line
+
+        void = void_line(replay_stalls(reads, events, jobs_dir, interval), interval)
         return _compare(
-            args, config, cluster, trace, events, node_gpus, ctx.capacity_gpus, phase, reads
+            args, config, cluster, trace, events, node_gpus, ctx.capacity_gpus, phase, reads, void
         )
     return 0
 
@@ -266,8 +272,11 @@ def _compare(
     capacity: int,
     phase: float,
     reads: tuple[float, ...] | None,
+    void: str | None = None,
 ) -> int:
-    """Print the fidelity table and exit 1 on a miss.  With the replay's read instants the
+    """Print the fidelity table and exit 1 on a miss; on a replay the machine stopped (``void``,
+    ``replay.stalls``) print the tables for information and the void line, and exit
+    ``EXIT_VOID`` (3): neither passed nor failed, to be run again.  With the replay's read instants the
     gated simulation passes where the ticks really read and launches a start decided at the
     same read when Slurm launched it (``read_times.as_ran``): the gate
     judges whether the same observations gave the same decisions, not the machine's timing;
@@ -293,12 +302,18 @@ def _compare(
             write_events(args.events.with_name(args.events.stem + suffix), sim)
         rows = compare(events, sim, capacity=capacity, node_gpus=node_gpus)
         missed = [r.metric for r in rows if r.ok is False]
-        gated = profile is runs[-1][1]
+        last = profile is runs[-1][1]
+        gated = last and void is None
         print(f"{label}{'' if gated else ' (information, not gated)'}:")
         print(render(rows))
         print(
-            f"fidelity{'' if gated else ' (nominal)'}: {len(missed)} of "
+            f"fidelity{'' if gated else (' (void)' if last else ' (nominal)')}: {len(missed)} of "
             f"{sum(r.ok is not None for r in rows)} targets missed"
             + (f": {', '.join(missed)}" if missed else "")
         )
+    if void is not None:
+        from allotment.reconcile.replay.stalls import EXIT_VOID
+
+        print(void)
+        return EXIT_VOID
     return 1 if missed else 0

@@ -31,15 +31,16 @@ PREEMPTED = ("REQUEUED", "PREEMPTED")
 
 @dataclass(frozen=True, slots=True)
 class ScriptTime:
-    """A replayed job's script's own ``start`` or ``end`` of a run (Unix seconds, ms)."""
+    """A replayed job's script's own ``start``, ``beat`` (the top of each second) or ``end`` of
+    a run (Unix seconds, ms)."""
 
     kind: str
     at: float
 
 
 def script_times(text: str) -> tuple[ScriptTime, ...]:
-    """A job's ``<id>.times`` (``submit.script``): ``start <s>`` / ``end <s>`` lines; a line
-    cut short by a kill is left out."""
+    """A job's ``<id>.times`` (``submit.script``): ``start <s>``, ``beat <s>`` (each second) and
+    ``end <s>`` lines, in the file's order; a line cut short by a kill is left out."""
     out = []
     for line in text.splitlines():
         kind, _, value = line.partition(" ")
@@ -47,7 +48,7 @@ def script_times(text: str) -> tuple[ScriptTime, ...]:
             out.append(ScriptTime(kind, float(value)))
         except ValueError:
             continue
-    return tuple(x for x in out if x.kind in ("start", "end"))
+    return tuple(x for x in out if x.kind in ("start", "beat", "end"))
 
 
 @dataclass(frozen=True, slots=True)

@@ -34,7 +34,8 @@ CHECKPOINT_WRITE_S = 0.4  # a checkpoint (when the job has a checkpoint interval
 # 0.07-1.13 s (mean 0.6) after its start tick's scontrol update, so a run requeued k ticks
 # later has run k ticks less 0.07-1.13 s; a write 0.4 s late centres that spread between two
 # checkpoints, and the run keeps the checkpoint the simulator keeps (docs/fidelity.md)
-TIMES_SUFFIX = ".times"  # each run of a job appends "start <unix s>" and, done, "end <unix s>"
+TIMES_SUFFIX = ".times"  # each run of a job appends "start <unix s>", "beat <unix s>" at the
+# top of each of its seconds, and, done, "end <unix s>"
 LIMIT_MARGIN_S = 30.0  # the script's own overhead (one fork per second) and Slurm's launch;
 # the slurm-test latency profile gives the simulated core the same limits (sim.latency)
 
@@ -111,8 +112,11 @@ def script(job: JobSpec, work_s: int, ckpt_dir: Path, every_s: int = 1) -> str:
         # sacct has whole seconds; the run's own start and end, to the millisecond, tell on
         # which side of a tick's read they fell (collect.script_times; issue 30)
         f'echo "start $t0" >> "{times}"\n'
-        f'while [ "$done" -lt {work_s} ]; do k=$((k + 1)); '
-        """sleep "$(awk -v t0="$t0" -v k="$k" -v now="$(date +%s.%N)" """
+        # and each second's own instant ("beat"): a gap in them is the machine stopping the
+        # job (replay.stalls: such a replay is void, not a miss)
+        f'while [ "$done" -lt {work_s} ]; do k=$((k + 1)); now=$(date +%s.%N); '
+        f'echo "beat $now" >> "{times}"; '
+        """sleep "$(awk -v t0="$t0" -v k="$k" -v now="$now" """
         """'BEGIN { d = t0 + k - now; printf "%.3f", (d > 0 ? d : 0) }')"; """
         f"done=$((done + 1)); {write}; done\n"
         f'[ "$done" -ge {work_s} ] || {{ echo "replay {job.id}: stopped at $done of {work_s} s"'
