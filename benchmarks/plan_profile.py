@@ -16,6 +16,7 @@ Usage: PYTHONPATH=<compiled copy>/src python benchmarks/plan_profile.py [--seeds
 from __future__ import annotations
 
 import argparse
+import contextlib
 import cProfile
 import functools
 import io
@@ -102,10 +103,9 @@ def payload(argv: list[str]) -> None:
     try:
         from allotment.cli.main import main
 
-        try:
-            main([*argv, "--format", "json"])
-        except Exception:  # noqa: BLE001 - the plan cannot summarize no runs; the units are what we want
-            pass
+        # the plan cannot summarize no runs: the units, built before, are what is wanted
+        with contextlib.suppress(Exception):
+            main([*argv, "--format", "json", "--out", os.devnull])
     finally:
         impact.ImpactRunner._run = orig  # type: ignore[method-assign]
     for u in seen[:1]:
@@ -114,8 +114,10 @@ def payload(argv: list[str]) -> None:
         t1 = time.perf_counter()
         pickle.loads(blob)
         t2 = time.perf_counter()
-        print(f"one unit pickled: {len(blob) / 1e3:.1f} kB, dumps {1e3 * (t1 - t):.1f} ms, "
-              f"loads {1e3 * (t2 - t1):.1f} ms ({len(seen)} units)")
+        print(
+            f"one unit pickled: {len(blob) / 1e3:.1f} kB, dumps {1e3 * (t1 - t):.1f} ms, "
+            f"loads {1e3 * (t2 - t1):.1f} ms ({len(seen)} units)"
+        )
 
 
 def main_profile() -> None:
@@ -131,9 +133,23 @@ def main_profile() -> None:
     import_s = time.perf_counter() - t_import
     with tempfile.TemporaryDirectory() as d:
         repo = build(Path(d))
-        argv = ["plan", "--repo", str(repo.path), "--base", "main", "--head", "pr",
-                "--days", args.days, "--seeds", args.seeds, "--at", "2026-11-29",
-                "--workers", args.workers]
+        argv = [
+            "plan",
+            "--repo",
+            str(repo.path),
+            "--base",
+            "main",
+            "--head",
+            "pr",
+            "--days",
+            args.days,
+            "--seeds",
+            args.seeds,
+            "--at",
+            "2026-11-29",
+            "--workers",
+            args.workers,
+        ]
         instrument()
         prof = cProfile.Profile()
         _T0[0] = time.time()
@@ -143,26 +159,34 @@ def main_profile() -> None:
         prof.disable()
         wall, cpu = time.perf_counter() - w, time.process_time() - c
         payload([*argv, "--cache-dir", str(Path(d) / "cache0")])  # after: it warms the parent
-    print(f"import of the CLI: {import_s:.2f} s; plan: {wall:.2f} s wall, parent {cpu:.2f} s CPU, "
-          f"load average {os.getloadavg()[0]:.1f}")
+    print(
+        f"import of the CLI: {import_s:.2f} s; plan: {wall:.2f} s wall, parent {cpu:.2f} s CPU, "
+        f"load average {os.getloadavg()[0]:.1f}"
+    )
     s = io.StringIO()
     st = pstats.Stats(prof, stream=s)
     st.sort_stats("cumulative").print_stats(45)
     print(s.getvalue())
     if args.pstats:
         st.dump_stats(str(args.pstats))
-    events = [json.loads(line) for f in sorted(_LOG.glob("*.log")) for line in f.read_text().splitlines()]
+    events = [
+        json.loads(line) for f in sorted(_LOG.glob("*.log")) for line in f.read_text().splitlines()
+    ]
     events.sort(key=lambda e: e["start"])
     pids = {p: i for i, p in enumerate(sorted({e["pid"] for e in events}))}
     print("timeline (s from the plan's start; worker, phase, start, wall, CPU):")
     for e in events:
-        print(f"  w{pids[e['pid']]} {e['event']:<10} {e['start']:7.2f} {e['wall']:7.2f} {e['cpu']:7.2f}")
+        print(
+            f"  w{pids[e['pid']]} {e['event']:<10} {e['start']:7.2f} {e['wall']:7.2f} {e['cpu']:7.2f}"
+        )
     for p, i in pids.items():
         mine = [e for e in events if e["pid"] == p and e["event"] == "unit"]
         first = min(e["start"] for e in mine)
         last = max(e["start"] + e["wall"] for e in mine)
-        print(f"  w{i}: {len(mine)} units, first starts {first:.2f} s, last ends {last:.2f} s, "
-              f"{sum(e['cpu'] for e in mine):.2f} s CPU in units")
+        print(
+            f"  w{i}: {len(mine)} units, first starts {first:.2f} s, last ends {last:.2f} s, "
+            f"{sum(e['cpu'] for e in mine):.2f} s CPU in units"
+        )
 
 
 if __name__ == "__main__":
