@@ -122,14 +122,17 @@ def _instrument() -> None:
         return
 
 
-def _busiest_worker_cpu() -> float:
-    """CPU of the busiest worker since the last call (the plan process's own items excluded)."""
+def _busiest_worker_cpu(cores: int = 2) -> float:
+    """What the workers add to the critical path since the last call (the plan process's own
+    items excluded): the CPU of the busiest worker, or the workers' CPU shared over ``cores``
+    when that is more (since stop 41 the pool runs more processes than cores, sharing them:
+    plan/executors/local.py; neither schedule ends sooner than either bound on free cores)."""
     per: dict[str, float] = {}
     for f in _WORK_LOG.glob("*.log"):
         if f.stem != str(os.getpid()):
             per[f.stem] = sum(json.loads(line)["cpu"] for line in f.read_text().splitlines())
         f.unlink()
-    return max(per.values(), default=0.0)
+    return max(max(per.values(), default=0.0), sum(per.values()) / cores)
 
 
 def timed(argv: list[str]) -> Timing:
@@ -199,6 +202,8 @@ def main_bench() -> None:
     ap.add_argument("--days", type=float, default=7)
     ap.add_argument("--seeds", default="1-5")
     ap.add_argument("--cold-only", action="store_true", help="time only the cold case")
+    ap.add_argument("--save", type=Path, help="keep each cold run's comment and its JSON plan "
+                    "(read warm from the cold run's cache) here, to cmp two versions")
     args = ap.parse_args()
     if args.one_run_teams is not None:
         one_run_with_teams(args.one_run_teams, args.days)
@@ -229,6 +234,12 @@ def main_bench() -> None:
                 str(Path(d) / "cache"),
             ]
             cases["cold"].append(timed(argv))
+            if args.save is not None:
+                n = len(cases["cold"])
+                args.save.mkdir(parents=True, exist_ok=True)
+                shutil.copy(Path(d) / "plan.md", args.save / f"plan-{n}.md")
+                out_json = ["--out", str(args.save / f"plan-{n}.json"), "--format", "json"]
+                main([a for a in argv if a != "--out" and a != str(Path(d) / "plan.md")] + out_json)
             if args.cold_only:
                 print(f"  run: cold {cases['cold'][-1]}; load average {os.getloadavg()[0]:.1f}", flush=True)
                 continue

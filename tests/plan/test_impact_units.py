@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ from hypothesis import strategies as st
 import allotment.sim.runner
 import allotment.sim.switch
 from allotment.plan import impact_units
+from allotment.plan.executors.local import processes
 from allotment.plan.impact import ImpactRunner
 from allotment.plan.impact_units import Task, by_seed, makespan, one_per_run
 from allotment.plan.model import Impact
@@ -86,10 +88,11 @@ def test_both_sides_of_a_seed_share_one_warm_up_under_the_base(
     assert started == Counter({"base": 2})
 
 
-@pytest.mark.parametrize("workers", [1, 2])
+@pytest.mark.parametrize("workers", [1, 2, 6])
 def test_grouped_runs_give_the_reference_metrics(workers: int, tmp_path: Path) -> None:
-    """Three seeds on two workers split one seed into single runs: pairs, singles and the
-    reference must all agree, every run's metrics to the byte (as cached)."""
+    """Three seeds as pairs (one worker, or two cores shared by three processes) or as six
+    single runs (six cores): every grouping and the reference must agree, every run's metrics
+    to the byte (as cached)."""
     ref = _runner((1, 2, 3), 1, one_per_run, SimCache(tmp_path / "ref"))(BASE, HEAD)
     got = _runner((1, 2, 3), workers, by_seed, SimCache(tmp_path / "got"))(BASE, HEAD)
     assert isinstance(ref, Impact) and isinstance(got, Impact)
@@ -118,13 +121,21 @@ def test_a_fully_cached_plan_neither_generates_nor_simulates(
     assert again.teams == first.teams
 
 
-def test_five_seeds_on_two_workers_make_five_simulations_each_from_six_generations() -> None:
+def test_five_seeds_on_two_cores_run_as_five_pairs_at_once_and_no_seed_is_simulated_twice() -> None:
+    """Since stop 41 the local pool runs every unit at once on its cores (executors.local): the
+    five pairs end together, in the total work over two cores.  Splitting seed 5 (the old
+    way, on a pool of two processes) generates its workload and simulates its warm-up twice."""
     tasks = [Task(side, seed, f"{side}{seed}") for seed in range(1, 6) for side in ("base", "head")]
     groups = by_seed(tasks, 2)
-    assert [len(g) for g in groups] == [2, 2, 2, 2, 1, 1]  # longest first; seed 5 split
-    assert [g[0].seed for g in groups] == [1, 2, 3, 4, 5, 5]
-    assert makespan(groups, 2) < makespan(by_seed(tasks, 1), 2)  # unsplit: 3 pairs vs 2
+    assert [len(g) for g in groups] == [2] * 5
+    assert [g[0].seed for g in groups] == [1, 2, 3, 4, 5]
+    assert processes(len(groups), 2) == 5
+    assert makespan(groups, 2) == Fraction(5 * 19, 2)  # a pair: 1 generation + 3 windows of 6
+    split = [*groups[:4], *((t,) for t in groups[4])]
+    assert makespan(split, 2) == Fraction(4 * 19 + 2 * 13, 2) > makespan(groups, 2)
     assert [len(g) for g in by_seed(tasks, 1)] == [2] * 5  # one worker: nothing to balance
+    assert makespan(by_seed(tasks, 1), 1) == 5 * 19
+    assert [len(g) for g in by_seed(tasks, 10)] == [1] * 10  # a core each (a Slurm array)
 
 
 def _tasks(draw_sides: list[int]) -> list[Task]:

@@ -60,7 +60,8 @@ def register(p: argparse.ArgumentParser) -> None:
         type=positive_int,
         default=WORKERS,
         metavar="N",
-        help="--executor local: simulate the seeds in N processes (1: in this one); any N gives the same plan",
+        help="--executor local: simulate on N cores, each seed in its own process at once (up to 3 a "
+        "core; 1: all in this process); any N gives the same plan (default: 2)",
     )
     add_executor_arguments(p)
     p.add_argument(

@@ -12,8 +12,9 @@ left out of that side only.
 
 Each (side, seed) run is cached by content (``simcache``); the runs left are grouped into units
 (``impact_units``: both sides of a seed on one generated workload, longest first) and simulated
-by an executor (``plan.executors``): a pool of ``allot plan --workers`` processes (``WORKERS``
-unless told) by default, or a Slurm job array; each run cached as soon as its unit ends.  Every
+by an executor (``plan.executors``): by default forked processes sharing ``allot plan
+--workers`` cores (``WORKERS`` unless told; every unit at once, ``executors.local``), or a Slurm
+job array; each run cached as soon as its unit ends.  Every
 run is deterministic, so neither the executor, its size, the grouping nor the cache can change a
 result.
 """

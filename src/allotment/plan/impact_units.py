@@ -12,11 +12,13 @@ a :class:`Unit`: one worker generates the workload once and replays it under eac
 
 Grouping is a strategy (``Grouping``) with a plain reference, :func:`one_per_run` (every run
 alone, generating its own workload: the old way), that tests/plan/test_impact_units.py proves
-gives the same metrics.  :func:`by_seed` is the default.  It splits as many seeds as it must into
-single runs so that every worker gets the same work (five seeds on two workers: four pairs and
-two singles, each single simulating the warm-up again),
-and hands out the longest units first (longest-processing-time list scheduling), so no worker
-is left with a pair while the other idles.
+gives the same metrics.  :func:`by_seed` is the default.  It splits a seed into single runs only
+where that shortens the plan, as :func:`makespan` models the executor: the local pool runs every
+unit at once, its cores shared (``executors.local``), so the default plan's five pairs on two
+cores end together and no seed is split (until stop 41 the pool ran two processes, and seed 5
+was split into two singles, each simulating the workload and the warm-up again: 7% more CPU);
+a Slurm array runs every unit on its own core, so there every seed is split.  Units are handed
+out longest first (longest-processing-time list scheduling) for when they do not all fit.
 
 Every run is deterministic, so neither the grouping nor the order can change a result.
 """
@@ -26,11 +28,13 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
 from allotment.compile.model import CompiledConfig
 from allotment.core.jobs import JobSpec
+from allotment.plan.executors.local import processes
 from allotment.sim.latency import NONE, LatencyProfile
 from allotment.traces.scenarios import Workload, get_scenario
 
@@ -84,7 +88,8 @@ def one_per_run(tasks: Sequence[Task], workers: int) -> list[tuple[Task, ...]]:
 
 def by_seed(tasks: Sequence[Task], workers: int) -> list[tuple[Task, ...]]:
     """The runs of a seed together, except for the fewest seeds that must be split into single
-    runs for the work to spread evenly over ``workers``; longest units first, then by seed."""
+    runs for the plan to end soonest on ``workers`` cores (:func:`makespan`); longest units
+    first, then by seed."""
     seeds: dict[int, list[Task]] = {}
     for t in tasks:
         seeds.setdefault(t.seed, []).append(t)
@@ -92,7 +97,7 @@ def by_seed(tasks: Sequence[Task], workers: int) -> list[tuple[Task, ...]]:
     groups = [tuple(ts) for ts in seeds.values()]
     multi = [i for i, g in enumerate(groups) if len(g) > 1]
     best: list[tuple[Task, ...]] = []
-    best_span = -1
+    best_span = Fraction(-1)
     for k in range(len(multi) + 1):  # split the last k seeds with more than one run
         split = set(multi[len(multi) - k :])
         cand = [u for i, g in enumerate(groups) for u in ([(t,) for t in g] if i in split else [g])]
@@ -114,14 +119,25 @@ def _cost(group: tuple[Task, ...]) -> int:
     return GEN_COST + SEGMENT_COST * (1 + len(group))
 
 
-def makespan(groups: Sequence[tuple[Task, ...]], workers: int) -> int:
-    """Estimated cost of the busiest worker when ``groups`` are handed out in order, each to the
-    first worker free (what a process pool does)."""
-    loads = [0] * max(1, min(workers, len(groups)))  # a worker past the groups' count idles
-    for g in groups:
-        i = loads.index(min(loads))
-        loads[i] += _cost(g)
-    return max(loads)
+def makespan(groups: Sequence[tuple[Task, ...]], workers: int) -> Fraction:
+    """Estimated time until the last of ``groups`` ends, handed out in order to the processes
+    the executor runs at once (``executors.local.processes``), which share ``workers`` cores
+    evenly (what the operating system does): each running unit advances at
+    ``min(1, workers / running)`` of a core.  One worker runs them one after the other."""
+    costs = [_cost(g) for g in groups]
+    size = processes(len(costs), workers) if workers > 1 else 1
+    running = [Fraction(c) for c in costs[:size]]
+    waiting = costs[size:]
+    t = Fraction(0)
+    while running:
+        rate = min(Fraction(1), Fraction(workers, len(running)))
+        step = min(running)  # of work: the first to end
+        t += step / rate
+        running = [r - step for r in running if r != step]
+        free = size - len(running)
+        running += [Fraction(c) for c in waiting[:free]]
+        waiting = waiting[free:]
+    return t
 
 
 def units(setup: Setup, tasks: Sequence[Task], workers: int, grouping: Grouping) -> list[Unit]:

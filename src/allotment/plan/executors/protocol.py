@@ -24,7 +24,9 @@ class ExecTask:
 
 class Executor(Protocol):
     """Runs ``fn`` on every task; yields ``(index into tasks, result)`` as each ends, in any
-    order.  ``parallelism`` is how many tasks it may run at once (how work is best grouped)."""
+    order.  ``parallelism`` is how many cores' worth of tasks it runs at once (how work is best
+    grouped); it may start more tasks than that and share its cores between them
+    (``local.processes``)."""
 
     @property
     def parallelism(self) -> int: ...
