@@ -46,9 +46,9 @@ RULE = "session-pool"
 
 # the node filters ``SessionPool.off`` keeps, one per set of reserved nodes: the sets a pass
 # meets are the few of its holds (one per combination, at most ``2 ** reservations``), but a
-# long run meets a new one every hundred jobs or so: kept for ever they were the memory of
-# ``simulate --trace`` that still grew with the trace (issue 32 item 5: ~10,000 filters and
-# 16 MiB at 1M jobs, docs/benchmarks.md "Stop 41")
+# long run meets a new one every hundred jobs or so: kept for ever, they were the memory of
+# ``simulate --trace`` that still grew with the trace (issue 32 item 5: about 9,000 filters,
+# 12 MiB of the peak at 1M jobs, docs/benchmarks.md "Stop 41")
 OFF_KEPT: Final = 256
 
 
