@@ -6,8 +6,9 @@ in memory both grew with the trace, not with the jobs alive (issue 32, item 5: 0
 at 1M jobs).  Written here in chunks, they cost the process a chunk at a time.  The file is an unnamed temporary file (made by ``tempfile.mkstemp`` and unlinked at once,
 so a killed run leaves nothing behind) in the usual temporary directory (``TMPDIR``).
 
-Chunks are read back whole (``read``) or, for a sorted run searched by bisection, as a
-memory-mapped view (``view``): only the pages a search touches are read.
+Chunks are read back whole or a page at a time (``read``): a sorted run searched by bisection is
+read a page per count (``sim.spilled_doubles``), not mapped, so the pages a search touched do not
+stay in the process's memory (a map of them did: docs/benchmarks.md, "Stop 41").
 
 A deep copy (``sim.switch`` copies a paused run, its recorder with it) gets a file of its own
 with the same bytes: the two runs then append at the same offsets without meeting.
@@ -15,7 +16,6 @@ with the same bytes: the two runs then append at the same offsets without meetin
 
 from __future__ import annotations
 
-import mmap
 import os
 import tempfile
 import weakref
@@ -25,11 +25,10 @@ from array import array
 class Spill:
     """Chunks of typed arrays appended to one temporary file; each addressed by its offset."""
 
-    __slots__ = ("__weakref__", "_fd", "_map", "_size")
+    __slots__ = ("__weakref__", "_fd", "_size")
 
     def __init__(self) -> None:
         self._fd = -1  # opened on the first chunk: a short run never makes one
-        self._map: mmap.mmap | None = None
         self._size = 0
 
     def _open(self) -> int:
@@ -76,20 +75,3 @@ class Spill:
         if n:
             out.frombytes(os.pread(self._fd, n * out.itemsize, at))
         return out
-
-    def unmap(self) -> None:
-        """Let go of the mapping (every view of it released first): the pages a search touched
-        count in the process's memory while mapped, so a summary lets go after each list and
-        holds one list's pages at a time (measured: 98.3 -> 95.4 MiB at 1M jobs, docs/benchmarks.md,
-        "Stop 40")."""
-        if self._map is not None:
-            self._map.close()
-            self._map = None
-
-    def view(self, at: int, n: int) -> memoryview[float]:
-        """The ``n`` doubles written at ``at``, mapped rather than read."""
-        if n == 0:
-            return memoryview(array("d"))
-        if self._map is None or len(self._map) < self._size:
-            self._map = mmap.mmap(self._fd, self._size, access=mmap.ACCESS_READ)
-        return memoryview(self._map)[at:at + 8 * n].cast("d")

@@ -65,3 +65,38 @@ def test_a_deep_copy_spills_to_a_file_of_its_own() -> None:
     assert list(s) == [4.0, 1.0, 3.0, 0.5, 9.0, 7.0]
     assert list(c) == [4.0, 1.0, 3.0, 8.0, 6.0, 2.0]
     assert (s.rank(0), c.rank(0), s.rank(5), c.rank(5)) == (0.5, 1.0, 9.0, 8.0)
+
+
+class _ReadsCounted(Spill):
+    """A real spill that remembers the most bytes one read (or map) exposed since ``reset``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.most = 0
+
+    def read(self, typecode: str, at: int, n: int):  # type: ignore[no-untyped-def]
+        out = super().read(typecode, at, n)
+        self.most = max(self.most, len(out) * out.itemsize)
+        return out
+
+    def view(self, at: int, n: int):  # type: ignore[no-untyped-def]  # a memory map of a whole run (before stop 41)
+        self.most = max(self.most, 8 * n)
+        return super().view(at, n)  # type: ignore[misc]
+
+
+def test_a_rank_reads_a_run_a_page_at_a_time_not_the_whole_run() -> None:
+    """What a summary's percentile holds of the spill at once is one page, not every page its
+    search touched (mapped, those were the longest list's 8 bytes a job: docs/benchmarks.md,
+    "Stop 41"); and the ranks stay ``sorted``'s, the runs several pages long."""
+    spill = _ReadsCounted()
+    s = SpilledDoubles(spill, chunk=8192)
+    values = [float((i * 7919) % 5003) - 2500.0 for i in range(50_000)] + [0.0, -0.0] * 300
+    for x in values:
+        s.append(x)
+    want = sorted(values)
+    ks = (0, 1, 599, 2500 + 300, len(values) // 2, len(values) * 9 // 10, len(values) - 1)
+    assert [_bits(x) for x in s.ranks(ks)] == [_bits(want[k]) for k in ks]  # sorts the runs: whole chunks
+    spill.most = 0
+    again = (3, len(values) // 3, len(values) * 5 // 10 + 17)
+    assert [_bits(x) for x in s.ranks(again)] == [_bits(want[k]) for k in again]
+    assert spill.most <= 4096, f"one read exposed {spill.most} bytes of a run"

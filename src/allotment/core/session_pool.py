@@ -33,6 +33,8 @@ a queue none of whose candidates could fit in that is skipped (``core.walk``).
 
 from __future__ import annotations
 
+from typing import Final
+
 from allotment.compile.interactive import InteractiveClass
 from allotment.core.jobs import JobSpec
 from allotment.core.placement import NodeFilter, NodePool
@@ -41,6 +43,13 @@ from allotment.core.snapshot import RunningJob
 from allotment.core.state import Run
 
 RULE = "session-pool"
+
+# the node filters ``SessionPool.off`` keeps, one per set of reserved nodes: the sets a pass
+# meets are the few of its holds (one per combination, at most ``2 ** reservations``), but a
+# long run meets a new one every hundred jobs or so: kept for ever, they were the memory of
+# ``simulate --trace`` that still grew with the trace (issue 32 item 5: about 9,000 filters,
+# 12 MiB of the peak at 1M jobs, docs/benchmarks.md "Stop 41")
+OFF_KEPT: Final = 256
 
 
 def pool_nodes(names: list[str], cls: InteractiveClass) -> frozenset[int]:
@@ -137,6 +146,8 @@ class SessionPool:
         held = None if allow is None else allow.nodes
         got = self._off.get(held)
         if got is None:
+            if len(self._off) >= OFF_KEPT:  # a value, not a fact: made again alike when asked again
+                self._off = {}
             got = self._off[held] = Unreserved(self.nodes if held is None else held | self.nodes)
         return got
 

@@ -8,9 +8,14 @@ same, element for element) and ``rank(k)`` is **exactly** ``sorted(values)[k]``,
 object value and sign, without holding the values in memory:
 
 1. each full chunk is written as it was appended; at the first ``rank`` each is read once,
-   sorted and written back as a sorted run (one chunk in memory at a time);
+   sorted and written back as a sorted run (one chunk in memory at a time), and the first value
+   of each of its pages (``PAGE`` doubles) stays in memory as the run's fences;
 2. the value v of rank k is found by bisecting the doubles' order (as 64-bit keys, ``_key``)
-   for the least v with at least k + 1 values <= v, counting each run with ``bisect``;
+   for the least v with at least k + 1 values <= v, counting each run with ``bisect``: on its
+   fences, then on the one page they point to, read from the file (``_FileRun``).  A memory map
+   of the runs did the same, but every page a search touched counted in the process's memory
+   until the list was done: at 1M jobs the longest list's 7.6 MiB, the peak of
+   ``simulate --trace`` growing 8 bytes a job (docs/benchmarks.md, "Stop 41");
 3. values equal to v can still differ (0.0 and -0.0): ``sorted`` is stable, so they come in
    the order appended, which is run by run and, within a run, the run's own stable order.
 
@@ -56,7 +61,7 @@ class SpilledDoubles:
         self._chunk = chunk
         self._tail = array("d")  # the last, partial chunk
         self._chunks: list[int] = []  # offsets of the full chunks, in order appended
-        self._runs: list[int] | None = None  # offsets of their sorted copies (made by ``rank``)
+        self._runs: list[_FileRun] | None = None  # their sorted copies (made by ``rank``)
         self._n = 0
 
     def __len__(self) -> int:
@@ -92,42 +97,103 @@ class SpilledDoubles:
         tail = sorted(self._tail)
         if not self._chunks:
             return [tail[k] for k in ks]
-        views = [self._spill.view(at, self._chunk) for at in self._sorted_runs()]
-        runs: list[memoryview[float] | list[float]] = [*views, tail]
-        try:
-            return [_select(runs, k) for k in ks]
-        finally:
-            del runs
-            for v in views:
-                v.release()
-            self._spill.unmap()
+        runs: list[_FileRun | _ListRun] = [*self._sorted_runs(), _ListRun(tail)]
+        return [_select(runs, k) for k in ks]
 
-    def _sorted_runs(self) -> list[int]:
+    def _sorted_runs(self) -> list[_FileRun]:
         if self._runs is None:
-            self._runs = [self._spill.write(array("d", sorted(self._spill.read("d", at, self._chunk))))
-                          for at in self._chunks]
+            self._runs = []
+            for at in self._chunks:
+                run = array("d", sorted(self._spill.read("d", at, self._chunk)))
+                self._runs.append(_FileRun(self._spill, self._spill.write(run), run))
         return self._runs
 
 
-def _select(runs: list[memoryview[float] | list[float]], k: int) -> float:
+PAGE: Final = 512  # doubles a fence stands for (4 KiB of a run): what one count reads of the file
+
+
+class _FileRun:
+    """A sorted run in the spill, counted through its fences (the first value of each page, in
+    memory: 16 bytes a page) and the one page they point to (read when counted)."""
+
+    __slots__ = ("_at", "_fences", "_n", "_spill")
+
+    def __init__(self, spill: Spill, at: int, run: array[float]) -> None:
+        self._spill, self._at, self._n = spill, at, len(run)
+        self._fences = list(run[::PAGE])
+
+    def __len__(self) -> int:
+        return self._n
+
+    def _page(self, p: int) -> array[float]:
+        return self._spill.read("d", self._at + 8 * p * PAGE, min(PAGE, self._n - p * PAGE))
+
+    def at(self, i: int) -> float:
+        return self._page(i // PAGE)[i % PAGE]
+
+    def first(self) -> float:
+        return self._fences[0]
+
+    def last(self) -> float:
+        return self.at(self._n - 1)
+
+    def count_le(self, v: float) -> int:
+        """``bisect_right(run, v)``: the last page starting at or below v holds the boundary."""
+        p = bisect_right(self._fences, v) - 1
+        return 0 if p < 0 else p * PAGE + bisect_right(self._page(p), v)
+
+    def count_lt(self, v: float) -> int:
+        """``bisect_left(run, v)``: the last page starting below v holds the boundary."""
+        p = bisect_left(self._fences, v) - 1
+        return 0 if p < 0 else p * PAGE + bisect_left(self._page(p), v)
+
+
+class _ListRun:
+    """The sorted tail, in memory, with ``_FileRun``'s counts."""
+
+    __slots__ = ("_values",)
+
+    def __init__(self, values: list[float]) -> None:
+        self._values = values
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def at(self, i: int) -> float:
+        return self._values[i]
+
+    def first(self) -> float:
+        return self._values[0]
+
+    def last(self) -> float:
+        return self._values[-1]
+
+    def count_le(self, v: float) -> int:
+        return bisect_right(self._values, v)
+
+    def count_lt(self, v: float) -> int:
+        return bisect_left(self._values, v)
+
+
+def _select(runs: list[_FileRun | _ListRun], k: int) -> float:
     """``sorted(chain(*runs))[k]`` where each run is sorted (stably) and the runs are in the order
     their values were appended: steps 2 and 3 of the module docstring."""
     # 2. the least key whose value has more than k values at or below it
-    lo = min(_key(r[0]) for r in runs if len(r))
-    hi = max(_key(r[-1]) for r in runs if len(r))
+    lo = min(_key(r.first()) for r in runs if len(r))
+    hi = max(_key(r.last()) for r in runs if len(r))
     while lo < hi:
         mid = (lo + hi) // 2
-        if sum(bisect_right(r, _value(mid)) for r in runs) > k:
+        if sum(r.count_le(_value(mid)) for r in runs) > k:
             hi = mid
         else:
             lo = mid + 1
     v = _value(lo)
     # 3. among the values equal to v, the (k - below)-th in the order appended
-    m = k - sum(bisect_left(r, v) for r in runs)
+    m = k - sum(r.count_lt(v) for r in runs)
     for r in runs:
-        i = bisect_left(r, v)
-        same = bisect_right(r, v) - i
+        i = r.count_lt(v)
+        same = r.count_le(v) - i
         if m < same:
-            return float(r[i + m])
+            return float(r.at(i + m))
         m -= same
     raise AssertionError("unreachable: rank counted more values than the runs hold")
