@@ -57,6 +57,7 @@ HOT: tuple[str, ...] = (
     "allotment.core.preemption.view",
     "allotment.core.preemption.caps",
     "allotment.core.preemption.terms",
+    "allotment.core.preemption.futile_reclaim",
     "allotment.core.preemption.victims",
     "allotment.core.preemption.slicing",
     "allotment.core.preemption.debug_slice",

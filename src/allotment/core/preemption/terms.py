@@ -63,9 +63,10 @@ class Terms:
                 bound += acct.alloc_gpus_pre.get(a, 0)
         self.enough = bound >= p.gpus
 
-    def owners(self, req: str) -> set[str]:
-        """Whose preemptible work the search may take ("" = unallocated work)."""
-        out = {"", *self.donors}
+    def owners(self, req: str, donors: bool = True) -> set[str]:
+        """Whose preemptible work the search may take ("" = unallocated work); without
+        ``donors``, the accounts other than its own left out."""
+        out = {"", *self.donors} if donors else {""}
         if self.own:
             out.add(req)
         return out

@@ -36,6 +36,7 @@ from collections.abc import Mapping
 
 from allotment.core.placement import NodeFilter
 from allotment.core.preemption import debug_slice, within_team
+from allotment.core.preemption.futile_reclaim import reclaim_futile
 from allotment.core.preemption.terms import Donor, Terms, may_reclaim
 from allotment.core.preemption.view import FOR_NOW, NoVictims, Victim, VictimView, lost_work
 from allotment.core.preemption.view import lasting as lasting_failure
@@ -91,6 +92,8 @@ def find_victims(
         return t.lasting  # fewer than n nodes could hold it even if every takeable job there went
     if sum(1 for i in hosts if v.pool.free[i] >= per) >= n:
         return FOR_NOW  # free nodes would be the best options: only a reservation kept them out
+    if v.memo is not None and reclaim_futile(v, p, t, owed, debug_end):  # the fast walk only (futile_reclaim)
+        return _without_reclaim(v, p, n, per, t, measure.get(p.account, math.inf), hosts, allow)
     cands = _Classifier(v, p, own, donors, measure.get(p.account, math.inf), reserve, debug_end if own else None)
     picked = _pick_nodes(v, p, n, per, cands, hosts)
     if not picked:
@@ -159,6 +162,58 @@ def _still_fails_by_terms(v: VictimView, p: Pend, n: int, per: int, owed: dict[s
         if g >= per:
             return None
     return t.lasting
+
+
+def _without_reclaim(v: VictimView, p: Pend, n: int, per: int, t: Terms, m_req: float, hosts: list[int],
+                     allow: NodeFilter | None) -> list[Victim] | NoVictims:
+    """What ``find_victims`` answers when no reclaim can pass the distance check
+    (``futile_reclaim.reclaim_futile``; neither reservation nor debug-slice victims possible).
+
+    A node that can be freed without a reclaim victim gets the same option with or without the
+    donors (its cheaper victims come first and suffice), and one that cannot needs a reclaim
+    victim, a worse class.  So if ``n`` nodes can be freed without one, the search picks the
+    same victims as a search without donors, and that set passes the check (no reclaim);
+    otherwise its pick holds a reclaim victim and fails the check (``FOR_NOW``) if ``n`` nodes
+    can be freed at all, and it finds nothing (its lasting answer) if not.  Only the nodes
+    where the requester's own and unallocated work could make room are searched, and the
+    others only counted until ``n`` are found."""
+    bare = _Classifier(v, p, t.own, {}, m_req, False, None)
+    near = _freeable_hosts(v, p, per, t.owners(p.account, donors=False), {})
+    if allow is not None:
+        near = [i for i in near if allow(i)]
+    picked = _pick_nodes(v, p, n, per, bare, near) if len(near) >= n else []
+    if picked:
+        out = []
+        for j in picked:
+            c = bare.get(j)
+            assert c is not None
+            out.append(Victim(j, c.rule, c.why(p.jid)))
+        return out
+    cands = _Classifier(v, p, t.own, t.donors, m_req, False, None)
+    return FOR_NOW if _freeable_count(v, per, cands, hosts, n) >= n else t.lasting
+
+
+def _freeable_count(v: VictimView, per: int, cands: _Classifier, hosts: list[int], n: int) -> int:
+    """How many of ``hosts`` can be freed to ``per`` GPUs with the jobs ``cands`` may take
+    (``_options`` lists exactly those), counted up to ``n``."""
+    pool = v.pool
+    jobs_on = pool.jobs
+    pre = v.acct.preemptible
+    k = 0
+    for i in hosts:
+        got = pool.free[i]
+        if got < per:
+            on = jobs_on[i]
+            for j in on:
+                if j in pre and cands.get(j) is not None:
+                    got += on[j]
+                    if got >= per:
+                        break
+        if got >= per:
+            k += 1
+            if k >= n:
+                break
+    return k
 
 
 def _yielding(cands: _Classifier, jid: str) -> bool:
