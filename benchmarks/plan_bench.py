@@ -56,21 +56,9 @@ compileall.compile_dir(_SNAPSHOT, quiet=1)
 sys.path.insert(0, str(_SNAPSHOT))
 _WORK_LOG = Path(tempfile.mkdtemp(prefix="plan-bench-workers-"))
 
-from tests.plan.gitrepo import GitRepo  # noqa: E402
+from benchmarks.plan_case import build  # noqa: E402
 
 from allotment.cli.main import main  # noqa: E402
-
-
-def build(tmp: Path) -> GitRepo:
-    repo = GitRepo(tmp / "repo")
-    for top in ("budgets", "inventory", "policies"):
-        shutil.copytree(ROOT / top, repo.path / top)
-    repo.commit("bundled example", author="mia.cohen@ai2.example")
-    repo.switch("pr", create=True)
-    repo.set_share("budgets/ai2/budget.yaml", "olmo", 50)
-    repo.set_share("budgets/ai2/budget.yaml", "science", 10)
-    repo.commit("Move 10 points from science to olmo", author="arjun.santos@ai2.example")
-    return repo
 
 
 def _mode() -> str:

@@ -33,7 +33,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.plan.gitrepo import GitRepo  # noqa: E402
+from benchmarks.plan_case import build  # noqa: E402
 
 _LOG = Path(tempfile.mkdtemp(prefix="plan-profile-"))
 _T0 = [0.0]
@@ -71,20 +71,6 @@ def instrument() -> None:
     _wrap(switch, "switch")
     _wrap(switch, "finish", "measured")
     _wrap(window, "measured", "metrics")
-
-
-def build(tmp: Path) -> GitRepo:
-    import shutil
-
-    repo = GitRepo(tmp / "repo")
-    for top in ("budgets", "inventory", "policies"):
-        shutil.copytree(ROOT / top, repo.path / top)
-    repo.commit("bundled example", author="mia.cohen@ai2.example")
-    repo.switch("pr", create=True)
-    repo.set_share("budgets/ai2/budget.yaml", "olmo", 50)
-    repo.set_share("budgets/ai2/budget.yaml", "science", 10)
-    repo.commit("Move 10 points from science to olmo", author="arjun.santos@ai2.example")
-    return repo
 
 
 def payload(argv: list[str]) -> None:
