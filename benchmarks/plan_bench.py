@@ -56,6 +56,7 @@ compileall.compile_dir(_SNAPSHOT, quiet=1)
 sys.path.insert(0, str(_SNAPSHOT))
 _WORK_LOG = Path(tempfile.mkdtemp(prefix="plan-bench-workers-"))
 
+from benchmarks.plan_case import argv as plan_argv  # noqa: E402
 from benchmarks.plan_case import build  # noqa: E402
 
 from allotment.cli.main import main  # noqa: E402
@@ -203,19 +204,7 @@ def main_bench() -> None:
         with tempfile.TemporaryDirectory() as d:
             repo = build(Path(d))
             argv = [
-                "plan",
-                "--repo",
-                str(repo.path),
-                "--base",
-                "main",
-                "--head",
-                "pr",
-                "--days",
-                str(args.days),
-                "--seeds",
-                args.seeds,
-                "--at",
-                "2026-11-29",
+                *plan_argv(repo, str(args.days), args.seeds),
                 "--out",
                 str(Path(d) / "plan.md"),
                 "--cache-dir",

@@ -33,6 +33,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.plan_case import argv as plan_argv  # noqa: E402
 from benchmarks.plan_case import build  # noqa: E402
 
 _LOG = Path(tempfile.mkdtemp(prefix="plan-profile-"))
@@ -119,23 +120,7 @@ def main_profile() -> None:
     import_s = time.perf_counter() - t_import
     with tempfile.TemporaryDirectory() as d:
         repo = build(Path(d))
-        argv = [
-            "plan",
-            "--repo",
-            str(repo.path),
-            "--base",
-            "main",
-            "--head",
-            "pr",
-            "--days",
-            args.days,
-            "--seeds",
-            args.seeds,
-            "--at",
-            "2026-11-29",
-            "--workers",
-            args.workers,
-        ]
+        argv = [*plan_argv(repo, args.days, args.seeds), "--workers", args.workers]
         instrument()
         prof = cProfile.Profile()
         _T0[0] = time.time()
