@@ -309,11 +309,11 @@ class Scheduler(Starting):
         got: list[Hold] = []
         taken: frozenset[int] = frozenset()
         held: set[str] = set()  # the queues of the kept holds
-        for _, p, key in self._keepers(pi) if self.kept else ():
-            h = self._plan_hold(p, key, pi.now, self._off_pool(p, taken))
+        for _, kp, key in self._keepers(pi) if self.kept else ():
+            h = self._plan_hold(kp, key, pi.now, self._off_pool(kp, taken))
             if h is not None and len(got) < self._max_holds:
                 got.append(h)
-                held.add(p.queue)
+                held.add(kp.queue)
                 taken = h.nodes if not taken else taken | h.nodes
         for o in order:
             if len(got) == self._max_holds:
