@@ -5,7 +5,9 @@ can hold ``per`` of its GPUs soonest (by the expected ends of the allocated jobs
 unallocated work yields at once, so it does not count).  Later candidates in the same pass may
 use those nodes only if they are unallocated or expected to end before the reservation starts
 (backfill), so the gang is never delayed.  The reservation is recomputed every round of every
-pass from the state alone: nothing is carried between passes.  The same filter (``allow_for``)
+pass from the state alone: nothing is carried between passes -- unless the knob ``keep_hold``
+is on, when the last round's holder keeps its hold while it may (``keeps``), remembered with
+its first planned start (``core.snapshot.KeptHold``).  The same filter (``allow_for``)
 binds every way a job starts: on free GPUs, and through preemption (its victims and its
 placement after the eviction), so no start can overrun a reserved node.
 

@@ -1,6 +1,7 @@
 """The scheduling pass: ``Scheduler.run_pass(now, usage) -> Decisions``.  Pure: no clock, no I/O,
 no randomness; every ordering ends in a stable tie-break (job id, node order).  A pass is a
-function of the state, ``now`` and the window usage; nothing it remembers changes a later pass.
+function of the state, ``now`` and the window usage; nothing it remembers changes a later pass,
+but for the holds kept by their holders with the knob ``keep_hold`` (``kept``).
 
 A pass, step by step:
 
