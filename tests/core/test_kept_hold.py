@@ -81,3 +81,43 @@ def test_a_stream_of_debug_jobs_delays_a_kept_holds_gang_by_at_most_the_threshol
     assert 2000.0 < g <= 2000.0 + THRESHOLD
     # the tolerance was used: debug jobs started on the reserved nodes after the hold was due
     assert any(e.event == "start" and e.job.startswith("d") and 2000.0 <= e.t < g for e in res.events)
+
+
+def test_a_run_switched_to_the_same_config_keeps_the_kept_hold() -> None:
+    # allot plan rebuilds the scheduler at its switch (sim.switch): the kept holds go with it, as
+    # a reconciler would persist them, so the run decides as one never switched (g before gb)
+    from allotment.sim import switch
+
+    config = make_config({"a": 1, "b": 1, "c": 1}, nodes=2, policy=Policy(keep_hold="all"))
+    workload = Workload.of([*_base(), _job("gb", "b", 16, 500.0, HOUR, mr=HOUR)], ())
+    sim = switch.start(config, workload, cluster=config.largest_cluster(), days=1.0)
+    sim.log.kept = []
+    switch.pause(sim, 400.0)
+    head = switch.switched(sim, config)
+    head.log.kept = list(sim.log.kept or [])
+    switch.finish(head)
+    starts = {e.job: e.t for e in head.log.kept if e.event == "start"}
+    assert starts["g"] == 2000.0 < starts["gb"]
+
+
+def test_decide_reads_the_kept_hold_from_the_snapshot_and_returns_it() -> None:
+    # the reconciler's path builds a fresh scheduler each tick: what the last tick kept comes in
+    # Snapshot.kept_holds and goes out in Decisions.kept_holds.  At 500 s, with g's hold kept
+    # (first planned for 2,000 s), g holds; with nothing kept, better-ranked b's gang gb does.
+    from allotment.core.context import build_context
+    from allotment.core.decide import decide
+    from allotment.core.snapshot import KeptHold, NodeState, PendingJob, RunningJob, Snapshot
+
+    config = make_config({"a": 1, "b": 1, "c": 1}, nodes=2, policy=Policy(keep_hold="all"))
+    ctx = build_context(config, config.largest_cluster())
+    specs = {j.id: j for j in [*_base(), _job("gb", "b", 16, 500.0, HOUR, mr=HOUR)]}
+    nodes = tuple(NodeState(n, 8) for n in ("n000", "n001"))
+    running = (RunningJob(specs["c0"], 0.0, (("n000", 7),), True, 1000.0),
+               RunningJob(specs["c1"], 0.0, (("n001", 8),), True, 2000.0))
+    pending = (PendingJob(specs["g"], 10.0, 10.0), PendingJob(specs["gb"], 500.0, 500.0))
+    usage = {"a": 100.0 / 3600, "b": 0.0, "c": 16 * 500.0 / 3600}
+    kept = Snapshot(nodes, running, pending, usage, kept_holds=(KeptHold("g", 2000.0),))
+    d = decide(kept, ctx, 500.0)
+    assert [r.job_id for r in d.reservations] == ["g"] and d.kept_holds == (KeptHold("g", 2000.0),)
+    fresh = decide(Snapshot(nodes, running, pending, usage), ctx, 500.0)
+    assert [r.job_id for r in fresh.reservations] == ["gb"] and fresh.kept_holds == (KeptHold("gb", 2000.0),)

@@ -310,7 +310,7 @@ class Scheduler(Starting):
         got: list[Hold] = []
         taken: frozenset[int] = frozenset()
         held: set[str] = set()  # the queues of the kept holds
-        for _, kp, key in self._keepers(pi) if self.kept else ():
+        for _, kp, key in self._keepers(pi) if self.kept and self._keep != "off" else ():
             h = self._plan_hold(kp, key, pi.now, self._off_pool(kp, taken))
             if h is not None and len(got) < self._max_holds:
                 got.append(h)
