@@ -34,6 +34,9 @@ def clusters(draw: st.DrawFn) -> CompiledConfig:
         reservations=draw(st.sampled_from([1, 1, 2, 4])),
         debug_reclaim=draw(st.booleans()),
         consolidate=draw(st.booleans()),  # moves resumable work to free a node (core.consolidation)
+        # a reservation kept by its holder, debug jobs let through to its first plan + threshold
+        keep_hold=draw(st.sampled_from(["off", "off", "all", "gangs"])),
+        kept_hold_debug=draw(st.booleans()),
         # sessions told before they are stopped, sometimes restored (core.session_grace)
         # and sometimes a pool of nodes for them, lent to other work while idle (core.session_pool)
         interactive=dataclasses.replace(

@@ -69,7 +69,7 @@ class RecordingSim(_Sim):
         )
         pending = tuple(PendingJob(p.spec, p.eligible, p.queued_since, p.done_work, p.evicted_by) for p in s.pending.values())
         usage = self.usage_at(now)
-        return Snapshot(nodes, running, pending, {a: usage[a] for a in usage})
+        return Snapshot(nodes, running, pending, {a: usage[a] for a in usage}, kept_holds=s.kept_holds())
 
 
 def _run(case: tuple[CompiledConfig, Workload], mode: str, walk: WalkPolicy, **kw: Any) -> tuple[RecordingSim, str]:

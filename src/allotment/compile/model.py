@@ -132,6 +132,12 @@ class Policy:
     reclaim_hysteresis: float = 0.1  # a reclaim needs the victim's measure this much (relative) higher
     queue_depth: int = 8  # candidates one visit of a team's queue examines, by declared priority and age
     reservations: int = 1  # jobs that may hold a reservation at once, on disjoint nodes (core/reservation.py)
+    # a reservation kept by its holder across rounds and passes while its queue stays tier 0:
+    # "off" (decided afresh each round), "all" holders, or "gangs" only (core/reservation.py, KeptHolds)
+    keep_hold: str = "off"
+    # while a hold is kept, a debug job may backfill its nodes if its protection ends by the hold's
+    # first planned start plus debug_threshold_s (read only with keep_hold on)
+    kept_hold_debug: bool = True
     debug_reclaim: bool = False  # a debug job may reclaim whatever its team runs now (core/preemption/terms.py)
     consolidate: bool = False  # move resumable work past its protection to free a node (core/consolidation.py)
     priority_weights: PriorityWeights = field(default_factory=PriorityWeights)

@@ -27,6 +27,7 @@ def build_scheduler(
     """The scheduler holding the snapshot's state; the ``refused`` pending jobs are left out,
     as the simulator never queues a job it rejects at submission."""
     sched = Scheduler(ctx, snapshot.nodes, walk=walk)
+    sched.kept = {k.holder: k.anchor for k in snapshot.kept_holds}  # knob keep_hold: the last tick's
     for node in snapshot.nodes:
         if not node.healthy:
             sched.set_health(node.name, False, now)
@@ -68,7 +69,8 @@ def decide(snapshot: Snapshot, ctx: Context, now: float, *, walk: WalkPolicy = F
     refused = refusals(snapshot, ctx)
     sched = build_scheduler(snapshot, ctx, now, frozenset(r.job_id for r in refused), walk=walk)
     d = sched.run_pass(now, snapshot.usage)
-    return replace(d, order=sched.order(now, snapshot.usage), wake_at=sched.wake_at(now), refusals=refused)
+    return replace(d, order=sched.order(now, snapshot.usage), wake_at=sched.wake_at(now), refusals=refused,
+                   kept_holds=sched.kept_holds())
 
 
 def refusals(snapshot: Snapshot, ctx: Context) -> tuple[Refusal, ...]:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from allotment.core.session_grace import Notice
+from allotment.core.snapshot import KeptHold
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,3 +98,5 @@ class Decisions:
     refusals: tuple[Refusal, ...] = ()
     # sessions told this pass that they will be stopped after their grace (core.session_grace)
     notices: tuple[Notice, ...] = ()
+    # knob keep_hold: the holds kept after this pass, for the next tick's Snapshot.kept_holds; filled in by decide()
+    kept_holds: tuple[KeptHold, ...] = ()

@@ -5,7 +5,9 @@ can hold ``per`` of its GPUs soonest (by the expected ends of the allocated jobs
 unallocated work yields at once, so it does not count).  Later candidates in the same pass may
 use those nodes only if they are unallocated or expected to end before the reservation starts
 (backfill), so the gang is never delayed.  The reservation is recomputed every round of every
-pass from the state alone: nothing is carried between passes.  The same filter (``allow_for``)
+pass from the state alone: nothing is carried between passes -- unless the knob ``keep_hold``
+is on, when the last round's holder keeps its hold while it may (``keeps``), remembered with
+its first planned start (``core.snapshot.KeptHold``).  The same filter (``allow_for``)
 binds every way a job starts: on free GPUs, and through preemption (its victims and its
 placement after the eviction), so no start can overrun a reserved node.
 
@@ -35,6 +37,15 @@ def may_hold(p: Pend, guaranteed: bool, waited_s: float) -> bool:
     return p.n > 1 or (p.n == 1 and guaranteed and is_starving(waited_s))
 
 
+def keeps(keep: str, p: Pend, guaranteed: bool, waited_s: float) -> bool:
+    """Does the last holder ``p`` keep its reservation this round (knob ``keep_hold``: "all"
+    holders, or "gangs" only)?  While it still may hold one (``may_hold``) and its queue is
+    in tier 0 (``guaranteed``), whatever the other tier-0 queues' Fair Tree ranks: a hold passed
+    on to a better-ranked under-served team's gang wasted its drain (``ai2-big-gangs``, seed 1:
+    385 of the month's 711 reserved hours held by holds passed on before their gang started)."""
+    return guaranteed and (keep == "all" or p.n > 1) and may_hold(p, guaranteed, waited_s)
+
+
 class Unreserved:
     """The node filter of a ``Hold`` (``allow_for``): admits the nodes not in ``nodes``.  A small
     object of its own, made once per hold: a bound method of the hold stored on the hold
@@ -51,19 +62,24 @@ class Unreserved:
 
 
 class Hold:
-    """A reservation within one pass: ``holder`` gets ``nodes`` (indices) at ``at``.  Read-only
+    """A reservation within one pass: ``holder`` gets ``nodes`` (indices) at ``at``; a debug job
+    that yields (``allow_for``'s ``may_yield``) may use them if its protection ends by
+    ``yield_by`` -- ``at``, or for a hold kept by its holder (``KeptHolds``, knob ``keep_hold``)
+    its first planned start plus the debug threshold when that is later.  Read-only
     by convention; a plain slotted class rather than a frozen dataclass, because every round
     makes one and ``allow_for`` reads it per candidate, and under mypyc a frozen dataclass's
     ``__init__`` runs as interpreted Python (``preemption.retry.SearchState``).  Never hashed
     or compared: the searches key their memo by ``nodes``.  ``admit`` is its filter
     (``Unreserved``), the one object ``allow_for`` returns for every candidate it restricts."""
 
-    __slots__ = ("admit", "at", "holder", "nodes", "queue_key")
+    __slots__ = ("admit", "at", "holder", "nodes", "queue_key", "yield_by")
 
-    def __init__(self, holder: str, nodes: frozenset[int], at: float, queue_key: tuple[int, int, str]) -> None:
+    def __init__(self, holder: str, nodes: frozenset[int], at: float, queue_key: tuple[int, int, str],
+                 yield_by: float = -math.inf) -> None:
         self.holder = holder
         self.nodes = nodes
         self.at = at
+        self.yield_by = max(at, yield_by)
         self.queue_key = queue_key  # the holder's queue's place when it was made
         self.admit: NodeFilter = Unreserved(nodes)
 
@@ -118,7 +134,8 @@ class Holds:
         return mask
 
     def closed(self, mask: int) -> tuple[frozenset[int], float]:
-        """The nodes of the holds in ``mask`` and the latest of their starts (``walk.Room``); one
+        """The nodes of the holds in ``mask`` and the latest of their starts, or of the protection
+        ends a yielding debug job may have on them (``yield_by``; ``walk.Room``: a bound); one
         hold's are its very node set (the searches' memos compare node sets by identity first)."""
         got = self._rooms.get(mask)
         if got is None:
@@ -127,7 +144,7 @@ class Holds:
             for k, h in enumerate(self.items):
                 if mask >> k & 1:
                     nodes = h.nodes if nodes is None else nodes | h.nodes
-                    latest = max(latest, h.at)
+                    latest = max(latest, h.yield_by)
             got = self._rooms[mask] = (frozenset() if nodes is None else nodes, latest)
         return got
 
@@ -139,18 +156,19 @@ class Holds:
                 mask |= 1 << k
         return self.closed(mask)[0]
 
-    def admit_if_overrun(self, holder: str, end: float, qk: tuple[int, int, str]) -> NodeFilter | None:
+    def admit_if_overrun(self, holder: str, end: float, qk: tuple[int, int, str], yielding: bool = False) -> NodeFilter | None:
         """The nodes a job of id ``holder``, of the queue keyed ``qk``, that would run until
         ``end`` may start on: all but those of the holds (not its own) that bind it and whose
-        start it would overrun; None: any node."""
+        start it would overrun -- for a job that yields (``yielding``, ``end`` its protection's),
+        whose ``yield_by`` it would overrun; None: any node."""
         if len(self.items) == 1:
             h = self.items[0]
-            return None if h.holder == holder or end <= h.at else h.admit
+            return None if h.holder == holder or end <= (h.yield_by if yielding else h.at) else h.admit
         binds = self.binding(qk)
         mask = 0
         last: Hold | None = None
         for k, h in enumerate(self.items):
-            if binds >> k & 1 and h.holder != holder and end > h.at:
+            if binds >> k & 1 and h.holder != holder and end > (h.yield_by if yielding else h.at):
                 mask |= 1 << k
                 last = h
         if last is None:
@@ -169,14 +187,15 @@ def allow_for(holds: Holds | None, p: Pend, now: float, qk: tuple[int, int, str]
     a reservation's nodes only if it is expected to end before that reservation starts, or if
     the reservation does not bind its queue (``qk``: ``Holds.binding``).
     ``may_yield`` (``Starting.may_yield``: a debug job, in a mode where a reservation may evict
-    it): a job whose *protection* ends by the reservation's start may use them too, and then
+    it): a job whose *protection* ends by the reservation's start (``Hold.yield_by``: for a kept
+    hold, by its first planned start plus the debug threshold) may use them too, and then
     yields to it (``yields``).  The scheduler grants that filter only to a start on free GPUs or
     in place of unallocated work -- never one that evicts allocated work, which would be lost
     twice."""
     if holds is None or p.mr <= 0:
         return None
     left = max(0.0, p.work - p.done_work)
-    return holds.admit_if_overrun(p.jid, now + (min(p.mr, left) if may_yield else left), qk)
+    return holds.admit_if_overrun(p.jid, now + (min(p.mr, left) if may_yield else left), qk, may_yield)
 
 
 def held_nodes(allow: NodeFilter | None) -> frozenset[int] | None:

@@ -1,6 +1,7 @@
 """The scheduling pass: ``Scheduler.run_pass(now, usage) -> Decisions``.  Pure: no clock, no I/O,
 no randomness; every ordering ends in a stable tie-break (job id, node order).  A pass is a
-function of the state, ``now`` and the window usage; nothing it remembers changes a later pass.
+function of the state, ``now`` and the window usage; nothing it remembers changes a later pass,
+but for the holds kept by their holders with the knob ``keep_hold`` (``kept``).
 
 A pass, step by step:
 
@@ -40,8 +41,8 @@ from allotment.core.pass_inputs import PassInputs, QueueKey
 from allotment.core.placement import NodeFilter
 from allotment.core.priority import Scorer, active_boosts
 from allotment.core.queues import Queue
-from allotment.core.reservation import Hold, Holds, allow_for, may_hold, plan_hold
-from allotment.core.snapshot import NodeState
+from allotment.core.reservation import Hold, Holds, allow_for, keeps, may_hold, plan_hold
+from allotment.core.snapshot import KeptHold, NodeState
 from allotment.core.starting import Starting
 from allotment.core.state import Pend
 from allotment.core.tiers import GUARANTEED
@@ -89,6 +90,13 @@ class Scheduler(Starting):
         # the last reported reservations, with the holds they report: (holder, nodes, at) each
         self._res_last: tuple[tuple[tuple[str, frozenset[int], float], ...], tuple[Reservation, ...]] | None = None
         self._max_holds = max(1, int(ctx.policy.reservations))
+        # knob keep_hold: each kept holder and its hold's first planned start (core.reservation.keeps),
+        # the one fact a pass leaves to the next (decide() reads it from Snapshot.kept_holds)
+        self._keep = str(ctx.policy.keep_hold)
+        self.kept: dict[str, float] = {}
+        # how far past its first planned start a kept hold lets yielding debug jobs run (None: not at all)
+        self._kept_slack = (float(ctx.policy.debug_threshold_s) if self._keep != "off" and ctx.policy.kept_hold_debug
+                            else None)
 
     def run_pass(self, now: float, usage: Mapping[str, float]) -> Decisions:
         starts: list[Start] = []
@@ -294,24 +302,55 @@ class Scheduler(Starting):
         each on nodes the better-ranked ones did not take.  One that fits free GPUs now holds them
         too (from now): otherwise a start walked before it takes them, and it is overtaken again
         each time nodes free up.  A function of the state alone, like the whole pass: the same
-        state gives the same holds, so a reservation moves only when the cluster changed."""
+        state gives the same holds, so a reservation moves only when the cluster changed.  With
+        the knob ``keep_hold``, the holds kept by their holders (``reservation.keeps``) come
+        first, and the state includes what the last round kept (``kept``)."""
         by_rank = self.queues.by_rank
         ranks_names = ranks * names
         got: list[Hold] = []
         taken: frozenset[int] = frozenset()
+        held: set[str] = set()  # the queues of the kept holds
+        for _, kp, key in self._keepers(pi) if self.kept and self._keep != "off" else ():
+            h = self._plan_hold(kp, key, pi.now, self._off_pool(kp, taken))
+            if h is not None and len(got) < self._max_holds:
+                got.append(h)
+                held.add(kp.queue)
+                taken = h.nodes if not taken else taken | h.nodes
         for o in order:
+            if len(got) == self._max_holds:
+                break
             q = by_rank[o % names]
-            if not q.keys or q.free:
+            if not q.keys or q.free or q.name in held:
                 continue
             p = self._holder_in(q, self.mode.ranks_queues and o // ranks_names == GUARANTEED, pi.t)
             if p is not None:
                 h = self._plan_hold(p, _key_of(o, names, ranks, by_rank), pi.now, self._off_pool(p, taken))
                 if h is not None:
                     got.append(h)
-                    if len(got) == self._max_holds:
-                        break
                     taken = h.nodes if not taken else taken | h.nodes
+        if self._keep != "off":
+            self.kept = {h.holder: self.kept.get(h.holder, h.at) for h in got
+                         if self._keep == "all" or self.pending[h.holder].n > 1}
         return Holds(tuple(got)) if got else None
+
+    def _keepers(self, pi: PassInputs) -> list[tuple[int, Pend, QueueKey]]:
+        """The last round's holders that keep their holds (``reservation.keeps``), in round order
+        (each with its queue's round order and key)."""
+        out = []
+        for jid in self.kept:
+            p = self.pending.get(jid)
+            q = None if p is None else self.queues.by_name.get(p.queue)
+            if p is None or q is None or q.free or not self.mode.ranks_queues:
+                continue
+            rk = self._round_key(q, pi)
+            if keeps(self._keep, p, rk.key[0] == GUARANTEED, pi.t - p.eligible) and self._within_caps_and_limits(p):
+                out.append((rk.order, p, rk.key))
+        out.sort(key=lambda x: x[0])
+        return out
+
+    def kept_holds(self) -> tuple[KeptHold, ...]:
+        """What a reconciler would persist for the next tick's ``Snapshot.kept_holds``."""
+        return tuple(KeptHold(j, a) for j, a in sorted(self.kept.items()))
 
     def _holder_in(self, q: Queue, guaranteed: bool, t: float) -> Pend | None:
         """The job of ``q`` that holds the reservation if ``q`` is the first queue with one: of
@@ -488,6 +527,15 @@ class Scheduler(Starting):
         """``plan_hold`` off the nodes ``taken`` by better-ranked holds, reused by the fast walk
         while the state version is the same (the nodes and their free times only depend on the
         state; the time is clamped to ``now``)."""
+        if self._kept_slack is not None:  # a kept hold: its yielding debug jobs may run past its start
+            h = self._plan_hold_at(p, qk, now, taken)
+            if h is None or not (self._keep == "all" or p.n > 1):
+                return h
+            return Hold(h.holder, h.nodes, h.at, qk, self.kept.get(p.jid, h.at) + self._kept_slack)
+        return self._plan_hold_at(p, qk, now, taken)
+
+    def _plan_hold_at(self, p: Pend, qk: QueueKey, now: float, taken: frozenset[int]) -> Hold | None:
+        """``plan_hold``, the plain hold (``yield_by`` its start)."""
         if not self.walk.reuses:
             return plan_hold(self.pool, self.ends, p.jid, p.gpu_type, p.n, p.per, now, qk, taken)
         if self._holds_at != self.version:

@@ -15,6 +15,9 @@ A ``Snapshot`` holds:
   (Slurm ``--dependency``): never queued, only read by the dependency pass, so that a waiting
   job's urgency reaches the work it waits for as in the simulator, whose dependants map holds
   every job of the trace (``core.priority.dependants``, ``propagate``);
+* ``kept_holds``: with the knob ``keep_hold``, the reservations kept by their holders since an
+  earlier pass, each with its first planned start (``KeptHold``): the one fact of a pass that a
+  later pass reads (the simulator's scheduler keeps it; ``decide`` takes it from here);
 * ``usage``: charged reference GPU-hours of each leaf account over the lookback window ending now
   (``core.usage.UsageLedger`` computes it from start/stop records; a reconciler may read it from
   ``sshare`` instead).
@@ -63,9 +66,23 @@ class PendingJob:
 
 
 @dataclass(frozen=True, slots=True)
+class KeptHold:
+    """A reservation kept by its holder from one pass to the next (knob ``keep_hold``): the
+    holder and its hold's first planned start (``anchor``), while it has held it without a
+    break.  What a scheduler remembers between passes (``Scheduler.kept``), and what a
+    reconciler would persist between ticks, as it does ``evicted_by`` (``Snapshot.kept_holds``;
+    the rule: ``core.reservation.keeps``).  Anchored at the *first* plan, so the debug jobs a kept hold lets through (``Hold.yield_by``)
+    delay its gang by at most the debug threshold once, however many arrive."""
+
+    holder: str
+    anchor: float
+
+
+@dataclass(frozen=True, slots=True)
 class Snapshot:
     nodes: tuple[NodeState, ...]
     running: tuple[RunningJob, ...] = ()
     pending: tuple[PendingJob, ...] = ()
     usage: Mapping[str, float] = field(default_factory=dict)  # leaf -> reference GPU-hours in window
     waiting: tuple[JobSpec, ...] = ()  # known jobs waiting for others: read by the dependency pass only
+    kept_holds: tuple[KeptHold, ...] = ()  # reservations kept by their holders (knob keep_hold), by holder

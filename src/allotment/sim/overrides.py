@@ -74,6 +74,12 @@ def _hook(value: str) -> str | None:
     return value
 
 
+def _keep_hold(value: str) -> str:
+    if value not in ("off", "all", "gangs"):
+        raise ValueError(f"expected off, all or gangs, got {value!r}")
+    return value
+
+
 def _mode(value: str) -> str:
     if value not in ("fifo", "fixed", "adaptive"):
         raise ValueError(f"expected fifo, fixed or adaptive, got {value!r}")
@@ -101,6 +107,8 @@ KNOBS: dict[str, Knob] = {
     "reclaim_hysteresis": Knob("reclaim_hysteresis", _weight),
     "queue_depth": Knob("queue_depth", _count),
     "reservations": Knob("reservations", _count),
+    "keep_hold": Knob("keep_hold", _keep_hold),
+    "kept_hold_debug": Knob("kept_hold_debug", _bool),
     "debug_reclaim": Knob("debug_reclaim", _bool),
     "consolidate": Knob("consolidate", _bool),
     "unallocated": Knob("unallocated_enabled", _bool),

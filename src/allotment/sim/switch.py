@@ -147,6 +147,7 @@ def _rebuild(sim: _Sim, old: Scheduler, ctx: Context) -> None:
     for p in old.pending.values():
         new.add_pending(p.spec, p.eligible, p.queued_since, done_work=p.done_work,
                         declared=p.declared, evicted_by=p.evicted_by)
+    new.kept = dict(old.kept)  # the holds kept by their holders (knob keep_hold), as a reconciler persists them
     sim.ctx = ctx
     sim.sched = new
     sim._views = {}
