@@ -1,9 +1,12 @@
 """A reservation kept by its holder (knob ``keep_hold``, docs/design/reservation.md, "A hold kept by
 its holder"): a better-ranked tier-0 team's gang does not take it over; a debug job may backfill
 its nodes if its protection ends by the hold's first planned start plus the debug threshold, and
-however many do, the gang starts by then."""
+however many do, the gang starts by then; with a floor (``keep_hold_min_fraction``), only a holder
+asking that fraction of the cluster's GPUs keeps its hold."""
 
 from __future__ import annotations
+
+import pytest
 
 from allotment.compile.model import Policy
 from allotment.core.jobs import JobSpec
@@ -149,3 +152,14 @@ def test_a_gang_below_the_floor_is_not_kept_one_at_it_is() -> None:
         assert _start(below, "gb") == 2000.0 < _start(below, "g")
         assert [e.job for e in below.events if e.event == "release"] == [
             e.job for e in today.events if e.event == "release"]
+
+
+def test_the_floor_is_set_as_a_fraction_of_the_cluster_decimal_or_ratio() -> None:
+    from allotment.errors import UsageError
+    from allotment.sim.overrides import apply_overrides
+
+    assert apply_overrides(Policy(), {"keep_hold_min_fraction": "1/8"}).keep_hold_min_fraction == 0.125
+    assert apply_overrides(Policy(), {"keep_hold_min_fraction": "0.25"}).keep_hold_min_fraction == 0.25
+    for bad in ("2", "-0.1", "1/0", "a/8", "nan", "128"):
+        with pytest.raises(UsageError, match="fraction from 0 to 1"):
+            apply_overrides(Policy(), {"keep_hold_min_fraction": bad})
