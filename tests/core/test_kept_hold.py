@@ -1,9 +1,12 @@
 """A reservation kept by its holder (knob ``keep_hold``, docs/design/reservation.md, "A hold kept by
 its holder"): a better-ranked tier-0 team's gang does not take it over; a debug job may backfill
 its nodes if its protection ends by the hold's first planned start plus the debug threshold, and
-however many do, the gang starts by then."""
+however many do, the gang starts by then; with a floor (``keep_hold_min_fraction``), only a holder
+asking that fraction of the cluster's GPUs keeps its hold."""
 
 from __future__ import annotations
+
+import pytest
 
 from allotment.compile.model import Policy
 from allotment.core.jobs import JobSpec
@@ -121,3 +124,42 @@ def test_decide_reads_the_kept_hold_from_the_snapshot_and_returns_it() -> None:
     assert [r.job_id for r in d.reservations] == ["g"] and d.kept_holds == (KeptHold("g", 2000.0),)
     fresh = decide(Snapshot(nodes, running, pending, usage), ctx, 500.0)
     assert [r.job_id for r in fresh.reservations] == ["gb"] and fresh.kept_holds == (KeptHold("gb", 2000.0),)
+
+
+def test_a_gang_below_the_floor_is_not_kept_one_at_it_is() -> None:
+    # four nodes (32 GPUs): c runs all of them (n0 until 1,000 s beside ax, n1 until 2,000 s, n2
+    # and n3 until 6,000 s).  g (a's, 16 GPUs, half the cluster) holds n0 and n1 from 10 s, due
+    # at 2,000 s; better-ranked b's gang gb (16 GPUs) arrives at 500 s.  A floor of half the
+    # cluster keeps g's hold (g at 2,000 s, gb after); a floor of three quarters (24 GPUs) does
+    # not, and the hold passes to gb as with the knob off.
+    jobs = [
+        _job("ax", "a", 1, 0.0, 100.0, mr=100.0),
+        _job("c0", "c", 7, 0.0, 1000.0, mr=1000.0), _job("c1", "c", 8, 0.0, 2000.0, mr=2000.0),
+        _job("c2", "c", 8, 0.0, 6000.0, mr=6000.0), _job("c3", "c", 8, 0.0, 6000.0, mr=6000.0),
+        _job("g", "a", 16, 10.0, HOUR, mr=HOUR), _job("gb", "b", 16, 500.0, HOUR, mr=HOUR),
+    ]
+
+    def run(policy: Policy) -> SimResult:
+        return simulate(make_config({"a": 1, "b": 1, "c": 1}, nodes=4, policy=policy), Workload.of(jobs, ()),
+                        keep_events=True)
+
+    today = run(Policy())
+    assert _start(today, "gb") == 2000.0 < _start(today, "g")
+    for keep in ("all", "gangs"):
+        at_floor = run(Policy(keep_hold=keep, keep_hold_min_fraction=0.5))
+        assert _start(at_floor, "g") == 2000.0 < _start(at_floor, "gb")
+        below = run(Policy(keep_hold=keep, keep_hold_min_fraction=0.75))
+        assert _start(below, "gb") == 2000.0 < _start(below, "g")
+        assert [e.job for e in below.events if e.event == "release"] == [
+            e.job for e in today.events if e.event == "release"]
+
+
+def test_the_floor_is_set_as_a_fraction_of_the_cluster_decimal_or_ratio() -> None:
+    from allotment.errors import UsageError
+    from allotment.sim.overrides import apply_overrides
+
+    assert apply_overrides(Policy(), {"keep_hold_min_fraction": "1/8"}).keep_hold_min_fraction == 0.125
+    assert apply_overrides(Policy(), {"keep_hold_min_fraction": "0.25"}).keep_hold_min_fraction == 0.25
+    for bad in ("2", "-0.1", "1/0", "a/8", "nan", "128"):
+        with pytest.raises(UsageError, match="fraction from 0 to 1"):
+            apply_overrides(Policy(), {"keep_hold_min_fraction": bad})

@@ -135,6 +135,8 @@ class Policy:
     # a reservation kept by its holder across rounds and passes while its queue stays tier 0:
     # "off" (decided afresh each round), "all" holders, or "gangs" only (core/reservation.py, KeptHolds)
     keep_hold: str = "off"
+    # ... only for holders asking at least this fraction of the cluster's GPUs (0: every holder it keeps)
+    keep_hold_min_fraction: float = 0.0
     # while a hold is kept, a debug job may backfill its nodes if its protection ends by the hold's
     # first planned start plus debug_threshold_s (read only with keep_hold on)
     kept_hold_debug: bool = True

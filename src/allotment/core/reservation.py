@@ -37,13 +37,21 @@ def may_hold(p: Pend, guaranteed: bool, waited_s: float) -> bool:
     return p.n > 1 or (p.n == 1 and guaranteed and is_starving(waited_s))
 
 
-def keeps(keep: str, p: Pend, guaranteed: bool, waited_s: float) -> bool:
-    """Does the last holder ``p`` keep its reservation this round (knob ``keep_hold``: "all"
-    holders, or "gangs" only)?  While it still may hold one (``may_hold``) and its queue is
-    in tier 0 (``guaranteed``), whatever the other tier-0 queues' Fair Tree ranks: a hold passed
-    on to a better-ranked under-served team's gang wasted its drain (``ai2-big-gangs``, seed 1:
-    385 of the month's 711 reserved hours held by holds passed on before their gang started)."""
-    return guaranteed and (keep == "all" or p.n > 1) and may_hold(p, guaranteed, waited_s)
+def keepable(keep: str, p: Pend, floor_gpus: float) -> bool:
+    """Is ``p``'s hold one the knob keeps at all: any holder with ``keep_hold`` "all", a gang
+    with "gangs", and either way one of at least ``floor_gpus`` (``keep_hold_min_fraction`` of
+    the cluster's GPUs): a hand-over wastes a drain, and a kept hold keeps nodes from other work,
+    both in proportion to the gang's part of the cluster (docs/design/reservation.md)."""
+    return (keep == "all" or p.n > 1) and p.gpus >= floor_gpus
+
+
+def keeps(keep: str, p: Pend, guaranteed: bool, waited_s: float, floor_gpus: float) -> bool:
+    """Does the last holder ``p`` keep its reservation this round (``keepable``)?  While it
+    still may hold one (``may_hold``) and its queue is in tier 0 (``guaranteed``), whatever the
+    other tier-0 queues' Fair Tree ranks: a hold passed on to a better-ranked under-served team's
+    gang wasted its drain (``ai2-big-gangs``, seed 1: 385 of the month's 711 reserved hours held
+    by holds passed on before their gang started)."""
+    return guaranteed and keepable(keep, p, floor_gpus) and may_hold(p, guaranteed, waited_s)
 
 
 class Unreserved:

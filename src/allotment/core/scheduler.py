@@ -41,7 +41,7 @@ from allotment.core.pass_inputs import PassInputs, QueueKey
 from allotment.core.placement import NodeFilter
 from allotment.core.priority import Scorer, active_boosts
 from allotment.core.queues import Queue
-from allotment.core.reservation import Hold, Holds, allow_for, keeps, may_hold, plan_hold
+from allotment.core.reservation import Hold, Holds, allow_for, keepable, keeps, may_hold, plan_hold
 from allotment.core.snapshot import KeptHold, NodeState
 from allotment.core.starting import Starting
 from allotment.core.state import Pend
@@ -93,6 +93,7 @@ class Scheduler(Starting):
         # knob keep_hold: each kept holder and its hold's first planned start (core.reservation.keeps),
         # the one fact a pass leaves to the next (decide() reads it from Snapshot.kept_holds)
         self._keep = str(ctx.policy.keep_hold)
+        self._keep_floor = float(ctx.policy.keep_hold_min_fraction) * ctx.capacity_gpus  # GPUs a kept holder asks
         self.kept: dict[str, float] = {}
         # how far past its first planned start a kept hold lets yielding debug jobs run (None: not at all)
         self._kept_slack = (float(ctx.policy.debug_threshold_s) if self._keep != "off" and ctx.policy.kept_hold_debug
@@ -330,7 +331,7 @@ class Scheduler(Starting):
                     taken = h.nodes if not taken else taken | h.nodes
         if self._keep != "off":
             self.kept = {h.holder: self.kept.get(h.holder, h.at) for h in got
-                         if self._keep == "all" or self.pending[h.holder].n > 1}
+                         if keepable(self._keep, self.pending[h.holder], self._keep_floor)}
         return Holds(tuple(got)) if got else None
 
     def _keepers(self, pi: PassInputs) -> list[tuple[int, Pend, QueueKey]]:
@@ -343,7 +344,7 @@ class Scheduler(Starting):
             if p is None or q is None or q.free or not self.mode.ranks_queues:
                 continue
             rk = self._round_key(q, pi)
-            if keeps(self._keep, p, rk.key[0] == GUARANTEED, pi.t - p.eligible) and self._within_caps_and_limits(p):
+            if keeps(self._keep, p, rk.key[0] == GUARANTEED, pi.t - p.eligible, self._keep_floor) and self._within_caps_and_limits(p):
                 out.append((rk.order, p, rk.key))
         out.sort(key=lambda x: x[0])
         return out

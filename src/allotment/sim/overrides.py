@@ -9,6 +9,7 @@ names (``KNOBS``)."""
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -80,6 +81,18 @@ def _keep_hold(value: str) -> str:
     return value
 
 
+def _fraction(value: str) -> float:
+    """A fraction from 0 to 1, as a decimal (``0.125``) or a ratio of whole numbers (``1/8``)."""
+    num, slash, den = value.partition("/")
+    try:
+        v = int(num) / int(den) if slash else float(value)
+    except (ValueError, ZeroDivisionError):
+        v = math.nan
+    if not 0.0 <= v <= 1.0:
+        raise ValueError(f"expected a fraction from 0 to 1 (0.125 or 1/8), got {value!r}")
+    return v
+
+
 def _mode(value: str) -> str:
     if value not in ("fifo", "fixed", "adaptive"):
         raise ValueError(f"expected fifo, fixed or adaptive, got {value!r}")
@@ -108,6 +121,7 @@ KNOBS: dict[str, Knob] = {
     "queue_depth": Knob("queue_depth", _count),
     "reservations": Knob("reservations", _count),
     "keep_hold": Knob("keep_hold", _keep_hold),
+    "keep_hold_min_fraction": Knob("keep_hold_min_fraction", _fraction),
     "kept_hold_debug": Knob("kept_hold_debug", _bool),
     "debug_reclaim": Knob("debug_reclaim", _bool),
     "consolidate": Knob("consolidate", _bool),
