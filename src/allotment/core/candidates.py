@@ -42,7 +42,7 @@ from bisect import bisect_left
 from collections.abc import Callable, Mapping
 
 from allotment.core.dependant_list import DependantList
-from allotment.core.fairness_merge import MergedOrder
+from allotment.core.fairness_merge import AgedOrder, LazyOrder, MergedOrder
 from allotment.core.priority import Scorer
 from allotment.core.state import Pend
 
@@ -61,7 +61,7 @@ class _Order:
 
     def __init__(self, t: float, load: float, deps: Mapping[str, DependantList], fit: int, users: int,
                  queued: int, keys: list[tuple[float, float, str]], jobs: list[Pend], lo: int, hi: int,
-                 merged: MergedOrder | None = None) -> None:
+                 merged: LazyOrder | None = None) -> None:
         self.t, self.load, self.deps, self.fit, self.users, self.queued = t, load, deps, fit, users, queued
         self.keys, self.jobs, self.lo, self.hi, self.merged = keys, jobs, lo, hi, merged
 
@@ -104,10 +104,11 @@ class CandidateOrders:
             if m is not None and m.holds(scorer):
                 if old is not None and old.queued != queued:
                     m.update(every, scorer)
-            else:
-                m = MergedOrder(scorer, every)
-            if m.holds(scorer):
-                m.restart(scorer)
+            else:  # grouped for every epoch while no boost is active, else for this one
+                m = AgedOrder(scorer, every) if AgedOrder.fits(scorer) else None
+                if m is None or not m.holds(scorer):
+                    m = MergedOrder(scorer, every)
+            if m.holds(scorer) and m.restart(scorer):
                 lo, hi = m.gpus_range()
                 fit = fit_key(max_free, lo, hi)
                 self._by[q] = _Order(t, fit_weight_key(load, fit, lo), deps, fit, users, queued, [], m.out, lo, hi, m)
@@ -124,7 +125,8 @@ class CandidateOrders:
         fit = fit_key(max_free, o.lo, o.hi)
         m = o.merged
         if m is not None:  # the merge begins again with this fit: no whole order to patch
-            m.restart(scorer)
+            if not m.restart(scorer):  # pragma: no cover - the same inputs restarted it exactly before
+                raise AssertionError("a kept merge turned inexact on a fit change")
             o.jobs, o.fit, o.load = m.out, fit, fit_weight_key(load, fit, o.lo)
             return
         a, b = (o.fit, fit) if o.fit < fit else (fit, o.fit)
@@ -162,7 +164,7 @@ class CandidateOrders:
         """``q``'s whole kept order, best first -- once ``state`` says it holds (read only)."""
         o = self._by[q]
         if o.merged is not None:
-            o.merged.upto(len(o.merged.members))
+            o.merged.upto(o.merged.size())
         return o.jobs
 
     def first(self, q: str, tried: set[str], depth: int) -> list[Pend]:
