@@ -30,10 +30,13 @@ check the kept orders against scoring the whole queue.
 A queue of ``SMALL`` jobs or more (in the ``fixed`` derivation) is not sorted whole: a sweep's
 thousands of jobs are one user's, whose fairness term moves at each of that user's starts and
 ends, so the whole queue was scored again at each (issue 27: 4.8 M scores in a 27-day
-Philly-shaped run).  Its order is a lazy merge (``core.fairness_merge``) of the users' jobs
-grouped once per epoch by their epoch-static score; a change of the users, the fit or the jobs
-begins the merge again, and a visit scores only the groups' runs its first candidates need.
-``tests/core/test_fairness_merge.py`` checks it against sorting by ``Scorer.key``.
+Philly-shaped run).  Its order is a lazy merge (``core.fairness_merge``) of the users' jobs:
+while no boost is active, grouped once for the whole run by user, GPUs and declared priority and
+kept by age (``AgedOrder``: along such a group the heads never rise, at any epoch), else grouped
+once per epoch by their epoch-static score (``MergedOrder``); a change of the epoch, the users,
+the fit or the jobs begins the merge again, and a visit scores only the runs its first
+candidates need.  ``tests/core/test_fairness_merge.py`` checks both against sorting by
+``Scorer.key``, across epochs too.
 """
 
 from __future__ import annotations
