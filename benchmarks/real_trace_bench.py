@@ -1,7 +1,8 @@
-"""Imported traces, old core against new, paired: CPU seconds of ``allot simulate`` (pure Python).
+"""Imported traces, old core against new, paired: CPU seconds of ``allot simulate`` (pure Python,
+or with ``--compiled`` each tree's own build: compiled copies, ``/work/tools/mkcopy.sh``).
 
     python benchmarks/real_trace_bench.py --old /tmp/old383 [--parent /tmp/base] --new . [--runs 3] [--work /tmp/rtb]
-        [--cuts 14,27,54] [--sweep-users 1] [--policy budgets] [--cases philly,nasa,alibaba]
+        [--cuts 14,27,54] [--sweep-users 1] [--policy budgets] [--cases philly,nasa,alibaba] [--compiled]
 
 Why: the speed passes were measured on the bundled scenarios, whose accounts queue at most about
 50 jobs; issue 27 found a real trace 4.4x slower than the core of a month ago because one account
@@ -34,9 +35,12 @@ ALLOT = [str(PY), "-c", "import sys; from allotment.cli.main import main; sys.ar
 CSV_MAP = "id=id,submit=submit,work=work,gpus=gpus,gpus_per_node=gpus_per_node,account=account,user=user"
 
 
+PURE = {"ALLOTMENT_PURE": "1"}  # emptied by ``--compiled``: each tree's extensions run, if built
+
+
 def allot(tree: Path, *args: str, quiet: bool = True) -> float:
-    """Run ``allot ARGS`` from ``tree`` (pure Python); its CPU seconds."""
-    env = dict(os.environ, PYTHONPATH=str(tree / "src"), ALLOTMENT_PURE="1")
+    """Run ``allot ARGS`` from ``tree`` (pure Python unless ``--compiled``); its CPU seconds."""
+    env = dict(os.environ, PYTHONPATH=str(tree / "src"), **PURE)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     subprocess.run([*ALLOT, *args], cwd=tree, env=env, check=True,
                    stdout=subprocess.DEVNULL if quiet else None)
@@ -92,7 +96,10 @@ def main() -> None:
     ap.add_argument("--sweep-users", type=int, default=1)
     ap.add_argument("--policy", default="budgets")
     ap.add_argument("--cases", default="philly,nasa,alibaba")
+    ap.add_argument("--compiled", action="store_true", help="run each tree's compiled build (not forced pure)")
     a = ap.parse_args()
+    if a.compiled:
+        PURE.clear()
     old, new = a.old.resolve(), a.new.resolve()
     todo = cases(a.work, new, a.cases.split(","), [int(c) for c in a.cuts.split(",")], a.sweep_users)
     print("uptime before:", subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())

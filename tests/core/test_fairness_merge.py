@@ -6,13 +6,13 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from allotment.compile.model import Policy
+from allotment.compile.model import Policy, PriorityWeights
 from allotment.core.candidates import CandidateOrders
 from allotment.core.context import build_context
 from allotment.core.ids import UserGpus
 from allotment.core.jobs import JobSpec
 from allotment.core.priority import Scorer, dependants
-from allotment.core.state import Pend
+from allotment.core.state import Pend, StaticScore
 from tests.core.builders import make_config
 
 CTX = build_context(make_config({"a": 1, "b": 1}, nodes=2, policy=Policy()), "c1")
@@ -103,3 +103,128 @@ def test_jobs_that_tie_bit_for_bit_come_out_by_eligibility_then_id_after_their_u
         orders.best("a", lambda: list(queue), lambda s=scorer: s, t, 1.0, {}, 1, version, 0, set(), 8)
         want = Scorer(CTX, t, 1.0, 1, users, {}, {}).rank(list(queue))
         assert orders.jobs("a") == want
+
+
+# -- kept across epochs (``AgedOrder``) ------------------------------------------------------------
+
+def _ctx(age: float, cap: int, declared: float, dependencies: bool) -> object:
+    pw = PriorityWeights(age=age, age_cap_s=cap, declared=declared, dependencies=dependencies)
+    return build_context(make_config({"a": 1, "b": 1}, nodes=2, policy=Policy(priority_weights=pw)), "c1")
+
+
+CTXS = [_ctx(1.0, 86400, 1.0, True), _ctx(0.37, 1000, 0.3, True), _ctx(3.0, 7, 1.0, False), _ctx(0.0, 100, 1.0, True),
+        _ctx(-1.0, 1000, 1.0, True)]  # a negative age weight: a config refuses it, the model does not
+# (priority, eligible, gpus, user, deadline): eligible times a hair apart (heads that round alike
+# or not), equal ones, and ones that reach a short age cap at some epochs and not at others
+aged_job = st.tuples(st.integers(-1, 1), st.sampled_from([0.0, 0.1, 0.3, 1.0, 1.0, 3.0, 900.0, 990.0, 1e-9, 40_000.0]),
+                     st.sampled_from([1, 1, 2, 8]), st.sampled_from(USERS), st.sampled_from([None, None, None, None, 5_000.0]))
+# (epoch step, max free GPUs, load, user, its running GPUs, tried ids, job to start (<0: none), arrivals, boosts on)
+aged_step = st.tuples(st.sampled_from([0.0, 0.0, 0.1, 1.0, 300.0, 995.0, 90_000.0]), st.sampled_from([0, 1, 2, 8]),
+                      st.sampled_from([0.5, 1.5, 3.5]), st.sampled_from(USERS), st.sampled_from([0, 1, 3, 8, 24]),
+                      st.sets(st.integers(0, 60), max_size=6), st.integers(-3, 40), st.lists(aged_job, max_size=3),
+                      st.sampled_from([False, False, False, True]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(aged_job, min_size=1, max_size=40), st.lists(aged_step, min_size=1, max_size=12), st.booleans(),
+       st.sampled_from(range(len(CTXS))), st.sampled_from([0.0, 0.5, 1000.0]))
+def test_an_order_kept_across_epochs_is_the_sort_by_the_whole_score(
+    specs: list[tuple[int, float, int, str, float | None]],
+    changes: list[tuple[float, int, float, str, int, set[int], int, list[tuple[int, float, int, str, float | None]], bool]],
+    with_deps: bool, which: int, t0: float,
+) -> None:
+    ctx = CTXS[which]
+    made: list[JobSpec] = []
+
+    def new(pr: int, e: float, g: int, u: str, d: float | None) -> Pend:
+        i = len(made)
+        prereq = with_deps and i % 7 == 6
+        s = JobSpec(id=f"j{i}", submit=0.0, account="a", gpus=g, work=600.0, user=u, deadline=d,
+                    priority=pr + 2 if prereq else pr, depends_on=(f"j{i - 1}",) if prereq else ())
+        made.append(s)
+        return Pend(s, e, e, 0.0, s.priority + (1 if i % 4 == 3 else 0), None, "a")  # propagated: above its own
+
+    queue = [new(*s) for s in specs]
+    for s in changes:
+        for a in s[7]:
+            new(*a)
+    deps = dependants(made)
+    later = [Pend(s, 5.0, 5.0, 0.0, s.priority, None, "a") for s in made[len(queue):]]
+    users = UserGpus()
+    for u in USERS:
+        users.set("a", u, 0)
+    orders = CandidateOrders(small=0)
+    version = queued = 0
+    t = t0
+    active: dict[str, float] = {}
+    for dt, max_free, load, user, running, tried_idx, starts, arrivals, boosted in changes:
+        t += dt
+        if 0 <= starts < len(queue):
+            queue.pop(starts)
+            queued += 1
+        for _ in arrivals:
+            queue.append(later.pop(0))
+            queued += 1
+        if users.running("a", user) != running:
+            users.set("a", user, running)
+            version += 1
+        if dt > 0:  # boosts are read at the epoch (``active_boosts(ctx, t)``): they change only with it
+            active = {"user:v": 0.25} if boosted else {}
+        tried = {f"j{i}" for i in tried_idx}
+        scorer = Scorer(ctx, t, load, max_free, users, active, deps, memo=True)
+        queue.sort(key=_queue_key)
+        got = orders.best("a", lambda: list(queue), lambda s=scorer: s, t, load, deps, max_free, version, queued,
+                          tried, 4)
+        whole = Scorer(ctx, t, load, max_free, users, active, deps)  # the reference: no memo
+        _, want = whole.ranked(list(queue))
+        assert [p.jid for p in got] == [p.jid for p in want if p.jid not in tried][:4]
+        assert [p.jid for p in orders.jobs("a")] == [p.jid for p in want]
+
+
+def test_a_new_epoch_scores_the_runs_a_visit_reads_not_the_whole_queue() -> None:
+    # a sweep: 2,000 one-GPU jobs of one user, none capped yet; each epoch moves every head, and
+    # the order was grouped anew each time (every job's static part: 2,000 computations an epoch)
+    specs = [JobSpec(id=f"s{i:04d}", submit=0.0, account="a", gpus=1, work=600.0, user="u") for i in range(2000)]
+    queue = [Pend(s, float(i // 3), float(i // 3), 0.0, 0, None, "a") for i, s in enumerate(specs)]
+    users = UserGpus()
+    users.set("a", "u", 0)
+    orders = CandidateOrders()
+    counted = _StaticCounter()
+    for k, t in enumerate([1000.0, 1300.0, 1600.0]):
+        scorer = counted.scorer(CTX, t, users)
+        got = orders.best("a", lambda: list(queue), lambda s=scorer: s, t, 1.0, {}, 1, 0, 0, set(), 8)
+        assert [p.jid for p in got] == [p.jid for p in Scorer(CTX, t, 1.0, 1, users, {}, {}).rank(list(queue))[:8]]
+        if k:  # a later epoch: the seq's ends, its first runs, a galloping search
+            assert counted.n < 100, counted.n
+        counted.n = 0
+
+
+class _StaticCounter:
+    """Counts the epoch-static parts computed (``Scorer._static``) by the scorers it makes."""
+
+    def __init__(self) -> None:
+        self.n = 0
+
+    def scorer(self, ctx: object, t: float, users: UserGpus) -> Scorer:
+        outer = self
+
+        class Counting(Scorer):
+            def _static(self, p: Pend) -> StaticScore:
+                outer.n += 1
+                return super()._static(p)
+
+        return Counting(ctx, t, 1.0, 1, users, {}, {}, memo=True)  # type: ignore[arg-type]
+
+
+def test_without_dependencies_a_job_is_ordered_by_its_own_priority_not_the_one_it_inherited() -> None:
+    # every age capped, one user, one size: the heads are the priorities the scorer reads, here
+    # the jobs' own (``dependencies: false``), though each was queued with an inherited 1
+    ctx = CTXS[2]
+    specs = [JobSpec(id=f"j{i}", submit=0.0, account="a", gpus=1, work=600.0, user="u", priority=pr)
+             for i, pr in enumerate([0, -1, 1])]
+    queue = [Pend(s, float(i), float(i), 0.0, 1, None, "a") for i, s in enumerate(specs)]
+    users = UserGpus()
+    users.set("a", "u", 0)
+    scorer = Scorer(ctx, 100.0, 1.0, 1, users, {}, {}, memo=True)  # type: ignore[arg-type]
+    got = CandidateOrders(small=0).best("a", lambda: list(queue), lambda: scorer, 100.0, 1.0, {}, 1, 0, 0, set(), 3)
+    assert [p.jid for p in got] == ["j2", "j0", "j1"]

@@ -30,10 +30,13 @@ check the kept orders against scoring the whole queue.
 A queue of ``SMALL`` jobs or more (in the ``fixed`` derivation) is not sorted whole: a sweep's
 thousands of jobs are one user's, whose fairness term moves at each of that user's starts and
 ends, so the whole queue was scored again at each (issue 27: 4.8 M scores in a 27-day
-Philly-shaped run).  Its order is a lazy merge (``core.fairness_merge``) of the users' jobs
-grouped once per epoch by their epoch-static score; a change of the users, the fit or the jobs
-begins the merge again, and a visit scores only the groups' runs its first candidates need.
-``tests/core/test_fairness_merge.py`` checks it against sorting by ``Scorer.key``.
+Philly-shaped run).  Its order is a lazy merge (``core.fairness_merge``) of the users' jobs:
+while no boost is active, grouped once for the whole run by user, GPUs and declared priority and
+kept by age (``AgedOrder``: along such a group the heads never rise, at any epoch), else grouped
+once per epoch by their epoch-static score (``MergedOrder``); a change of the epoch, the users,
+the fit or the jobs begins the merge again, and a visit scores only the runs its first
+candidates need.  ``tests/core/test_fairness_merge.py`` checks both against sorting by
+``Scorer.key``, across epochs too.
 """
 
 from __future__ import annotations
@@ -42,7 +45,7 @@ from bisect import bisect_left
 from collections.abc import Callable, Mapping
 
 from allotment.core.dependant_list import DependantList
-from allotment.core.fairness_merge import MergedOrder
+from allotment.core.fairness_merge import AgedOrder, LazyOrder, MergedOrder
 from allotment.core.priority import Scorer
 from allotment.core.state import Pend
 
@@ -61,7 +64,7 @@ class _Order:
 
     def __init__(self, t: float, load: float, deps: Mapping[str, DependantList], fit: int, users: int,
                  queued: int, keys: list[tuple[float, float, str]], jobs: list[Pend], lo: int, hi: int,
-                 merged: MergedOrder | None = None) -> None:
+                 merged: LazyOrder | None = None) -> None:
         self.t, self.load, self.deps, self.fit, self.users, self.queued = t, load, deps, fit, users, queued
         self.keys, self.jobs, self.lo, self.hi, self.merged = keys, jobs, lo, hi, merged
 
@@ -104,10 +107,11 @@ class CandidateOrders:
             if m is not None and m.holds(scorer):
                 if old is not None and old.queued != queued:
                     m.update(every, scorer)
-            else:
-                m = MergedOrder(scorer, every)
-            if m.holds(scorer):
-                m.restart(scorer)
+            else:  # grouped for every epoch while no boost is active, else for this one
+                m = AgedOrder(scorer, every) if AgedOrder.fits(scorer) else None
+                if m is None or not m.holds(scorer):
+                    m = MergedOrder(scorer, every)
+            if m.holds(scorer) and m.restart(scorer):
                 lo, hi = m.gpus_range()
                 fit = fit_key(max_free, lo, hi)
                 self._by[q] = _Order(t, fit_weight_key(load, fit, lo), deps, fit, users, queued, [], m.out, lo, hi, m)
@@ -124,7 +128,8 @@ class CandidateOrders:
         fit = fit_key(max_free, o.lo, o.hi)
         m = o.merged
         if m is not None:  # the merge begins again with this fit: no whole order to patch
-            m.restart(scorer)
+            if not m.restart(scorer):  # pragma: no cover - the same inputs restarted it exactly before
+                raise AssertionError("a kept merge turned inexact on a fit change")
             o.jobs, o.fit, o.load = m.out, fit, fit_weight_key(load, fit, o.lo)
             return
         a, b = (o.fit, fit) if o.fit < fit else (fit, o.fit)
@@ -162,7 +167,7 @@ class CandidateOrders:
         """``q``'s whole kept order, best first -- once ``state`` says it holds (read only)."""
         o = self._by[q]
         if o.merged is not None:
-            o.merged.upto(len(o.merged.members))
+            o.merged.upto(o.merged.size())
         return o.jobs
 
     def first(self, q: str, tried: set[str], depth: int) -> list[Pend]:

@@ -61,7 +61,37 @@ class _Group:
         self.order: list[tuple[float, float, float]] = []
 
 
-class MergedOrder:
+class LazyOrder:
+    """A long queue's jobs merged lazily, best first (``core.candidates``): ``MergedOrder`` (any
+    scores; grouped anew each epoch) or ``AgedOrder`` (no active boost; kept across epochs).
+    ``out`` is the emitted prefix, best first; ``restart`` begins the merge again for a scorer
+    and says whether the merge is exact for it (else the caller sorts the queue whole)."""
+
+    __slots__ = ("out",)
+
+    def __init__(self) -> None:
+        self.out: list[Pend] = []
+
+    def holds(self, scorer: Scorer) -> bool:
+        raise NotImplementedError
+
+    def update(self, every: list[Pend], scorer: Scorer) -> None:
+        raise NotImplementedError
+
+    def gpus_range(self) -> tuple[int, int]:
+        raise NotImplementedError
+
+    def restart(self, scorer: Scorer) -> bool:
+        raise NotImplementedError
+
+    def upto(self, n: int) -> bool:
+        raise NotImplementedError
+
+    def size(self) -> int:
+        raise NotImplementedError
+
+
+class MergedOrder(LazyOrder):
     """One queue's jobs for one epoch (``t``, weights, dependants), grouped and kept through
     arrivals and starts (``update``), and merged lazily for the pass's scorer (``restart``,
     ``upto``).  ``out`` is the emitted prefix, best first."""
@@ -76,7 +106,6 @@ class MergedOrder:
         "loose",
         "members",
         "most",
-        "out",
         "scored",
         "scorer",
         "t",
@@ -84,6 +113,7 @@ class MergedOrder:
     )
 
     def __init__(self, scorer: Scorer, every: list[Pend]) -> None:
+        super().__init__()
         self.t, self.w, self.deps = scorer.t, scorer.w, scorer.deps
         self.groups: dict[GroupKey, _Group] = {}
         self.members: dict[str, Pend] = {}
@@ -91,7 +121,6 @@ class MergedOrder:
         self.most = 0.0  # >= |head| + |boost| of every job ever added (a bound: never lowered)
         self.scorer = scorer
         self.last = every  # the queue's jobs as last seen, in queue key order (``update``)
-        self.out: list[Pend] = []
         self.active: list[_Run] = []
         self.gl: list[_Group] = []
         self.scored: list[tuple[float, float, str, int, int]] = []
@@ -139,39 +168,9 @@ class MergedOrder:
                 and math.isfinite(self.most) and math.isfinite(scorer.w_fair) and math.isfinite(scorer.w_fit))
 
     def update(self, every: list[Pend], scorer: Scorer) -> None:
-        """Make the grouping hold ``every`` job (the queue now): add the new, drop the gone.
-
-        The queue's jobs come sorted by their queue key (``Queue.jobs``), as did the last list
-        seen (``last``), so the two are walked side by side comparing identities -- a start
-        costs a pass of pointer comparisons, not a dict of the queue.  Exact in any order: a
-        job of both lists is either matched to itself or left unmatched in both, so called both
-        gone and new, and it is dropped before it is added back (only slower, never wrong)."""
-        last = self.last
-        added: list[Pend] = []
-        gone: list[Pend] = []
-        i = j = 0
-        n, m = len(every), len(last)
-        while i < n and j < m:
-            a = every[i]
-            b = last[j]
-            if a is b:
-                i += 1
-                j += 1
-                continue
-            ka, kb = a.key, b.key
-            if ka < kb:
-                added.append(a)
-                i += 1
-            elif kb < ka:
-                gone.append(b)
-                j += 1
-            else:  # the same key, another job (a requeued job is a new ``Pend``)
-                added.append(a)
-                gone.append(b)
-                i += 1
-                j += 1
-        added.extend(every[i:])
-        gone.extend(last[j:])
+        """Make the grouping hold ``every`` job (the queue now): add the new, drop the gone
+        (``changes``)."""
+        added, gone = changes(self.last, every)
         for p in gone:
             self._drop(p, scorer)
         for p in added:
@@ -244,9 +243,12 @@ class MergedOrder:
             if not g.order:
                 del self.groups[gk]
 
-    def restart(self, scorer: Scorer) -> None:
+    def size(self) -> int:
+        return len(self.members)
+
+    def restart(self, scorer: Scorer) -> bool:
         """Begin the merge again for ``scorer`` (the same epoch; fairness, fit or jobs moved):
-        the loose jobs scored, each group's best run as its frontier."""
+        the loose jobs scored, each group's best run as its frontier.  True: exact for it."""
         self.scorer = scorer
         self.out = []
         self.active = []
@@ -260,6 +262,7 @@ class MergedOrder:
         for gi, g in enumerate(self.gl):
             self.frontier.append((-self._bound(g, 0), gi, 0))
         heapq.heapify(self.frontier)
+        return True
 
     def _bound(self, g: _Group, i: int) -> float:
         """An upper bound of the score of run ``i`` of ``g`` and of every later run of it."""
@@ -291,6 +294,302 @@ class MergedOrder:
                 nxt = r.jobs[pos + 1]
                 heapq.heappush(scored, (neg, nxt.eligible, nxt.jid, ai, pos + 1))
         return True
+
+
+LOOSE_MOST = 64  # more loose jobs than this (deadlines, prerequisites): the epoch's grouping instead
+
+SeqKey = tuple[int, str, str, int, int]  # user id, account, user, GPUs, declared priority as scored
+
+
+class _Seq:
+    """One user's jobs of one GPU count and one declared priority, none with a deadline or
+    waited for, by ``(eligible, id)``: at any epoch their heads are non-increasing along it
+    (``AgedOrder``)."""
+
+    __slots__ = ("jobs", "keys")
+
+    def __init__(self) -> None:
+        self.keys: list[tuple[float, str]] = []
+        self.jobs: list[Pend] = []
+
+
+class _Span:
+    """A run of ``AgedOrder``: positions ``[start, end)`` of ``seq``, bit-identical heads."""
+
+    __slots__ = ("end", "seq")
+
+    def __init__(self, seq: _Seq, end: int) -> None:
+        self.seq, self.end = seq, end
+
+
+class AgedOrder(LazyOrder):
+    """One queue's jobs merged lazily as ``MergedOrder`` merges them, but grouped once for every
+    epoch, not once per epoch: the fast walk's order of a long queue while no boost is active.
+
+    Why: ``MergedOrder`` groups a queue anew at each epoch (every job's static part, its run,
+    its group: 10% of a 27-day Philly-shaped run's instructions, a sweep's 2,000-4,000 jobs
+    every five minutes), because a run is a set of bit-identical ``(head, boost)``, and ages
+    move every head.  But with no boost active (``boost`` 0) a job without a deadline scores
+    ``head = (w_declared x declared + w_deadline x 0) + w_age x min(max(0, t - eligible), cap) / div``:
+    for one declared priority, every operation is monotone in ``eligible`` (floats round
+    monotonically; ``w_age >= 0``, ``div > 0``), so along one user's jobs of one GPU count and
+    one declared priority sorted by ``(eligible, id)`` (a ``_Seq``: an order no epoch changes)
+    heads never rise, at every epoch.  So a seq's jobs of bit-identical head lie side by side:
+    a run is a span of the seq, found from its first job by a galloping search on the heads
+    (``Scorer.static``, kept on the job for the epoch), and a seq's later runs all score at most
+    as its next one: the merge and its bound are ``MergedOrder``'s, run for run, with groups
+    and runs read off the seqs for the epoch at hand.  What an epoch costs is then the seqs'
+    first runs and the runs a visit reads, not the queue.  Jobs with a deadline (urgency moves
+    with the time), those others wait for (``loose``, as there) and any with a non-finite
+    eligibility time are scored at each restart; with more than ``LOOSE_MOST`` of them, or an
+    active boost, or a weight this proof does not cover, ``holds`` is False and the caller
+    groups by epoch instead.  ``tests/core/test_fairness_merge.py`` checks it against sorting
+    by ``Scorer.key`` across epochs."""
+
+    __slots__ = ("active", "count", "deps", "frontier", "gl", "last", "loose", "margin", "scored", "scorer", "seqs", "w")
+
+    def __init__(self, scorer: Scorer, every: list[Pend]) -> None:
+        super().__init__()
+        self.w, self.deps = scorer.w, scorer.deps
+        self.seqs: dict[SeqKey, _Seq] = {}
+        self.loose: dict[str, Pend] = {}
+        self.count = 0
+        self.scorer = scorer
+        self.last = every  # the queue's jobs as last seen, in queue key order (``update``)
+        self.active: list[_Span] = []
+        self.gl: list[_Seq] = []
+        self.scored: list[tuple[float, float, str, int, int]] = []
+        self.frontier: list[tuple[float, int, int]] = []
+        self.margin = 0.0
+        seqs = self.seqs
+        for p in every:  # appended, then each seq sorted (the queue's order leaves them sorted)
+            self.count += 1
+            if self._loose(p):
+                self.loose[p.jid] = p
+                continue
+            k = self._key(p)
+            sq = seqs.get(k)
+            if sq is None:
+                sq = seqs[k] = _Seq()
+            sq.keys.append((p.eligible, p.jid))
+            sq.jobs.append(p)
+        for sq in seqs.values():
+            _sort_seq(sq)
+
+    @staticmethod
+    def fits(scorer: Scorer) -> bool:
+        """Does ``scorer`` score as the proof above reads it: ``fixed``, no boost active, finite
+        weights, ``w_age >= 0``?"""
+        k = scorer.k
+        return (scorer.mode == "fixed" and not scorer.boosts and k.age >= 0.0 and math.isfinite(k.age)
+                and math.isfinite(k.declared) and math.isfinite(k.deadline) and math.isfinite(k.age_cap)
+                and k.age_div > 0.0 and math.isfinite(scorer.w_fair) and math.isfinite(scorer.w_fit))
+
+    def holds(self, scorer: Scorer) -> bool:
+        """Was this grouping made for ``scorer``'s weights and dependants, and may it serve it?"""
+        return (self.w is scorer.w and (self.deps is scorer.deps or not (self.deps or scorer.deps))
+                and len(self.loose) <= LOOSE_MOST and AgedOrder.fits(scorer))
+
+    def _loose(self, p: Pend) -> bool:
+        return p.deadline is not None or p.jid in self.deps or not math.isfinite(p.eligible)
+
+    def _key(self, p: Pend) -> SeqKey:
+        # the declared priority ``Scorer._raw`` reads: propagated, or the job's own
+        return (p.uid, p.account, p.user, p.gpus, p.declared if self.scorer.dependencies else p.spec.priority)
+
+    def update(self, every: list[Pend], scorer: Scorer) -> None:
+        """Make the seqs hold ``every`` job (the queue now): add the new, drop the gone."""
+        added, gone = changes(self.last, every)
+        for p in gone:
+            self._drop(p)
+        for p in added:
+            self._add(p)
+        self.last = every
+
+    def _add(self, p: Pend) -> None:
+        self.count += 1
+        if self._loose(p):
+            self.loose[p.jid] = p
+            return
+        k = self._key(p)
+        sq = self.seqs.get(k)
+        if sq is None:
+            sq = self.seqs[k] = _Seq()
+        e = (p.eligible, p.jid)
+        i = bisect_left(sq.keys, e)
+        sq.keys.insert(i, e)
+        sq.jobs.insert(i, p)
+
+    def _drop(self, p: Pend) -> None:
+        self.count -= 1
+        if p.jid in self.loose:
+            del self.loose[p.jid]
+            return
+        k = self._key(p)
+        sq = self.seqs[k]
+        i = bisect_left(sq.keys, (p.eligible, p.jid))
+        sq.keys.pop(i)
+        sq.jobs.pop(i)
+        if not sq.jobs:
+            del self.seqs[k]
+
+    def size(self) -> int:
+        return self.count
+
+    def gpus_range(self) -> tuple[int, int]:
+        """(fewest, most) GPUs of the jobs held, (0, 0) for none: from the seqs' keys."""
+        lo = hi = 0
+        first = True
+        for k in self.seqs:
+            g = k[3]
+            if first or g < lo:
+                lo = g
+            if first or g > hi:
+                hi = g
+            first = False
+        for p in self.loose.values():
+            g = p.gpus
+            if first or g < lo:
+                lo = g
+            if first or g > hi:
+                hi = g
+            first = False
+        return lo, hi
+
+    def restart(self, scorer: Scorer) -> bool:
+        """Begin the merge again for ``scorer`` (any epoch; fairness, fit or jobs moved): the
+        loose jobs scored, each seq's first run as its frontier.  The margin reads the largest
+        head, at one end of each seq (heads are monotone along it).  False: a head is not
+        finite, the merge's bound would not hold (the caller sorts the queue whole)."""
+        self.scorer = scorer
+        self.out = []
+        self.active = []
+        self.scored = []
+        self.frontier = []
+        self.gl = list(self.seqs.values())
+        most = 0.0
+        for sq in self.gl:
+            a = scorer.static(sq.jobs[0])
+            b = scorer.static(sq.jobs[-1])
+            for size in (abs(a.head) + abs(a.boost), abs(b.head) + abs(b.boost)):
+                if size > most or size != size:
+                    most = size
+        if not math.isfinite(most):
+            return False
+        self.margin = RELATIVE_MARGIN * (most + abs(scorer.w_fair) + abs(scorer.w_fit) + 1.0)
+        for p in self.loose.values():
+            self.active.append(_Span(_Seq(), 1))
+            self.active[-1].seq.jobs.append(p)
+            self.scored.append((-scorer.total(p), p.eligible, p.jid, len(self.active) - 1, 0))
+        heapq.heapify(self.scored)
+        for gi, sq in enumerate(self.gl):
+            self.frontier.append((-self._bound(sq, 0), gi, 0))
+        heapq.heapify(self.frontier)
+        return True
+
+    def _bound(self, sq: _Seq, i: int) -> float:
+        """An upper bound of the score of the run at ``i`` of ``sq`` and of every later one."""
+        p = sq.jobs[i]
+        s = self.scorer.static(p)
+        return ((s.head + s.boost) + self.scorer.moving(p)) + self.margin
+
+    def _run_end(self, sq: _Seq, i: int) -> int:
+        """The end of the run that begins at ``i``: the first later position whose head (and
+        boost) differ from ``i``'s, found by galloping then bisecting (heads are monotone along
+        the seq, so the equal ones are one span)."""
+        jobs, sc = sq.jobs, self.scorer
+        s = sc.static(jobs[i])
+        head, boost = s.head, s.boost
+        n = len(jobs)
+        lo, step = i, 1  # lo: known in the run
+        hi = n  # first position known past it (or the end)
+        while lo + step < n:
+            t = sc.static(jobs[lo + step])
+            if t.head == head and t.boost == boost:
+                lo += step
+                step *= 2
+            else:
+                hi = lo + step
+                break
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            t = sc.static(jobs[mid])
+            if t.head == head and t.boost == boost:
+                lo = mid
+            else:
+                hi = mid
+        return hi
+
+    def upto(self, n: int) -> bool:
+        """Emit into ``out`` until it holds ``n`` jobs; False if the queue ran out first."""
+        out, scored, frontier, active = self.out, self.scored, self.frontier, self.active
+        while len(out) < n:
+            while frontier and (not scored or not scored[0][0] < frontier[0][0]):
+                _, gi, i = heapq.heappop(frontier)
+                sq = self.gl[gi]
+                end = self._run_end(sq, i)
+                active.append(_Span(sq, end))
+                first = sq.jobs[i]
+                heapq.heappush(scored, (-self.scorer.total(first), first.eligible, first.jid, len(active) - 1, i))
+                if end < len(sq.jobs):
+                    heapq.heappush(frontier, (-self._bound(sq, end), gi, end))
+            if not scored:
+                return False
+            neg, _, _, ai, pos = heapq.heappop(scored)
+            sp = active[ai]
+            out.append(sp.seq.jobs[pos])
+            if pos + 1 < sp.end:
+                nxt = sp.seq.jobs[pos + 1]
+                heapq.heappush(scored, (neg, nxt.eligible, nxt.jid, ai, pos + 1))
+        return True
+
+
+def _sort_seq(sq: _Seq) -> None:
+    """Sort ``sq``'s jobs by ``(eligible, id)`` unless they are already (a plain loop first)."""
+    keys = sq.keys
+    for i in range(1, len(keys)):
+        if keys[i] < keys[i - 1]:
+            pairs = sorted(zip(keys, sq.jobs, strict=True))
+            sq.keys = [k for k, _ in pairs]
+            sq.jobs = [p for _, p in pairs]
+            return
+
+
+def changes(last: list[Pend], every: list[Pend]) -> tuple[list[Pend], list[Pend]]:
+    """(added, gone): the jobs of ``every`` (the queue now) not in ``last`` (as last seen), and
+    the reverse.
+
+    The queue's jobs come sorted by their queue key (``Queue.jobs``), as did the last list
+    seen, so the two are walked side by side comparing identities -- a start costs a pass of
+    pointer comparisons, not a dict of the queue.  Exact in any order: a job of both lists is
+    either matched to itself or left unmatched in both, so called both gone and new, and the
+    caller drops it before it adds it back (only slower, never wrong)."""
+    added: list[Pend] = []
+    gone: list[Pend] = []
+    i = j = 0
+    n, m = len(every), len(last)
+    while i < n and j < m:
+        a = every[i]
+        b = last[j]
+        if a is b:
+            i += 1
+            j += 1
+            continue
+        ka, kb = a.key, b.key
+        if ka < kb:
+            added.append(a)
+            i += 1
+        elif kb < ka:
+            gone.append(b)
+            j += 1
+        else:  # the same key, another job (a requeued job is a new ``Pend``)
+            added.append(a)
+            gone.append(b)
+            i += 1
+            j += 1
+    added.extend(every[i:])
+    gone.extend(last[j:])
+    return added, gone
 
 
 def _sort_run(r: _Run) -> None:
