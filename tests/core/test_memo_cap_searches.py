@@ -96,3 +96,26 @@ def test_a_stop_frees_room_the_failure_did_not_see() -> None:
     _fails_once(twin)
     twin.change(("stop", 4))  # c's job on n2 (j005)
     assert [ok for _, ok, _, _ in _searches(twin, None)] == [True]
+
+
+def test_a_node_turning_healthy_gives_room_the_failure_did_not_see() -> None:
+    # as above, with n2 empty but unhealthy: it turns healthy (released)
+    twin = Twin([("a", 4, 0, 1, True, 0, -1.0), ("a", 4, 1, 1, True, 0, -1.0), ("b", 4, 0, 1, True, 0, 1e9),
+                 ("b", 4, 1, 1, True, 0, 1e9), ("c", 8, 3, 1, True, 0, 1e9)], WAITS, CTX)
+    twin.change(("health", 2))
+    _fails_once(twin)
+    twin.change(("health", 2))
+    assert [ok for _, ok, _, _ in _searches(twin, None)] == [True]
+
+
+def test_the_job_queued_again_with_more_work_done_is_searched_for_again() -> None:
+    # a runs its cap as one preemptible priority-1 job on n0 that ends in 3,590 s; a's waiting
+    # priority-1 debug job needs 3,600 s (it would end after it: no debug slice) -- until it comes
+    # back as a new pending record with 100 s done (the simulator, when a launch never happened)
+    twin = Twin([("a", 8, 0, 1, True, 1, -1.0), ("b", 8, 1, 1, True, 0, 1e9), ("c", 8, 2, 1, True, 0, 1e9),
+                 ("d", 8, 3, 1, True, 0, 1e9)], [("a", 8, 0, 1, True, 1, 1e9)], CTX)
+    _fails_once(twin)
+    for s in twin.both:
+        q = s._take_pending("j005")
+        s.add_pending(q.spec, q.eligible, q.queued_since, done_work=100.0, declared=q.declared)
+    assert [ok for _, ok, _, _ in _searches(twin, None)] == [True]

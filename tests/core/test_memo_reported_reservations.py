@@ -35,11 +35,17 @@ def test_the_kept_records_are_the_ones_the_holds_make(running: list[Job], gangs:
 
 
 def test_a_reservation_that_moves_its_start_is_reported_anew() -> None:
-    # a's gang holds n0 and n1 until b's jobs there end; one of them ends first, then the other:
-    # the same holder on the same nodes, starting at another time
-    twin = Twin([("b", 8, 0, 1, True, 0, 1e9), ("b", 8, 1, 1, True, 0, 1e9), ("c", 8, 2, 1, True, 0, 1e9),
-                 ("c", 8, 3, 1, True, 0, 1e9)], [("a", 8, 0, 2, True, 0, 1e9)])
+    # a's gang holds n0 and n1 until b's jobs there end (n1's 100 s after n0's); n1's job stops
+    # early: the same holder on the same nodes, from n0's end on
+    twin = Twin([("b", 8, 0, 1, True, 0, 1e9)], [("a", 8, 0, 2, True, 0, 1e9)])
+    twin.change(("tick", 100))
+    for j in [("b", 8, 1, 1, True, 0, 1e9), ("c", 8, 2, 1, True, 0, 1e9), ("c", 8, 3, 1, True, 0, 1e9)]:
+        twin.change(("start", j))
     _pass(twin)
-    twin.change(("tick", 1))
-    twin.change(("stop", 0))
+    before = twin.fast.holds
+    assert before is not None and sorted(before.items[0].nodes) == [0, 1]
+    twin.change(("stop", 1))  # j003, b's job on n1
     _pass(twin)
+    after = twin.fast.holds
+    assert after is not None and after.items[0].nodes == before.items[0].nodes
+    assert after.items[0].at < before.items[0].at

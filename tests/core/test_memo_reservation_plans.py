@@ -10,7 +10,11 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.core.memo_twin import N_NODES, Change, Job, Twin, change, job
+from allotment.core.decide import build_scheduler
+from allotment.core.jobs import JobSpec
+from allotment.core.snapshot import NodeState, Snapshot
+from allotment.core.walk import FAST, REFERENCE
+from tests.core.memo_twin import CTX, N_NODES, T0, USAGES, Change, Job, Twin, change, job
 
 TAKEN = st.lists(st.frozensets(st.integers(0, N_NODES - 1), max_size=2), min_size=1, max_size=3)
 
@@ -59,3 +63,21 @@ def test_the_plan_starts_no_earlier_than_now_as_time_passes() -> None:
     _plans(twin, [frozenset()])
     twin.change(("tick", 40))  # same state version: the kept plan, its start clamped to the new now
     _plans(twin, [frozenset()])
+
+
+def test_jobs_of_the_same_shape_on_other_gpu_types_get_their_own_plans() -> None:
+    nodes = (NodeState("n0", 8, gpu_type="h100"), NodeState("n1", 8, gpu_type="h100"),
+             NodeState("n2", 8, gpu_type="a100"), NodeState("n3", 8, gpu_type="a100"))
+    got = []
+    for walk in (FAST, REFERENCE):
+        s = build_scheduler(Snapshot(nodes, ()), CTX, T0, frozenset(), walk=walk)
+        for k, t in enumerate(("h100", "a100")):
+            s.add_pending(JobSpec(id=f"g{k}", submit=0.0, account="a", gpus=16, work=3600.0, user="u",
+                                  min_runtime=600.0, gpus_per_node=8, gpu_type=t), T0, T0)
+        pi = s.inputs(T0, USAGES[0])
+        plans = []
+        for jid in ("g0", "g1"):
+            h = s._plan_hold(s.pending[jid], s.queue_key("a", pi), T0)
+            plans.append(None if h is None else sorted(h.nodes))
+        got.append(plans)
+    assert got[0] == got[1] == [[0, 1], [2, 3]]
