@@ -9,6 +9,7 @@ new dependants map, both offer the same candidates and the same whole order for 
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -74,11 +75,37 @@ def test_the_best_node_freeing_up_lets_the_large_jobs_fit_again() -> None:
     assert _orders(twin) != before
 
 
-def test_a_new_dependants_map_lends_a_prerequisite_its_dependants_score() -> None:
+@pytest.mark.parametrize("merged", [False, True])
+def test_a_new_dependants_map_lends_a_prerequisite_its_dependants_score(merged: bool) -> None:
     twin = Twin([], [("a", 1, 0, 1, True, 0, 1e9), ("a", 1, 0, 1, True, 1, 1e9)])  # j001 (priority 0), j002
+    if merged:
+        twin.fast._orders.small = 2
     before = _orders(twin)
     # a priority-2 job, not yet queued, waits for j001: j001 is scored by it now
     dep = JobSpec(id="w", submit=0.0, account="a", gpus=1, work=600.0, user="u2", priority=2, depends_on=("j001",))
     for s in twin.both:
         s.dependants = dependants([*(p.spec for p in s.pending.values()), dep])
+    assert _orders(twin) != before
+
+
+def test_a_user_whose_work_stops_moves_their_waiting_jobs_ahead_again() -> None:
+    twin = Twin()
+    busy = JobSpec(id="r", submit=0.0, account="a", gpus=8, work=3600.0, user="x", min_runtime=600.0)
+    for s in twin.both:
+        s.add_running(busy, twin.now, (("n0", 8),), allocated=True, protected_until=1e9)
+    for k, user in enumerate(("x", "y")):
+        spec = JobSpec(id=f"p{k}", submit=0.0, account="a", gpus=1, work=600.0, user=user, min_runtime=600.0)
+        for s in twin.both:
+            s.add_pending(spec, twin.now + k, twin.now + k)
+    before = _orders(twin)
+    for s in twin.both:
+        s.finish("r")  # x runs nothing now: x's older job goes first again
+    assert _orders(twin) != before
+
+
+def test_a_job_taken_out_of_its_queue_is_offered_no_more() -> None:
+    twin = Twin([], [("a", 1, 0, 1, True, 0, 1e9), ("a", 1, 0, 1, True, 1, 1e9)])
+    before = _orders(twin)
+    for s in twin.both:
+        s._take_pending("j002")  # as the simulator does for a requeue delay: only the queue changes
     assert _orders(twin) != before

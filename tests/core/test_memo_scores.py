@@ -100,3 +100,19 @@ def test_the_boost_kept_by_the_walk_is_not_read_by_a_scorer_without_it() -> None
     walk = Scorer(CTX, T, 1.0, 2, users, active_boosts(CTX, T), deps, memo=True)  # type: ignore[arg-type]
     plain = Scorer(CTX, T, 1.0, 2, users, {}, deps)  # type: ignore[arg-type]
     assert walk.total(pend[0]) == plain.total(pend[0]) + 0.4
+
+
+def test_parts_kept_across_epochs_are_made_again_for_a_new_list_of_dependants() -> None:
+    # no deadlines and no boosts expiring: the parts are kept from one epoch to the next -- but
+    # only for the very list of dependants they were made from
+    pre = Pend(JobSpec(id="p", submit=0.0, account="a", gpus=1, work=600.0, user="u0", priority=0), 0.0, 0.0, 0.0, 0,
+               None, "a")
+    low = JobSpec(id="d1", submit=0.0, account="a", gpus=1, work=600.0, user="u1", priority=1, depends_on=("p",))
+    high = JobSpec(id="d2", submit=0.0, account="a", gpus=1, work=600.0, user="u2", priority=5, depends_on=("p",))
+    users = UserGpus()
+    first = Scorer(CTX, T, 1.0, 2, users, active_boosts(CTX, T), dependants([pre.spec, low]), memo=True)  # type: ignore[arg-type]
+    first.total(pre)
+    deps = dependants([pre.spec, low, high])
+    kept = Scorer(CTX, T + 300.0, 1.0, 2, users, active_boosts(CTX, T + 300.0), deps, memo=True)  # type: ignore[arg-type]
+    fresh = Scorer(CTX, T + 300.0, 1.0, 2, users, active_boosts(CTX, T + 300.0), deps)  # type: ignore[arg-type]
+    assert kept.total(pre) == fresh.total(pre) > first.total(pre)
