@@ -228,3 +228,40 @@ def test_without_dependencies_a_job_is_ordered_by_its_own_priority_not_the_one_i
     scorer = Scorer(ctx, 100.0, 1.0, 1, users, {}, {}, memo=True)  # type: ignore[arg-type]
     got = CandidateOrders(small=0).best("a", lambda: list(queue), lambda: scorer, 100.0, 1.0, {}, 1, 0, 0, set(), 3)
     assert [p.jid for p in got] == ["j2", "j0", "j1"]
+
+
+def test_a_job_boost_that_starts_later_ends_the_order_kept_by_age() -> None:
+    # kept by age while no boost was active (``AgedOrder``); a boost on one job at a later epoch
+    # breaks the proof (one seq's heads no longer fall along it): the order must follow the boost
+    ctx = CTXS[0]
+    specs = [JobSpec(id=f"j{i:02d}", submit=0.0, account="a", gpus=1, work=600.0, user="u") for i in range(30)]
+    queue = [Pend(s, float(i), float(i), 0.0, 0, None, "a") for i, s in enumerate(specs)]
+    users = UserGpus()
+    users.set("a", "u", 0)
+    orders = CandidateOrders(small=0)
+    for t, active in ((100.0, {}), (400.0, {"job:j29": 1.0}), (700.0, {})):
+        scorer = Scorer(ctx, t, 1.0, 1, users, active, {}, memo=True)  # type: ignore[arg-type]
+        got = orders.best("a", lambda: list(queue), lambda s=scorer: s, t, 1.0, {}, 1, 0, 0, set(), 3)
+        _, want = Scorer(ctx, t, 1.0, 1, users, active, {}).ranked(list(queue))  # type: ignore[arg-type]
+        assert [p.jid for p in got] == [p.jid for p in want][:3]
+        assert (got[0].jid == "j29") == bool(active)
+
+
+def test_an_order_kept_by_age_is_not_served_to_other_weights() -> None:
+    # grouped for one set of weights (``AgedOrder.w``), which read each job's own priority; the
+    # next epoch's weights read the inherited one, and let it outweigh the age: seqs grouped by
+    # the own priority are not monotone in what the new weights score
+    specs = [JobSpec(id=f"j{i:02d}", submit=0.0, account="a", gpus=1, work=600.0, user="u", priority=i % 3 - 1)
+             for i in range(30)]
+    # queued with an inherited priority (``Pend.declared``) above their own on every fourth job:
+    # read only where ``dependencies`` is on
+    queue = [Pend(s, float(i * 50), float(i * 50), 0.0, s.priority + (2 if i % 4 == 3 else 0), None, "a")
+             for i, s in enumerate(specs)]
+    users = UserGpus()
+    users.set("a", "u", 0)
+    orders = CandidateOrders(small=0)
+    for t, ctx in ((2000.0, _ctx(1.0, 86400, 0.0, False)), (2300.0, _ctx(0.001, 86400, 5.0, True))):
+        scorer = Scorer(ctx, t, 1.0, 1, users, {}, {}, memo=True)  # type: ignore[arg-type]
+        got = orders.best("a", lambda: list(queue), lambda s=scorer: s, t, 1.0, {}, 1, 0, 0, set(), 5)
+        _, want = Scorer(ctx, t, 1.0, 1, users, {}, {}).ranked(list(queue))  # type: ignore[arg-type]
+        assert [p.jid for p in got] == [p.jid for p in want][:5]
