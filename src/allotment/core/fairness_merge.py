@@ -61,6 +61,27 @@ class _Group:
         self.order: list[tuple[float, float, float]] = []
 
 
+def gpus_range_of(keyed: list[int], loose: dict[str, Pend]) -> tuple[int, int]:
+    """(fewest, most) of the GPU counts ``keyed`` (one per group of a merge, read off its key) and
+    of the ``loose`` jobs', (0, 0) for none: what ``core.candidates`` bounds a queue's fit by."""
+    lo = hi = 0
+    first = True
+    for g in keyed:
+        if first or g < lo:
+            lo = g
+        if first or g > hi:
+            hi = g
+        first = False
+    for p in loose.values():
+        g = p.gpus
+        if first or g < lo:
+            lo = g
+        if first or g > hi:
+            hi = g
+        first = False
+    return lo, hi
+
+
 class LazyOrder:
     """A long queue's jobs merged lazily, best first (``core.candidates``): ``MergedOrder`` (any
     scores; grouped anew each epoch) or ``AgedOrder`` (no active boost; kept across epochs).
@@ -179,23 +200,7 @@ class MergedOrder(LazyOrder):
 
     def gpus_range(self) -> tuple[int, int]:
         """(fewest, most) GPUs of the jobs held, (0, 0) for none: from the groups' keys."""
-        lo = hi = 0
-        first = True
-        for gk in self.groups:
-            g = gk[3]
-            if first or g < lo:
-                lo = g
-            if first or g > hi:
-                hi = g
-            first = False
-        for p in self.loose.values():
-            g = p.gpus
-            if first or g < lo:
-                lo = g
-            if first or g > hi:
-                hi = g
-            first = False
-        return lo, hi
+        return gpus_range_of([gk[3] for gk in self.groups], self.loose)
 
     def _add(self, p: Pend, scorer: Scorer) -> None:
         self.members[p.jid] = p
@@ -438,23 +443,7 @@ class AgedOrder(LazyOrder):
 
     def gpus_range(self) -> tuple[int, int]:
         """(fewest, most) GPUs of the jobs held, (0, 0) for none: from the seqs' keys."""
-        lo = hi = 0
-        first = True
-        for k in self.seqs:
-            g = k[3]
-            if first or g < lo:
-                lo = g
-            if first or g > hi:
-                hi = g
-            first = False
-        for p in self.loose.values():
-            g = p.gpus
-            if first or g < lo:
-                lo = g
-            if first or g > hi:
-                hi = g
-            first = False
-        return lo, hi
+        return gpus_range_of([k[3] for k in self.seqs], self.loose)
 
     def restart(self, scorer: Scorer) -> bool:
         """Begin the merge again for ``scorer`` (any epoch; fairness, fit or jobs moved): the
