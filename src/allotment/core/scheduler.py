@@ -428,7 +428,7 @@ class Scheduler(Starting):
             allow: NodeFilter | None = None if hs is None else allow_for(hs, p, now, qk)  # evicting allocated work: only if it ends in time
             soft: NodeFilter | None = None if allow is None else allow_for(hs, p, now, qk, self.may_yield(p))  # free GPUs, unallocated work
             free_at, yields_only = soft, allow is not None and soft is None
-            if self.sessions.nodes and not self.sessions.session(p.spec):  # other work keeps off the pool
+            if self.sessions.nodes and not p.session:  # other work keeps off the pool
                 allow, soft = self.sessions.off(allow), self.sessions.off(soft)  # but may borrow (find_free)
             if p.mr > 0 and not self.acct.fits_caps_of(p.aid, p.gpus):
                 if self._cap_preempt(p, qk, pi, allow, starts, preemptions):
@@ -485,7 +485,7 @@ class Scheduler(Starting):
                 continue
             hs = self.holds
             soft = None if hs is None else allow_for(hs, p, now, qk, self.may_yield(p))
-            if self.sessions.nodes and not self.sessions.session(p.spec):
+            if self.sessions.nodes and not p.session:
                 soft = self.sessions.off(soft)  # other work keeps off the pool (core.session_pool)
             if self._preempt_for(p, qk, pi, soft, starts, preemptions, only_unallocated=True):
                 return True
@@ -520,7 +520,7 @@ class Scheduler(Starting):
     def _off_pool(self, p: Pend, taken: frozenset[int]) -> frozenset[int]:
         """``taken`` and, unless ``p`` is a session, the session pool's nodes: a reservation of
         other work never drains the pool (``core.session_pool``, rule 3)."""
-        if not self.sessions.nodes or self.sessions.session(p.spec):
+        if not self.sessions.nodes or p.session:
             return taken
         return taken | self.sessions.nodes if taken else self.sessions.nodes
 
