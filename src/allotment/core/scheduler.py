@@ -68,6 +68,16 @@ class _KeptKey:
         self.alloc, self.key, self.order = alloc, key, order
 
 
+class _KeptRoom:
+    """The last ``Scheduler._room`` with what it was computed from: the holds (the object, held
+    here so that no other can take its place), the pool's version and the pass's time."""
+
+    __slots__ = ("at", "holds", "now", "room")
+
+    def __init__(self, holds: Holds | None, at: int, now: float, room: Room) -> None:
+        self.holds, self.at, self.now, self.room = holds, at, now, room
+
+
 class Scheduler(Starting):
     def __init__(self, ctx: Context, nodes: tuple[NodeState, ...], *, walk: WalkPolicy = FAST) -> None:
         # kept orders: fixed only; the other derivations' fast walk visits as the reference does
@@ -98,6 +108,7 @@ class Scheduler(Starting):
         # how far past its first planned start a kept hold lets yielding debug jobs run (None: not at all)
         self._kept_slack = (float(ctx.policy.debug_threshold_s) if self._keep != "off" and ctx.policy.kept_hold_debug
                             else None)
+        self._room_kept: _KeptRoom | None = None  # the fast walk's last Room (``_room``)
 
     def run_pass(self, now: float, usage: Mapping[str, float]) -> Decisions:
         starts: list[Start] = []
@@ -285,6 +296,21 @@ class Scheduler(Starting):
         return decided
 
     def _room(self, hs: Holds | None, o: int, names: int, ranks: int, now: float) -> Room:
+        """``_fresh_room``, which a round asks of every queue it may skip (most of them, most
+        rounds), kept by the fast walk while it is the same: the same holds object, none or
+        one (then it binds every queue alike: it does not depend on ``o``), the same pool
+        (``NodePool.version``, bumped by every change of its free GPUs, jobs or health, which
+        is all the bounds and the session pool's room read) and the same ``now``."""
+        if not self.walk.reuses or (hs is not None and len(hs.items) != 1):
+            return self._fresh_room(hs, o, names, ranks, now)
+        k = self._room_kept
+        if k is not None and k.holds is hs and k.at == self.pool.version and k.now == now:
+            return k.room
+        room = self._fresh_room(hs, o, names, ranks, now)
+        self._room_kept = _KeptRoom(hs, self.pool.version, now, room)
+        return room
+
+    def _fresh_room(self, hs: Holds | None, o: int, names: int, ranks: int, now: float) -> Room:
         """What the fast walk's tests read of the reservations that bind the queue of round
         order ``o`` (``walk.Room``, ``Holds.binding``): the most free GPUs off their nodes, and
         the time left before the last of them starts (a job leaving by then may use some
