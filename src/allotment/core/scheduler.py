@@ -276,7 +276,9 @@ class Scheduler(Starting):
                 # the walk's bounds read the better of the queue's tier when the round ordered it
                 # and its tier now: an eviction earlier in this round (of this team's job) may have
                 # put its team below what it is owed, and the victim search reads the state now
-                tier = min(tier, self._round_key(q, pi).key[0])
+                # (until the round decides something the state is the one it ordered the queues by)
+                if decided:
+                    tier = min(tier, self._round_key(q, pi).key[0])
                 if not self.walk.may_visit(q.shapes, tier, q.account, self.pool, self.acct, self.mode, room):
                     continue
                 cands = self._candidates(q, pi, tried)
