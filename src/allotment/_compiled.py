@@ -54,6 +54,7 @@ HOT: tuple[str, ...] = (
     "allotment.core.modes",
     "allotment.core.walk",
     "allotment.core.reservation",
+    "allotment.core.session_pool",
     "allotment.core.preemption.view",
     "allotment.core.preemption.caps",
     "allotment.core.preemption.terms",

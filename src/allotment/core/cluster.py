@@ -130,6 +130,7 @@ class ClusterState:
         p.n, p.per = self.pool.shape(spec)
         p.shape = self.shape_id(spec.gpus, p.n, p.per, spec.gpu_type)
         p.mr = mr
+        p.session = self.sessions.session(spec)
         p.uid = self.acct.user_gpus.id_of(spec.account, spec.user)
         p.aid = self.acct.account_id(spec.account)
         p.key = self.mode.key(p)
@@ -159,10 +160,12 @@ class ClusterState:
         noticed_at: float | None = None,
     ) -> None:
         pl = tuple((self.pool.index[n], g) for n, g in placement)
-        if self.sessions.nodes and self.sessions.lent(spec, pl):
+        lent = bool(self.sessions.nodes) and self.sessions.lent(spec, pl)
+        if lent:
             protected_until = min(protected_until, start)  # lent pool GPUs carry no protection
         r = Run(spec, start, pl, allocated, protected_until, done_before,
                 spec.priority if declared is None else declared, evicted_by)
+        r.lent = lent
         if eligible is not None:
             r.eligible = eligible
         r.yields = yields and allocated
@@ -178,7 +181,7 @@ class ClusterState:
         r = self._stop(job_id)
         moved = Run(r.spec, at, r.placement, r.allocated, r.protected_until + (at - r.start),
                     r.done_before, r.declared, r.evicted_by)
-        moved.eligible, moved.yields = r.eligible, r.yields
+        moved.eligible, moved.yields, moved.lent = r.eligible, r.yields, r.lent
         self._start(moved, at)
 
     def finish(self, job_id: str) -> Run:

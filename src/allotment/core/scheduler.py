@@ -68,6 +68,16 @@ class _KeptKey:
         self.alloc, self.key, self.order = alloc, key, order
 
 
+class _KeptRoom:
+    """The last ``Scheduler._room`` with what it was computed from: the holds (the object, held
+    here so that no other can take its place), the pool's version and the pass's time."""
+
+    __slots__ = ("at", "holds", "now", "room")
+
+    def __init__(self, holds: Holds | None, at: int, now: float, room: Room) -> None:
+        self.holds, self.at, self.now, self.room = holds, at, now, room
+
+
 class Scheduler(Starting):
     def __init__(self, ctx: Context, nodes: tuple[NodeState, ...], *, walk: WalkPolicy = FAST) -> None:
         # kept orders: fixed only; the other derivations' fast walk visits as the reference does
@@ -98,6 +108,7 @@ class Scheduler(Starting):
         # how far past its first planned start a kept hold lets yielding debug jobs run (None: not at all)
         self._kept_slack = (float(ctx.policy.debug_threshold_s) if self._keep != "off" and ctx.policy.kept_hold_debug
                             else None)
+        self._room_kept: _KeptRoom | None = None  # the fast walk's last Room (``_room``)
 
     def run_pass(self, now: float, usage: Mapping[str, float]) -> Decisions:
         starts: list[Start] = []
@@ -265,7 +276,9 @@ class Scheduler(Starting):
                 # the walk's bounds read the better of the queue's tier when the round ordered it
                 # and its tier now: an eviction earlier in this round (of this team's job) may have
                 # put its team below what it is owed, and the victim search reads the state now
-                tier = min(tier, self._round_key(q, pi).key[0])
+                # (until the round decides something the state is the one it ordered the queues by)
+                if decided:
+                    tier = min(tier, self._round_key(q, pi).key[0])
                 if not self.walk.may_visit(q.shapes, tier, q.account, self.pool, self.acct, self.mode, room):
                     continue
                 cands = self._candidates(q, pi, tried)
@@ -285,6 +298,21 @@ class Scheduler(Starting):
         return decided
 
     def _room(self, hs: Holds | None, o: int, names: int, ranks: int, now: float) -> Room:
+        """``_fresh_room``, which a round asks of every queue it may skip (most of them, most
+        rounds), kept by the fast walk while it is the same: the same holds object, none or
+        one (then it binds every queue alike: it does not depend on ``o``), the same pool
+        (``NodePool.version``, bumped by every change of its free GPUs, jobs or health, which
+        is all the bounds and the session pool's room read) and the same ``now``."""
+        if not self.walk.reuses or (hs is not None and len(hs.items) != 1):
+            return self._fresh_room(hs, o, names, ranks, now)
+        k = self._room_kept
+        if k is not None and k.holds is hs and k.at == self.pool.version and k.now == now:
+            return k.room
+        room = self._fresh_room(hs, o, names, ranks, now)
+        self._room_kept = _KeptRoom(hs, self.pool.version, now, room)
+        return room
+
+    def _fresh_room(self, hs: Holds | None, o: int, names: int, ranks: int, now: float) -> Room:
         """What the fast walk's tests read of the reservations that bind the queue of round
         order ``o`` (``walk.Room``, ``Holds.binding``): the most free GPUs off their nodes, and
         the time left before the last of them starts (a job leaving by then may use some
@@ -428,7 +456,7 @@ class Scheduler(Starting):
             allow: NodeFilter | None = None if hs is None else allow_for(hs, p, now, qk)  # evicting allocated work: only if it ends in time
             soft: NodeFilter | None = None if allow is None else allow_for(hs, p, now, qk, self.may_yield(p))  # free GPUs, unallocated work
             free_at, yields_only = soft, allow is not None and soft is None
-            if self.sessions.nodes and not self.sessions.session(p.spec):  # other work keeps off the pool
+            if self.sessions.nodes and not p.session:  # other work keeps off the pool
                 allow, soft = self.sessions.off(allow), self.sessions.off(soft)  # but may borrow (find_free)
             if p.mr > 0 and not self.acct.fits_caps_of(p.aid, p.gpus):
                 if self._cap_preempt(p, qk, pi, allow, starts, preemptions):
@@ -485,7 +513,7 @@ class Scheduler(Starting):
                 continue
             hs = self.holds
             soft = None if hs is None else allow_for(hs, p, now, qk, self.may_yield(p))
-            if self.sessions.nodes and not self.sessions.session(p.spec):
+            if self.sessions.nodes and not p.session:
                 soft = self.sessions.off(soft)  # other work keeps off the pool (core.session_pool)
             if self._preempt_for(p, qk, pi, soft, starts, preemptions, only_unallocated=True):
                 return True
@@ -520,7 +548,7 @@ class Scheduler(Starting):
     def _off_pool(self, p: Pend, taken: frozenset[int]) -> frozenset[int]:
         """``taken`` and, unless ``p`` is a session, the session pool's nodes: a reservation of
         other work never drains the pool (``core.session_pool``, rule 3)."""
-        if not self.sessions.nodes or self.sessions.session(p.spec):
+        if not self.sessions.nodes or p.session:
             return taken
         return taken | self.sessions.nodes if taken else self.sessions.nodes
 

@@ -135,9 +135,6 @@ class SessionPool:
             return False
         return any(i in self.nodes for i, _ in placement)
 
-    def _lent_run(self, r: Run) -> bool:
-        return not self.session(r.spec) and self.stoppable(r.spec)
-
     def off(self, allow: NodeFilter | None) -> NodeFilter:
         """``allow`` with the pool's nodes closed too (rule 3).  Always an ``Unreserved``, so
         the failed-search memos key a search by the nodes it kept off (``held_nodes``)."""
@@ -159,7 +156,7 @@ class SessionPool:
         best = 0
         for i in self.nodes:
             if pool.healthy[i]:
-                got = pool.free[i] + sum(g for jid, g in pool.jobs[i].items() if self._lent_run(running[jid]))
+                got = pool.free[i] + sum(g for jid, g in pool.jobs[i].items() if running[jid].lent)
                 best = max(best, got)
         self._room, self._room_at = best, pool.version
         return best
@@ -181,7 +178,7 @@ class SessionPool:
             if free >= per:  # pragma: no cover - the session fits free GPUs and starts there first
                 return Lent(i, [])
             lent = sorted((-running[jid].start, jid, g) for jid, g in pool.jobs[i].items()
-                          if self._lent_run(running[jid]))
+                          if running[jid].lent)
             taken: list[str] = []
             freed = 0
             for _, jid, g in lent:

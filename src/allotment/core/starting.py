@@ -293,7 +293,7 @@ class Starting(ClusterState):
         """The nodes a move or a swap for ``p`` never uses: the reserved ones, and unless ``p``
         is a session the session pool's (moved work stays off it, ``core.session_pool``)."""
         closed = frozenset() if self.holds is None else self.holds.nodes
-        if self.sessions.nodes and not self.sessions.session(p.spec):
+        if self.sessions.nodes and not p.session:
             closed = closed | self.sessions.nodes
         return closed
 
@@ -322,7 +322,7 @@ class Starting(ClusterState):
         sp = self.sessions
         if not sp.nodes:
             return self._best_free(p, allow)
-        if sp.session(p.spec):
+        if p.session:
             return self._best_free(p, OnlyPool(sp.nodes, allow)) or self._best_free(p, allow)
         got = self._best_free(p, sp.off(allow))
         if got is None and sp.may_borrow(p.spec, p.n, p.per, self.pool):
@@ -334,7 +334,7 @@ class Starting(ClusterState):
         """A blocked allocated session takes lent pool GPUs back at once (``core.session_pool``,
         rule 4); True if it started."""
         sp = self.sessions
-        if p.n != 1 or not self.mode.can_preempt or not sp.session(p.spec):
+        if p.n != 1 or not self.mode.can_preempt or not p.session:
             return False
         got = sp.reclaim(self.pool, self.running, p.spec, p.per, allow)
         if got is None:
@@ -412,6 +412,7 @@ class Starting(ClusterState):
         lent = bool(self.sessions.nodes) and self.sessions.lent(p.spec, pl)
         until = min(terms.protected_until, pi.now) if lent else terms.protected_until  # core.session_pool
         r = Run(p.spec, pi.now, pl, terms.allocated, until, p.done_work, p.declared, p.evicted_by)
+        r.lent = lent
         r.eligible = p.eligible
         r.yields = terms.allocated and yields(self.holds, p, pi.now, pl, self.may_yield(p), qk)
         self._start(r, pi.now)

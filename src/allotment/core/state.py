@@ -61,6 +61,7 @@ class Run:
         "evicted_by",
         "gpus",
         "jid",
+        "lent",
         "placement",
         "protected_until",
         "resumable",
@@ -99,6 +100,11 @@ class Run:
         # started on a reserved node it would overrun, admitted because its protection ends
         # before the reservation starts: it yields to a reservation from then on (core.reservation)
         self.yields = False
+        # holds lent session-pool GPUs (``core.session_pool``, rule 2): set where the run is
+        # recorded (``ClusterState.add_running``, ``Starting._launch``) from ``SessionPool.lent``,
+        # which reads only the immutable spec and the placement, so the pool's bound and its
+        # reclaim read it here instead of recognising the job again (an interpreted call each)
+        self.lent = False
         # its (account, user)'s and its account's ids, given when it starts (``Accounting.started``)
         self.uid: UserId = NO_USER
         self.aid: AccountId = NO_ACCOUNT
@@ -137,6 +143,7 @@ class Pend:
         "queue",
         "queued_since",
         "resumable",
+        "session",
         "shape",
         "spec",
         "static",
@@ -177,5 +184,8 @@ class Pend:
         self.per = 0
         self.mr = 0.0
         self.shape = -1  # the id of (gpus, n, per, GPU type) in ClusterState.shape_id (-1: none)
+        # a session by the policy's class (``SessionPool.session``, of the immutable spec), read
+        # once when queued: every visit asks it of each candidate
+        self.session = False
         self.static: StaticScore | None = None  # the score memo (core.priority.Scorer)
         self.inherit: InheritedParts | None = None  # ... and its dependants'

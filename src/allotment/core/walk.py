@@ -29,8 +29,9 @@ key for the same pass inputs and the same allocated GPUs of its account; and, on
 version (``ClusterState.version``, bumped by every change of what they read), a failed victim
 search or a reservation plan for the same job and the accounts running over what they are owed
 (``VictimView.memo``); a failed search, later, while nothing could make it succeed
-(``core.preemption.retry``); and a queue's candidate order while nothing it reads changed
-(``core.candidates``).  The reference recomputes everything every time.  Both fast walks
+(``core.preemption.retry``); a queue's candidate order while nothing it reads changed
+(``core.candidates``); and the ``Room`` its tests read, while the holds (one or none), the pool
+and the time are the same (``Scheduler._room``).  The reference recomputes everything every time.  Both fast walks
 (``FAST``; ``UNKEPT``, the reference's visits with only that, where the kept orders do not hold:
 outside the ``fixed`` derivation) read what a prerequisite inherits from its dependants' merged
 parts (``merges``, ``core.inherited``), the reference from each dependant.
