@@ -211,6 +211,7 @@ def main_bench() -> None:
                 str(Path(d) / "cache"),
             ]
             cases["cold"].append(timed(argv))
+            size = len((Path(d) / "plan.md").read_text())  # the cold plan's comment, whatever follows
             if args.save is not None:
                 n = len(cases["cold"])
                 args.save.mkdir(parents=True, exist_ok=True)
@@ -225,7 +226,6 @@ def main_bench() -> None:
             repo.set_share("budgets/ai2/budget.yaml", "safety", 20)
             repo.commit("and a bit more safety", author="arjun.santos@ai2.example")
             cases["head"].append(timed(argv))
-            size = len((Path(d) / "plan.md").read_text())
             print(
                 "  run: "
                 + ", ".join(
