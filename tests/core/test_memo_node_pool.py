@@ -67,7 +67,8 @@ def test_the_kept_answers_are_the_definitions_after_any_changes(changes: list[tu
         if kind == "start" and pool.free[i] >= gpus:
             spec = JobSpec(id=f"j{k:02d}", submit=0.0, account="a", gpus=gpus, work=600.0, user="u",
                            kind="interactive" if session else "batch", resumable=resumable)
-            running[spec.id] = Run(spec, 0.0, ((i, gpus),), True, 0.0, 0.0, 0, None)
+            r = running[spec.id] = Run(spec, 0.0, ((i, gpus),), True, 0.0, 0.0, 0, None)
+            r.lent = sessions.lent(spec, r.placement)  # recorded at the start, as ``ClusterState.add_running`` does
             pool.allocate(spec.id, ((i, gpus),))
         elif kind == "stop" and running:
             jid = sorted(running)[i % len(running)]
