@@ -163,3 +163,30 @@ def test_the_floor_is_set_as_a_fraction_of_the_cluster_decimal_or_ratio() -> Non
     for bad in ("2", "-0.1", "1/0", "a/8", "nan", "128"):
         with pytest.raises(UsageError, match="fraction from 0 to 1"):
             apply_overrides(Policy(), {"keep_hold_min_fraction": bad})
+
+
+def test_a_hold_below_the_floor_gives_debug_jobs_no_tolerance() -> None:
+    # four nodes, c on all of them (n0 until 1,000 s, n1 until 2,000 s, n2 and n3 until 6,000 s);
+    # g (16 GPUs, half the cluster) holds n0 and n1, due at 2,000 s.  A debug job d1 (8 GPUs,
+    # protected and running 600 s) at 1,900 s would run past the hold's start.  With g's hold kept
+    # (floor half the cluster) the tolerance lets it start and g waits to 2,500 s; with a floor of
+    # three quarters g's hold is not kept, so it has no anchor and no tolerance: d1 waits as with
+    # the knob off (a tolerance anchored at each round's plan would let a stream drift the gang)
+    jobs = [
+        _job("ax", "a", 1, 0.0, 100.0, mr=100.0),
+        _job("c0", "c", 7, 0.0, 1000.0, mr=1000.0), _job("c1", "c", 8, 0.0, 2000.0, mr=2000.0),
+        _job("c2", "c", 8, 0.0, 6000.0, mr=6000.0), _job("c3", "c", 8, 0.0, 6000.0, mr=6000.0),
+        _job("g", "a", 16, 10.0, HOUR, mr=HOUR), _job("d1", "b", 8, 1900.0, 600.0),
+    ]
+
+    def run(policy: Policy) -> SimResult:
+        return simulate(make_config({"a": 1, "b": 1, "c": 1}, nodes=4, policy=policy), Workload.of(jobs, ()),
+                        keep_events=True)
+
+    today = run(Policy())
+    assert _start(today, "g") == 2000.0 < _start(today, "d1")
+    kept = run(Policy(keep_hold="gangs", keep_hold_min_fraction=0.5))
+    assert _start(kept, "d1") == 1900.0 and _start(kept, "g") == 2500.0
+    below = run(Policy(keep_hold="gangs", keep_hold_min_fraction=0.75))
+    assert _start(below, "g") == 2000.0
+    assert _start(below, "d1") == _start(today, "d1")

@@ -558,7 +558,7 @@ class Scheduler(Starting):
         state; the time is clamped to ``now``)."""
         if self._kept_slack is not None:  # a kept hold: its yielding debug jobs may run past its start
             h = self._plan_hold_at(p, qk, now, taken)
-            if h is None or not (self._keep == "all" or p.n > 1):
+            if h is None or not keepable(self._keep, p, self._keep_floor):  # not kept: no anchor, no tolerance
                 return h
             return Hold(h.holder, h.nodes, h.at, qk, self.kept.get(p.jid, h.at) + self._kept_slack)
         return self._plan_hold_at(p, qk, now, taken)
