@@ -68,12 +68,16 @@ HOT: tuple[str, ...] = (
     "allotment.core.starting",
     "allotment.core.scheduler",
     "allotment.core.order",
+    "allotment.core.drain",
     "allotment.sim.signals",
     "allotment.sim.events",
     "allotment.sim.summary",
     "allotment.sim.metrics",
     "allotment.sim.eventlog",
     "allotment.sim.runner",
+    "allotment.sim.settled",
+    "allotment.sim.spilled_doubles",
+    "allotment.sim.job_kind",
 )
 
 _SRC = Path(__file__).resolve().parent.parent

@@ -33,6 +33,9 @@ class NodePool:
         self.free_healthy = self.healthy_total
         self.soft: list[int] = [0 for _ in ordered]  # GPUs held by unallocated (preemptible) work
         self.version = 0
+        # per node, the ``version`` at which its free GPUs, jobs or health last changed: what a
+        # per-node answer kept across versions compares (``SessionPool.room``)
+        self.changed_at: list[int] = [0 for _ in ordered]
         self._mf, self._mf_version = 0, -1
         self._shapes: dict[tuple[int, int | None, str | None], tuple[int, int]] = {}
         self._hosts: dict[str | None, list[list[int] | None]] = {}  # by type, then by GPUs per node
@@ -75,6 +78,7 @@ class NodePool:
                 self._soft_add(i, -1)
             self._rebucket(i, self.free[i] - g)
             self.jobs[i][job_id] = g
+            self.changed_at[i] = self.version
             if soft:
                 self.soft[i] += g
             if h:
@@ -88,6 +92,7 @@ class NodePool:
                 self._soft_add(i, -1)
             del self.jobs[i][job_id]
             self._rebucket(i, self.free[i] + g)
+            self.changed_at[i] = self.version
             if soft:
                 self.soft[i] -= g
             if h:
@@ -97,6 +102,7 @@ class NodePool:
         if healthy == self.healthy[i]:
             return
         self.version += 1
+        self.changed_at[i] = self.version
         self._hosts.clear()
         self._host_flags.clear()
         if healthy:

@@ -317,7 +317,8 @@ class Scheduler(Starting):
         order ``o`` (``walk.Room``, ``Holds.binding``): the most free GPUs off their nodes, and
         the time left before the last of them starts (a job leaving by then may use some
         reserved node: a necessary condition, never more)."""
-        lent = self.sessions.room(self.pool, self.running) if self.sessions.nodes else 0
+        sp = self.sessions  # the pool's bound, kept per node by the fast walk, by its definition by the reference
+        lent = (sp.room(self.pool, self.running) if self.walk.reuses else sp.fresh_room(self.pool, self.running)) if sp.nodes else 0
         if hs is None:
             return Room(self.pool.max_free(), math.inf, lent, self._consolidates)
         if len(hs.items) == 1:

@@ -107,6 +107,8 @@ class SessionPool:
         self._keep_nonresumable = keep_nonresumable
         self._off: dict[frozenset[int] | None, Unreserved] = {}  # by the nodes the base keeps off
         self._room, self._room_at = 0, -1
+        self._node_part: dict[int, int] = {}  # per pool node, its part of ``room`` ...
+        self._node_seen: dict[int, int] = {}  # ... computed at this ``NodePool.changed_at``
 
     def session(self, spec: JobSpec) -> bool:
         """Is the job a session, by the class's one recognition rule?"""
@@ -150,15 +152,42 @@ class SessionPool:
 
     def room(self, pool: NodePool, running: dict[str, Run]) -> int:
         """The most GPUs one healthy pool node has free or lent: no session needing more per
-        node can start by rule 4 (the fast walk's bound).  Kept until the pool changes."""
+        node can start by rule 4 (the fast walk's bound).  Kept until the pool changes, and
+        then each node's part (``node_room``) kept until that node changes
+        (``NodePool.changed_at``: its free GPUs, its jobs and its health are all the part
+        reads, and a run's ``lent`` never changes while it runs), so a change of one node
+        reads one node, not the whole pool.  ``fresh_room`` is the plain definition."""
         if self._room_at == pool.version:
             return self._room
+        seen, parts, at = self._node_seen, self._node_part, pool.changed_at
+        best = 0
+        for i in self.nodes:
+            got = parts.get(i, 0)
+            if seen.get(i, -1) != at[i]:
+                got = parts[i] = self.node_room(pool, running, i)
+                seen[i] = at[i]
+            if got > best:
+                best = got
+        self._room, self._room_at = best, pool.version
+        return best
+
+    def node_room(self, pool: NodePool, running: dict[str, Run], i: int) -> int:
+        """What pool node ``i`` has free or lent (0 when unhealthy)."""
+        if not pool.healthy[i]:
+            return 0
+        got = pool.free[i]
+        for jid, g in pool.jobs[i].items():
+            if running[jid].lent:
+                got += g
+        return got
+
+    def fresh_room(self, pool: NodePool, running: dict[str, Run]) -> int:
+        """``room`` by its definition, keeping nothing: the reference the kept one is tested against."""
         best = 0
         for i in self.nodes:
             if pool.healthy[i]:
                 got = pool.free[i] + sum(g for jid, g in pool.jobs[i].items() if running[jid].lent)
                 best = max(best, got)
-        self._room, self._room_at = best, pool.version
         return best
 
     def reclaim(self, pool: NodePool, running: dict[str, Run], spec: JobSpec, per: int,
