@@ -88,3 +88,33 @@ def test_a_session_starting_on_an_idle_pool_node_lowers_the_room() -> None:
         running[spec.id] = Run(spec, 0.0, ((i, 6),), True, 0.0, 0.0, 0, None)
         pool.allocate(spec.id, ((i, 6),))
     assert sessions.room(pool, running) == _room(pool, running, False) == 2
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(change, max_size=25), st.booleans())
+def test_a_nodes_changed_at_moves_with_that_node_and_the_kept_parts_are_the_definition(
+        changes: list[tuple[str, int, int, bool, bool]], keep: bool) -> None:
+    """``SessionPool.room`` keeps each pool node's part until ``NodePool.changed_at`` says the
+    node changed: so ``changed_at[i]`` must move at every change of node ``i``'s free GPUs, jobs
+    or health (and the bound stay its definition, ``fresh_room``, asked between any two changes)."""
+    pool = NodePool(tuple(NodeState(n, 8) for n in NAMES))
+    sessions = SessionPool(CLS, NAMES, keep)
+    running: dict[str, Run] = {}
+    for k, (kind, i, gpus, session, resumable) in enumerate(changes):
+        before = [(pool.free[j], dict(pool.jobs[j]), pool.healthy[j], pool.changed_at[j]) for j in range(N_NODES)]
+        if kind == "start" and pool.free[i] >= gpus:
+            spec = JobSpec(id=f"j{k:02d}", submit=0.0, account="a", gpus=gpus, work=600.0, user="u",
+                           kind="interactive" if session else "batch", resumable=resumable)
+            r = running[spec.id] = Run(spec, 0.0, ((i, gpus),), True, 0.0, 0.0, 0, None)
+            r.lent = sessions.lent(spec, r.placement)
+            pool.allocate(spec.id, ((i, gpus),))
+        elif kind == "stop" and running:
+            jid = sorted(running)[i % len(running)]
+            pool.release(jid, running.pop(jid).placement)
+        elif kind == "health":
+            pool.set_health(i, not pool.healthy[i])
+        for j, (free, jobs, healthy, at) in enumerate(before):
+            moved = (free, jobs, healthy) != (pool.free[j], pool.jobs[j], pool.healthy[j])
+            assert (pool.changed_at[j] != at) == moved, (j, kind)
+        if k % 2:  # asked only every other change: a part kept across several changes is checked too
+            assert sessions.room(pool, running) == sessions.fresh_room(pool, running) == _room(pool, running, keep)

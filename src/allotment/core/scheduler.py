@@ -33,6 +33,7 @@ from allotment.core.boosts import BoostsAt
 from allotment.core.candidates import REBUILD, REFIT, CandidateOrders
 from allotment.core.context import Context
 from allotment.core.decisions import Decisions, NodeReport, Preemption, Ranked, Reservation, Start
+from allotment.core.dependant_list import DependantList
 from allotment.core.drain import drain
 from allotment.core.epoch import epoch_of, next_epoch
 from allotment.core.fairshare import LeafRank, rank_leaves, reclaim_measure
@@ -78,6 +79,15 @@ class _KeptRoom:
         self.holds, self.at, self.now, self.room = holds, at, now, room
 
 
+class _KeptScorer:
+    """The last ``Scheduler._scorer`` with what it was made from."""
+
+    __slots__ = ("deps", "max_free", "pi", "scorer")
+
+    def __init__(self, pi: PassInputs, max_free: int, deps: Mapping[str, DependantList], scorer: Scorer) -> None:
+        self.pi, self.max_free, self.deps, self.scorer = pi, max_free, deps, scorer
+
+
 class Scheduler(Starting):
     def __init__(self, ctx: Context, nodes: tuple[NodeState, ...], *, walk: WalkPolicy = FAST) -> None:
         # kept orders: fixed only; the other derivations' fast walk visits as the reference does
@@ -109,6 +119,7 @@ class Scheduler(Starting):
         self._kept_slack = (float(ctx.policy.debug_threshold_s) if self._keep != "off" and ctx.policy.kept_hold_debug
                             else None)
         self._room_kept: _KeptRoom | None = None  # the fast walk's last Room (``_room``)
+        self._scorer_kept: _KeptScorer | None = None  # the fast walk's last Scorer (``_scorer``)
 
     def run_pass(self, now: float, usage: Mapping[str, float]) -> Decisions:
         starts: list[Start] = []
@@ -438,6 +449,19 @@ class Scheduler(Starting):
         return self._scorer(pi).best(every, self.mode.depth)
 
     def _scorer(self, pi: PassInputs) -> Scorer:
+        """The pass's scorer at the best node's free GPUs now; the fast walk keeps the last one
+        while the pass (``pi``, the object), ``max_free`` and the dependants map are the same,
+        which is everything it is made from (the users' GPUs it reads live, as any scorer)."""
+        if not self.walk.reuses:
+            return self._fresh_scorer(pi)
+        k, mf = self._scorer_kept, self.pool.max_free()
+        if k is not None and k.pi is pi and k.max_free == mf and k.deps is self.dependants:
+            return k.scorer
+        s = self._fresh_scorer(pi)
+        self._scorer_kept = _KeptScorer(pi, mf, self.dependants, s)
+        return s
+
+    def _fresh_scorer(self, pi: PassInputs) -> Scorer:
         return Scorer(self.ctx, pi.t, pi.load, self.pool.max_free(), self.acct.user_gpus, pi.boosts, self.dependants,
                       memo=self.walk.reuses, merged=self.walk.merges, boost_index=self._boosts.index(pi.boosts),
                       facts=self._facts if self.walk.merges else None, weights=self._weights)
@@ -507,6 +531,11 @@ class Scheduler(Starting):
         (31,800 s in a 30-day run) while free work held the GPUs it needed.  Only these jobs:
         they are not offered, so they are not marked tried."""
         if not (self.mode.can_preempt and self.acct.unalloc_gpus) or q.free:
+            return False
+        if self.walk.reuses and self.pool.free_gpus() + self.acct.unalloc_gpus < q.shapes.least_alloc_gpus():
+            # every allocated placeable job needs more than the free GPUs and all unallocated
+            # work: ``_victims_for``'s first bound turns each of them away, so the fast walk
+            # does not list the whole queue to find that out (a long queue's whole merged order)
             return False
         now = pi.now
         for p in self._whole_order(q, pi):
