@@ -231,6 +231,9 @@ class CheckedFast(WalkPolicy):
         self.wrong += self.ruled_out and got
         return got
 
+    def rest_may_take(self, *args: Any) -> bool:
+        return self.inner.rest_may_take(*args)
+
 
 @PROPS
 @given(cases(), MODES)

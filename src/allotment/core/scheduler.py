@@ -532,11 +532,8 @@ class Scheduler(Starting):
         they are not offered, so they are not marked tried."""
         if not (self.mode.can_preempt and self.acct.unalloc_gpus) or q.free:
             return False
-        if self.walk.reuses and self.pool.free_gpus() + self.acct.unalloc_gpus < q.shapes.least_alloc_gpus():
-            # every allocated placeable job needs more than the free GPUs and all unallocated
-            # work: ``_victims_for``'s first bound turns each of them away, so the fast walk
-            # does not list the whole queue to find that out (a long queue's whole merged order)
-            return False
+        if not self.walk.rest_may_take(q.shapes, self.pool, self.acct):
+            return False  # none could: the fast walk does not list the whole queue to find that out
         now = pi.now
         for p in self._whole_order(q, pi):
             if p.jid in tried or p.n == 0 or p.mr <= 0 or not self._within_caps_and_limits(p):

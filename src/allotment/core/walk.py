@@ -76,10 +76,18 @@ class WalkPolicy:
         that order) are ``head``, at the pass's epoch ``t``?"""
         raise NotImplementedError
 
+    def rest_may_take(self, shapes: Shapes, pool: NodePool, acct: Accounting) -> bool:
+        """May any allocated job of the queue (``shapes``) take the place of unallocated work
+        (``Scheduler._free_work_for_the_rest``)?  False only if none of them could."""
+        raise NotImplementedError
+
 
 class Reference(WalkPolicy):
     name = "reference"
     reuses = False
+
+    def rest_may_take(self, shapes: Shapes, pool: NodePool, acct: Accounting) -> bool:
+        return True
 
     def may_visit(self, shapes: Shapes, tier: int, account: str, pool: NodePool, acct: Accounting, mode: Mode,
                   room: Room) -> bool:
@@ -104,6 +112,13 @@ class Fast(WalkPolicy):
     name = "fast"
     reuses = True
     merges = True
+
+    def rest_may_take(self, shapes: Shapes, pool: NodePool, acct: Accounting) -> bool:
+        # a search for unallocated work only can free at most the free GPUs and every GPU of
+        # unallocated work (``Starting._victims_for``'s first bound turns a job needing more
+        # away before any search or memo): no allocated job of the queue needs fewer than
+        # ``least_alloc_gpus`` (0: there is none, and the loop offers nothing)
+        return pool.free_gpus() + acct.unalloc_gpus >= shapes.least_alloc_gpus()
 
     def may_visit(self, shapes: Shapes, tier: int, account: str, pool: NodePool, acct: Accounting, mode: Mode,
                   room: Room) -> bool:
