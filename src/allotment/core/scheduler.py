@@ -405,7 +405,7 @@ class Scheduler(Starting):
     def _within_caps_and_limits(self, p: Pend) -> bool:
         """Is the allocated job ``p`` within its team's caps and the mode's limits (a hold could
         serve it; it may search for victims)?"""
-        return self.acct.fits_caps_of(p.aid, p.gpus) and not (self.mode.limits and self.mode.beyond_limit(
+        return self.within_caps(p) and not (self.mode.limits and self.mode.beyond_limit(
             p, self.acct.alloc_gpus.get(p.account, 0), self.ctx.entitlement_gpus.get(p.account, 0.0)))
 
     def _with_holder(self, q: Queue, cands: list[Pend], h: Hold) -> list[Pend]:
@@ -458,7 +458,7 @@ class Scheduler(Starting):
             free_at, yields_only = soft, allow is not None and soft is None
             if self.sessions.nodes and not p.session:  # other work keeps off the pool
                 allow, soft = self.sessions.off(allow), self.sessions.off(soft)  # but may borrow (find_free)
-            if p.mr > 0 and not self.acct.fits_caps_of(p.aid, p.gpus):
+            if p.mr > 0 and not self.within_caps(p):
                 if self._cap_preempt(p, qk, pi, allow, starts, preemptions):
                     return True
                 continue
