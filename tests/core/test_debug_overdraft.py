@@ -14,13 +14,14 @@ from tests.core.builders import make_config
 HOUR = 3600.0
 
 
-def _job(i: str, account: str, gpus: int, submit: float, work: float, *, mr: float = 600.0) -> JobSpec:
-    return JobSpec(id=i, submit=submit, account=account, gpus=gpus, work=work, min_runtime=mr, priority=0,
+def _job(i: str, account: str, gpus: int, submit: float, work: float, *, mr: float = 600.0, prio: int = 0) -> JobSpec:
+    return JobSpec(id=i, submit=submit, account=account, gpus=gpus, work=work, min_runtime=mr, priority=prio,
                    user="u", resumable=True)
 
 
-def _run(jobs: list[JobSpec], over: int, *, nodes: int = 3, cap: int = 8) -> SimResult:
-    config = make_config({"a": 1, "b": 1}, nodes=nodes, max_gpus={"a": cap}, policy=Policy(debug_over_cap=over))
+def _run(jobs: list[JobSpec], over: int, *, nodes: int = 3, cap: int = 8, depth: int = 8) -> SimResult:
+    config = make_config({"a": 1, "b": 1}, nodes=nodes, max_gpus={"a": cap},
+                         policy=Policy(debug_over_cap=over, queue_depth=depth))
     return simulate(config, Workload.of(jobs, ()), keep_events=True)
 
 
@@ -91,3 +92,13 @@ def test_debug_overdraft_lets_no_other_work_start_while_the_team_is_beyond_its_c
     assert _start(res, "d") <= 110.0
     assert d_end <= _start(res, "batch") <= d_end + 10.0
     assert _peak(res, "a") == 10
+
+
+def test_debug_overdraft_reaches_debug_jobs_behind_the_queue_depth_of_capped_work() -> None:
+    # a's queue offers 2 candidates a visit, and its 3 batch jobs (declared priority 1, waiting
+    # since before) come first: the cap holds them all, and the debug job behind them still starts
+    jobs = [_PROTECTED, *(_job(f"b{i}", "a", 1, 50.0, 2 * HOUR, mr=HOUR, prio=1) for i in range(3)),
+            _job("d", "a", 4, 100.0, 600.0, mr=300.0)]
+    res = _run(jobs, over=8, depth=2)
+    assert _start(res, "d") <= 110.0
+    assert min(_start(res, f"b{i}") for i in range(3)) == 8 * HOUR

@@ -34,6 +34,8 @@ keeps the split (docs/operators-guide.md).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from allotment.core.accounting import Accounting
 from allotment.core.debug import is_debug
 from allotment.core.state import Pend
@@ -59,6 +61,22 @@ class DebugOverdraft:
     def admits(self, acct: Accounting, p: Pend, node_gpus: int) -> bool:
         """May the allocated ``p``, held by a ``max_gpus`` on its path, start beyond it?"""
         return self.gpus > 0 and self.is_short_debug(p, node_gpus) and acct.fits_caps_over(p.aid, p.gpus, self.gpus)
+
+    def beyond_depth(self, acct: Accounting, jobs: Iterable[Pend], offered: set[str], node_gpus: int,
+                     depth: int) -> list[Pend]:
+        """Of a queue's ``jobs`` (in the order its visits offer them), the first ``depth`` the
+        overdraft admits that the visit did not offer (``offered``).  A team held at its cap has
+        hundreds of jobs waiting and its visit offers ``queue_depth`` of them, mostly work the cap
+        holds: without this its debug jobs further back were never offered the overdraft (seed 1
+        of ``ai2-big-gangs``, red-team: a node with free GPUs at hand for 505 of its 1,399 debug
+        jobs that still waited over a minute)."""
+        out: list[Pend] = []
+        for p in jobs:
+            if p.jid not in offered and p.n > 0 and self.admits(acct, p, node_gpus):
+                out.append(p)
+                if len(out) >= depth:
+                    break
+        return out
 
     def note(self, acct: Accounting, account: str) -> str:
         """The start reason's note when ``account`` now runs beyond a cap ("" when it does not)."""
