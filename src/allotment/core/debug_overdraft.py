@@ -5,7 +5,7 @@ Why: the contract promises that debug work starts in seconds, and that promise i
 the incentive to squat.  A team held at its ``max_gpus`` has its cap filled by its own
 *protected* work (batch, training runs, sessions: protections of 30 minutes to 8 hours), which
 no rule may take, so its debug jobs waited for those protections to end: on ``ai2-big-gangs``
-red-team's debug p90 was 2.4-5.1 hours while every other team's was 10 s (docs/results.md).
+red-team's debug p90 was 3.0-5.4 hours while every other team's was 10 s (docs/results.md).
 That is the squatting incentive again, inside the team: keep a job running to keep a place
 under the cap.  The post's old scheduler bound its per-team limit on protected work only; here
 the cap keeps binding everything, and only short debug work may pass it, by a bounded amount.
