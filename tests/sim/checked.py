@@ -70,6 +70,22 @@ class CheckedSim(_Sim):
             if protected.get(p.job_id, now) > now:
                 self.violations.append(f"pass at {now}: {p.job_id} preempted ({p.rule}) before its minimum runtime")
         self._check_nodes(f"pass at {now}")
+        self._check_caps(f"pass at {now}")
+
+    def _check_caps(self, where: str) -> None:
+        """Every ``max_gpus`` holds: allocated GPUs under it at most the cap plus the debug
+        overdraft, and those of jobs that can never be debug work (protected longer than the
+        threshold, or larger than a node) at most the cap itself (``core.debug_overdraft``)."""
+        ctx, sched = self.ctx, self.sched
+        over, thr, node = ctx.policy.debug_over_cap, ctx.policy.debug_threshold_s, sched.pool.max_gpus
+        for name, t in ctx.tree.items():
+            if t.max_gpus is None:
+                continue
+            runs = [r for r in sched.running.values() if r.allocated and name in ctx.paths.get(r.account, ())]
+            total = sum(r.spec.gpus for r in runs)
+            never = sum(r.spec.gpus for r in runs if sched.min_runtime(r.spec) > thr or r.spec.gpus > node)
+            if total > t.max_gpus + over or never > t.max_gpus:
+                self.violations.append(f"{where}: {name} runs {total} GPUs ({never} never debug) under max_gpus {t.max_gpus}")
 
     def run(self) -> None:
         super().run()

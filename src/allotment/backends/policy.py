@@ -159,6 +159,11 @@ def desired_policy(
         raise BackendError("at least one allocated QOS tier is needed")
     keep = {n.name for n in config.nodes if n.active and cluster in n.clusters}
     keep.add(config.root)
+    # in active mode (the backend preempts nothing) the core enforces each max_gpus and lets a
+    # team's short debug jobs pass it by ``debug_over_cap`` (core.debug_overdraft): the
+    # association's limit is that outer bound, or Slurm would hold the debug jobs the core starts;
+    # without active mode nothing but Slurm decides, and the cap is max_gpus itself
+    over = 0 if backend_preempts else config.policy_for(cluster).debug_over_cap
     accounts: list[AccountSpec] = []
     for node in config.nodes:
         if node.name not in keep:
@@ -166,7 +171,8 @@ def desired_policy(
         parent = SLURM_ROOT if node.parent is None or node.parent not in keep else node.parent
         share = 1.0 if node.parent is None else node.share
         accounts.append(
-            AccountSpec(slurm_name(node.name), slurm_name(parent), fairshare(share), node.max_gpus)
+            AccountSpec(slurm_name(node.name), slurm_name(parent), fairshare(share),
+                        None if node.max_gpus is None else node.max_gpus + over)
         )
     leaves = {slurm_name(n.name) for n in config.leaves() if n.name in keep}
     qos = qos_tiers(tiers_s, backend_preempts=backend_preempts)

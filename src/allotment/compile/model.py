@@ -141,6 +141,9 @@ class Policy:
     # first planned start plus debug_threshold_s (read only with keep_hold on)
     kept_hold_debug: bool = True
     debug_reclaim: bool = False  # a debug job may reclaim whatever its team runs now (core/preemption/terms.py)
+    # GPUs a team's short debug jobs (by protection and work) may run beyond each max_gpus on
+    # its path, while its other work keeps under it (core/debug_overdraft.py; 0: none)
+    debug_over_cap: int = 0
     consolidate: bool = False  # move resumable work past its protection to free a node (core/consolidation.py)
     priority_weights: PriorityWeights = field(default_factory=PriorityWeights)
     boosts: tuple[Boost, ...] = ()

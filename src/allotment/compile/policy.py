@@ -39,6 +39,7 @@ _PLAIN = {
     "reservations": "reservations",
     "debug_reclaim": "debug_reclaim",
     "consolidate": "consolidate",
+    "debug_over_cap": "debug_over_cap",
 }
 
 

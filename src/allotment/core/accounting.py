@@ -100,6 +100,15 @@ class Accounting:
                 return False
         return True
 
+    def fits_caps_over(self, aid: AccountId, gpus: int, over: int) -> bool:
+        """Would ``gpus`` more fit every cap on the account's path with ``over`` GPUs beyond
+        each (``core.debug_overdraft``)?"""
+        tree = self.tree_running
+        for c in self.caps_of[aid]:  # noqa: SIM110 - a loop, not all() over a generator (see cap_excess)
+            if tree[c.node] + gpus > c.limit + over:
+                return False
+        return True
+
     def started(self, r: Run) -> None:
         if r.aid < 0:
             r.aid = self.account_id(r.account)

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from allotment.core.accounting import Accounting
 from allotment.core.context import Context
 from allotment.core.contract import min_runtime
+from allotment.core.debug_overdraft import DebugOverdraft
 from allotment.core.decisions import Preemption
 from allotment.core.dependant_list import DependantList
 from allotment.core.jobs import JobSpec, kept_work
@@ -37,6 +38,8 @@ class ClusterState:
         self.pending: dict[str, Pend] = {}
         self.queues = QueueSet()
         self.acct = Accounting(ctx, len(self.pool.names))
+        # a capped team's short debug jobs may pass its max_gpus by this much (core.debug_overdraft)
+        self.overdraft = DebugOverdraft(ctx.policy.debug_over_cap, float(ctx.policy.debug_threshold_s))
         self.ends = NodeEnds(len(self.pool.names))
         self.protect: list[tuple[float, str]] = []  # (protected_until, job) of protected jobs
         self.unhealthy_since: dict[int, float] = {}
@@ -86,6 +89,12 @@ class ClusterState:
 
     def ceiling(self, account: str) -> int | None:
         return self.acct.ceiling(account)
+
+    def within_caps(self, p: Pend) -> bool:
+        """May the allocated ``p`` start as far as the ``max_gpus`` caps on its path go: room
+        under each, or a short debug job within the overdraft beyond them
+        (``core.debug_overdraft``)?"""
+        return self.acct.fits_caps_of(p.aid, p.gpus) or self.overdraft.admits(self.acct, p, self.pool.max_gpus)
 
     def could_ever_fit(self, spec: JobSpec) -> bool:
         """False when the job is larger than a max_gpus cap on its account's path."""

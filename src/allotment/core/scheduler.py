@@ -417,7 +417,7 @@ class Scheduler(Starting):
     def _within_caps_and_limits(self, p: Pend) -> bool:
         """Is the allocated job ``p`` within its team's caps and the mode's limits (a hold could
         serve it; it may search for victims)?"""
-        return self.acct.fits_caps_of(p.aid, p.gpus) and not (self.mode.limits and self.mode.beyond_limit(
+        return self.within_caps(p) and not (self.mode.limits and self.mode.beyond_limit(
             p, self.acct.alloc_gpus.get(p.account, 0), self.ctx.entitlement_gpus.get(p.account, 0.0)))
 
     def _with_holder(self, q: Queue, cands: list[Pend], h: Hold) -> list[Pend]:
@@ -473,6 +473,7 @@ class Scheduler(Starting):
         started."""
         now = pi.now
         first_blocked = True
+        capped = False  # a candidate the max_gpus caps held (core.debug_overdraft, beyond_depth)
         for p in cands:
             tried.add(p.jid)
             if p.n == 0:
@@ -483,9 +484,10 @@ class Scheduler(Starting):
             free_at, yields_only = soft, allow is not None and soft is None
             if self.sessions.nodes and not p.session:  # other work keeps off the pool
                 allow, soft = self.sessions.off(allow), self.sessions.off(soft)  # but may borrow (find_free)
-            if p.mr > 0 and not self.acct.fits_caps_of(p.aid, p.gpus):
+            if p.mr > 0 and not self.within_caps(p):
                 if self._cap_preempt(p, qk, pi, allow, starts, preemptions):
                     return True
+                capped = True
                 continue
             pl = self.find_free(p, free_at) if p.per <= self.pool.max_free() else None
             if pl is not None:
@@ -520,7 +522,26 @@ class Scheduler(Starting):
                 return True  # movable work moved off the nodes it needs (core.consolidation)
             if holder and self._hold_for(p, qk, pi, allow, starts):
                 return True
+        if capped and self.overdraft.gpus and self._overdraft_beyond_depth(q, qk, pi, tried, starts):
+            return True
         return self._free_work_for_the_rest(q, qk, pi, tried, starts, preemptions)
+
+    def _overdraft_beyond_depth(self, q: Queue, qk: QueueKey, pi: PassInputs, tried: set[str],
+                                starts: list[Start]) -> bool:
+        """After a visit the caps held: the queue's short debug jobs the overdraft admits that
+        were not offered, best first, on free GPUs (``DebugOverdraft.beyond_depth``; they may
+        still take unallocated work in ``_free_work_for_the_rest``, so they are not marked tried)."""
+        for p in self.overdraft.beyond_depth(self.acct, self._whole_order(q, pi), tried, self.pool.max_gpus,
+                                             self.mode.depth):
+            hs = self.holds
+            soft = None if hs is None else allow_for(hs, p, pi.now, qk, self.may_yield(p))
+            if self.sessions.nodes and not p.session:
+                soft = self.sessions.off(soft)  # other work keeps off the pool (core.session_pool)
+            pl = self.find_free(p, soft) if p.per <= self.pool.max_free() else None
+            if pl is not None:
+                starts.append(self._launch(p, pl, pi, "fits free GPUs", qk))
+                return True
+        return False
 
     def _free_work_for_the_rest(self, q: Queue, qk: QueueKey, pi: PassInputs, tried: set[str],
                                 starts: list[Start], preemptions: list[Preemption]) -> bool:

@@ -418,6 +418,8 @@ class Starting(ClusterState):
         self._start(r, pi.now)
         self._launched[p.jid] = p
         why = terms.reason + ("; yields to the reservation after its minimum runtime" if r.yields else "")
+        if r.allocated:
+            why += self.overdraft.note(self.acct, p.account)  # beyond the cap (core.debug_overdraft)
         if lent:
             why += "; on lent session-pool GPUs: a waiting session takes them back at once"
         return Start(p.jid, tuple((self.pool.names[i], g) for i, g in pl), terms.allocated, why, r.yields)

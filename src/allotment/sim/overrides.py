@@ -55,6 +55,12 @@ def _count(value: str) -> int:
     return int(value)
 
 
+def _gpus(value: str) -> int:
+    if not value.isdigit() or int(value) > 4096:
+        raise ValueError(f"expected a whole number of GPUs 0 to 4096, got {value!r}")
+    return int(value)
+
+
 def _pool(value: str) -> dict[str, Any]:
     """A count of nodes, or node names and hostlists (``n7,n8`` or ``h100-[15-16]``): the
     interactive class's two pool fields, the one given set and the other cleared (as in the file,
@@ -125,6 +131,7 @@ KNOBS: dict[str, Knob] = {
     "kept_hold_debug": Knob("kept_hold_debug", _bool),
     "debug_reclaim": Knob("debug_reclaim", _bool),
     "consolidate": Knob("consolidate", _bool),
+    "debug_over_cap": Knob("debug_over_cap", _gpus),
     "unallocated": Knob("unallocated_enabled", _bool),
     "interactive.grace": Knob("grace_s", _duration, interactive=True),
     "interactive.restore_hook": Knob("restore_hook", _hook, interactive=True),

@@ -146,6 +146,10 @@ class PolicyKnobs(Strict):
     consolidate: bool | None = Field(
         default=None, description="Move resumable work past its protection to free a node for a blocked job (false)."
     )
+    debug_over_cap: int | None = Field(
+        default=None, ge=0, le=4096,
+        description="GPUs a team's short debug jobs may run beyond each max_gpus on its path (0).",
+    )
     reservations: int | None = Field(
         default=None, ge=1, le=64, description="Jobs that may hold a reservation at once, on disjoint nodes (1)."
     )
