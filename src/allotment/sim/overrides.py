@@ -123,6 +123,7 @@ KNOBS: dict[str, Knob] = {
     "keep_hold": Knob("keep_hold", _keep_hold),
     "keep_hold_min_fraction": Knob("keep_hold_min_fraction", _fraction),
     "kept_hold_debug": Knob("kept_hold_debug", _bool),
+    "hold_evicts": Knob("hold_evicts", _bool),
     "debug_reclaim": Knob("debug_reclaim", _bool),
     "consolidate": Knob("consolidate", _bool),
     "unallocated": Knob("unallocated_enabled", _bool),
