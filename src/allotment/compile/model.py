@@ -140,10 +140,11 @@ class Policy:
     # while a hold is kept, a debug job may backfill its nodes if its protection ends by the hold's
     # first planned start plus debug_threshold_s (read only with keep_hold on)
     kept_hold_debug: bool = True
-    # every resumable allocated job yields to a reservation once its protection ends: a hold is
-    # planned by the protection ends on its nodes and a tier-0 holder evicts what is past them
+    # resumable allocated work yields to a reservation once its protection ends: a hold is planned
+    # by the protection ends on its nodes and a tier-0 holder evicts what is past them; "off", "all"
+    # such work, or "borrowed": only work that took its team above what it is owed when it started
     # (core/reservation.py, ``evicts_for_hold``; simulation only, a --set knob)
-    hold_evicts: bool = False
+    hold_evicts: str = "off"
     debug_reclaim: bool = False  # a debug job may reclaim whatever its team runs now (core/preemption/terms.py)
     consolidate: bool = False  # move resumable work past its protection to free a node (core/consolidation.py)
     priority_weights: PriorityWeights = field(default_factory=PriorityWeights)

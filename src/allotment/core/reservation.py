@@ -212,16 +212,21 @@ def held_nodes(allow: NodeFilter | None) -> frozenset[int] | None:
     return allow.nodes if isinstance(allow, Unreserved) else None
 
 
-def evicts_for_hold(p: Pend, session: bool) -> bool:
-    """With the knob ``hold_evicts``: does the allocated job ``p`` yield to any reservation once
-    its protection ends, wherever it runs?  Resumable work that is not a session: what its
-    eviction throws away is bounded by its checkpoints, and a session is a person's.  Then
-    ``NodeEnds`` counts its node free at its protection's end, so a hold drains by the
-    protections on its nodes, not by their work (``ai2-big-gangs`` seed 1, stop 43: a 256-GPU
-    hold's planned drain 1.27 h, 1.02 h had past-protection work gone at once), and a tier-0
-    holder evicts it then (victim rule ``reservation``) -- Ai2's "interrupt many jobs at once
-    to place a large pending workload", within the minimum-runtime contract."""
-    return p.mr > 0 and p.resumable and not session
+def evicts_for_hold(knob: str, p: Pend, session: bool, borrows: bool) -> bool:
+    """With the knob ``hold_evicts`` (not "off"): does the allocated job ``p``, starting now,
+    yield to any reservation once its protection ends, wherever it runs?  Resumable single-node
+    work that is not a session: what its eviction throws away is bounded by its checkpoints, a
+    session is a person's, and a gang evicted for another gang would need a drain of its own to
+    restart (on ``ai2-big-gangs``, seed 1, half the reservation's hours already go to restarts of
+    evicted large runs); with "borrowed", only if it ``borrows``: it takes its team above what it is
+    owed, so it runs on capacity fair share lends and may take back.  Then ``NodeEnds`` counts
+    its node free at its protection's end, so a hold drains by the protections on its nodes,
+    not by their work (``ai2-big-gangs`` seed 1, stop 43: a 256-GPU hold's planned drain 1.27 h
+    on average, 1.02 h had past-protection work gone at once), and a tier-0 holder evicts it
+    then (victim rule ``reservation``) -- Ai2's "interrupt many jobs at once to place a large
+    pending workload", within the minimum-runtime contract."""
+    return (p.mr > 0 and p.n == 1 and p.resumable and not session
+            and (knob == "all" or (knob == "borrowed" and borrows)))
 
 
 def yields(holds: Holds | None, p: Pend, now: float, placement: tuple[tuple[int, int], ...], may_yield: bool,

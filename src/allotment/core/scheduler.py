@@ -488,7 +488,7 @@ class Scheduler(Starting):
             first_blocked = False
             # the holder may evict the jobs that yield to its reservation (victim rule ``reservation``);
             # with the knob hold_evicts, only a tier-0 holder (its team runs below what it is owed)
-            evicts = holder and (not self._hold_evicts or qk[0] == GUARANTEED)
+            evicts = holder and (self._hold_evicts == "off" or qk[0] == GUARANTEED)
             if self._preempt_for(p, qk, pi, allow, starts, preemptions, reserve=evicts):
                 return True
             if yields_only and self._preempt_for(p, qk, pi, soft, starts, preemptions, only_unallocated=True):
