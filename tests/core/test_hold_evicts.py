@@ -1,7 +1,8 @@
-"""Knob ``hold_evicts`` (docs/design/reservation.md, "A hold that evicts past protection"): resumable
-allocated work yields to a reservation once its protection ends, so a hold drains by the
-protections on its nodes, and a tier-0 holder evicts what is past them; non-resumable work and a
-holder of a team at or above what it is owed still wait for the work to end."""
+"""Knob ``hold_evicts`` (docs/design/reservation.md, "A hold that evicts past protection"):
+resumable allocated work -- with "all" any, with "gangs" a gang that took its team above what
+it is owed -- yields to a reservation once its protection ends, so a hold drains by the
+protections on its nodes and a tier-0 holder evicts what is past them; non-resumable work
+waits for its end as today."""
 
 from __future__ import annotations
 
@@ -41,11 +42,10 @@ def _jobs(*, resumable: bool = True) -> list[JobSpec]:
 def test_a_tier_0_holder_evicts_resumable_work_past_its_protection_on_its_nodes() -> None:
     today = _run(_jobs(), Policy())
     assert _start(today, "g") == WORK  # the drain waits for b's and c's work to end
-    for knob in ("all", "borrowed"):  # b0 and c1 each took their team above what it is owed
-        res = _run(_jobs(), Policy(hold_evicts=knob))
-        assert _start(res, "g") == PROTECTED  # planned by, and started at, the protections' end
-        rules = {e.job: e.rule for e in res.events if e.event == "preempt"}
-        assert rules == {"b0": "reservation", "c1": "reservation"}
+    res = _run(_jobs(), Policy(hold_evicts="all"))
+    assert _start(res, "g") == PROTECTED  # planned by, and started at, the protections' end
+    rules = {e.job: e.rule for e in res.events if e.event == "preempt"}
+    assert rules == {"b0": "reservation", "c1": "reservation"}
 
 
 def test_non_resumable_work_is_not_evicted_for_a_hold() -> None:
@@ -54,22 +54,36 @@ def test_non_resumable_work_is_not_evicted_for_a_hold() -> None:
     assert not [e for e in res.events if e.event == "preempt"]
 
 
-def test_borrowed_only_work_that_took_its_team_above_what_it_is_owed_yields() -> None:
-    # b is owed 12 of the 16 GPUs: b0 (8 GPUs, ends at 3,000 s) starts within that, b1 (8 more,
-    # ends at 5,000 s) takes b to 16, above it.  a's gang holds both nodes from 10 s.  Today it
-    # starts when b1 ends; with "borrowed" b1 yields at its protection's end but b0 does not, so
-    # the gang starts when b0 ends, evicting b1; with "all" both yield at 1,000 s.
-    jobs = [_job("b0", "b", 8, 0.0, 3000.0, PROTECTED), _job("b1", "b", 8, 0.0, WORK, PROTECTED),
-            _job("g", "a", 16, 10.0, 3600.0, 3600.0)]
+def _four(jobs: list[JobSpec], knob: str, weights: dict[str, float]) -> SimResult:
+    return simulate(make_config(weights, nodes=4, policy=Policy(hold_evicts=knob)), Workload.of(jobs, ()), keep_events=True)
 
-    def run(knob: str) -> SimResult:
-        return simulate(make_config({"a": 1, "b": 3}, nodes=2, policy=Policy(hold_evicts=knob)),
-                        Workload.of(jobs, ()), keep_events=True)
 
-    assert _start(run("off"), "g") == WORK
-    borrowed = run("borrowed")
-    assert _start(borrowed, "g") == 3000.0
-    assert [e.job for e in borrowed.events if e.event == "preempt"] == ["b1"]
-    every = run("all")
-    assert _start(every, "g") == PROTECTED
-    assert {e.job: e.rule for e in every.events if e.event == "preempt"} == {"b0": "reservation", "b1": "reservation"}
+def test_gangs_gangs_that_borrow_give_their_nodes_to_a_tier_0_gang_after_their_protection() -> None:
+    # four nodes, three teams each owed a third: b's and c's 16-GPU gangs (each above what its
+    # team is owed) run from 0 s, protected to 1,000 s, working to 5,000 s.  a's 32-GPU gang
+    # holds every node from 10 s; it may not reclaim (far beyond what a is owed).  Today it
+    # starts when they end; with "gangs" (and "all") they yield at their protections' end.  With
+    # "gangs" single-node work does not yield: the first test's gang waits as today.
+    jobs = [_job("bg", "b", 16, 0.0, WORK, PROTECTED), _job("cg", "c", 16, 0.0, WORK, PROTECTED),
+            _job("g", "a", 32, 10.0, 3600.0, 3600.0)]
+    weights = {"a": 1, "b": 1, "c": 1}
+    assert _start(_four(jobs, "off", weights), "g") == WORK
+    for knob in ("gangs", "all"):
+        res = _four(jobs, knob, weights)
+        assert _start(res, "g") == PROTECTED
+        assert {e.job: e.rule for e in res.events if e.event == "preempt"} == {"bg": "reservation", "cg": "reservation"}
+    assert _start(_run(_jobs(), Policy(hold_evicts="gangs")), "g") == WORK
+
+
+def test_gangs_a_gang_within_what_its_team_is_owed_does_not_yield() -> None:
+    # c is owed 16 GPUs and runs a 16-GPU gang within that (to 5,000 s); b, owed 8, runs one
+    # above it (to 9,000 s).  a's 32-GPU gang waits for both today (9,000 s); with "gangs" only
+    # b's yields, so it starts when c's ends, evicting b's; with "all" both yield at 1,000 s.
+    jobs = [_job("cg", "c", 16, 0.0, WORK, PROTECTED), _job("bg", "b", 16, 0.0, 9000.0, PROTECTED),
+            _job("g", "a", 32, 10.0, 3600.0, 3600.0)]
+    weights = {"a": 1, "b": 1, "c": 2}
+    assert _start(_four(jobs, "off", weights), "g") == 9000.0
+    gangs = _four(jobs, "gangs", weights)
+    assert _start(gangs, "g") == WORK
+    assert [(e.job, e.rule) for e in gangs.events if e.event == "preempt"] == [("bg", "reservation")]
+    assert _start(_four(jobs, "all", weights), "g") == PROTECTED

@@ -38,7 +38,7 @@ def clusters(draw: st.DrawFn) -> CompiledConfig:
         keep_hold=draw(st.sampled_from(["off", "off", "all", "gangs"])),
         keep_hold_min_fraction=draw(st.sampled_from([0.0, 0.0, 0.25, 0.5])),  # kept only for the larger gangs
         kept_hold_debug=draw(st.booleans()),
-        hold_evicts=draw(st.sampled_from(["off", "off", "all", "borrowed"])),  # resumable work yields to holds past protection
+        hold_evicts=draw(st.sampled_from(["off", "off", "all", "gangs"])),  # resumable work yields to holds past protection
         # sessions told before they are stopped, sometimes restored (core.session_grace)
         # and sometimes a pool of nodes for them, lent to other work while idle (core.session_pool)
         interactive=dataclasses.replace(

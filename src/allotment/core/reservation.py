@@ -214,19 +214,20 @@ def held_nodes(allow: NodeFilter | None) -> frozenset[int] | None:
 
 def evicts_for_hold(knob: str, p: Pend, session: bool, borrows: bool) -> bool:
     """With the knob ``hold_evicts`` (not "off"): does the allocated job ``p``, starting now,
-    yield to any reservation once its protection ends, wherever it runs?  Resumable single-node
-    work that is not a session: what its eviction throws away is bounded by its checkpoints, a
-    session is a person's, and a gang evicted for another gang would need a drain of its own to
-    restart (on ``ai2-big-gangs``, seed 1, half the reservation's hours already go to restarts of
-    evicted large runs); with "borrowed", only if it ``borrows``: it takes its team above what it is
-    owed, so it runs on capacity fair share lends and may take back.  Then ``NodeEnds`` counts
-    its node free at its protection's end, so a hold drains by the protections on its nodes,
-    not by their work (``ai2-big-gangs`` seed 1, stop 43: a 256-GPU hold's planned drain 1.27 h
-    on average, 1.02 h had past-protection work gone at once), and a tier-0 holder evicts it
-    then (victim rule ``reservation``) -- Ai2's "interrupt many jobs at once to place a large
-    pending workload", within the minimum-runtime contract."""
-    return (p.mr > 0 and p.n == 1 and p.resumable and not session
-            and (knob == "all" or (knob == "borrowed" and borrows)))
+    yield to any reservation once its protection ends, wherever it runs?  Resumable work that is
+    not a session: what its eviction throws away is bounded by its checkpoints, and a session is
+    a person's.  With "all", any such job; with "gangs", only a gang that ``borrows`` (takes its
+    team above what it is owed: it runs on capacity fair share lends).  Then ``NodeEnds`` counts
+    its nodes free at its protection's end, so a hold drains by the protections on its nodes,
+    not by their work, and a tier-0 holder evicts it then (victim rule ``reservation``) --
+    Ai2's "interrupt many jobs at once to place a large pending workload", within the
+    minimum-runtime contract.  Why gangs: on ``ai2-big-gangs`` (seed 1, stop 43) single-node
+    work yielding moved the large-job p90 by nothing (42,736 -> 42,525 s) and cost every other
+    team's debug p90 (9.8 -> 307 s); the gain came from a gang past its protection giving its
+    nodes to the next gang at once, no drain needed (docs/results.md)."""
+    if p.mr <= 0 or not p.resumable or session:
+        return False
+    return knob == "all" or (knob == "gangs" and p.n > 1 and borrows)
 
 
 def yields(holds: Holds | None, p: Pend, now: float, placement: tuple[tuple[int, int], ...], may_yield: bool,
