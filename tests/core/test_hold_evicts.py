@@ -1,6 +1,6 @@
 """Knob ``hold_evicts`` (docs/design/reservation.md, "A hold that evicts past protection"):
-resumable allocated work -- with "all" any, with "gangs" a gang that took its team above what
-it is owed -- yields to a reservation once its protection ends, so a hold drains by the
+resumable allocated work -- with "all" any, with "borrowed" any that took its team above what it
+is owed, with "gangs" such a gang -- yields to a reservation once its protection ends, so a hold drains by the
 protections on its nodes and a tier-0 holder evicts what is past them; non-resumable work
 waits for its end as today."""
 
@@ -42,10 +42,11 @@ def _jobs(*, resumable: bool = True) -> list[JobSpec]:
 def test_a_tier_0_holder_evicts_resumable_work_past_its_protection_on_its_nodes() -> None:
     today = _run(_jobs(), Policy())
     assert _start(today, "g") == WORK  # the drain waits for b's and c's work to end
-    res = _run(_jobs(), Policy(hold_evicts="all"))
-    assert _start(res, "g") == PROTECTED  # planned by, and started at, the protections' end
-    rules = {e.job: e.rule for e in res.events if e.event == "preempt"}
-    assert rules == {"b0": "reservation", "c1": "reservation"}
+    for knob in ("all", "borrowed"):  # b0 and c1 each took their team above what it is owed
+        res = _run(_jobs(), Policy(hold_evicts=knob))
+        assert _start(res, "g") == PROTECTED  # planned by, and started at, the protections' end
+        rules = {e.job: e.rule for e in res.events if e.event == "preempt"}
+        assert rules == {"b0": "reservation", "c1": "reservation"}
 
 
 def test_non_resumable_work_is_not_evicted_for_a_hold() -> None:
@@ -77,13 +78,15 @@ def test_gangs_gangs_that_borrow_give_their_nodes_to_a_tier_0_gang_after_their_p
 
 def test_gangs_a_gang_within_what_its_team_is_owed_does_not_yield() -> None:
     # c is owed 16 GPUs and runs a 16-GPU gang within that (to 5,000 s); b, owed 8, runs one
-    # above it (to 9,000 s).  a's 32-GPU gang waits for both today (9,000 s); with "gangs" only
-    # b's yields, so it starts when c's ends, evicting b's; with "all" both yield at 1,000 s.
+    # above it (to 9,000 s).  a's 32-GPU gang waits for both today (9,000 s); with "gangs" or
+    # "borrowed" only b's yields, so it starts when c's ends, evicting b's; with "all" both yield
+    # at 1,000 s.
     jobs = [_job("cg", "c", 16, 0.0, WORK, PROTECTED), _job("bg", "b", 16, 0.0, 9000.0, PROTECTED),
             _job("g", "a", 32, 10.0, 3600.0, 3600.0)]
     weights = {"a": 1, "b": 1, "c": 2}
     assert _start(_four(jobs, "off", weights), "g") == 9000.0
-    gangs = _four(jobs, "gangs", weights)
-    assert _start(gangs, "g") == WORK
-    assert [(e.job, e.rule) for e in gangs.events if e.event == "preempt"] == [("bg", "reservation")]
+    for knob in ("gangs", "borrowed"):
+        res = _four(jobs, knob, weights)
+        assert _start(res, "g") == WORK
+        assert [(e.job, e.rule) for e in res.events if e.event == "preempt"] == [("bg", "reservation")]
     assert _start(_four(jobs, "all", weights), "g") == PROTECTED

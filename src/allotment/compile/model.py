@@ -142,7 +142,8 @@ class Policy:
     kept_hold_debug: bool = True
     # resumable allocated work yields to a reservation once its protection ends: a hold is planned
     # by the protection ends on its nodes and a tier-0 holder evicts what is past them; "off", "all"
-    # such work, or "gangs": only a gang that took its team above what it is owed when it started
+    # such work, "borrowed": only work that took its team above what it is owed when it started,
+    # or "gangs": only such a gang
     # (core/reservation.py, ``evicts_for_hold``; simulation only, a --set knob)
     hold_evicts: str = "off"
     debug_reclaim: bool = False  # a debug job may reclaim whatever its team runs now (core/preemption/terms.py)

@@ -216,8 +216,9 @@ def evicts_for_hold(knob: str, p: Pend, session: bool, borrows: bool) -> bool:
     """With the knob ``hold_evicts`` (not "off"): does the allocated job ``p``, starting now,
     yield to any reservation once its protection ends, wherever it runs?  Resumable work that is
     not a session: what its eviction throws away is bounded by its checkpoints, and a session is
-    a person's.  With "all", any such job; with "gangs", only a gang that ``borrows`` (takes its
-    team above what it is owed: it runs on capacity fair share lends).  Then ``NodeEnds`` counts
+    a person's.  With "all", any such job; with "borrowed", one that ``borrows`` (takes its team
+    above what it is owed: it runs on capacity fair share lends); with "gangs", a gang that
+    borrows.  Then ``NodeEnds`` counts
     its nodes free at its protection's end, so a hold drains by the protections on its nodes,
     not by their work, and a tier-0 holder evicts it then (victim rule ``reservation``) --
     Ai2's "interrupt many jobs at once to place a large pending workload", within the
@@ -227,7 +228,7 @@ def evicts_for_hold(knob: str, p: Pend, session: bool, borrows: bool) -> bool:
     nodes to the next gang at once, no drain needed (docs/results.md)."""
     if p.mr <= 0 or not p.resumable or session:
         return False
-    return knob == "all" or (knob == "gangs" and p.n > 1 and borrows)
+    return knob == "all" or (borrows and (knob == "borrowed" or (knob == "gangs" and p.n > 1)))
 
 
 def yields(holds: Holds | None, p: Pend, now: float, placement: tuple[tuple[int, int], ...], may_yield: bool,

@@ -82,8 +82,8 @@ def _keep_hold(value: str) -> str:
 
 
 def _hold_evicts(value: str) -> str:
-    if value not in ("off", "gangs", "all"):
-        raise ValueError(f"expected off, gangs or all, got {value!r}")
+    if value not in ("off", "gangs", "borrowed", "all"):
+        raise ValueError(f"expected off, gangs, borrowed or all, got {value!r}")
     return value
 
 
