@@ -35,10 +35,11 @@ def clusters(draw: st.DrawFn) -> CompiledConfig:
         debug_reclaim=draw(st.booleans()),
         consolidate=draw(st.booleans()),  # moves resumable work to free a node (core.consolidation)
         # a reservation kept by its holder, debug jobs let through to its first plan + threshold
-        keep_hold=draw(st.sampled_from(["off", "off", "all", "gangs"])),
+        keep_hold=draw(st.sampled_from(["off", "off", "all", "gangs", "borrowed"])),
         keep_hold_min_fraction=draw(st.sampled_from([0.0, 0.0, 0.25, 0.5])),  # kept only for the larger gangs
         kept_hold_debug=draw(st.booleans()),
         debug_over_cap=draw(st.sampled_from([0, 0, 2, 8])),  # short debug jobs beyond a cap (core.debug_overdraft)
+        hold_evicts=draw(st.sampled_from(["off", "off", "all", "gangs", "borrowed"])),  # resumable work yields to holds past protection
         # sessions told before they are stopped, sometimes restored (core.session_grace)
         # and sometimes a pool of nodes for them, lent to other work while idle (core.session_pool)
         interactive=dataclasses.replace(

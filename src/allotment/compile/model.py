@@ -140,6 +140,12 @@ class Policy:
     # while a hold is kept, a debug job may backfill its nodes if its protection ends by the hold's
     # first planned start plus debug_threshold_s (read only with keep_hold on)
     kept_hold_debug: bool = True
+    # resumable allocated work yields to a reservation once its protection ends: a hold is planned
+    # by the protection ends on its nodes and a tier-0 holder evicts what is past them; "off", "all"
+    # such work, "borrowed": only work that took its team above what it is owed when it started,
+    # or "gangs": only such a gang
+    # (core/reservation.py, ``evicts_for_hold``; simulation only, a --set knob)
+    hold_evicts: str = "off"
     debug_reclaim: bool = False  # a debug job may reclaim whatever its team runs now (core/preemption/terms.py)
     # GPUs a team's short debug jobs (by protection and work) may run beyond each max_gpus on
     # its path, while its other work keeps under it (core/debug_overdraft.py; 0: none)

@@ -212,6 +212,24 @@ def held_nodes(allow: NodeFilter | None) -> frozenset[int] | None:
     return allow.nodes if isinstance(allow, Unreserved) else None
 
 
+def evicts_for_hold(knob: str, p: Pend, session: bool, borrows: bool) -> bool:
+    """With the knob ``hold_evicts`` (not "off"): does the allocated job ``p``, starting now,
+    yield to any reservation once its protection ends, wherever it runs?  Resumable work that is
+    not a session: what its eviction throws away is bounded by its checkpoints, and a session is
+    a person's.  With "all", any such job; with "borrowed", one that ``borrows`` (takes its team
+    above what it is owed: it runs on capacity fair share lends); with "gangs", a gang that
+    borrows.  Then ``NodeEnds`` counts its nodes free at its protection's end, so a hold drains
+    by the protections on its nodes, not by their work, and a tier-0 holder evicts it then
+    (victim rule ``reservation``) -- Ai2's "interrupt many jobs at once to place a large
+    pending workload", within the minimum-runtime contract.  An experiment, off by default: on
+    ``ai2-big-gangs`` (stop 43) "all" cut the large-job p90 by a third and more but raised every
+    other team's debug p90 from 10 s to over 1,000 s; single-node work or gangs alone moved the
+    large-job p90 little (docs/results.md)."""
+    if p.mr <= 0 or not p.resumable or session:
+        return False
+    return knob == "all" or (borrows and (knob == "borrowed" or (knob == "gangs" and p.n > 1)))
+
+
 def yields(holds: Holds | None, p: Pend, now: float, placement: tuple[tuple[int, int], ...], may_yield: bool,
            qk: tuple[int, int, str]) -> bool:
     """Does ``p``, starting now on ``placement``, yield to reservations once its protection ends?

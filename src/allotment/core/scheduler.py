@@ -513,8 +513,10 @@ class Scheduler(Starting):
                     return True
                 continue
             first_blocked = False
-            # the holder may evict the jobs that yield to its reservation (victim rule ``reservation``)
-            if self._preempt_for(p, qk, pi, allow, starts, preemptions, reserve=holder):
+            # the holder may evict the jobs that yield to its reservation (victim rule ``reservation``);
+            # with the knob hold_evicts, only a tier-0 holder (its team runs below what it is owed)
+            evicts = holder and (self._hold_evicts == "off" or qk[0] == GUARANTEED)
+            if self._preempt_for(p, qk, pi, allow, starts, preemptions, reserve=evicts):
                 return True
             if yields_only and self._preempt_for(p, qk, pi, soft, starts, preemptions, only_unallocated=True):
                 return True  # a debug job that yields may replace unallocated work on a reserved node

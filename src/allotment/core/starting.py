@@ -25,7 +25,7 @@ from allotment.core.preemption.retry import FailedSearches, Failure, SearchState
 from allotment.core.preemption.slicing import OWN_TEAM, ends_within, frees_room_for, may_slice
 from allotment.core.preemption.victims import find_victims, still_fails
 from allotment.core.preemption.view import FOR_NOW, NoVictims, Victim, VictimView
-from allotment.core.reservation import Holds, held_nodes, yields
+from allotment.core.reservation import Holds, evicts_for_hold, held_nodes, yields
 from allotment.core.session_grace import Notice, may_stop
 from allotment.core.session_pool import RULE as SESSION_POOL
 from allotment.core.session_pool import OnlyPool
@@ -59,6 +59,8 @@ class Starting(ClusterState):
         # generic attribute lookup per read; 3.6 M of them in may_yield over a 30-day run)
         self._debug_threshold_s = float(self.policy.debug_threshold_s)
         self._keep_nonresumable = self.policy.non_resumable == "run_to_completion"
+        # knob hold_evicts: resumable allocated work yields to reservations after its protection
+        self._hold_evicts = str(self.policy.hold_evicts) if self.mode.reclaims else "off"
         self._hysteresis = float(self.policy.reclaim_hysteresis)
         self.holds: Holds | None = None  # the round's reservations (the last pass's are reported)
         self._launched: dict[str, Pend] = {}  # this pass's starts, to undo one (see _evict_all)
@@ -414,7 +416,8 @@ class Starting(ClusterState):
         r = Run(p.spec, pi.now, pl, terms.allocated, until, p.done_work, p.declared, p.evicted_by)
         r.lent = lent
         r.eligible = p.eligible
-        r.yields = terms.allocated and yields(self.holds, p, pi.now, pl, self.may_yield(p), qk)
+        r.yields = terms.allocated and (yields(self.holds, p, pi.now, pl, self.may_yield(p), qk) or (
+            self._hold_evicts != "off" and evicts_for_hold(self._hold_evicts, p, p.session, alloc + p.gpus > self.owed(p.account))))
         self._start(r, pi.now)
         self._launched[p.jid] = p
         why = terms.reason + ("; yields to the reservation after its minimum runtime" if r.yields else "")

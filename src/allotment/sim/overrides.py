@@ -87,6 +87,12 @@ def _keep_hold(value: str) -> str:
     return value
 
 
+def _hold_evicts(value: str) -> str:
+    if value not in ("off", "gangs", "borrowed", "all"):
+        raise ValueError(f"expected off, gangs, borrowed or all, got {value!r}")
+    return value
+
+
 def _fraction(value: str) -> float:
     """A fraction from 0 to 1, as a decimal (``0.125``) or a ratio of whole numbers (``1/8``)."""
     num, slash, den = value.partition("/")
@@ -129,6 +135,7 @@ KNOBS: dict[str, Knob] = {
     "keep_hold": Knob("keep_hold", _keep_hold),
     "keep_hold_min_fraction": Knob("keep_hold_min_fraction", _fraction),
     "kept_hold_debug": Knob("kept_hold_debug", _bool),
+    "hold_evicts": Knob("hold_evicts", _hold_evicts),
     "debug_reclaim": Knob("debug_reclaim", _bool),
     "consolidate": Knob("consolidate", _bool),
     "debug_over_cap": Knob("debug_over_cap", _gpus),
