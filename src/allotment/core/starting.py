@@ -23,7 +23,7 @@ from allotment.core.placement import NodeFilter
 from allotment.core.preemption.caps import find_cap_victims
 from allotment.core.preemption.retry import FailedSearches, Failure, SearchState, same_nodes
 from allotment.core.preemption.slicing import OWN_TEAM, ends_within, frees_room_for, may_slice
-from allotment.core.preemption.victims import find_victims, still_fails
+from allotment.core.preemption.victims import find_victims, still_bare, still_fails
 from allotment.core.preemption.view import FOR_NOW, NoVictims, Victim, VictimView
 from allotment.core.reservation import Holds, held_nodes, yields
 from allotment.core.session_grace import Notice, may_stop
@@ -211,7 +211,17 @@ class Starting(ClusterState):
         grown = self._failed.grown_since(was, job, self._inputs_id, self.grown.mark(), self.donor_growth, self.version,
                                          self.queued_version, pi.now, qk)
         if grown is None:
-            return False
+            if not was.why.bare:
+                return False
+            grown = self._failed.bare_grown(was, p)  # no reclaim could pass, nor p's own work free the nodes
+            if grown is None:
+                return False
+            bare = still_bare(self._view(pi), p, p.n, p.per, pi.owed, pi.measure, grown, allow=allow, reserve=reserve,
+                              debug_end=self.debug_end(p, pi.now))
+            if bare is None:
+                return False
+            self._remember(-1, p, held, reserve, self._search_state(pi, qk), bare)
+            return True
         if not grown:
             return True
         still = still_fails(self._view(pi), p, p.n, p.per, pi.owed, pi.measure, grown, was.why,

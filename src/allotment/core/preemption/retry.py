@@ -14,7 +14,12 @@ GPUs turn free), a job there became preemptible, its health changed -- and
 ``victims.still_fails`` re-reads only those nodes, with the search's terms as they are now (a
 requester that turned under-served, which reads donors, searches again); a failure that read
 donors also needs ``ClusterState.donor_growth`` unchanged (an account with preemptible work that
-comes to run over what it is owed may turn donor, on every node it holds at once).  Starts grow nothing: they turn free
+comes to run over what it is owed may turn donor, on every node it holds at once).  A ``bare``
+failure (no reclaim could pass the distance check, and the requester's own and unallocated work
+could not free ``n`` nodes: ``victims._without_reclaim``) is kept across states and pass inputs
+too: ``victims.still_bare`` asks the proof again on the accounting as it is and re-reads the
+grown nodes for that work alone (stop 43: 30,000 of the 71,000 searches of the Philly-shaped
+27-day cut were such failures, each redone after every start).  Starts grow nothing: they turn free
 GPUs into the new job's, which no search can take more of than it could take of them free.  In a
 busy pass most rounds differ from the last only by starts and by stops on nodes the blocked jobs
 cannot use, and every blocked candidate would otherwise search again after each one.
@@ -114,8 +119,9 @@ class FailedSearches:
     hashed anew on every one of 1.3 M lookups in a 30-day run).  ``log`` is the state's ``NodeLog``.  When the pass inputs change, a
     lasting failure that read no donors is kept for one more set of inputs (it read nothing of
     them: what each account is owed only through whether the requester may reclaim, which
-    ``victims.still_fails`` reads again, and the usage only through the donors); every other one
-    is forgotten."""
+    ``victims.still_fails`` reads again, and the usage only through the donors), and so is a bare
+    one (``victims.still_bare`` asks its proof again with the inputs of the day); every other
+    one is forgotten."""
 
     def __init__(self, log: NodeLog) -> None:
         self._jobs: dict[str, list[Failure]] = {}
@@ -151,11 +157,20 @@ class FailedSearches:
         same = was.inputs == inputs
         if same and was.version == version and was.queued == queued and was.now == now and was.queue == queue:
             return _NOTHING
-        if not why.lasting or (why.reclaim and (not same or was.donor_growth != donor_growth)):
-            return None
+        if why.bare or not why.lasting or (why.reclaim and (not same or was.donor_growth != donor_growth)):
+            return None  # (a bare failure is asked again through ``bare_grown``)
         if was.grown == grown:
             return _NOTHING
         nodes = self._log.since(was.grown)
+        return None if nodes is None or len(nodes) > _MOST else nodes
+
+    def bare_grown(self, f: Failure, job: Pend) -> list[int] | None:
+        """For a bare failure (``NoVictims.bare``) of this very job, remembered on any earlier
+        state and pass inputs, the nodes that grew since (with repeats; empty: none), which
+        ``victims.still_bare`` reads with the proof asked again; None: search."""
+        if f.job is not job or not f.why.bare:
+            return None
+        nodes = self._log.since(f.at.grown)
         return None if nodes is None or len(nodes) > _MOST else nodes
 
     def remember(self, jid: str, held: frozenset[int] | None, reserve: bool, job: Pend, at: SearchState,
@@ -219,4 +234,4 @@ def same_nodes(a: frozenset[int] | None, b: frozenset[int] | None) -> bool:
 
 def _keeps(f: Failure, last: int) -> bool:
     """Is ``f`` kept into new pass inputs after ``last``?"""
-    return f.at.inputs == last and f.why.lasting and not f.why.reclaim
+    return f.at.inputs == last and (f.why.bare or (f.why.lasting and not f.why.reclaim))

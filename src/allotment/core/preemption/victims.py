@@ -38,7 +38,14 @@ from allotment.core.placement import NodeFilter
 from allotment.core.preemption import debug_slice, within_team
 from allotment.core.preemption.futile_reclaim import reclaim_futile
 from allotment.core.preemption.terms import Donor, Terms, may_reclaim
-from allotment.core.preemption.view import FOR_NOW, NoVictims, Victim, VictimView, lost_work
+from allotment.core.preemption.view import (
+    FOR_NOW,
+    FOR_NOW_BARE,
+    NoVictims,
+    Victim,
+    VictimView,
+    lost_work,
+)
 from allotment.core.preemption.view import lasting as lasting_failure
 from allotment.core.state import Pend
 
@@ -164,6 +171,45 @@ def _still_fails_by_terms(v: VictimView, p: Pend, n: int, per: int, owed: dict[s
     return t.lasting
 
 
+def still_bare(
+    v: VictimView, p: Pend, n: int, per: int, owed: dict[str, float], measure: dict[str, float], grown: list[int],
+    *, allow: NodeFilter | None = None, reserve: bool = False, debug_end: float | None = None,
+) -> NoVictims | None:
+    """A failure ``find_victims`` (same arguments, the fast walk's view) is sure to give now,
+    for a search that failed with ``FOR_NOW_BARE`` on an earlier state since which only the
+    nodes ``grown`` (``ClusterState.grown``) grew what is free or takeable; None: search again.
+
+    Why it holds: ``find_victims`` now either fails before it asks ``reclaim_futile`` (each
+    return there is a failure), or asks it; if it answers True (asked again here, on the
+    accounting as it is now: donors, what each is owed, who runs what), the answer is
+    ``_without_reclaim``'s, which finds victims only if ``n`` nodes can be freed with the
+    requester's own and unallocated work alone.  That failed before, and on a node not in
+    ``grown`` the free GPUs plus the GPUs of such work did not grow since (a start takes free
+    GPUs; a job takeable now that ran then was takeable then: the same flags and protection,
+    and ``own`` turns on only when one of the team's jobs turns preemptible, which ``grown``
+    records, or starts so, which takes free GPUs), so at most the grown nodes could be freed
+    now where they could not then: if none of them reaches ``per`` with the free GPUs and
+    every such GPU there (``_freeable_hosts``'s bound, without donors), it still fails."""
+    t = Terms(v, p, owed, measure, True, False, reserve)
+    if not t.enough:
+        return t.lasting  # the search's first return
+    if not reclaim_futile(v, p, t, owed, debug_end):
+        return None
+    ok = v.pool.host_flags(per, p.gpu_type)
+    free = v.pool.free
+    owned = v.acct.owner_nodes
+    maps = [got for o in t.owners(p.account, donors=False) if (got := owned.get(o))]
+    for i in grown:
+        if not ok[i] or (allow is not None and not allow(i)):
+            continue
+        g = free[i]
+        for m in maps:
+            g += m.get(i, 0)
+        if g >= per:
+            return None
+    return FOR_NOW_BARE
+
+
 def _without_reclaim(v: VictimView, p: Pend, n: int, per: int, t: Terms, m_req: float, hosts: list[int],
                      allow: NodeFilter | None) -> list[Victim] | NoVictims:
     """What ``find_victims`` answers when no reclaim can pass the distance check
@@ -190,7 +236,7 @@ def _without_reclaim(v: VictimView, p: Pend, n: int, per: int, t: Terms, m_req: 
             out.append(Victim(j, c.rule, c.why(p.jid)))
         return out
     cands = _Classifier(v, p, t.own, t.donors, m_req, False, None)
-    return FOR_NOW if _freeable_count(v, per, cands, hosts, n) >= n else t.lasting
+    return FOR_NOW_BARE if _freeable_count(v, per, cands, hosts, n) >= n else t.lasting
 
 
 def _freeable_count(v: VictimView, per: int, cands: _Classifier, hosts: list[int], n: int) -> int:
