@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from typing import TypeVar
 
+from allotment.core.preemption.kept_pick import KeptPick
 from allotment.core.preemption.view import NoVictims
 from allotment.core.state import Pend
 
@@ -99,15 +100,16 @@ class Failure:
     for ``job`` that kept off the reserved nodes ``held`` and may or may not take yielding jobs
     (``reserve``); ``job`` None: of any job with the same shape key."""
 
-    __slots__ = ("at", "held", "job", "reserve", "why")
+    __slots__ = ("at", "held", "job", "pick", "reserve", "why")
 
     def __init__(self, job: Pend | None, at: SearchState, why: NoVictims, held: frozenset[int] | None = None,
-                 reserve: bool = False) -> None:
+                 reserve: bool = False, pick: KeptPick | None = None) -> None:
         self.job = job  # None: the answer holds for any job with the same key
         self.at = at
         self.why = why
         self.held = held
         self.reserve = reserve
+        self.pick = pick  # a pick that failed the distance check (``kept_pick``), if that was why
 
 
 class FailedSearches:
@@ -157,8 +159,8 @@ class FailedSearches:
         same = was.inputs == inputs
         if same and was.version == version and was.queued == queued and was.now == now and was.queue == queue:
             return _NOTHING
-        if why.bare or not why.lasting or (why.reclaim and (not same or was.donor_growth != donor_growth)):
-            return None  # (a bare failure is asked again through ``bare_grown``)
+        if not why.lasting or (why.reclaim and (not same or was.donor_growth != donor_growth)):
+            return None  # (a bare failure is not lasting: it is asked again through ``bare_grown``)
         if was.grown == grown:
             return _NOTHING
         nodes = self._log.since(was.grown)
@@ -168,16 +170,17 @@ class FailedSearches:
         """For a bare failure (``NoVictims.bare``) of this very job, remembered on any earlier
         state and pass inputs, the nodes that grew since (with repeats; empty: none), which
         ``victims.still_bare`` reads with the proof asked again; None: search."""
-        if f.job is not job or not f.why.bare:
+        if f.job is not job:
             return None
         nodes = self._log.since(f.at.grown)
         return None if nodes is None or len(nodes) > _MOST else nodes
 
     def remember(self, jid: str, held: frozenset[int] | None, reserve: bool, job: Pend, at: SearchState,
-                 why: NoVictims) -> None:
-        """Remember that ``job``'s search (``find``'s terms) failed with ``why`` on state ``at``."""
+                 why: NoVictims, pick: KeptPick | None = None) -> None:
+        """Remember that ``job``'s search (``find``'s terms) failed with ``why`` on state ``at``
+        (``pick``: having picked victims that fail the distance check)."""
         self._new_inputs(at.inputs)
-        _put(self._jobs, jid, Failure(job, at, why, held, reserve))
+        _put(self._jobs, jid, Failure(job, at, why, held, reserve, pick))
 
     def remember_shape(self, shape: int, held: frozenset[int] | None, at: SearchState, why: NoVictims) -> None:
         """Remember that a search of unallocated work for the shape with id ``shape``, off the
