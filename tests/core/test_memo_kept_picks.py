@@ -12,7 +12,7 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.core.memo_twin import Change, Job, Twin, change, job
+from tests.core.memo_twin import Change, Job, Twin, change
 
 
 def _search(twin: Twin, jid: str, reserve: bool = False) -> object:
