@@ -228,7 +228,21 @@ def still_picks(
     if not nodes.isdisjoint(k.nodes):
         return False
     ok = v.pool.host_flags(per, p.gpu_type)
-    look = sorted(i for i in nodes if ok[i] and (allow is None or allow(i)))
+    free = v.pool.free
+    maps = [got for o in t.owners(p.account) if (got := owned.get(o))]
+    if t.reserve:
+        maps.append(v.acct.yield_nodes)
+    look = []
+    for i in sorted(nodes):  # only nodes that could be freed at all (``_freeable_hosts``'s bound)
+        if not ok[i] or (allow is not None and not allow(i)):
+            continue
+        g = free[i]
+        for m in maps:
+            g += m.get(i, 0)
+        if g >= per:
+            look.append(i)
+    if not look:
+        return True
     cands = _Classifier(v, p, t.own, donors, measure.get(p.account, math.inf), t.reserve,
                         debug_end if t.own else None)
     return all(key >= k.worst for key, _ in _options(v, per, cands, look, False))
