@@ -63,6 +63,7 @@ HOT: tuple[str, ...] = (
     "allotment.core.preemption.slicing",
     "allotment.core.preemption.debug_slice",
     "allotment.core.preemption.retry",
+    "allotment.core.preemption.kept_pick",
     "allotment.core.cluster",
     "allotment.core.pass_inputs",
     "allotment.core.starting",

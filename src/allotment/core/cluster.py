@@ -62,6 +62,8 @@ class ClusterState:
         # Nothing else of a start counts: it turns free GPUs into GPUs of the new job, which no
         # search can take more of than it could take of them free.
         self.grown = NodeLog()
+        # every node a start, a stop or a health change touched (preemption.kept_pick)
+        self.touched = NodeLog()
         self.own_growth: dict[str, int] = {}
         self.donor_growth = 0
         # each job shape (GPUs, n, per, GPU type) seen, by id (``Pend.shape``): what a failed
@@ -201,6 +203,7 @@ class ClusterState:
         i = self.pool.index[node]
         self.version += 1
         self.grown.add_node(i)
+        self.touched.add_node(i)
         self.released += 1
         self.pool.set_health(i, healthy)
         if healthy:
@@ -214,6 +217,7 @@ class ClusterState:
         if r.allocated and self.acct.alloc.get(r.account) and self._turns_over(r):
             self.donor_growth += 1
         self.pool.allocate(r.jid, r.placement, soft=not r.allocated)
+        self.touched.add(r.placement)
         self.running[r.jid] = r
         self.acct.started(r)
         self.ends.started(r)
@@ -242,6 +246,7 @@ class ClusterState:
         if r.allocated or job_id not in self.acct.preemptible or (self._keep_nonresumable and not r.resumable):
             self.grown.add(r.placement)  # not unallocated work a search could take (see __init__)
         self.pool.release(job_id, r.placement, soft=not r.allocated)
+        self.touched.add(r.placement)
         self.ends.stopped(r, self.pool, self.running)
         self.acct.stopped(r)
         self.running_gpus -= r.gpus

@@ -21,9 +21,10 @@ from allotment.core.modes import FREE_SUFFIX, GLOBAL_QUEUE
 from allotment.core.pass_inputs import PassInputs, QueueKey
 from allotment.core.placement import NodeFilter
 from allotment.core.preemption.caps import find_cap_victims
+from allotment.core.preemption.kept_pick import KeptPick
 from allotment.core.preemption.retry import FailedSearches, Failure, SearchState, same_nodes
 from allotment.core.preemption.slicing import OWN_TEAM, ends_within, frees_room_for, may_slice
-from allotment.core.preemption.victims import find_victims, still_fails
+from allotment.core.preemption.victims import find_victims, still_bare, still_fails, still_picks
 from allotment.core.preemption.view import FOR_NOW, NoVictims, Victim, VictimView
 from allotment.core.reservation import Holds, evicts_for_hold, held_nodes, yields
 from allotment.core.session_grace import Notice, may_stop
@@ -33,6 +34,8 @@ from allotment.core.snapshot import NodeState
 from allotment.core.state import Pend, Run
 from allotment.core.tiers import GUARANTEED, tier
 from allotment.core.walk import WalkPolicy
+
+_MOST_TOUCHED = 512  # more nodes touched since a failed pick than this: search again (kept_pick)
 
 # a search of unallocated work only is remembered by the job's shape (``Pend.shape``: GPUs, n,
 # per, type) and the reserved nodes: it reads nothing else of the job; any other by the job and
@@ -180,24 +183,36 @@ class Starting(ClusterState):
             if self._still_failed(was, p, pi, qk, allow, only_unallocated, reserve, held):
                 return None  # the same search already failed, and nothing since could change that
         view = self._view(pi)
+        keep: list[KeptPick] | None = [] if self.walk.reuses and shape < 0 else None
         found = find_victims(view, p, p.n, p.per, pi.owed, pi.measure, allow=allow, only_unallocated=only_unallocated,
-                             reserve=reserve, debug_end=self.debug_end(p, pi.now))
+                             reserve=reserve, debug_end=self.debug_end(p, pi.now), keep=keep)
         if not isinstance(found, NoVictims) and not self._slice_ok(p, qk, pi, found):  # search again without slicing
+            keep = None  # (the answer below read the queues)
             found = find_victims(view, p, p.n, p.per, pi.owed, pi.measure, allow=allow, slice_ok=False, reserve=reserve)
             if isinstance(found, NoVictims):
                 found = FOR_NOW  # the slicing rule read the queues: this holds on this very state only
         if isinstance(found, NoVictims):
             if self.walk.reuses:
-                self._remember(shape, p, held, reserve, self._search_state(pi, qk), found)
+                self._remember(shape, p, held, reserve, self._search_state(pi, qk), found,
+                               self._kept_pick(keep, self.debug_end(p, pi.now)))
             return None
         return found
 
+    def _kept_pick(self, keep: list[KeptPick] | None, debug_end: float | None) -> KeptPick | None:
+        """The search's failed pick (``kept_pick``), tied to the state it read (``debug_end``:
+        the one input it reads of the time, ``Starting.debug_end``)."""
+        if not keep:
+            return None
+        k = keep[0]
+        k.inputs, k.debug_end, k.touched, k.grown = self._inputs_id, debug_end, self.touched.mark(), self.grown.mark()
+        return k
+
     def _remember(self, shape: int, p: Pend, held: frozenset[int] | None, reserve: bool, at: SearchState,
-                  why: NoVictims) -> None:
+                  why: NoVictims, pick: KeptPick | None = None) -> None:
         if shape >= 0:
             self._failed.remember_shape(shape, held, at, why)
         else:
-            self._failed.remember(p.jid, held, reserve, p, at, why)
+            self._failed.remember(p.jid, held, reserve, p, at, why, pick)
 
     def _search_state(self, pi: PassInputs, qk: QueueKey) -> SearchState:
         return SearchState(self._inputs_id, self.grown.mark(), self.donor_growth, self.version, self.queued_version, pi.now, qk)
@@ -213,7 +228,31 @@ class Starting(ClusterState):
         grown = self._failed.grown_since(was, job, self._inputs_id, self.grown.mark(), self.donor_growth, self.version,
                                          self.queued_version, pi.now, qk)
         if grown is None:
-            return False
+            k = was.pick
+            if k is not None and was.job is p:  # a failed pick: the same pass, nothing stopped or turned preemptible
+                end = self.debug_end(p, pi.now)
+                if k.inputs != self._inputs_id or k.debug_end != end:
+                    return False
+                touched, grown = self.touched.since(k.touched), self.grown.since(k.grown)
+                if touched is None or grown is None or len(touched) + len(grown) > _MOST_TOUCHED:
+                    return False
+                if not still_picks(self._view(pi), p, p.per, pi.owed, pi.measure, k, touched + grown, allow=allow,
+                                   reserve=reserve, debug_end=end):
+                    return False
+                k.touched, k.grown = self.touched.mark(), self.grown.mark()
+                self._remember(-1, p, held, reserve, self._search_state(pi, qk), was.why, k)
+                return True
+            if not was.why.bare:
+                return False
+            grown = self._failed.bare_grown(was, p)  # no reclaim could pass, nor p's own work free the nodes
+            if grown is None:
+                return False
+            bare = still_bare(self._view(pi), p, p.n, p.per, pi.owed, pi.measure, grown, allow=allow, reserve=reserve,
+                              debug_end=self.debug_end(p, pi.now))
+            if bare is None:
+                return False
+            self._remember(-1, p, held, reserve, self._search_state(pi, qk), bare)
+            return True
         if not grown:
             return True
         still = still_fails(self._view(pi), p, p.n, p.per, pi.owed, pi.measure, grown, was.why,

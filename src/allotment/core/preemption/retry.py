@@ -14,7 +14,12 @@ GPUs turn free), a job there became preemptible, its health changed -- and
 ``victims.still_fails`` re-reads only those nodes, with the search's terms as they are now (a
 requester that turned under-served, which reads donors, searches again); a failure that read
 donors also needs ``ClusterState.donor_growth`` unchanged (an account with preemptible work that
-comes to run over what it is owed may turn donor, on every node it holds at once).  Starts grow nothing: they turn free
+comes to run over what it is owed may turn donor, on every node it holds at once).  A ``bare``
+failure (no reclaim could pass the distance check, and the requester's own and unallocated work
+could not free ``n`` nodes: ``victims._without_reclaim``) is kept across states and pass inputs
+too: ``victims.still_bare`` asks the proof again on the accounting as it is and re-reads the
+grown nodes for that work alone (stop 43: 30,000 of the 71,000 searches of the Philly-shaped
+27-day cut were such failures, each redone after every start).  Starts grow nothing: they turn free
 GPUs into the new job's, which no search can take more of than it could take of them free.  In a
 busy pass most rounds differ from the last only by starts and by stops on nodes the blocked jobs
 cannot use, and every blocked candidate would otherwise search again after each one.
@@ -24,6 +29,7 @@ from __future__ import annotations
 
 from typing import TypeVar
 
+from allotment.core.preemption.kept_pick import KeptPick
 from allotment.core.preemption.view import NoVictims
 from allotment.core.state import Pend
 
@@ -94,15 +100,16 @@ class Failure:
     for ``job`` that kept off the reserved nodes ``held`` and may or may not take yielding jobs
     (``reserve``); ``job`` None: of any job with the same shape key."""
 
-    __slots__ = ("at", "held", "job", "reserve", "why")
+    __slots__ = ("at", "held", "job", "pick", "reserve", "why")
 
     def __init__(self, job: Pend | None, at: SearchState, why: NoVictims, held: frozenset[int] | None = None,
-                 reserve: bool = False) -> None:
+                 reserve: bool = False, pick: KeptPick | None = None) -> None:
         self.job = job  # None: the answer holds for any job with the same key
         self.at = at
         self.why = why
         self.held = held
         self.reserve = reserve
+        self.pick = pick  # a pick that failed the distance check (``kept_pick``), if that was why
 
 
 class FailedSearches:
@@ -114,8 +121,9 @@ class FailedSearches:
     hashed anew on every one of 1.3 M lookups in a 30-day run).  ``log`` is the state's ``NodeLog``.  When the pass inputs change, a
     lasting failure that read no donors is kept for one more set of inputs (it read nothing of
     them: what each account is owed only through whether the requester may reclaim, which
-    ``victims.still_fails`` reads again, and the usage only through the donors); every other one
-    is forgotten."""
+    ``victims.still_fails`` reads again, and the usage only through the donors), and so is a bare
+    one (``victims.still_bare`` asks its proof again with the inputs of the day); every other
+    one is forgotten."""
 
     def __init__(self, log: NodeLog) -> None:
         self._jobs: dict[str, list[Failure]] = {}
@@ -152,17 +160,27 @@ class FailedSearches:
         if same and was.version == version and was.queued == queued and was.now == now and was.queue == queue:
             return _NOTHING
         if not why.lasting or (why.reclaim and (not same or was.donor_growth != donor_growth)):
-            return None
+            return None  # (a bare failure is not lasting: it is asked again through ``bare_grown``)
         if was.grown == grown:
             return _NOTHING
         nodes = self._log.since(was.grown)
         return None if nodes is None or len(nodes) > _MOST else nodes
 
+    def bare_grown(self, f: Failure, job: Pend) -> list[int] | None:
+        """For a bare failure (``NoVictims.bare``) of this very job, remembered on any earlier
+        state and pass inputs, the nodes that grew since (with repeats; empty: none), which
+        ``victims.still_bare`` reads with the proof asked again; None: search."""
+        if f.job is not job:
+            return None
+        nodes = self._log.since(f.at.grown)
+        return None if nodes is None or len(nodes) > _MOST else nodes
+
     def remember(self, jid: str, held: frozenset[int] | None, reserve: bool, job: Pend, at: SearchState,
-                 why: NoVictims) -> None:
-        """Remember that ``job``'s search (``find``'s terms) failed with ``why`` on state ``at``."""
+                 why: NoVictims, pick: KeptPick | None = None) -> None:
+        """Remember that ``job``'s search (``find``'s terms) failed with ``why`` on state ``at``
+        (``pick``: having picked victims that fail the distance check)."""
         self._new_inputs(at.inputs)
-        _put(self._jobs, jid, Failure(job, at, why, held, reserve))
+        _put(self._jobs, jid, Failure(job, at, why, held, reserve, pick))
 
     def remember_shape(self, shape: int, held: frozenset[int] | None, at: SearchState, why: NoVictims) -> None:
         """Remember that a search of unallocated work for the shape with id ``shape``, off the
@@ -219,4 +237,4 @@ def same_nodes(a: frozenset[int] | None, b: frozenset[int] | None) -> bool:
 
 def _keeps(f: Failure, last: int) -> bool:
     """Is ``f`` kept into new pass inputs after ``last``?"""
-    return f.at.inputs == last and f.why.lasting and not f.why.reclaim
+    return f.at.inputs == last and (f.why.bare or (f.why.lasting and not f.why.reclaim))

@@ -37,8 +37,16 @@ from collections.abc import Mapping
 from allotment.core.placement import NodeFilter
 from allotment.core.preemption import debug_slice, within_team
 from allotment.core.preemption.futile_reclaim import reclaim_futile
+from allotment.core.preemption.kept_pick import KeptPick
 from allotment.core.preemption.terms import Donor, Terms, may_reclaim
-from allotment.core.preemption.view import FOR_NOW, NoVictims, Victim, VictimView, lost_work
+from allotment.core.preemption.view import (
+    FOR_NOW,
+    FOR_NOW_BARE,
+    NoVictims,
+    Victim,
+    VictimView,
+    lost_work,
+)
 from allotment.core.preemption.view import lasting as lasting_failure
 from allotment.core.state import Pend
 
@@ -73,12 +81,14 @@ class _Cand:
 def find_victims(
     v: VictimView, p: Pend, n: int, per: int, owed: dict[str, float], measure: dict[str, float],
     *, allow: NodeFilter | None = None, slice_ok: bool = True, only_unallocated: bool = False, reserve: bool = False,
-    debug_end: float | None = None,
+    debug_end: float | None = None, keep: list[KeptPick] | None = None,
 ) -> list[Victim] | NoVictims:
     """The victims whose eviction lets ``p`` start as ``n`` x ``per`` GPUs on nodes ``allow``
     admits, or why there are none (``NoVictims``).  Each ``lasting`` return below implies that
     fewer than ``n`` admitted nodes have free plus takeable GPUs reaching ``per`` (the bounds
-    too: one node's free plus takeable GPUs are at most their sum over all nodes)."""
+    too: one node's free plus takeable GPUs are at most their sum over all nodes).  ``keep``
+    (the fast walk's): a pick that fails the distance check is appended to it
+    (``kept_pick``)."""
     t = Terms(v, p, owed, measure, slice_ok, only_unallocated, reserve)
     if not t.enough:
         return t.lasting
@@ -95,11 +105,14 @@ def find_victims(
     if v.memo is not None and reclaim_futile(v, p, t, owed, debug_end):  # the fast walk only (futile_reclaim)
         return _without_reclaim(v, p, n, per, t, measure.get(p.account, math.inf), hosts, allow)
     cands = _Classifier(v, p, own, donors, measure.get(p.account, math.inf), reserve, debug_end if own else None)
-    picked = _pick_nodes(v, p, n, per, cands, hosts)
+    chosen: list[tuple[int, float, int]] | None = [] if keep is not None else None
+    picked = _pick_nodes(v, p, n, per, cands, hosts, chosen)
     if not picked:
         return t.lasting  # fewer than n nodes can be freed with the jobs it may take
     if not _lowers_distance(v, p.account, p.gpus, picked, owed, {j for j in picked if _yielding(cands, j)},
                             p.evicted_by):
+        if keep is not None and chosen:
+            keep.append(_kept(v, p, t, picked, chosen))
         return FOR_NOW
     out = []
     for j in picked:
@@ -164,6 +177,116 @@ def _still_fails_by_terms(v: VictimView, p: Pend, n: int, per: int, owed: dict[s
     return t.lasting
 
 
+def _kept(v: VictimView, p: Pend, t: Terms, picked: list[str], chosen: list[tuple[int, float, int]]) -> KeptPick:
+    """What ``still_picks`` needs of a pick that failed the distance check."""
+    alloc = v.acct.alloc_gpus
+    accounts = {p.account}
+    for j in picked:
+        r = v.running[j]
+        if r.allocated:
+            accounts.add(r.account)
+    return KeptPick(frozenset(k[2] for k in chosen), max(chosen),
+                    [(a, d.over) for a, d in t.donors.items()], [(a, alloc.get(a, 0)) for a in sorted(accounts)],
+                    t.own, t.reserve)
+
+
+def still_picks(
+    v: VictimView, p: Pend, per: int, owed: dict[str, float], measure: dict[str, float], k: KeptPick,
+    changed: list[int], *, allow: NodeFilter | None = None, reserve: bool = False, debug_end: float | None = None,
+) -> bool:
+    """Is ``find_victims`` (same arguments, the fast walk's view) sure to fail now, for a
+    search that picked victims and failed the distance check (``k``) on an earlier state of
+    the same pass inputs and debug end, since which only the nodes ``changed`` were touched by
+    a start, a stop, a health change or a protection ending (the caller reads those)?
+    ``kept_pick`` says why: the same terms and the same accounts moved by the pick; every
+    node touched, or holding preemptible work of a donor whose excess is not what it was, is
+    not chosen and has a worse option than the worst chosen one -- then the same victims are
+    picked and fail the same check.  False: search again."""
+    t = Terms(v, p, owed, measure, True, False, reserve)
+    if not t.enough:
+        return True  # the search's first return
+    if t.own != k.own or t.reserve != k.reserve:
+        return False
+    alloc = v.acct.alloc_gpus
+    for a, g in k.allocs:
+        if alloc.get(a, 0) != g:
+            return False
+    nodes = set(changed)
+    owned = v.acct.owner_nodes
+    donors = t.donors
+    for a, over in k.donors:
+        d = donors.get(a)
+        if d is None or d.over != over:
+            nodes.update(owned.get(a, ()))  # its jobs' keys moved, or they are no longer takeable
+    if len(donors) != len(k.donors):
+        was = {a for a, _ in k.donors}
+        for a in donors:
+            if a not in was:
+                nodes.update(owned.get(a, ()))  # a new donor: its jobs are takeable now
+    if not nodes:
+        return True
+    if not nodes.isdisjoint(k.nodes):
+        return False
+    ok = v.pool.host_flags(per, p.gpu_type)
+    free = v.pool.free
+    maps = [got for o in t.owners(p.account) if (got := owned.get(o))]
+    if t.reserve:
+        maps.append(v.acct.yield_nodes)
+    look = []
+    for i in sorted(nodes):  # only nodes that could be freed at all (``_freeable_hosts``'s bound)
+        if not ok[i] or (allow is not None and not allow(i)):
+            continue
+        g = free[i]
+        for m in maps:
+            g += m.get(i, 0)
+        if g >= per:
+            look.append(i)
+    if not look:
+        return True
+    cands = _Classifier(v, p, t.own, donors, measure.get(p.account, math.inf), t.reserve,
+                        debug_end if t.own else None)
+    return all(key >= k.worst for key, _ in _options(v, per, cands, look, False))
+
+
+def still_bare(
+    v: VictimView, p: Pend, n: int, per: int, owed: dict[str, float], measure: dict[str, float], grown: list[int],
+    *, allow: NodeFilter | None = None, reserve: bool = False, debug_end: float | None = None,
+) -> NoVictims | None:
+    """A failure ``find_victims`` (same arguments, the fast walk's view) is sure to give now,
+    for a search that failed with ``FOR_NOW_BARE`` on an earlier state since which only the
+    nodes ``grown`` (``ClusterState.grown``) grew what is free or takeable; None: search again.
+
+    Why it holds: ``find_victims`` now either fails before it asks ``reclaim_futile`` (each
+    return there is a failure), or asks it; if it answers True (asked again here, on the
+    accounting as it is now: donors, what each is owed, who runs what), the answer is
+    ``_without_reclaim``'s, which finds victims only if ``n`` nodes can be freed with the
+    requester's own and unallocated work alone.  That failed before, and on a node not in
+    ``grown`` the free GPUs plus the GPUs of such work did not grow since (a start takes free
+    GPUs; a job takeable now that ran then was takeable then: the same flags and protection,
+    and ``own`` turns on only when one of the team's jobs turns preemptible, which ``grown``
+    records, or starts so, which takes free GPUs), so at most the grown nodes could be freed
+    now where they could not then: if none of them reaches ``per`` with the free GPUs and
+    every such GPU there (``_freeable_hosts``'s bound, without donors), it still fails."""
+    t = Terms(v, p, owed, measure, True, False, reserve)
+    if not t.enough:
+        return t.lasting  # the search's first return
+    if not reclaim_futile(v, p, t, owed, debug_end):
+        return None
+    ok = v.pool.host_flags(per, p.gpu_type)
+    free = v.pool.free
+    owned = v.acct.owner_nodes
+    maps = [got for o in t.owners(p.account, donors=False) if (got := owned.get(o))]
+    for i in grown:
+        if not ok[i] or (allow is not None and not allow(i)):
+            continue
+        g = free[i]
+        for m in maps:
+            g += m.get(i, 0)
+        if g >= per:
+            return None
+    return FOR_NOW_BARE
+
+
 def _without_reclaim(v: VictimView, p: Pend, n: int, per: int, t: Terms, m_req: float, hosts: list[int],
                      allow: NodeFilter | None) -> list[Victim] | NoVictims:
     """What ``find_victims`` answers when no reclaim can pass the distance check
@@ -190,7 +313,7 @@ def _without_reclaim(v: VictimView, p: Pend, n: int, per: int, t: Terms, m_req: 
             out.append(Victim(j, c.rule, c.why(p.jid)))
         return out
     cands = _Classifier(v, p, t.own, t.donors, m_req, False, None)
-    return FOR_NOW if _freeable_count(v, per, cands, hosts, n) >= n else t.lasting
+    return FOR_NOW_BARE if _freeable_count(v, per, cands, hosts, n) >= n else t.lasting
 
 
 def _freeable_count(v: VictimView, per: int, cands: _Classifier, hosts: list[int], n: int) -> int:
@@ -297,9 +420,11 @@ def _freeable_hosts(v: VictimView, p: Pend, per: int, owners: set[str], more: di
     return out
 
 
-def _pick_nodes(v: VictimView, p: Pend, n: int, per: int, cands: _Classifier, hosts: list[int]) -> list[str]:
+def _pick_nodes(v: VictimView, p: Pend, n: int, per: int, cands: _Classifier, hosts: list[int],
+                chosen: list[tuple[int, float, int]] | None = None) -> list[str]:
     """The victims on the ``n`` nodes that need the cheapest ones (worst class, then lost work,
-    then node order); empty when no ``n`` nodes can be freed.
+    then node order); empty when no ``n`` nodes can be freed.  The chosen options' keys are
+    appended to ``chosen`` if given.
 
     For one node (``n == 1``) only the best option matters.  Unallocated work is the cheapest
     class, so the nodes where free GPUs plus unallocated work can make room are looked at first:
@@ -312,12 +437,16 @@ def _pick_nodes(v: VictimView, p: Pend, n: int, per: int, cands: _Classifier, ho
         if first and len(first) < len(hosts):
             options = _options(v, per, cands, first, True)
             if options and options[0][0][0] <= CLASS_UNALLOC:
+                if chosen is not None:
+                    chosen.append(options[0][0])
                 return options[0][1]
     options = _options(v, per, cands, hosts, n == 1)
     if len(options) < n:
         return []
     victims: list[str] = []
-    for _, vs in options[:n]:
+    for key, vs in options[:n]:
+        if chosen is not None:
+            chosen.append(key)
         for j in vs:
             if j not in victims:
                 victims.append(j)

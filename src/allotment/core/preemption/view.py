@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from allotment.core.accounting import Accounting
@@ -68,13 +68,22 @@ class NoVictims:
     without it, the requester's team runs below what it is owed and starts to look at donors.
     Starts only shrink it.  Otherwise (the free nodes would do but a reservation kept the job
     off them, or the move would not lower the distance from what is owed) it holds only on the
-    very same state."""
+    very same state.
+
+    ``bare`` (not part of the answer: equality ignores it) marks the ``FOR_NOW`` of a search
+    that proved no reclaim could pass the distance check (``futile_reclaim``) and then found
+    fewer than ``n`` nodes its own team's and unallocated work could free
+    (``victims._without_reclaim``).  The fast walk may reuse it on a later state while the
+    proof still holds there and no node where that work could make room grew
+    (``victims.still_bare``, ``preemption.retry``)."""
 
     lasting: bool
     reclaim: bool = False
+    bare: bool = field(default=False, compare=False)
 
 
 FOR_NOW = NoVictims(False)
+FOR_NOW_BARE = NoVictims(False, False, True)  # the FOR_NOW of victims._without_reclaim (``bare``)
 # the lasting answers, made once: a search returns one of these rather than building its own
 _LASTING_R = NoVictims(True, True)
 _LASTING = NoVictims(True, False)
