@@ -77,8 +77,9 @@ HOT: tuple[str, ...] = (
     "allotment.sim.eventlog",
     "allotment.sim.runner",
     "allotment.sim.settled",
-    "allotment.sim.spilled_doubles",
     "allotment.sim.job_kind",
+    # Not sim.spilled_doubles: a paused run is copied with copy.deepcopy, and copyreg rebuilds a
+    # compiled class by calling it without arguments, which SpilledDoubles(spill) refuses.
 )
 
 _SRC = Path(__file__).resolve().parent.parent
