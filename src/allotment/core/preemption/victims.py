@@ -160,12 +160,20 @@ def _still_fails_by_terms(v: VictimView, p: Pend, n: int, per: int, owed: dict[s
     t = Terms(v, p, owed, measure, True, only_unallocated, reserve)
     if not t.enough or (not t.donors and not t.own and not t.reserve and n == 1 and v.pool.soft_hole() < per):
         return t.lasting  # the search's own first returns
-    ok = v.pool.host_flags(per, p.gpu_type)
-    free = v.pool.free
     owned = v.acct.owner_nodes
     maps = [got for o in t.owners(p.account) if (got := owned.get(o))]
     if t.reserve:
         maps.append(v.acct.yield_nodes)
+    return None if _a_grown_node_reaches(v, p, per, grown, allow, maps) else t.lasting
+
+
+def _a_grown_node_reaches(v: VictimView, p: Pend, per: int, grown: list[int], allow: NodeFilter | None,
+                          maps: list[dict[int, int]]) -> bool:
+    """Could one of the ``grown`` nodes (that ``p`` may use) reach ``per`` GPUs with its free
+    GPUs and every GPU the jobs in ``maps`` (per node) hold there?  ``_freeable_hosts``'s bound,
+    read by both kept failures (``still_fails``, ``still_bare``) on the nodes that grew."""
+    ok = v.pool.host_flags(per, p.gpu_type)
+    free = v.pool.free
     for i in grown:
         if not ok[i] or (allow is not None and not allow(i)):
             continue
@@ -173,8 +181,8 @@ def _still_fails_by_terms(v: VictimView, p: Pend, n: int, per: int, owed: dict[s
         for m in maps:
             g += m.get(i, 0)
         if g >= per:
-            return None
-    return t.lasting
+            return True
+    return False
 
 
 def _kept(v: VictimView, p: Pend, t: Terms, picked: list[str], chosen: list[tuple[int, float, int]]) -> KeptPick:
@@ -272,19 +280,9 @@ def still_bare(
         return t.lasting  # the search's first return
     if not reclaim_futile(v, p, t, owed, debug_end):
         return None
-    ok = v.pool.host_flags(per, p.gpu_type)
-    free = v.pool.free
     owned = v.acct.owner_nodes
     maps = [got for o in t.owners(p.account, donors=False) if (got := owned.get(o))]
-    for i in grown:
-        if not ok[i] or (allow is not None and not allow(i)):
-            continue
-        g = free[i]
-        for m in maps:
-            g += m.get(i, 0)
-        if g >= per:
-            return None
-    return FOR_NOW_BARE
+    return None if _a_grown_node_reaches(v, p, per, grown, allow, maps) else FOR_NOW_BARE
 
 
 def _without_reclaim(v: VictimView, p: Pend, n: int, per: int, t: Terms, m_req: float, hosts: list[int],
