@@ -37,7 +37,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from allotment.core.accounting import Accounting
-from allotment.core.debug import is_debug
+from allotment.core.debug import is_short_debug
 from allotment.core.state import Pend
 
 RULE = "debug-overdraft"
@@ -56,7 +56,7 @@ class DebugOverdraft:
     def is_short_debug(self, p: Pend, node_gpus: int) -> bool:
         """Is ``p`` debug work by its protection, its size (nodes of ``node_gpus`` GPUs) and its
         remaining work?"""
-        return is_debug(p.mr, p.gpus, self.threshold_s, node_gpus) and p.work - p.done_work <= self.threshold_s
+        return is_short_debug(p.mr, p.gpus, p.work - p.done_work, self.threshold_s, node_gpus)
 
     def admits(self, acct: Accounting, p: Pend, node_gpus: int) -> bool:
         """May the allocated ``p``, held by a ``max_gpus`` on its path, start beyond it?"""

@@ -535,10 +535,7 @@ class Scheduler(Starting):
         still take unallocated work in ``_free_work_for_the_rest``, so they are not marked tried)."""
         for p in self.overdraft.beyond_depth(self.acct, self._whole_order(q, pi), tried, self.pool.max_gpus,
                                              self.mode.depth):
-            hs = self.holds
-            soft = None if hs is None else allow_for(hs, p, pi.now, qk, self.may_yield(p))
-            if self.sessions.nodes and not p.session:
-                soft = self.sessions.off(soft)  # other work keeps off the pool (core.session_pool)
+            soft = self._soft_filter(p, qk, pi.now)
             pl = self.find_free(p, soft) if p.per <= self.pool.max_free() else None
             if pl is not None:
                 starts.append(self._launch(p, pl, pi, "fits free GPUs", qk))
@@ -561,13 +558,20 @@ class Scheduler(Starting):
         for p in self._whole_order(q, pi):
             if p.jid in tried or p.n == 0 or p.mr <= 0 or not self._within_caps_and_limits(p):
                 continue
-            hs = self.holds
-            soft = None if hs is None else allow_for(hs, p, now, qk, self.may_yield(p))
-            if self.sessions.nodes and not p.session:
-                soft = self.sessions.off(soft)  # other work keeps off the pool (core.session_pool)
+            soft = self._soft_filter(p, qk, now)
             if self._preempt_for(p, qk, pi, soft, starts, preemptions, only_unallocated=True):
                 return True
         return False
+
+    def _soft_filter(self, p: Pend, qk: QueueKey, now: float) -> NodeFilter | None:
+        """The nodes ``p`` may use outside its visit's candidates: off the holds that bind its
+        queue unless it may yield to them (``allow_for``), and off the session pool unless it is
+        a session (``core.session_pool``)."""
+        hs = self.holds
+        soft = None if hs is None else allow_for(hs, p, now, qk, self.may_yield(p))
+        if self.sessions.nodes and not p.session:
+            soft = self.sessions.off(soft)
+        return soft
 
     def _whole_order(self, q: Queue, pi: PassInputs) -> list[Pend]:
         """Every job of ``q`` in the order its visits offer them (``_candidates``, whole)."""

@@ -12,7 +12,7 @@ from allotment.core.cluster import ClusterState
 from allotment.core.consolidation import RULE as CONSOLIDATE
 from allotment.core.consolidation import place_beside_fixed, plan_consolidation
 from allotment.core.context import Context
-from allotment.core.debug import is_debug
+from allotment.core.debug import is_debug, is_short_debug
 from allotment.core.decisions import Preemption, Start
 from allotment.core.free_packing import RULE as FREE_PACKING
 from allotment.core.free_packing import WHY as FREE_PACKING_WHY
@@ -106,8 +106,9 @@ class Starting(ClusterState):
         the gang's start) -- and only where a reservation may evict it then: in a mode that
         reclaims, and not a job kept to completion (``non_resumable: run_to_completion``)."""
         threshold = self._debug_threshold_s
-        return (self.mode.reclaims and p.n == 1 and is_debug(p.mr, p.gpus, threshold, self.pool.max_gpus)
-                and p.work - p.done_work <= threshold and not (self._keep_nonresumable and not p.resumable))
+        return (self.mode.reclaims and p.n == 1
+                and is_short_debug(p.mr, p.gpus, p.work - p.done_work, threshold, self.pool.max_gpus)
+                and not (self._keep_nonresumable and not p.resumable))
 
     def debug_end(self, p: Pend, now: float) -> float | None:
         """When ``p`` would end if it started ``now``, if it is a debug job (``core.debug``) that
