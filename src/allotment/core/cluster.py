@@ -155,6 +155,12 @@ class ClusterState:
             got = self._shape_ids[k] = len(self._shape_ids)
         return got
 
+    def on_lent_gpus(self, spec: JobSpec, pl: tuple[tuple[int, int], ...]) -> bool:
+        """Does a run of ``spec`` on ``pl`` sit on lent session-pool GPUs (``core.session_pool``)?
+        Such a run carries no protection, and a waiting session takes its GPUs back at once.  Read
+        once, when the run starts (``Run.lent``), whether it starts here or is restored."""
+        return bool(self.sessions.nodes) and self.sessions.lent(spec, pl)
+
     def add_running(
         self,
         spec: JobSpec,
@@ -171,7 +177,7 @@ class ClusterState:
         noticed_at: float | None = None,
     ) -> None:
         pl = tuple((self.pool.index[n], g) for n, g in placement)
-        lent = bool(self.sessions.nodes) and self.sessions.lent(spec, pl)
+        lent = self.on_lent_gpus(spec, pl)
         if lent:
             protected_until = min(protected_until, start)  # lent pool GPUs carry no protection
         r = Run(spec, start, pl, allocated, protected_until, done_before,

@@ -451,7 +451,7 @@ class Starting(ClusterState):
         alloc = self.acct.alloc_gpus.get(p.account, 0)
         terms = self.mode.launch(p, pi.now, alloc, self.ctx.entitlement_gpus.get(p.account, 0.0),
                                  why + self.mode.queue_note(qk[0], qk[1]))
-        lent = bool(self.sessions.nodes) and self.sessions.lent(p.spec, pl)
+        lent = self.on_lent_gpus(p.spec, pl)
         until = min(terms.protected_until, pi.now) if lent else terms.protected_until  # core.session_pool
         r = Run(p.spec, pi.now, pl, terms.allocated, until, p.done_work, p.declared, p.evicted_by)
         r.lent = lent
