@@ -32,7 +32,7 @@ would still run when the reservation starts may not take a reserved node (``core
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 
 from allotment.core.placement import NodeFilter
 from allotment.core.preemption import debug_slice, within_team
@@ -167,22 +167,28 @@ def _still_fails_by_terms(v: VictimView, p: Pend, n: int, per: int, owed: dict[s
     return None if _a_grown_node_reaches(v, p, per, grown, allow, maps) else t.lasting
 
 
-def _a_grown_node_reaches(v: VictimView, p: Pend, per: int, grown: list[int], allow: NodeFilter | None,
-                          maps: list[dict[int, int]]) -> bool:
-    """Could one of the ``grown`` nodes (that ``p`` may use) reach ``per`` GPUs with its free
-    GPUs and every GPU the jobs in ``maps`` (per node) hold there?  ``_freeable_hosts``'s bound,
-    read by both kept failures (``still_fails``, ``still_bare``) on the nodes that grew."""
+def _nodes_reaching(v: VictimView, p: Pend, per: int, nodes: Iterable[int], allow: NodeFilter | None,
+                    maps: list[dict[int, int]]) -> Iterator[int]:
+    """Those of ``nodes`` (that ``p`` may use) that could reach ``per`` GPUs with their free GPUs
+    and every GPU the jobs in ``maps`` (per node) hold there: ``_freeable_hosts``'s bound, read
+    by the kept failures on the nodes that grew or were touched since (``still_fails``,
+    ``still_bare``, ``still_picks``)."""
     ok = v.pool.host_flags(per, p.gpu_type)
     free = v.pool.free
-    for i in grown:
+    for i in nodes:
         if not ok[i] or (allow is not None and not allow(i)):
             continue
         g = free[i]
         for m in maps:
             g += m.get(i, 0)
         if g >= per:
-            return True
-    return False
+            yield i
+
+
+def _a_grown_node_reaches(v: VictimView, p: Pend, per: int, grown: list[int], allow: NodeFilter | None,
+                          maps: list[dict[int, int]]) -> bool:
+    """Could one of the ``grown`` nodes reach ``per`` GPUs (``_nodes_reaching``)?"""
+    return next(_nodes_reaching(v, p, per, grown, allow, maps), None) is not None
 
 
 def _kept(v: VictimView, p: Pend, t: Terms, picked: list[str], chosen: list[tuple[int, float, int]]) -> KeptPick:
@@ -235,20 +241,10 @@ def still_picks(
         return True
     if not nodes.isdisjoint(k.nodes):
         return False
-    ok = v.pool.host_flags(per, p.gpu_type)
-    free = v.pool.free
     maps = [got for o in t.owners(p.account) if (got := owned.get(o))]
     if t.reserve:
         maps.append(v.acct.yield_nodes)
-    look = []
-    for i in sorted(nodes):  # only nodes that could be freed at all (``_freeable_hosts``'s bound)
-        if not ok[i] or (allow is not None and not allow(i)):
-            continue
-        g = free[i]
-        for m in maps:
-            g += m.get(i, 0)
-        if g >= per:
-            look.append(i)
+    look = list(_nodes_reaching(v, p, per, sorted(nodes), allow, maps))  # only nodes that could be freed at all
     if not look:
         return True
     cands = _Classifier(v, p, t.own, donors, measure.get(p.account, math.inf), t.reserve,
