@@ -228,3 +228,26 @@ def test_a_group_lends_whole_through_its_longest_dependant_and_in_part_through_i
     assert merged._inherited_derived(p, waiting["p"]) == want
     pends = [p, *(Pend(s, 0.0, 0.0, 0.0, 0, None, "a") for s in specs[1:])]
     assert ranked_arrays(merged, pends)[0] == Scorer(*args).ranked_by_key(pends)[0]  # type: ignore[arg-type]
+
+
+def test_kept_parts_are_read_again_when_the_dependants_change_within_an_epoch() -> None:
+    """Stop 42's note: the kept parts were reused at the same time whatever the dependants.  A
+    prerequisite first waited on by a low-priority job, then (same ``t``) also by an urgent one,
+    must inherit the urgent one's score, as the reference reads it."""
+    ctx = _ctx()
+    a = JobSpec(id="j0", submit=0.0, account="a", gpus=1, work=3600.0, user="u0", priority=0)
+    low = JobSpec(id="j1", submit=0.0, account="a", gpus=1, work=3600.0, user="u1", priority=-2, depends_on=("j0",))
+    high = JobSpec(id="j2", submit=0.0, account="a", gpus=1, work=3600.0, user="u2", priority=3,
+                   deadline=2000.0, depends_on=("j0",))
+    users = UserGpus()
+    facts = DependantFactsCache(users)
+    p = Pend(a, 0.0, 0.0, 0.0, 0, None, "a")
+    got = []
+    for specs in ([a, low], [a, low, high], [a, high]):
+        args = (ctx, 100.0, 1.0, 4, users, active_boosts(ctx, 100.0), dependants(specs))  # type: ignore[arg-type]
+        kept = Scorer(*args, memo=True, facts=facts)  # type: ignore[arg-type]
+        ref = Scorer(*args)  # type: ignore[arg-type]
+        assert kept._inherited(p) == ref._inherited(p)
+        assert kept.total(p) == ref.total(p)
+        got.append(ref._inherited(p))
+    assert got[0] < got[1] == got[2]  # the urgent dependant raises it: the case is not vacuous

@@ -452,8 +452,10 @@ class Scorer:
         if not got:
             return 0.0
         m = p.inherit
-        if m is None or m.weights is not self.w or not self.memo or m.users is not self.user_gpus or not (
-            m.t == self.t or (m.timeless and m.got is got and self._same_boosts(m))
+        # kept only for the same dependants (``got`` is a new list whenever one arrives or leaves,
+        # even within an epoch) and the same epoch, or, timeless, the same boosts
+        if m is None or m.weights is not self.w or not self.memo or m.users is not self.user_gpus or m.got is not got or not (
+            m.t == self.t or (m.timeless and self._same_boosts(m))
         ):
             m = self._inherited_parts(p, got)
         w_fair, users = self.w_fair, self.user_gpus.gpus
