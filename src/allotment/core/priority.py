@@ -66,10 +66,13 @@ from allotment.core.jobs import JobSpec
 from allotment.core.state import InheritedParts, Pend, StaticScore
 from allotment.core.weights import ScoreWeights
 
-__all__ = ["INHERIT", "MERGE_FROM", "BoostIndex", "DependencyPass", "PriorityScore", "Scorer", "Term", "active_boosts", "blended",
+__all__ = ["ARRAYS_FROM", "INHERIT", "MERGE_FROM", "BoostIndex", "DependencyPass", "PriorityScore", "Scorer", "Term", "active_boosts", "blended",
            "boost_of", "declared_factor", "dependants", "dependency_pass", "propagate"]
 
 INHERIT: Final = 0.9  # a prerequisite scores at least this fraction of its best same-team dependant's score
+# ``Scorer.ranked`` scores queues this long over arrays where they pay (``core.within_team_arrays``):
+# below, numpy's per-call cost exceeds the Python saved
+ARRAYS_FROM: Final = 64
 # the fast walks read the dependants of a prerequisite with this many or more merged
 # (``core.inherited.DerivedParts``), fewer one by one: a merge made afresh costs more than it
 # saves on a few (``decide`` makes them per tick: ``benchmarks/within_team_bench.py``); read
@@ -623,11 +626,15 @@ class Scorer:
         """``rank(cands)`` and, in the same order, each job's ``key`` (what a kept order puts a
         job scored again back in place by: ``core.candidates``): a long queue scored over arrays
         (``core.within_team_arrays``, the same keys to the bit) where they pay -- interpreted
-        only (``arrays_pay``) -- a short one, or any under mypyc, by ``ranked_by_key``."""
-        from allotment.core.within_team_arrays import ARRAYS_FROM, arrays_pay, ranked_arrays
+        only (``arrays_pay``) -- a short one, or any under mypyc, by ``ranked_by_key``.  The
+        arrays' module (and numpy) is imported only for a long queue: a function-level import
+        is a module lookup on every call (about 28 million instructions in a 3-day ``ai2`` run,
+        which ranks short queues only), and the first imports numpy."""
+        if len(cands) >= ARRAYS_FROM:
+            from allotment.core.within_team_arrays import arrays_pay, ranked_arrays
 
-        if len(cands) >= ARRAYS_FROM and arrays_pay():
-            return ranked_arrays(self, cands)
+            if arrays_pay():
+                return ranked_arrays(self, cands)
         return self.ranked_by_key(cands)
 
     def ranked_by_key(self, cands: list[Pend]) -> tuple[list[tuple[float, float, str]], list[Pend]]:

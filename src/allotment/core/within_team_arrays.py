@@ -32,7 +32,7 @@ from allotment.core.boosts import BoostIndex, boost_of
 from allotment.core.ids import UserId
 from allotment.core.inherited import DependantFacts, Group
 from allotment.core.jobs import JobSpec
-from allotment.core.priority import INHERIT
+from allotment.core.priority import ARRAYS_FROM, INHERIT
 from allotment.core.state import Pend
 
 if TYPE_CHECKING:
@@ -40,7 +40,8 @@ if TYPE_CHECKING:
 
 Floats = npt.NDArray[np.float64]
 
-ARRAYS_FROM = 64  # queues at least this long are scored here: below, numpy's per-call cost exceeds the Python saved
+__all__ = ["ARRAYS_FROM", "arrays_pay", "ranked_arrays"]
+
 _PAY: list[bool] = []  # arrays_pay's answer, once known
 
 
