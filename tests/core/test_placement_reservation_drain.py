@@ -108,10 +108,13 @@ def test_the_reconciler_is_told_when_to_look_again() -> None:
 
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 8), st.sampled_from([-math.inf, 10.0, 20.0, 30.0])), min_size=1, max_size=12),
-       st.integers(1, 5), st.integers(1, 8), st.sampled_from([-math.inf, 0.0, 15.0]))
+       st.integers(1, 5), st.integers(1, 8), st.sampled_from([-math.inf, 0.0, 15.0]),
+       st.frozensets(st.integers(0, 11), max_size=6))
 def test_a_reservation_takes_the_n_nodes_that_free_up_soonest_ties_by_node_order(
-    nodes: list[tuple[int, float]], n: int, per: int, now: float
+    nodes: list[tuple[int, float]], n: int, per: int, now: float, taken: frozenset[int]
 ) -> None:
+    """... of the nodes better-ranked holds did not take (``taken``), read only where
+    ``plan_hold`` looks at a node."""
     pool = NodePool(tuple(NodeState(f"n{i:02d}", 8) for i in range(len(nodes))))
     ends = NodeEnds(len(nodes))
     for i, (used, end) in enumerate(nodes):
@@ -122,9 +125,11 @@ def test_a_reservation_takes_the_n_nodes_that_free_up_soonest_ties_by_node_order
         ends.set_end(i, 99.0)
         ends.set_end(i, end)
     # the definition: the n smallest (free at, node), a node with per free being free at -inf
-    free_at = sorted((-math.inf if pool.free[i] >= per else ends.end[i], i) for i in range(len(nodes)))[:n]
-    got = plan_hold(pool, ends, "g", None, n, per, now, (0, 0, "q"))
-    if len(nodes) < n:
+    taken = frozenset(i for i in taken if i < len(nodes))  # node indices, as the holds' are
+    left = [i for i in range(len(nodes)) if i not in taken]
+    free_at = sorted((-math.inf if pool.free[i] >= per else ends.end[i], i) for i in left)[:n]
+    got = plan_hold(pool, ends, "g", None, n, per, now, (0, 0, "q"), taken)
+    if len(left) < n:
         assert got is None
     else:
         assert got is not None

@@ -295,19 +295,20 @@ def plan_hold(
     node with ``per`` free or no allocated job is free at -inf -- taken as those in node order,
     then the soonest-ending others."""
     hosts = pool.hosts(per, gpu_type)
-    if (sum(1 for i in hosts if i not in taken) if taken else len(hosts)) < n:
-        return None
     ok = pool.host_flags(per, gpu_type)
-    if taken:
-        ok = [f and i not in taken for i, f in enumerate(ok)]
-    soon_set = {i for i in ends.idle if ok[i]}
-    soon_set.update(i for i in pool.free_at_least(per) if ok[i])
+    # ``taken`` is tested only where a node is looked at, not copied into ``ok`` for every node
+    # (that copy and a count over every host were two thirds of this function: 4,748 plans in a
+    # 3-day ``ai2`` run, each over every node)
+    if (len(hosts) - sum(1 for i in taken if ok[i]) if taken else len(hosts)) < n:
+        return None
+    soon_set = {i for i in ends.idle if ok[i] and i not in taken}
+    soon_set.update(i for i in pool.free_at_least(per) if ok[i] and i not in taken)
     soon = sorted(soon_set)
     if len(soon) >= n:
         return Hold(holder, frozenset(soon[:n]), now, key)
     chosen, last = soon, -math.inf
     for e, i in ends.busy:  # every host not soon is here: its job ends at e
-        if ok[i] and i not in soon_set:
+        if ok[i] and i not in soon_set and i not in taken:
             chosen.append(i)
             last = e
             if len(chosen) == n:
