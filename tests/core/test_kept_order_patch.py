@@ -62,8 +62,8 @@ def test_a_rebuilt_kept_order_is_the_whole_queue_ranked_afresh(steps: list[tuple
             load = 0.5 + (x % 8) * 0.5
         elif kind == "epoch":
             t += 3600.0
-        elif kind == "deps":
-            deps = dependants(specs)
+        elif kind == "deps":  # a new map: of every job so far, or of the queued ones only (one waited for loses it)
+            deps = dependants(specs if x % 2 else [p.spec for p in queue])
         if not queue:
             continue
         scorer = Scorer(CTX, t, load, max_free, users, {}, deps, memo=True)
@@ -116,3 +116,23 @@ def test_an_order_scored_with_other_weights_is_scored_again() -> None:
     for ctx in (CTX, other):
         orders.rebuild("a", list(queue), Scorer(ctx, 0.0, 1.0, 8, users, {}, deps, memo=True), 0.0, 1.0, deps, 8, 0, 0)
         assert orders._by["a"].keys == Scorer(ctx, 0.0, 1.0, 8, users, {}, deps).ranked(list(queue))[0]
+
+
+def test_a_job_that_comes_to_be_waited_for_or_stops_being_is_scored_again() -> None:
+    a = JobSpec(id="a", submit=0.0, account="a", gpus=1, work=600.0, user="u")
+    b = JobSpec(id="b", submit=0.0, account="a", gpus=1, work=600.0, user="v", priority=9, depends_on=("a",))
+    c = JobSpec(id="c", submit=0.0, account="a", gpus=1, work=600.0, user="w", priority=2)
+    pa, pb, pc = (Pend(s, 0.0, 0.0, 0.0, s.priority, None, "a") for s in (a, b, c))
+    users = UserGpus()
+    orders = CandidateOrders()
+
+    def check(queue: list[Pend], deps: object, t: float, queued: int) -> None:
+        scorer = Scorer(CTX, t, 1.0, 8, users, {}, deps, memo=True)  # type: ignore[arg-type]
+        orders.rebuild("q", list(queue), scorer, t, 1.0, deps, 8, 0, queued)  # type: ignore[arg-type]
+        want = Scorer(CTX, t, 1.0, 8, users, {}, deps).ranked(list(queue))  # type: ignore[arg-type]
+        assert orders._by["q"].keys == want[0]
+
+    check([pa, pc], dependants([a, c]), 0.0, 0)  # nobody waits for a: it scores alone, below c
+    check([pa, pb, pc], dependants([a, b, c]), 0.0, 1)  # b (urgent) arrives waiting for a: a inherits, scored again
+    check([pa, pb, pc], dependants([a, b, c]), 3600.0, 1)  # a new epoch: the whole queue scored
+    check([pa, pc], dependants([a, c]), 3600.0, 2)  # b leaves, and with it what a inherited: scored again

@@ -24,10 +24,10 @@ between its old and new value (clamped) fit where they did not or no longer fit,
 are scored again and put back in place by their key (``refit``); every other job's score is
 the same computation on the same inputs, bit for bit, and the keys are a total order, so the
 list is the one a whole sort gives.  (A fit change was a fifth of all rebuilds in a 3-day
-``ai2`` run.)  A rebuild in the same epoch, with the same dependants map, weights, fit
-and fit weight -- the queue's jobs or its users' GPUs moved -- keeps the key of every job still
-queued whose user runs the GPUs it ran when it was scored, unless others wait for it, and scores
-only the rest (``_patched``).  ``tests/core/test_candidates.py`` and ``tests/sim/test_walk_equivalence.py``
+``ai2`` run.)  A rebuild in the same epoch, with the same weights, fit and fit weight --
+the queue's jobs, its users' GPUs or the dependants moved -- keeps the key of every job still
+queued whose user runs the GPUs it ran when it was scored, unless others wait for it (now or
+then), and scores only the rest (``_patched``).  ``tests/core/test_candidates.py`` and ``tests/sim/test_walk_equivalence.py``
 check the kept orders against scoring the whole queue.
 
 A queue of ``SMALL`` jobs or more (in the ``fixed`` derivation) is not sorted whole: a sweep's
@@ -126,7 +126,7 @@ class CandidateOrders:
         lo, hi = _gpus_range(every)
         fit = fit_key(max_free, lo, hi)
         old = self._by.get(q)
-        if (old is not None and old.merged is None and old.t == t and old.deps is deps and scorer.memo
+        if (old is not None and old.merged is None and old.t == t and scorer.memo
                 and scorer.mode == "fixed" and scorer.t == t and old.weights is scorer.w
                 and old.fit == fit_key(max_free, old.lo, old.hi) and old.load == fit_weight_key(load, old.fit, old.lo)):
             keys, jobs, runs = _patched(old, every, scorer)
@@ -223,23 +223,25 @@ def _runs(jobs: list[Pend], scorer: Scorer) -> list[int]:
 def _patched(old: _Order, every: list[Pend], scorer: Scorer) -> tuple[list[tuple[float, float, str]], list[Pend],
                                                                         list[int]]:
     """``scorer.ranked(every)`` (and ``_runs``) from ``old``, an order of the same epoch,
-    dependants map, weights, fit and fit weight: a job of ``old`` still queued (the same
-    ``Pend``) that nobody waits for, whose user runs the GPUs it ran when it was scored, keeps
-    its key -- ``Scorer.total`` reads nothing else that could differ, so it is the same float,
-    bit for bit -- and only the others are scored, each put in place by its key (a total
-    order: the list a whole sort gives).  A start in a queue, or in another queue of its
-    account, moves one user's GPUs; the queue's other users' jobs were scored again at every
-    such rebuild (about two fifths of all rebuilds in a 2-day ``ai2`` run, stop 43's count).  A job others wait for
-    has ``runs`` -1, which no user's GPUs equal: it is always scored again."""
+    weights, fit and fit weight (the dependants map may differ: a job nobody waits for scores
+    alone): a job of ``old`` still queued (the same ``Pend``) that nobody waits for now nor did
+    then, whose user runs the GPUs it ran when it was scored, keeps its key -- ``Scorer.total``
+    reads nothing else that could differ, so it is the same float, bit for bit -- and only the
+    others are scored, each put in place by its key (a total order: the list a whole sort
+    gives).  A start in a queue, or in another queue of its account, moves one user's GPUs; the
+    queue's other users' jobs were scored again at every such rebuild (about two fifths of all
+    rebuilds in a 2-day ``ai2`` run, stop 43's count).  A job others waited for has ``runs``
+    -1, which no user's GPUs equal: it is always scored again."""
     at: dict[str, int] = {}
     for i, p in enumerate(old.jobs):
         at[p.jid] = i
     stays: list[int] = []
     fresh: list[Pend] = []
     runs_old, jobs_old = old.runs, old.jobs
+    deps = scorer.deps
     for p in every:
         i = at.get(p.jid, -1)
-        if i >= 0 and jobs_old[i] is p and runs_old[i] == scorer.running(p):
+        if i >= 0 and jobs_old[i] is p and runs_old[i] == scorer.running(p) and not (deps and deps.get(p.jid)):
             stays.append(i)
         else:
             fresh.append(p)
@@ -247,7 +249,6 @@ def _patched(old: _Order, every: list[Pend], scorer: Scorer) -> tuple[list[tuple
     keys = [old.keys[i] for i in stays]
     jobs = [jobs_old[i] for i in stays]
     runs = [runs_old[i] for i in stays]
-    deps = scorer.deps
     for p in fresh:
         k = scorer.key(p)
         j = bisect_left(keys, k)
