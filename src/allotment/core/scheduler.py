@@ -120,7 +120,6 @@ class Scheduler(Starting):
                             else None)
         self._room_kept: _KeptRoom | None = None  # the fast walk's last Room (``_room``)
         self._scorer_kept: _KeptScorer | None = None  # the fast walk's last Scorer (``_scorer``)
-        self._decisions_kept: Decisions | None = None  # the fast walk's last reserving-only Decisions
 
     def run_pass(self, now: float, usage: Mapping[str, float]) -> Decisions:
         starts: list[Start] = []
@@ -151,24 +150,9 @@ class Scheduler(Starting):
         else:  # pragma: no cover - every decided round lowers a finite measure
             raise AssertionError(f"pass at {now} did not reach a fixpoint")
         res = self._reservation()
-        if not (starts or preemptions or reports or self.notices):
-            if not res:
-                return NOTHING  # most passes: one shared record (a frozen dataclass is costly to make)
-            if self.walk.reuses:
-                return self._reserving_only(res)
+        if not (starts or preemptions or res or reports or self.notices):
+            return NOTHING  # most passes: one shared record (a frozen dataclass is costly to make)
         return Decisions(tuple(starts), tuple(preemptions), res, reports, notices=tuple(self.notices))
-
-    def _reserving_only(self, res: tuple[Reservation, ...]) -> Decisions:
-        """``Decisions(reservations=res)``, what a pass that only reports its reservations
-        returns, kept by the fast walk while ``res`` is the same object (``_reservation`` hands
-        the last tuple back while the holds are the same): a frozen record, equal to the one
-        made afresh.  Most passes of a run with a waiting gang decide nothing but report its
-        hold; under mypyc a frozen dataclass is made by interpreted code (about 14 thousand
-        instructions each: 11,987 made in the 13,167 passes of a 3-day ``ai2`` run)."""
-        k = self._decisions_kept
-        if k is None or k.reservations is not res:
-            k = self._decisions_kept = Decisions(reservations=res)
-        return k
 
     def _reservation(self) -> tuple[Reservation, ...]:
         """The pass's reservations as reported; the same records as the last pass's while the
