@@ -24,10 +24,9 @@ between its old and new value (clamped) fit where they did not or no longer fit,
 are scored again and put back in place by their key (``refit``); every other job's score is
 the same computation on the same inputs, bit for bit, and the keys are a total order, so the
 list is the one a whole sort gives.  (A fit change was a fifth of all rebuilds in a 3-day
-``ai2`` run.)  A rebuild in the same epoch, with the same weights, fit and fit weight --
-the queue's jobs, its users' GPUs or the dependants moved -- keeps the key of every job still
-queued whose user runs the GPUs it ran when it was scored, unless others wait for it (now or
-then), and scores only the rest (``_patched``).  ``tests/core/test_candidates.py`` and ``tests/sim/test_walk_equivalence.py``
+``ai2`` run.)  A rebuild in the same epoch with the same weights -- the queue's jobs,
+its users' GPUs, the fit, the load or the dependants moved -- keeps the key of every job still
+queued that none of these changes reached, and scores only the rest (``_patched``).  ``tests/core/test_candidates.py`` and ``tests/sim/test_walk_equivalence.py``
 check the kept orders against scoring the whole queue.
 
 A queue of ``SMALL`` jobs or more (in the ``fixed`` derivation) is not sorted whole: a sweep's
@@ -127,9 +126,10 @@ class CandidateOrders:
         fit = fit_key(max_free, lo, hi)
         old = self._by.get(q)
         if (old is not None and old.merged is None and old.t == t and scorer.memo
-                and scorer.mode == "fixed" and scorer.t == t and old.weights is scorer.w
-                and old.fit == fit_key(max_free, old.lo, old.hi) and old.load == fit_weight_key(load, old.fit, old.lo)):
-            keys, jobs, runs = _patched(old, every, scorer)
+                and scorer.mode == "fixed" and scorer.t == t and old.weights is scorer.w):
+            # the fit of ``old``'s jobs now, and the fit weight's load factor now (some job fits at ``lo``)
+            keys, jobs, runs = _patched(old, every, scorer, fit_key(max_free, old.lo, old.hi),
+                                        fit_weight_key(load, old.lo, old.lo))
         else:
             keys, jobs = scorer.ranked(every)
             runs = _runs(jobs, scorer)
@@ -220,28 +220,41 @@ def _runs(jobs: list[Pend], scorer: Scorer) -> list[int]:
     return [-1 if deps and deps.get(p.jid) else scorer.running(p) for p in jobs]
 
 
-def _patched(old: _Order, every: list[Pend], scorer: Scorer) -> tuple[list[tuple[float, float, str]], list[Pend],
-                                                                        list[int]]:
-    """``scorer.ranked(every)`` (and ``_runs``) from ``old``, an order of the same epoch,
-    weights, fit and fit weight (the dependants map may differ: a job nobody waits for scores
-    alone): a job of ``old`` still queued (the same ``Pend``) that nobody waits for now nor did
-    then, whose user runs the GPUs it ran when it was scored, keeps its key -- ``Scorer.total``
-    reads nothing else that could differ, so it is the same float, bit for bit -- and only the
-    others are scored, each put in place by its key (a total order: the list a whole sort
-    gives).  A start in a queue, or in another queue of its account, moves one user's GPUs; the
-    queue's other users' jobs were scored again at every such rebuild (about two fifths of all
-    rebuilds in a 2-day ``ai2`` run, stop 43's count).  A job others waited for has ``runs``
-    -1, which no user's GPUs equal: it is always scored again."""
+def _patched(old: _Order, every: list[Pend], scorer: Scorer, fit: int, factor: float) -> tuple[
+        list[tuple[float, float, str]], list[Pend], list[int]]:
+    """``scorer.ranked(every)`` (and ``_runs``) from ``old``, an order of the same epoch and
+    weights, where ``fit`` is ``fit_key`` of the best node's free GPUs over ``old``'s range and
+    ``factor`` the fit weight's load factor now.  A job of ``old`` still queued (the same
+    ``Pend``) keeps its key -- ``Scorer.total`` reads nothing else that could differ, so it is
+    the same float, bit for bit -- unless
+
+    * others wait for it now (the dependants map may differ) or did when it was scored (its
+      ``runs`` is then -1, which no user's GPUs equal): its score reads their users too;
+    * its user runs other GPUs than when it was scored (``runs``);
+    * it fits where it did not or no longer fits (its GPUs between ``old.fit`` and ``fit``,
+      as in ``refit``);
+    * it fits, and the load factor it was scored with (``old.load``; -1: no job of ``old``
+      fitted, and any that fits now is one of the above) is not ``factor``.
+
+    Only the others are scored, each put in place by its key (a total order: the list a
+    whole sort gives).  A start in a queue, or in another queue of its account, moves one
+    user's GPUs and often the best node's free GPUs; an arrival moves the load: the whole
+    queue was scored again at each (about two thirds of all rebuilds in a 2-day ``ai2`` run,
+    stop 43's count)."""
     at: dict[str, int] = {}
     for i, p in enumerate(old.jobs):
         at[p.jid] = i
+    a, b = (old.fit, fit) if old.fit < fit else (fit, old.fit)
+    reweighed = old.load >= 0 and old.load != factor
     stays: list[int] = []
     fresh: list[Pend] = []
     runs_old, jobs_old = old.runs, old.jobs
     deps = scorer.deps
     for p in every:
         i = at.get(p.jid, -1)
-        if i >= 0 and jobs_old[i] is p and runs_old[i] == scorer.running(p) and not (deps and deps.get(p.jid)):
+        g = p.gpus
+        if (i >= 0 and jobs_old[i] is p and runs_old[i] == scorer.running(p) and not (deps and deps.get(p.jid))
+                and not a < g <= b and not (reweighed and g <= fit)):
             stays.append(i)
         else:
             fresh.append(p)
