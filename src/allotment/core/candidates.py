@@ -24,9 +24,7 @@ between its old and new value (clamped) fit where they did not or no longer fit,
 are scored again and put back in place by their key (``refit``); every other job's score is
 the same computation on the same inputs, bit for bit, and the keys are a total order, so the
 list is the one a whole sort gives.  (A fit change was a fifth of all rebuilds in a 3-day
-``ai2`` run.)  A rebuild in the same epoch with the same weights -- the queue's jobs,
-its users' GPUs, the fit, the load or the dependants moved -- keeps the key of every job still
-queued that none of these changes reached, and scores only the rest (``_patched``).  ``tests/core/test_candidates.py`` and ``tests/sim/test_walk_equivalence.py``
+``ai2`` run.)  ``tests/core/test_candidates.py`` and ``tests/sim/test_walk_equivalence.py``
 check the kept orders against scoring the whole queue.
 
 A queue of ``SMALL`` jobs or more (in the ``fixed`` derivation) is not sorted whole: a sweep's
@@ -62,17 +60,13 @@ class _Order:
     or, for a long queue, its lazy merge (``merged``, ``core.fairness_merge``: then ``keys`` is
     empty and ``jobs`` the merge's emitted prefix)."""
 
-    __slots__ = ("deps", "fit", "hi", "jobs", "keys", "lo", "load", "merged", "queued", "runs", "t", "users", "weights")
+    __slots__ = ("deps", "fit", "hi", "jobs", "keys", "lo", "load", "merged", "queued", "t", "users")
 
     def __init__(self, t: float, load: float, deps: Mapping[str, DependantList], fit: int, users: int,
                  queued: int, keys: list[tuple[float, float, str]], jobs: list[Pend], lo: int, hi: int,
-                 merged: LazyOrder | None = None, runs: list[int] | None = None, weights: object = None) -> None:
+                 merged: LazyOrder | None = None) -> None:
         self.t, self.load, self.deps, self.fit, self.users, self.queued = t, load, deps, fit, users, queued
         self.keys, self.jobs, self.lo, self.hi, self.merged = keys, jobs, lo, hi, merged
-        # per job (with ``keys``), the GPUs its user ran when it was scored, -1 for a job others
-        # wait for (its score reads their users too); and the weights scored with (by identity)
-        self.runs: list[int] = runs if runs is not None else []
-        self.weights = weights
 
 
 def fit_key(max_free: int, lo: int, hi: int) -> int:
@@ -124,17 +118,8 @@ class CandidateOrders:
                 return
         lo, hi = _gpus_range(every)
         fit = fit_key(max_free, lo, hi)
-        old = self._by.get(q)
-        if (old is not None and old.merged is None and old.t == t and scorer.memo
-                and scorer.mode == "fixed" and scorer.t == t and old.weights is scorer.w):
-            # the fit of ``old``'s jobs now, and the fit weight's load factor now (some job fits at ``lo``)
-            keys, jobs, runs = _patched(old, every, scorer, fit_key(max_free, old.lo, old.hi),
-                                        fit_weight_key(load, old.lo, old.lo))
-        else:
-            keys, jobs = scorer.ranked(every)
-            runs = _runs(jobs, scorer)
-        self._by[q] = _Order(t, fit_weight_key(load, fit, lo), deps, fit, users, queued, keys, jobs, lo, hi,
-                             runs=runs, weights=scorer.w)
+        keys, jobs = scorer.ranked(every)
+        self._by[q] = _Order(t, fit_weight_key(load, fit, lo), deps, fit, users, queued, keys, jobs, lo, hi)
 
     def refit(self, q: str, scorer: Scorer, load: float, max_free: int) -> None:
         """After ``state`` said ``REFIT``: score again the jobs of ``q`` whose fit changed, and
@@ -150,24 +135,19 @@ class CandidateOrders:
         a, b = (o.fit, fit) if o.fit < fit else (fit, o.fit)
         keys: list[tuple[float, float, str]] = []
         jobs: list[Pend] = []
-        runs: list[int] = []
         moved: list[Pend] = []
-        moved_runs: list[int] = []
-        for k, p, r in zip(o.keys, o.jobs, o.runs, strict=True):
+        for k, p in zip(o.keys, o.jobs, strict=True):
             if a < p.gpus <= b:
                 moved.append(p)
-                moved_runs.append(r)  # the users' GPUs are the same (else a rebuild)
             else:
                 keys.append(k)
                 jobs.append(p)
-                runs.append(r)
-        for p, r in zip(moved, moved_runs, strict=True):
+        for p in moved:
             k = scorer.key(p)
             i = bisect_left(keys, k)
             keys.insert(i, k)
             jobs.insert(i, p)
-            runs.insert(i, r)
-        o.keys, o.jobs, o.runs, o.fit, o.load = keys, jobs, runs, fit, fit_weight_key(load, fit, o.lo)
+        o.keys, o.jobs, o.fit, o.load = keys, jobs, fit, fit_weight_key(load, fit, o.lo)
 
     def best(self, q: str, jobs: Callable[[], list[Pend]], scorer: Callable[[], Scorer], t: float, load: float,
              deps: Mapping[str, DependantList], max_free: int, users: int, queued: int,
@@ -212,63 +192,6 @@ class CandidateOrders:
                 if len(out) >= depth:
                     break
         return out
-
-
-def _runs(jobs: list[Pend], scorer: Scorer) -> list[int]:
-    """Per job, the GPUs its user runs (``Scorer.running``), or -1 if others wait for it."""
-    deps = scorer.deps
-    return [-1 if deps and deps.get(p.jid) else scorer.running(p) for p in jobs]
-
-
-def _patched(old: _Order, every: list[Pend], scorer: Scorer, fit: int, factor: float) -> tuple[
-        list[tuple[float, float, str]], list[Pend], list[int]]:
-    """``scorer.ranked(every)`` (and ``_runs``) from ``old``, an order of the same epoch and
-    weights, where ``fit`` is ``fit_key`` of the best node's free GPUs over ``old``'s range and
-    ``factor`` the fit weight's load factor now.  A job of ``old`` still queued (the same
-    ``Pend``) keeps its key -- ``Scorer.total`` reads nothing else that could differ, so it is
-    the same float, bit for bit -- unless
-
-    * others wait for it now (the dependants map may differ) or did when it was scored (its
-      ``runs`` is then -1, which no user's GPUs equal): its score reads their users too;
-    * its user runs other GPUs than when it was scored (``runs``);
-    * it fits where it did not or no longer fits (its GPUs between ``old.fit`` and ``fit``,
-      as in ``refit``);
-    * it fits, and the load factor it was scored with (``old.load``; -1: no job of ``old``
-      fitted, and any that fits now is one of the above) is not ``factor``.
-
-    Only the others are scored, each put in place by its key (a total order: the list a
-    whole sort gives).  A start in a queue, or in another queue of its account, moves one
-    user's GPUs and often the best node's free GPUs; an arrival moves the load: the whole
-    queue was scored again at each (about two thirds of all rebuilds in a 2-day ``ai2`` run,
-    stop 43's count)."""
-    at: dict[str, int] = {}
-    for i, p in enumerate(old.jobs):
-        at[p.jid] = i
-    a, b = (old.fit, fit) if old.fit < fit else (fit, old.fit)
-    reweighed = old.load >= 0 and old.load != factor
-    stays: list[int] = []
-    fresh: list[Pend] = []
-    runs_old, jobs_old = old.runs, old.jobs
-    deps = scorer.deps
-    for p in every:
-        i = at.get(p.jid, -1)
-        g = p.gpus
-        if (i >= 0 and jobs_old[i] is p and runs_old[i] == scorer.running(p) and not (deps and deps.get(p.jid))
-                and not a < g <= b and not (reweighed and g <= fit)):
-            stays.append(i)
-        else:
-            fresh.append(p)
-    stays.sort()
-    keys = [old.keys[i] for i in stays]
-    jobs = [jobs_old[i] for i in stays]
-    runs = [runs_old[i] for i in stays]
-    for p in fresh:
-        k = scorer.key(p)
-        j = bisect_left(keys, k)
-        keys.insert(j, k)
-        jobs.insert(j, p)
-        runs.insert(j, -1 if deps and deps.get(p.jid) else scorer.running(p))
-    return keys, jobs, runs
 
 
 def _gpus_range(every: list[Pend]) -> tuple[int, int]:

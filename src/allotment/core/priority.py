@@ -504,12 +504,6 @@ class Scorer:
         p.inherit = m
         return m
 
-    def running(self, p: Pend) -> int:
-        """The GPUs ``p``'s user runs in its team: all ``total`` reads of the other jobs for a
-        job nobody waits for (what a kept order checks before it keeps a job's key:
-        ``core.candidates``)."""
-        return self._running(p)
-
     def _running(self, p: Pend) -> int:
         """The GPUs ``p``'s user runs in its team (by its id; by name if it has none)."""
         uid = p.uid
