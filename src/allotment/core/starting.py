@@ -257,7 +257,8 @@ class Starting(ClusterState):
         if not grown:
             return True
         still = still_fails(self._view(pi), p, p.n, p.per, pi.owed, pi.measure, grown, was.why,
-                            allow=allow, only_unallocated=only_unallocated, reserve=reserve)
+                            allow=allow, only_unallocated=only_unallocated, reserve=reserve,
+                            debug_end=self.debug_end(p, pi.now))
         if still is None:
             return False
         self._remember(p.shape if only_unallocated else -1, p, held, reserve, self._search_state(pi, qk), still)

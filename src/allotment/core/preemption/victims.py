@@ -95,7 +95,7 @@ def find_victims(
     donors, own, reserve = t.donors, t.own, t.reserve
     if not donors and not own and not reserve and n == 1 and v.pool.soft_hole() < per:
         return t.lasting  # only unallocated work could yield, and no node has room even then
-    hosts = _freeable_hosts(v, p, per, t.owners(p.account), v.acct.yield_nodes if reserve else {})
+    hosts = _freeable_hosts(v, p, per, _owners(v, p, t, debug_end), v.acct.yield_nodes if reserve else {})
     if allow is not None:
         hosts = [i for i in hosts if allow(i)]
     if len(hosts) < n:
@@ -124,13 +124,14 @@ def find_victims(
 
 def still_fails(
     v: VictimView, p: Pend, n: int, per: int, owed: dict[str, float], measure: dict[str, float],
-    grown: list[int], was: NoVictims, *, allow: NodeFilter | None = None, only_unallocated: bool = False,
-    reserve: bool = False,
+    grown: list[int], was: NoVictims, *, debug_end: float | None, allow: NodeFilter | None = None,
+    only_unallocated: bool = False, reserve: bool = False,
 ) -> NoVictims | None:
     """The lasting answer ``find_victims`` (same arguments) gives now, if it is sure to give one,
     for a search that failed with the lasting ``was`` on an earlier state since which only the
     nodes ``grown`` (``ClusterState.grown``) grew what is free or takeable, and, if ``was``
-    read donors, no account turned donor (``donor_growth``); None: search again.
+    read donors, no account turned donor (``donor_growth``); None: search again.  ``debug_end``:
+    ``find_victims``'s (whether ``p`` may slice its own team as a debug job, ``_owners``).
 
     On every other node the free plus takeable GPUs did not grow (a start takes free GPUs; a
     job there that is takeable now was then: the same flags, donors, protection), so they
@@ -148,20 +149,21 @@ def still_fails(
     free, pre = pool.free, v.acct.pre_on_node
     for i in grown:
         if ok[i] and free[i] + pre[i] >= per and (allow is None or allow(i)):
-            return _still_fails_by_terms(v, p, n, per, owed, measure, grown, allow, only_unallocated, reserve)
+            return _still_fails_by_terms(v, p, n, per, owed, measure, grown, allow, only_unallocated, reserve,
+                                         debug_end)
     return lasting_failure(reclaim)
 
 
 def _still_fails_by_terms(v: VictimView, p: Pend, n: int, per: int, owed: dict[str, float],
                           measure: dict[str, float], grown: list[int], allow: NodeFilter | None,
-                          only_unallocated: bool, reserve: bool) -> NoVictims | None:
+                          only_unallocated: bool, reserve: bool, debug_end: float | None) -> NoVictims | None:
     """``still_fails`` with what this search may take: its first returns, then the grown nodes
     by ``_freeable_hosts``'s bound."""
     t = Terms(v, p, owed, measure, True, only_unallocated, reserve)
     if not t.enough or (not t.donors and not t.own and not t.reserve and n == 1 and v.pool.soft_hole() < per):
         return t.lasting  # the search's own first returns
     owned = v.acct.owner_nodes
-    maps = [got for o in t.owners(p.account) if (got := owned.get(o))]
+    maps = [got for o in _owners(v, p, t, debug_end) if (got := owned.get(o))]
     if t.reserve:
         maps.append(v.acct.yield_nodes)
     return None if _a_grown_node_reaches(v, p, per, grown, allow, maps) else t.lasting
@@ -241,7 +243,7 @@ def still_picks(
         return True
     if not nodes.isdisjoint(k.nodes):
         return False
-    maps = [got for o in t.owners(p.account) if (got := owned.get(o))]
+    maps = [got for o in _owners(v, p, t, debug_end) if (got := owned.get(o))]
     if t.reserve:
         maps.append(v.acct.yield_nodes)
     look = list(_nodes_reaching(v, p, per, sorted(nodes), allow, maps))  # only nodes that could be freed at all
@@ -277,7 +279,7 @@ def still_bare(
     if not reclaim_futile(v, p, t, owed, debug_end):
         return None
     owned = v.acct.owner_nodes
-    maps = [got for o in t.owners(p.account, donors=False) if (got := owned.get(o))]
+    maps = [got for o in _owners(v, p, t, debug_end, donors=False) if (got := owned.get(o))]
     return None if _a_grown_node_reaches(v, p, per, grown, allow, maps) else FOR_NOW_BARE
 
 
@@ -295,7 +297,7 @@ def _without_reclaim(v: VictimView, p: Pend, n: int, per: int, t: Terms, m_req: 
     where the requester's own and unallocated work could make room are searched, and the
     others only counted until ``n`` are found."""
     bare = _Classifier(v, p, t.own, {}, m_req, False, None)
-    near = _freeable_hosts(v, p, per, t.owners(p.account, donors=False), {})
+    near = _freeable_hosts(v, p, per, _owners(v, p, t, None, donors=False), {})  # (asked only without debug_end)
     if allow is not None:
         near = [i for i in near if allow(i)]
     picked = _pick_nodes(v, p, n, per, bare, near) if len(near) >= n else []
@@ -308,6 +310,48 @@ def _without_reclaim(v: VictimView, p: Pend, n: int, per: int, t: Terms, m_req: 
         return out
     cands = _Classifier(v, p, t.own, t.donors, m_req, False, None)
     return FOR_NOW_BARE if _freeable_count(v, per, cands, hosts, n) >= n else t.lasting
+
+
+def _owners(v: VictimView, p: Pend, t: Terms, debug_end: float | None, donors: bool = True) -> set[str]:
+    """Whose preemptible work the search for ``p`` may take (``Terms.owners``), in the fast walk
+    without its own team when none of that work can be a victim: own work is taken only by
+    ``within-team`` (strictly lower declared priority) or, for a debug job (``debug_end``), by
+    ``debug-slice``, and on an imported trace every job has one priority -- so a team's own
+    preemptible work made every node it holds pass ``_freeable_hosts``'s bound, and each such
+    search classified every job there to find nothing (stop 44: 17,000 one-GPU searches of the
+    Philly-shaped 54-day cut).  The bound stays an upper bound: only GPUs no classification
+    could take are left out.  The reference walk (``VictimView.memo`` None) keeps the plain one."""
+    out = t.owners(p.account, donors)
+    if t.own and debug_end is None and v.memo is not None and _lowest_declared(v, p.account) >= p.declared:
+        out.discard(p.account)
+    return out
+
+
+def _lowest_declared(v: VictimView, account: str) -> int:
+    """The lowest declared priority of ``account``'s preemptible allocated jobs (none: a value
+    no job's priority is below), kept in the view's memo (the same for every search on one
+    state; only the fast walk has one)."""
+    memo = v.memo
+    assert memo is not None
+    by: dict[str, int] | None = memo.get("lowest_declared")
+    if by is None:
+        by = memo["lowest_declared"] = {}
+    got = by.get(account)
+    if got is not None:
+        return got
+    out = _NO_PRIORITY
+    ids = v.acct.alloc.get(account)
+    if ids:
+        running = v.running
+        for j in ids:
+            d = running[j].declared
+            if d < out:
+                out = d
+    by[account] = out
+    return out
+
+
+_NO_PRIORITY = 1 << 62  # an account without preemptible allocated jobs (``Terms.own`` is then off anyway)
 
 
 def _freeable_count(v: VictimView, per: int, cands: _Classifier, hosts: list[int], n: int) -> int:
