@@ -597,14 +597,14 @@ class Scheduler(Starting):
         out: list[Pend] = []
         now = pi.now
         for p in q.jobs:
-            if p.n == 0 or p.mr <= 0 or p.gpus > room or p.jid in tried:
+            if p.n == 0 or p.mr <= 0 or p.gpus > room or p.jid in tried or not self._within_caps_and_limits(p):
                 continue
             soft = self._soft_filter(p, qk, now)
             k = (p.shape, held_nodes(soft))
             failed = fails.get(k)
-            if failed is None:  # any job of the key decides for all, within its caps or not
+            if failed is None:
                 failed = fails[k] = self._victims_for(p, qk, pi, soft, True, False) is None
-            if not failed and self._within_caps_and_limits(p):  # read only where a search succeeds
+            if not failed:
                 out.append(p)
         if len(out) < 2 or not self.mode.scores:
             return out
