@@ -136,6 +136,7 @@ KNOBS: dict[str, Knob] = {
     "keep_hold_min_fraction": Knob("keep_hold_min_fraction", _fraction),
     "kept_hold_debug": Knob("kept_hold_debug", _bool),
     "hold_evicts": Knob("hold_evicts", _hold_evicts),
+    "spare_gangs": Knob("spare_gangs", _bool),
     "debug_reclaim": Knob("debug_reclaim", _bool),
     "consolidate": Knob("consolidate", _bool),
     "debug_over_cap": Knob("debug_over_cap", _gpus),

@@ -35,7 +35,7 @@ import math
 from collections.abc import Iterable, Iterator, Mapping
 
 from allotment.core.placement import NodeFilter
-from allotment.core.preemption import debug_slice, within_team
+from allotment.core.preemption import debug_slice, gang_sparing, within_team
 from allotment.core.preemption.futile_reclaim import reclaim_futile
 from allotment.core.preemption.kept_pick import KeptPick
 from allotment.core.preemption.terms import Donor, Terms, may_reclaim
@@ -105,7 +105,7 @@ def find_victims(
     if v.memo is not None and reclaim_futile(v, p, t, owed, debug_end):  # the fast walk only (futile_reclaim)
         return _without_reclaim(v, p, n, per, t, measure.get(p.account, math.inf), hosts, allow)
     cands = _Classifier(v, p, own, donors, measure.get(p.account, math.inf), reserve, debug_end if own else None)
-    chosen: list[tuple[int, float, int]] | None = [] if keep is not None else None
+    chosen: list[tuple[int, int, float, int]] | None = [] if keep is not None else None
     picked = _pick_nodes(v, p, n, per, cands, hosts, chosen)
     if not picked:
         return t.lasting  # fewer than n nodes can be freed with the jobs it may take
@@ -191,7 +191,7 @@ def _a_grown_node_reaches(v: VictimView, p: Pend, per: int, grown: list[int], al
     return next(_nodes_reaching(v, p, per, grown, allow, maps), None) is not None
 
 
-def _kept(v: VictimView, p: Pend, t: Terms, picked: list[str], chosen: list[tuple[int, float, int]]) -> KeptPick:
+def _kept(v: VictimView, p: Pend, t: Terms, picked: list[str], chosen: list[tuple[int, int, float, int]]) -> KeptPick:
     """What ``still_picks`` needs of a pick that failed the distance check."""
     alloc = v.acct.alloc_gpus
     accounts = {p.account}
@@ -199,7 +199,7 @@ def _kept(v: VictimView, p: Pend, t: Terms, picked: list[str], chosen: list[tupl
         r = v.running[j]
         if r.allocated:
             accounts.add(r.account)
-    return KeptPick(frozenset(k[2] for k in chosen), max(chosen),
+    return KeptPick(frozenset(k[3] for k in chosen), max(chosen),
                     [(a, d.over) for a, d in t.donors.items()], [(a, alloc.get(a, 0)) for a in sorted(accounts)],
                     t.own, t.reserve)
 
@@ -415,7 +415,7 @@ def _freeable_hosts(v: VictimView, p: Pend, per: int, owners: set[str], more: di
 
 
 def _pick_nodes(v: VictimView, p: Pend, n: int, per: int, cands: _Classifier, hosts: list[int],
-                chosen: list[tuple[int, float, int]] | None = None) -> list[str]:
+                chosen: list[tuple[int, int, float, int]] | None = None) -> list[str]:
     """The victims on the ``n`` nodes that need the cheapest ones (worst class, then lost work,
     then node order); empty when no ``n`` nodes can be freed.  The chosen options' keys are
     appended to ``chosen`` if given.
@@ -448,21 +448,24 @@ def _pick_nodes(v: VictimView, p: Pend, n: int, per: int, cands: _Classifier, ho
 
 
 def _options(v: VictimView, per: int, cands: _Classifier, hosts: list[int],
-             cut: bool) -> list[tuple[tuple[int, float, int], list[str]]]:
-    """Each node of ``hosts`` that can be freed, as ((worst class, lost work, node), victims),
-    best first.  With ``cut`` (only the best is wanted) a node stops being looked at as soon as
+             cut: bool) -> list[tuple[tuple[int, int, float, int], list[str]]]:
+    """Each node of ``hosts`` that can be freed, as ((worst class, gang GPUs broken, lost work,
+    node), victims), best first; the gang GPUs are 0 unless the knob ``spare_gangs`` is on
+    (``gang_sparing``).  With ``cut`` (only the best is wanted) a node stops being looked at as soon as
     the worst class it needs exceeds the best option's so far: the class only grows as victims
     are added, so its option could only be worse.  (Lost work is not used to cut: it is a float
     that could, by rounding, be a hair below 0.)"""
     pool = v.pool
     jobs_on = pool.jobs
     pre = v.acct.preemptible  # only these can be taken: the rest is not classified at all
-    options: list[tuple[tuple[int, float, int], list[str]]] = []
+    options: list[tuple[tuple[int, int, float, int], list[str]]] = []
+    spare = v.spare_gangs
+    gpus = cands.p.gpus
     best_worst = CLASS_DEBUG + 1  # with ``cut``: the worst class of the best option so far
     for i in hosts:
         free = pool.free[i]
         if free >= per:
-            options.append(((-1, 0.0, i), []))
+            options.append(((-1, 0, 0.0, i), []))
             best_worst = -1
             continue
         on = jobs_on[i]
@@ -481,7 +484,8 @@ def _options(v: VictimView, per: int, cands: _Classifier, hosts: list[int],
             free += on[key[3]]
             worst, cost = max(worst, k0), cost + key[2]
         if free >= per:
-            options.append(((worst, cost, i), chosen))
+            options.append(((worst, gang_sparing.broken_gpus(v.running, chosen, gpus) if spare else 0, cost, i),
+                            chosen))
             if worst < best_worst:
                 best_worst = worst
     options.sort()  # by the key alone: keys end in the node, so no two are equal and no lists are compared
