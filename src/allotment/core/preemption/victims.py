@@ -102,13 +102,14 @@ def find_victims(
         return t.lasting  # fewer than n nodes could hold it even if every takeable job there went
     if sum(1 for i in hosts if v.pool.free[i] >= per) >= n:
         return FOR_NOW  # free nodes would be the best options: only a reservation kept them out
-    if v.memo is not None and reclaim_futile(v, p, t, owed, debug_end):  # the fast walk only (futile_reclaim)
+    if v.memo is not None and v.spare_gangs < gang_sparing.FIRST and reclaim_futile(v, p, t, owed, debug_end):
+        # the fast walk only (futile_reclaim; its proof reads the class order that gang_sparing's ``first`` changes)
         return _without_reclaim(v, p, n, per, t, measure.get(p.account, math.inf), hosts, allow)
     cands = _Classifier(v, p, own, donors, measure.get(p.account, math.inf), reserve, debug_end if own else None)
     chosen: list[tuple[int, int, float, int]] | None = [] if keep is not None else None
     picked = _pick_nodes(v, p, n, per, cands, hosts, chosen)
-    if not picked:
-        return t.lasting  # fewer than n nodes can be freed with the jobs it may take
+    if not picked:  # fewer than n nodes can be freed with the jobs it may take (now: gang_sparing.spared)
+        return FOR_NOW if cands.spared else t.lasting
     if not _lowers_distance(v, p.account, p.gpus, picked, owed, {j for j in picked if _yielding(cands, j)},
                             p.evicted_by):
         if keep is not None and chosen:
@@ -347,6 +348,7 @@ class _Classifier:
         self.v, self.p, self.own, self.donors, self.m_req, self.reserve = v, p, own, donors, m_req, reserve
         self.debug_end = debug_end  # when p, a debug job that may slice its own team, would end
         self.seen: dict[str, _Cand | None] = {}
+        self.spared = False  # a larger gang was left out for now (gang_sparing.spared: the form ``wait``)
 
     def get(self, jid: str) -> _Cand | None:
         if jid in self.seen:
@@ -366,6 +368,9 @@ class _Classifier:
             return _Cand((CLASS_UNALLOC, 0.0, lost, jid), "unallocated", UNALLOC_WHY)
         if self.reserve and r.yields:
             return _Cand((CLASS_YIELD, 0.0, lost, jid), "reservation", YIELD_WHY)
+        if v.spare_gangs == gang_sparing.WAIT and gang_sparing.spared(r, p, v.t):
+            self.spared = True
+            return None
         if r.account == p.account:
             if self.own and within_team.may_take(p.declared, r):
                 return _Cand((CLASS_WITHIN, 0.0, lost, jid), within_team.RULE, WITHIN_WHY + " than {job}")
@@ -450,8 +455,8 @@ def _pick_nodes(v: VictimView, p: Pend, n: int, per: int, cands: _Classifier, ho
 def _options(v: VictimView, per: int, cands: _Classifier, hosts: list[int],
              cut: bool) -> list[tuple[tuple[int, int, float, int], list[str]]]:
     """Each node of ``hosts`` that can be freed, as ((worst class, gang GPUs broken, lost work,
-    node), victims), best first; the gang GPUs are 0 unless the knob ``spare_gangs`` is on
-    (``gang_sparing``).  With ``cut`` (only the best is wanted) a node stops being looked at as soon as
+    node), victims), best first; the gang GPUs are 0, and the class the worst victim's, unless the
+    knob ``spare_gangs`` is on (``gang_sparing.option``).  With ``cut`` (only the best is wanted) a node stops being looked at as soon as
     the worst class it needs exceeds the best option's so far: the class only grows as victims
     are added, so its option could only be worse.  (Lost work is not used to cut: it is a float
     that could, by rounding, be a hair below 0.)"""
@@ -461,6 +466,7 @@ def _options(v: VictimView, per: int, cands: _Classifier, hosts: list[int],
     options: list[tuple[tuple[int, int, float, int], list[str]]] = []
     spare = v.spare_gangs
     gpus = cands.p.gpus
+    running = v.running
     best_worst = CLASS_DEBUG + 1  # with ``cut``: the worst class of the best option so far
     for i in hosts:
         free = pool.free[i]
@@ -484,8 +490,11 @@ def _options(v: VictimView, per: int, cands: _Classifier, hosts: list[int],
             free += on[key[3]]
             worst, cost = max(worst, k0), cost + key[2]
         if free >= per:
-            options.append(((worst, gang_sparing.broken_gpus(v.running, chosen, gpus) if spare else 0, cost, i),
-                            chosen))
+            broken = 0
+            if spare:
+                shift, broken = gang_sparing.option(running, chosen, gpus, spare)
+                worst += shift
+            options.append(((worst, broken, cost, i), chosen))
             if worst < best_worst:
                 best_worst = worst
     options.sort()  # by the key alone: keys end in the node, so no two are equal and no lists are compared

@@ -23,7 +23,7 @@ class VictimView:
 
     def __init__(self, pool: NodePool, running: Mapping[str, Run], acct: Accounting, keep_nonresumable: bool,
                  hysteresis: float, reclaims: bool, t: float, memo: dict[str, Any] | None = None,
-                 debug_threshold_s: float = -1.0, spare_gangs: bool = False) -> None:
+                 debug_threshold_s: float = -1.0, spare_gangs: int = 0) -> None:
         self.pool = pool
         self.running = running
         self.acct = acct
@@ -37,7 +37,7 @@ class VictimView:
         # answers that depend only on the state and the pass inputs, kept while both stay the
         # same (the fast walk makes one view per state version and inputs); None: recompute
         self.memo = memo
-        # knob spare_gangs: among options of one worst class, break no larger gang first (gang_sparing)
+        # knob spare_gangs: break no running gang larger than the requester first (gang_sparing.FORMS; 0: off)
         self.spare_gangs = spare_gangs
 
 
