@@ -35,7 +35,7 @@ import math
 from collections.abc import Iterable, Iterator, Mapping
 
 from allotment.core.placement import NodeFilter
-from allotment.core.preemption import debug_slice, within_team
+from allotment.core.preemption import debug_slice, gang_sparing, within_team
 from allotment.core.preemption.futile_reclaim import reclaim_futile
 from allotment.core.preemption.kept_pick import KeptPick
 from allotment.core.preemption.terms import Donor, Terms, may_reclaim
@@ -102,13 +102,14 @@ def find_victims(
         return t.lasting  # fewer than n nodes could hold it even if every takeable job there went
     if sum(1 for i in hosts if v.pool.free[i] >= per) >= n:
         return FOR_NOW  # free nodes would be the best options: only a reservation kept them out
-    if v.memo is not None and reclaim_futile(v, p, t, owed, debug_end):  # the fast walk only (futile_reclaim)
+    if v.memo is not None and v.spare_gangs < gang_sparing.FIRST and reclaim_futile(v, p, t, owed, debug_end):
+        # the fast walk only (futile_reclaim; its proof reads the class order that gang_sparing's ``first`` changes)
         return _without_reclaim(v, p, n, per, t, measure.get(p.account, math.inf), hosts, allow)
     cands = _Classifier(v, p, own, donors, measure.get(p.account, math.inf), reserve, debug_end if own else None)
-    chosen: list[tuple[int, float, int]] | None = [] if keep is not None else None
+    chosen: list[tuple[int, int, float, int]] | None = [] if keep is not None else None
     picked = _pick_nodes(v, p, n, per, cands, hosts, chosen)
-    if not picked:
-        return t.lasting  # fewer than n nodes can be freed with the jobs it may take
+    if not picked:  # fewer than n nodes can be freed with the jobs it may take (now: gang_sparing.spared)
+        return FOR_NOW if cands.spared else t.lasting
     if not _lowers_distance(v, p.account, p.gpus, picked, owed, {j for j in picked if _yielding(cands, j)},
                             p.evicted_by):
         if keep is not None and chosen:
@@ -193,7 +194,7 @@ def _a_grown_node_reaches(v: VictimView, p: Pend, per: int, grown: list[int], al
     return next(_nodes_reaching(v, p, per, grown, allow, maps), None) is not None
 
 
-def _kept(v: VictimView, p: Pend, t: Terms, picked: list[str], chosen: list[tuple[int, float, int]]) -> KeptPick:
+def _kept(v: VictimView, p: Pend, t: Terms, picked: list[str], chosen: list[tuple[int, int, float, int]]) -> KeptPick:
     """What ``still_picks`` needs of a pick that failed the distance check."""
     alloc = v.acct.alloc_gpus
     accounts = {p.account}
@@ -201,7 +202,7 @@ def _kept(v: VictimView, p: Pend, t: Terms, picked: list[str], chosen: list[tupl
         r = v.running[j]
         if r.allocated:
             accounts.add(r.account)
-    return KeptPick(frozenset(k[2] for k in chosen), max(chosen),
+    return KeptPick(frozenset(k[3] for k in chosen), max(chosen),
                     [(a, d.over) for a, d in t.donors.items()], [(a, alloc.get(a, 0)) for a in sorted(accounts)],
                     t.own, t.reserve)
 
@@ -391,6 +392,7 @@ class _Classifier:
         self.v, self.p, self.own, self.donors, self.m_req, self.reserve = v, p, own, donors, m_req, reserve
         self.debug_end = debug_end  # when p, a debug job that may slice its own team, would end
         self.seen: dict[str, _Cand | None] = {}
+        self.spared = False  # a larger gang was left out for now (gang_sparing.spared: the form ``wait``)
 
     def get(self, jid: str) -> _Cand | None:
         if jid in self.seen:
@@ -410,6 +412,9 @@ class _Classifier:
             return _Cand((CLASS_UNALLOC, 0.0, lost, jid), "unallocated", UNALLOC_WHY)
         if self.reserve and r.yields:
             return _Cand((CLASS_YIELD, 0.0, lost, jid), "reservation", YIELD_WHY)
+        if v.spare_gangs == gang_sparing.WAIT and gang_sparing.spared(r, p, v.t):
+            self.spared = True
+            return None
         if r.account == p.account:
             if self.own and within_team.may_take(p.declared, r):
                 return _Cand((CLASS_WITHIN, 0.0, lost, jid), within_team.RULE, WITHIN_WHY + " than {job}")
@@ -459,7 +464,7 @@ def _freeable_hosts(v: VictimView, p: Pend, per: int, owners: set[str], more: di
 
 
 def _pick_nodes(v: VictimView, p: Pend, n: int, per: int, cands: _Classifier, hosts: list[int],
-                chosen: list[tuple[int, float, int]] | None = None) -> list[str]:
+                chosen: list[tuple[int, int, float, int]] | None = None) -> list[str]:
     """The victims on the ``n`` nodes that need the cheapest ones (worst class, then lost work,
     then node order); empty when no ``n`` nodes can be freed.  The chosen options' keys are
     appended to ``chosen`` if given.
@@ -492,21 +497,25 @@ def _pick_nodes(v: VictimView, p: Pend, n: int, per: int, cands: _Classifier, ho
 
 
 def _options(v: VictimView, per: int, cands: _Classifier, hosts: list[int],
-             cut: bool) -> list[tuple[tuple[int, float, int], list[str]]]:
-    """Each node of ``hosts`` that can be freed, as ((worst class, lost work, node), victims),
-    best first.  With ``cut`` (only the best is wanted) a node stops being looked at as soon as
+             cut: bool) -> list[tuple[tuple[int, int, float, int], list[str]]]:
+    """Each node of ``hosts`` that can be freed, as ((worst class, gang GPUs broken, lost work,
+    node), victims), best first; the gang GPUs are 0, and the class the worst victim's, unless the
+    knob ``spare_gangs`` is on (``gang_sparing.option``).  With ``cut`` (only the best is wanted) a node stops being looked at as soon as
     the worst class it needs exceeds the best option's so far: the class only grows as victims
     are added, so its option could only be worse.  (Lost work is not used to cut: it is a float
     that could, by rounding, be a hair below 0.)"""
     pool = v.pool
     jobs_on = pool.jobs
     pre = v.acct.preemptible  # only these can be taken: the rest is not classified at all
-    options: list[tuple[tuple[int, float, int], list[str]]] = []
+    options: list[tuple[tuple[int, int, float, int], list[str]]] = []
+    spare = v.spare_gangs
+    gpus = cands.p.gpus
+    running = v.running
     best_worst = CLASS_DEBUG + 1  # with ``cut``: the worst class of the best option so far
     for i in hosts:
         free = pool.free[i]
         if free >= per:
-            options.append(((-1, 0.0, i), []))
+            options.append(((-1, 0, 0.0, i), []))
             best_worst = -1
             continue
         on = jobs_on[i]
@@ -525,7 +534,11 @@ def _options(v: VictimView, per: int, cands: _Classifier, hosts: list[int],
             free += on[key[3]]
             worst, cost = max(worst, k0), cost + key[2]
         if free >= per:
-            options.append(((worst, cost, i), chosen))
+            broken = 0
+            if spare:
+                shift, broken = gang_sparing.option(running, chosen, gpus, spare)
+                worst += shift
+            options.append(((worst, broken, cost, i), chosen))
             if worst < best_worst:
                 best_worst = worst
     options.sort()  # by the key alone: keys end in the node, so no two are equal and no lists are compared
