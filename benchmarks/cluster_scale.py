@@ -3,6 +3,12 @@ faster than linearly with cluster size, 1,024 -> 8,192 GPUs").
 
 Usage: PYTHONPATH=<build>/src python benchmarks/cluster_scale.py [--repo .] [--scales 1,8]
            [--days 3] [--scenario ai2] [--seed 1] [--policy budgets] [--cluster h100]
+           [--no-skip] [--out DIR]
+
+``--no-skip`` runs the plain reference walk; ``--out DIR`` writes each scale's metrics JSON
+(``DIR/x<k>.json``, as ``allot simulate --json``) and event log (``DIR/x<k>.events``, as
+``--events``), so two builds' decisions at every scale can be compared with ``cmp`` (the CPU
+printed then includes writing the log).
 
 For each scale ``k`` the repository's configuration (budgets, inventory, policies) is copied to a
 temporary directory with ``--cluster``'s node count multiplied by ``k`` (node names widened to
@@ -26,6 +32,8 @@ import time
 from pathlib import Path
 
 from allotment.compile.compiler import compile_repo
+from allotment.sim.event_file import EventFile
+from allotment.sim.rundir import metrics_json
 from allotment.sim.runner import simulate
 from allotment.traces.scenarios import get_scenario
 
@@ -54,6 +62,8 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--policy", default="budgets")
     ap.add_argument("--cluster", default="h100")
+    ap.add_argument("--no-skip", action="store_true", help="the reference walk")
+    ap.add_argument("--out", type=Path, help="write x<k>.json and x<k>.events here")
     args = ap.parse_args()
     first = None
     print("scale  GPUs  jobs  simulate CPU s  CPU us/job  per job / first")
@@ -65,7 +75,17 @@ def main() -> None:
             w = get_scenario(args.scenario)(config, cluster=args.cluster, days=args.days, seed=args.seed)
             jobs = len(w.jobs)
             c = time.process_time()
-            simulate(config, w, cluster=args.cluster, days=args.days, policy=args.policy)
+            if args.out is None:
+                simulate(config, w, cluster=args.cluster, days=args.days, seed=args.seed, policy=args.policy,
+                         reference=args.no_skip)
+            else:
+                args.out.mkdir(parents=True, exist_ok=True)
+                with EventFile(args.out / f"x{k}.events") as log:
+                    r = simulate(config, w, cluster=args.cluster, days=args.days, seed=args.seed,
+                                 policy=args.policy, reference=args.no_skip, on_event=log)
+                    assert r.header is not None
+                    log.finish(r.header)
+                (args.out / f"x{k}.json").write_text(metrics_json(r.metrics))
             cpu = time.process_time() - c
             per = cpu / max(1, jobs) * 1e6
             first = per if first is None else first

@@ -62,6 +62,7 @@ HOT: tuple[str, ...] = (
     "allotment.core.preemption.victims",
     "allotment.core.preemption.slicing",
     "allotment.core.preemption.debug_slice",
+    "allotment.core.preemption.gang_sparing",
     "allotment.core.preemption.retry",
     "allotment.core.preemption.kept_pick",
     "allotment.core.cluster",

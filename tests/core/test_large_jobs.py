@@ -21,8 +21,8 @@ def _job(i: str, account: str, gpus: int, submit: float, work: float, *, mr: flo
     return JobSpec(id=i, submit=submit, account=account, gpus=gpus, work=work, min_runtime=mr, user="u")
 
 
-def _run(jobs: list[JobSpec], *, nodes: int) -> SimResult:
-    config = make_config({"a": 1, "b": 1}, nodes=nodes, policy=Policy())
+def _run(jobs: list[JobSpec], *, nodes: int, spare_gangs: str = "off") -> SimResult:
+    config = make_config({"a": 1, "b": 1}, nodes=nodes, policy=Policy(spare_gangs=spare_gangs))
     return simulate(config, Workload.of(jobs, ()), keep_events=True)
 
 
@@ -73,6 +73,8 @@ def test_a_starving_seven_gpu_job_of_an_under_served_team_holds_a_node_behind_a_
 # its own team's stream -- read from the event log.
 
 EPOCH_AND_PASSES = 300.0 + 60.0
+# the victim rule gang-sparing's forms (core/preemption/gang_sparing.py): the bounds hold under each
+SPARE_GANGS = st.sampled_from(["off", "class", "first", "wait"])
 
 
 @st.composite
@@ -102,20 +104,20 @@ def _streams(draw: st.DrawFn) -> tuple[list[JobSpec], str, float]:
 
 
 @settings(max_examples=25, deadline=None)
-@given(_streams())
+@given(_streams(), SPARE_GANGS)
 def test_no_job_starves_behind_a_stream_whatever_its_size_and_whose_stream_it_is(
-    case: tuple[list[JobSpec], str, float],
+    case: tuple[list[JobSpec], str, float], spare_gangs: str,
 ) -> None:
     jobs, what, bound = case
-    res = _run(jobs, nodes=int(what.split()[0]))
+    res = _run(jobs, nodes=int(what.split()[0]), spare_gangs=spare_gangs)
     assert _start(res, "big") <= bound, what
 
 
 # -- small clusters: allocations smaller than a node ------------------------------------------
 
 
-def _run3(jobs: list[JobSpec], *, nodes: int, teams: int = 3) -> SimResult:
-    config = make_config({t: 1 for t in "abcdef"[:teams]}, nodes=nodes, policy=Policy())
+def _run3(jobs: list[JobSpec], *, nodes: int, teams: int = 3, spare_gangs: str = "off") -> SimResult:
+    config = make_config({t: 1 for t in "abcdef"[:teams]}, nodes=nodes, policy=Policy(spare_gangs=spare_gangs))
     return simulate(config, Workload.of(jobs, ()), keep_events=True)
 
 
@@ -143,12 +145,12 @@ def _sub_node(draw: st.DrawFn) -> tuple[list[JobSpec], int, int]:
 
 
 @settings(max_examples=30, deadline=None)
-@given(_sub_node())
+@given(_sub_node(), SPARE_GANGS)
 def test_no_pair_of_jobs_evicts_each_other_back_and_forth_on_a_cluster_of_sub_node_allocations(
-    case: tuple[list[JobSpec], int, int],
+    case: tuple[list[JobSpec], int, int], spare_gangs: str,
 ) -> None:
     jobs, nodes, teams = case
-    res = _run3(jobs, nodes=nodes, teams=teams)
+    res = _run3(jobs, nodes=nodes, teams=teams, spare_gangs=spare_gangs)
     last_evictor: dict[str, str] = {}  # each job's latest evictor (what it carries as evicted_by)
     for e in res.events:
         if e.event == "preempt" and e.by is not None and e.job is not None:

@@ -157,7 +157,8 @@ def _still_fails(twin: Twin, grown: list[int], held: frozenset[int] | None = Non
     f = s._failed.find("p0", held, False)
     assert f is not None
     was = f.why
-    return still_fails(s._view(pi), p, p.n, p.per, pi.owed, pi.measure, grown, was, allow=allow) is not None
+    return still_fails(s._view(pi), p, p.n, p.per, pi.owed, pi.measure, grown, was, allow=allow,
+                       debug_end=s.debug_end(p, pi.now)) is not None
 
 
 def test_a_stop_on_a_node_the_job_cannot_use_keeps_the_failure_and_one_it_can_use_does_not() -> None:

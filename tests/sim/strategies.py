@@ -40,6 +40,7 @@ def clusters(draw: st.DrawFn) -> CompiledConfig:
         kept_hold_debug=draw(st.booleans()),
         debug_over_cap=draw(st.sampled_from([0, 0, 2, 8])),  # short debug jobs beyond a cap (core.debug_overdraft)
         hold_evicts=draw(st.sampled_from(["off", "off", "all", "gangs", "borrowed"])),  # resumable work yields to holds past protection
+        spare_gangs=draw(st.sampled_from(["off", "class", "first", "wait"])),  # victim choice spares larger gangs (gang_sparing)
         # sessions told before they are stopped, sometimes restored (core.session_grace)
         # and sometimes a pool of nodes for them, lent to other work while idle (core.session_pool)
         interactive=dataclasses.replace(

@@ -146,6 +146,11 @@ class Policy:
     # or "gangs": only such a gang
     # (core/reservation.py, ``evicts_for_hold``; simulation only, a --set knob)
     hold_evicts: str = "off"
+    # victim choice counts a gang's later drain: "off"; "class": among ways to free room that need
+    # the same worst victim class, break no running gang larger than the requester first; "first":
+    # an option breaking a larger allocated gang after every other; "wait": "first", and no such gang
+    # taken before the requester is starving (core/preemption/gang_sparing.py; simulation only, a --set knob)
+    spare_gangs: str = "off"
     debug_reclaim: bool = False  # a debug job may reclaim whatever its team runs now (core/preemption/terms.py)
     # GPUs a team's short debug jobs (by protection and work) may run beyond each max_gpus on
     # its path, while its other work keeps under it (core/debug_overdraft.py; 0: none)

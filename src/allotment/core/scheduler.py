@@ -42,7 +42,16 @@ from allotment.core.pass_inputs import PassInputs, QueueKey
 from allotment.core.placement import NodeFilter
 from allotment.core.priority import Scorer, active_boosts
 from allotment.core.queues import Queue
-from allotment.core.reservation import Hold, Holds, allow_for, keepable, keeps, may_hold, plan_hold
+from allotment.core.reservation import (
+    Hold,
+    Holds,
+    allow_for,
+    held_nodes,
+    keepable,
+    keeps,
+    may_hold,
+    plan_hold,
+)
 from allotment.core.snapshot import KeptHold, NodeState
 from allotment.core.starting import Starting
 from allotment.core.state import Pend
@@ -555,13 +564,54 @@ class Scheduler(Starting):
         if not self.walk.rest_may_take(q.shapes, self.pool, self.acct):
             return False  # none could: the fast walk does not list the whole queue to find that out
         now = pi.now
-        for p in self._whole_order(q, pi):
+        rest = self._rest_that_may_take(q, qk, pi, tried) if self.walk.reuses else self._whole_order(q, pi)
+        for p in rest:
             if p.jid in tried or p.n == 0 or p.mr <= 0 or not self._within_caps_and_limits(p):
                 continue
             soft = self._soft_filter(p, qk, now)
             if self._preempt_for(p, qk, pi, soft, starts, preemptions, only_unallocated=True):
                 return True
         return False
+
+    def _rest_that_may_take(self, q: Queue, qk: QueueKey, pi: PassInputs, tried: set[str]) -> list[Pend]:
+        """The fast walk's ``_free_work_for_the_rest`` list: of the jobs the loop there would
+        search for, only those whose search can succeed now, in the whole order's order -- without
+        scoring or merging the rest of a long queue (whose every job the plain list ranks: issue
+        27, the cost per job grew with the cluster).  Exact, as the loop changes nothing before
+        its first success (a search that fails, or a start that must wait for a session's grace,
+        which no search for unallocated work reads):
+
+        * more GPUs than are free plus every unallocated GPU: ``_victims_for``'s first bound
+          fails the search;
+        * a search for unallocated work reads nothing of the job but its shape and the nodes its
+          filter keeps it off (``held_nodes``; the failed-search memo keys it so too,
+          ``FailedSearches.find_shape``), so one search per (shape, held nodes), on the first
+          job of each, decides for all of them;
+        * a subset of a total order keeps its order: the jobs left are ranked by the pass's
+          scorer (``Scorer.rank``, the whole order's key) or, in a mode that does not score, kept
+          in the queue's order (``q.jobs``, which ``QueueSet.head`` reads).
+
+        Only ids matter to the caller, which checks every job again as before.  A job's caps are
+        read before its key is searched: a key whose only jobs are over their caps is then never
+        searched, and a search that finds victims is not remembered, so it would run at every
+        visit (tried at stop 44: 2.6x the CPU at 4,096 GPUs)."""
+        room = self.pool.free_gpus() + self.acct.unalloc_gpus
+        fails: dict[tuple[int, frozenset[int] | None], bool] = {}
+        out: list[Pend] = []
+        now = pi.now
+        for p in q.jobs:
+            if p.n == 0 or p.mr <= 0 or p.gpus > room or p.jid in tried or not self._within_caps_and_limits(p):
+                continue
+            soft = self._soft_filter(p, qk, now)
+            k = (p.shape, held_nodes(soft))
+            failed = fails.get(k)
+            if failed is None:
+                failed = fails[k] = self._victims_for(p, qk, pi, soft, True, False) is None
+            if not failed:
+                out.append(p)
+        if len(out) < 2 or not self.mode.scores:
+            return out
+        return self._scorer(pi).rank(out)
 
     def _soft_filter(self, p: Pend, qk: QueueKey, now: float) -> NodeFilter | None:
         """The nodes ``p`` may use outside its visit's candidates: off the holds that bind its

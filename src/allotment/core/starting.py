@@ -20,6 +20,7 @@ from allotment.core.free_packing import plan_free_packing
 from allotment.core.modes import FREE_SUFFIX, GLOBAL_QUEUE
 from allotment.core.pass_inputs import PassInputs, QueueKey
 from allotment.core.placement import NodeFilter
+from allotment.core.preemption import gang_sparing
 from allotment.core.preemption.caps import find_cap_victims
 from allotment.core.preemption.kept_pick import KeptPick
 from allotment.core.preemption.retry import FailedSearches, Failure, SearchState, same_nodes
@@ -65,6 +66,7 @@ class Starting(ClusterState):
         # knob hold_evicts: resumable allocated work yields to reservations after its protection
         self._hold_evicts = str(self.policy.hold_evicts) if self.mode.reclaims else "off"
         self._hysteresis = float(self.policy.reclaim_hysteresis)
+        self._spare_gangs = gang_sparing.FORMS[str(self.policy.spare_gangs)]  # knob: core.preemption.gang_sparing
         self.holds: Holds | None = None  # the round's reservations (the last pass's are reported)
         self._launched: dict[str, Pend] = {}  # this pass's starts, to undo one (see _evict_all)
         self._inputs_id = 0  # bumped whenever the pass inputs are recomputed
@@ -126,7 +128,7 @@ class Starting(ClusterState):
             return self._view_val
         v = VictimView(self.pool, self.running, self.acct, self._keep_nonresumable, self._hysteresis,
                        self.mode.reclaims, pi.t, {} if self.walk.reuses else None,
-                       self._debug_threshold_s if self.mode.debug_reclaims else -1.0)
+                       self._debug_threshold_s if self.mode.debug_reclaims else -1.0, self._spare_gangs)
         self._view_val, self._view_at = v, at
         return v
 
@@ -257,7 +259,8 @@ class Starting(ClusterState):
         if not grown:
             return True
         still = still_fails(self._view(pi), p, p.n, p.per, pi.owed, pi.measure, grown, was.why,
-                            allow=allow, only_unallocated=only_unallocated, reserve=reserve)
+                            allow=allow, only_unallocated=only_unallocated, reserve=reserve,
+                            debug_end=self.debug_end(p, pi.now))
         if still is None:
             return False
         self._remember(p.shape if only_unallocated else -1, p, held, reserve, self._search_state(pi, qk), still)

@@ -93,6 +93,12 @@ def _hold_evicts(value: str) -> str:
     return value
 
 
+def _spare_gangs(value: str) -> str:
+    if value not in ("off", "class", "first", "wait"):
+        raise ValueError(f"expected off, class, first or wait, got {value!r}")
+    return value
+
+
 def _fraction(value: str) -> float:
     """A fraction from 0 to 1, as a decimal (``0.125``) or a ratio of whole numbers (``1/8``)."""
     num, slash, den = value.partition("/")
@@ -136,6 +142,7 @@ KNOBS: dict[str, Knob] = {
     "keep_hold_min_fraction": Knob("keep_hold_min_fraction", _fraction),
     "kept_hold_debug": Knob("kept_hold_debug", _bool),
     "hold_evicts": Knob("hold_evicts", _hold_evicts),
+    "spare_gangs": Knob("spare_gangs", _spare_gangs),
     "debug_reclaim": Knob("debug_reclaim", _bool),
     "consolidate": Knob("consolidate", _bool),
     "debug_over_cap": Knob("debug_over_cap", _gpus),

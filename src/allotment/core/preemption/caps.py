@@ -2,7 +2,8 @@
 
 A job held back only because its account (or a group above it) is at its cap may take the GPUs of
 its own team's jobs of strictly lower declared priority that are past their protection, least
-lost work first, until every cap on its path has room and ``n`` nodes have ``per`` GPUs free.
+lost work first (with the knob ``spare_gangs``, a gang larger than the job after every other job of
+its class, or with ``first`` of either class: ``gang_sparing``), until every cap on its path has room and ``n`` nodes have ``per`` GPUs free.
 Strictly lower priority keeps it free of cycles, as for ``within-team``.  A debug job may also
 take its team's work of the same priority that would end after it (``debug_end``: when it would
 end, None for any other job; ``core.preemption.debug_slice``), after all of the lower-priority
@@ -13,7 +14,7 @@ work.  Only nodes ``allow`` admits may take the job (a reservation it would over
 from __future__ import annotations
 
 from allotment.core.placement import NodeFilter
-from allotment.core.preemption import debug_slice, within_team
+from allotment.core.preemption import debug_slice, gang_sparing, within_team
 from allotment.core.preemption.view import Victim, VictimView, lost_work
 from allotment.core.state import Pend, Run
 
@@ -25,13 +26,17 @@ def find_cap_victims(v: VictimView, p: Pend, n: int, per: int, allow: NodeFilter
                      debug_end: float | None = None) -> list[Victim] | None:
     over = v.acct.cap_excess(p.account, p.gpus)
     running = v.running
-    own = sorted(
-        (cls, lost_work(r, v.t) * r.gpus, jid)
-        for jid in v.acct.alloc.get(p.account, {})
-        if (cls := _class(r := running[jid], p, debug_end, v.pool.max_gpus)) >= 0
-        and not (v.keep_nonresumable and not r.resumable)
-    )
-    if not own or sum(running[j].gpus for _, _, j in own) < over:
+    spare = v.spare_gangs  # knob: a larger gang after every other job of its class, or every job (gang_sparing)
+    own: list[tuple[int, int, float, str, int]] = []  # (order, larger gang's GPUs, lost work, id, class)
+    for jid in v.acct.alloc.get(p.account, {}):
+        r = running[jid]
+        cls = _class(r, p, debug_end, v.pool.max_gpus)
+        if cls < 0 or (v.keep_nonresumable and not r.resumable):
+            continue
+        order, gang = _spared(cls, r, p.gpus, spare)
+        own.append((order, gang, lost_work(r, v.t) * r.gpus, jid, cls))
+    own.sort()
+    if not own or sum(running[j].gpus for _, _, _, j, _ in own) < over:
         return None  # nothing to take, or not enough even taking all of it
     hosts = v.pool.hosts(per, p.gpu_type)
     if allow is not None:
@@ -43,7 +48,7 @@ def find_cap_victims(v: VictimView, p: Pend, n: int, per: int, allow: NodeFilter
 
     chosen: list[tuple[int, str]] = []
     freed = 0
-    for cls, _, jid in own:
+    for _, _, _, jid, cls in own:
         if freed >= over and placeable():
             break
         chosen.append((cls, jid))
@@ -55,6 +60,15 @@ def find_cap_victims(v: VictimView, p: Pend, n: int, per: int, allow: NodeFilter
         return None
     return [Victim(j, within_team.RULE, CAP_WHY.format(job=p.jid)) if cls == 0
             else Victim(j, debug_slice.RULE, DEBUG_WHY.format(job=p.jid)) for cls, j in chosen]
+
+
+def _spared(cls: int, r: Run, gpus: int, spare: int) -> tuple[int, int]:
+    """The order of ``r`` (of class ``cls``) under ``gang_sparing``: (class, raised past every
+    class with ``first`` if ``r`` is a larger gang; its GPUs as a larger gang)."""
+    if not spare:
+        return cls, 0
+    g = gang_sparing.gang_gpus(r, gpus)
+    return (cls + gang_sparing.AFTER_EVERY_CLASS if g and spare >= gang_sparing.FIRST else cls), g
 
 
 def _class(r: Run, p: Pend, debug_end: float | None, node_gpus: int) -> int:

@@ -6,7 +6,8 @@ check (``victims._lowers_distance``): 25,700 of the 27-day cut's searches, 22,60
 job's same pick again in the same pass, after other jobs started elsewhere.  Each redoes the
 whole search (every host's jobs classified and sorted: half the victim search's instructions).
 
-What the answer reads: the ``n`` best options (``victims._options``: per node, the worst class
+What the answer reads: the ``n`` best options (``victims._options``: per node, the worst class,
+the larger gangs it breaks under ``gang_sparing`` -- their placement and GPUs, fixed for a run --
 and lost work of the victims that free it) and, for the pick, the accounting of the accounts it
 moves.  An option reads its node's free GPUs and jobs, each job's classification (its account's
 donor excess, the requester's terms, ``VictimView.t``, its protection), and nothing of other
@@ -30,10 +31,10 @@ class KeptPick:
 
     __slots__ = ("allocs", "debug_end", "donors", "grown", "inputs", "nodes", "own", "reserve", "touched", "worst")
 
-    def __init__(self, nodes: frozenset[int], worst: tuple[int, float, int],
+    def __init__(self, nodes: frozenset[int], worst: tuple[int, int, float, int],
                  donors: list[tuple[str, float]], allocs: list[tuple[str, int]], own: bool, reserve: bool) -> None:
         self.nodes = nodes  # the chosen nodes
-        self.worst = worst  # the worst chosen option's key: (worst class, lost work, node)
+        self.worst = worst  # the worst chosen option's key: (worst class, gang GPUs broken, lost work, node)
         self.donors = donors  # (account, GPUs over what it is owed) of each donor
         self.allocs = allocs  # (account, allocated GPUs) of the requester and each victim's account
         self.own = own  # the search's terms: its own team's work, jobs that yield to a reservation

@@ -35,7 +35,7 @@ import math
 from collections.abc import Iterable, Iterator, Mapping
 
 from allotment.core.placement import NodeFilter
-from allotment.core.preemption import debug_slice, within_team
+from allotment.core.preemption import debug_slice, gang_sparing, within_team
 from allotment.core.preemption.futile_reclaim import reclaim_futile
 from allotment.core.preemption.kept_pick import KeptPick
 from allotment.core.preemption.terms import Donor, Terms, may_reclaim
@@ -95,20 +95,21 @@ def find_victims(
     donors, own, reserve = t.donors, t.own, t.reserve
     if not donors and not own and not reserve and n == 1 and v.pool.soft_hole() < per:
         return t.lasting  # only unallocated work could yield, and no node has room even then
-    hosts = _freeable_hosts(v, p, per, t.owners(p.account), v.acct.yield_nodes if reserve else {})
+    hosts = _freeable_hosts(v, p, per, _owners(v, p, t, debug_end), v.acct.yield_nodes if reserve else {})
     if allow is not None:
         hosts = [i for i in hosts if allow(i)]
     if len(hosts) < n:
         return t.lasting  # fewer than n nodes could hold it even if every takeable job there went
     if sum(1 for i in hosts if v.pool.free[i] >= per) >= n:
         return FOR_NOW  # free nodes would be the best options: only a reservation kept them out
-    if v.memo is not None and reclaim_futile(v, p, t, owed, debug_end):  # the fast walk only (futile_reclaim)
+    if v.memo is not None and v.spare_gangs < gang_sparing.FIRST and reclaim_futile(v, p, t, owed, debug_end):
+        # the fast walk only (futile_reclaim; its proof reads the class order that gang_sparing's ``first`` changes)
         return _without_reclaim(v, p, n, per, t, measure.get(p.account, math.inf), hosts, allow)
     cands = _Classifier(v, p, own, donors, measure.get(p.account, math.inf), reserve, debug_end if own else None)
-    chosen: list[tuple[int, float, int]] | None = [] if keep is not None else None
+    chosen: list[tuple[int, int, float, int]] | None = [] if keep is not None else None
     picked = _pick_nodes(v, p, n, per, cands, hosts, chosen)
-    if not picked:
-        return t.lasting  # fewer than n nodes can be freed with the jobs it may take
+    if not picked:  # fewer than n nodes can be freed with the jobs it may take (now: gang_sparing.spared)
+        return FOR_NOW if cands.spared else t.lasting
     if not _lowers_distance(v, p.account, p.gpus, picked, owed, {j for j in picked if _yielding(cands, j)},
                             p.evicted_by):
         if keep is not None and chosen:
@@ -124,13 +125,14 @@ def find_victims(
 
 def still_fails(
     v: VictimView, p: Pend, n: int, per: int, owed: dict[str, float], measure: dict[str, float],
-    grown: list[int], was: NoVictims, *, allow: NodeFilter | None = None, only_unallocated: bool = False,
-    reserve: bool = False,
+    grown: list[int], was: NoVictims, *, debug_end: float | None, allow: NodeFilter | None = None,
+    only_unallocated: bool = False, reserve: bool = False,
 ) -> NoVictims | None:
     """The lasting answer ``find_victims`` (same arguments) gives now, if it is sure to give one,
     for a search that failed with the lasting ``was`` on an earlier state since which only the
     nodes ``grown`` (``ClusterState.grown``) grew what is free or takeable, and, if ``was``
-    read donors, no account turned donor (``donor_growth``); None: search again.
+    read donors, no account turned donor (``donor_growth``); None: search again.  ``debug_end``:
+    ``find_victims``'s (whether ``p`` may slice its own team as a debug job, ``_owners``).
 
     On every other node the free plus takeable GPUs did not grow (a start takes free GPUs; a
     job there that is takeable now was then: the same flags, donors, protection), so they
@@ -148,20 +150,21 @@ def still_fails(
     free, pre = pool.free, v.acct.pre_on_node
     for i in grown:
         if ok[i] and free[i] + pre[i] >= per and (allow is None or allow(i)):
-            return _still_fails_by_terms(v, p, n, per, owed, measure, grown, allow, only_unallocated, reserve)
+            return _still_fails_by_terms(v, p, n, per, owed, measure, grown, allow, only_unallocated, reserve,
+                                         debug_end)
     return lasting_failure(reclaim)
 
 
 def _still_fails_by_terms(v: VictimView, p: Pend, n: int, per: int, owed: dict[str, float],
                           measure: dict[str, float], grown: list[int], allow: NodeFilter | None,
-                          only_unallocated: bool, reserve: bool) -> NoVictims | None:
+                          only_unallocated: bool, reserve: bool, debug_end: float | None) -> NoVictims | None:
     """``still_fails`` with what this search may take: its first returns, then the grown nodes
     by ``_freeable_hosts``'s bound."""
     t = Terms(v, p, owed, measure, True, only_unallocated, reserve)
     if not t.enough or (not t.donors and not t.own and not t.reserve and n == 1 and v.pool.soft_hole() < per):
         return t.lasting  # the search's own first returns
     owned = v.acct.owner_nodes
-    maps = [got for o in t.owners(p.account) if (got := owned.get(o))]
+    maps = [got for o in _owners(v, p, t, debug_end) if (got := owned.get(o))]
     if t.reserve:
         maps.append(v.acct.yield_nodes)
     return None if _a_grown_node_reaches(v, p, per, grown, allow, maps) else t.lasting
@@ -191,7 +194,7 @@ def _a_grown_node_reaches(v: VictimView, p: Pend, per: int, grown: list[int], al
     return next(_nodes_reaching(v, p, per, grown, allow, maps), None) is not None
 
 
-def _kept(v: VictimView, p: Pend, t: Terms, picked: list[str], chosen: list[tuple[int, float, int]]) -> KeptPick:
+def _kept(v: VictimView, p: Pend, t: Terms, picked: list[str], chosen: list[tuple[int, int, float, int]]) -> KeptPick:
     """What ``still_picks`` needs of a pick that failed the distance check."""
     alloc = v.acct.alloc_gpus
     accounts = {p.account}
@@ -199,7 +202,7 @@ def _kept(v: VictimView, p: Pend, t: Terms, picked: list[str], chosen: list[tupl
         r = v.running[j]
         if r.allocated:
             accounts.add(r.account)
-    return KeptPick(frozenset(k[2] for k in chosen), max(chosen),
+    return KeptPick(frozenset(k[3] for k in chosen), max(chosen),
                     [(a, d.over) for a, d in t.donors.items()], [(a, alloc.get(a, 0)) for a in sorted(accounts)],
                     t.own, t.reserve)
 
@@ -241,7 +244,7 @@ def still_picks(
         return True
     if not nodes.isdisjoint(k.nodes):
         return False
-    maps = [got for o in t.owners(p.account) if (got := owned.get(o))]
+    maps = [got for o in _owners(v, p, t, debug_end) if (got := owned.get(o))]
     if t.reserve:
         maps.append(v.acct.yield_nodes)
     look = list(_nodes_reaching(v, p, per, sorted(nodes), allow, maps))  # only nodes that could be freed at all
@@ -277,7 +280,7 @@ def still_bare(
     if not reclaim_futile(v, p, t, owed, debug_end):
         return None
     owned = v.acct.owner_nodes
-    maps = [got for o in t.owners(p.account, donors=False) if (got := owned.get(o))]
+    maps = [got for o in _owners(v, p, t, debug_end, donors=False) if (got := owned.get(o))]
     return None if _a_grown_node_reaches(v, p, per, grown, allow, maps) else FOR_NOW_BARE
 
 
@@ -295,7 +298,7 @@ def _without_reclaim(v: VictimView, p: Pend, n: int, per: int, t: Terms, m_req: 
     where the requester's own and unallocated work could make room are searched, and the
     others only counted until ``n`` are found."""
     bare = _Classifier(v, p, t.own, {}, m_req, False, None)
-    near = _freeable_hosts(v, p, per, t.owners(p.account, donors=False), {})
+    near = _freeable_hosts(v, p, per, _owners(v, p, t, None, donors=False), {})  # (asked only without debug_end)
     if allow is not None:
         near = [i for i in near if allow(i)]
     picked = _pick_nodes(v, p, n, per, bare, near) if len(near) >= n else []
@@ -308,6 +311,48 @@ def _without_reclaim(v: VictimView, p: Pend, n: int, per: int, t: Terms, m_req: 
         return out
     cands = _Classifier(v, p, t.own, t.donors, m_req, False, None)
     return FOR_NOW_BARE if _freeable_count(v, per, cands, hosts, n) >= n else t.lasting
+
+
+def _owners(v: VictimView, p: Pend, t: Terms, debug_end: float | None, donors: bool = True) -> set[str]:
+    """Whose preemptible work the search for ``p`` may take (``Terms.owners``), in the fast walk
+    without its own team when none of that work can be a victim: own work is taken only by
+    ``within-team`` (strictly lower declared priority) or, for a debug job (``debug_end``), by
+    ``debug-slice``, and on an imported trace every job has one priority -- so a team's own
+    preemptible work made every node it holds pass ``_freeable_hosts``'s bound, and each such
+    search classified every job there to find nothing (stop 44: 17,000 one-GPU searches of the
+    Philly-shaped 54-day cut).  The bound stays an upper bound: only GPUs no classification
+    could take are left out.  The reference walk (``VictimView.memo`` None) keeps the plain one."""
+    out = t.owners(p.account, donors)
+    if t.own and debug_end is None and v.memo is not None and _lowest_declared(v, p.account) >= p.declared:
+        out.discard(p.account)
+    return out
+
+
+def _lowest_declared(v: VictimView, account: str) -> int:
+    """The lowest declared priority of ``account``'s preemptible allocated jobs (none: a value
+    no job's priority is below), kept in the view's memo (the same for every search on one
+    state; only the fast walk has one)."""
+    memo = v.memo
+    assert memo is not None
+    by: dict[str, int] | None = memo.get("lowest_declared")
+    if by is None:
+        by = memo["lowest_declared"] = {}
+    got = by.get(account)
+    if got is not None:
+        return got
+    out = _NO_PRIORITY
+    ids = v.acct.alloc.get(account)
+    if ids:
+        running = v.running
+        for j in ids:
+            d = running[j].declared
+            if d < out:
+                out = d
+    by[account] = out
+    return out
+
+
+_NO_PRIORITY = 1 << 62  # an account without preemptible allocated jobs (``Terms.own`` is then off anyway)
 
 
 def _freeable_count(v: VictimView, per: int, cands: _Classifier, hosts: list[int], n: int) -> int:
@@ -347,6 +392,7 @@ class _Classifier:
         self.v, self.p, self.own, self.donors, self.m_req, self.reserve = v, p, own, donors, m_req, reserve
         self.debug_end = debug_end  # when p, a debug job that may slice its own team, would end
         self.seen: dict[str, _Cand | None] = {}
+        self.spared = False  # a larger gang was left out for now (gang_sparing.spared: the form ``wait``)
 
     def get(self, jid: str) -> _Cand | None:
         if jid in self.seen:
@@ -366,6 +412,9 @@ class _Classifier:
             return _Cand((CLASS_UNALLOC, 0.0, lost, jid), "unallocated", UNALLOC_WHY)
         if self.reserve and r.yields:
             return _Cand((CLASS_YIELD, 0.0, lost, jid), "reservation", YIELD_WHY)
+        if v.spare_gangs == gang_sparing.WAIT and gang_sparing.spared(r, p, v.t):
+            self.spared = True
+            return None
         if r.account == p.account:
             if self.own and within_team.may_take(p.declared, r):
                 return _Cand((CLASS_WITHIN, 0.0, lost, jid), within_team.RULE, WITHIN_WHY + " than {job}")
@@ -415,7 +464,7 @@ def _freeable_hosts(v: VictimView, p: Pend, per: int, owners: set[str], more: di
 
 
 def _pick_nodes(v: VictimView, p: Pend, n: int, per: int, cands: _Classifier, hosts: list[int],
-                chosen: list[tuple[int, float, int]] | None = None) -> list[str]:
+                chosen: list[tuple[int, int, float, int]] | None = None) -> list[str]:
     """The victims on the ``n`` nodes that need the cheapest ones (worst class, then lost work,
     then node order); empty when no ``n`` nodes can be freed.  The chosen options' keys are
     appended to ``chosen`` if given.
@@ -448,21 +497,25 @@ def _pick_nodes(v: VictimView, p: Pend, n: int, per: int, cands: _Classifier, ho
 
 
 def _options(v: VictimView, per: int, cands: _Classifier, hosts: list[int],
-             cut: bool) -> list[tuple[tuple[int, float, int], list[str]]]:
-    """Each node of ``hosts`` that can be freed, as ((worst class, lost work, node), victims),
-    best first.  With ``cut`` (only the best is wanted) a node stops being looked at as soon as
+             cut: bool) -> list[tuple[tuple[int, int, float, int], list[str]]]:
+    """Each node of ``hosts`` that can be freed, as ((worst class, gang GPUs broken, lost work,
+    node), victims), best first; the gang GPUs are 0, and the class the worst victim's, unless the
+    knob ``spare_gangs`` is on (``gang_sparing.option``).  With ``cut`` (only the best is wanted) a node stops being looked at as soon as
     the worst class it needs exceeds the best option's so far: the class only grows as victims
     are added, so its option could only be worse.  (Lost work is not used to cut: it is a float
     that could, by rounding, be a hair below 0.)"""
     pool = v.pool
     jobs_on = pool.jobs
     pre = v.acct.preemptible  # only these can be taken: the rest is not classified at all
-    options: list[tuple[tuple[int, float, int], list[str]]] = []
+    options: list[tuple[tuple[int, int, float, int], list[str]]] = []
+    spare = v.spare_gangs
+    gpus = cands.p.gpus
+    running = v.running
     best_worst = CLASS_DEBUG + 1  # with ``cut``: the worst class of the best option so far
     for i in hosts:
         free = pool.free[i]
         if free >= per:
-            options.append(((-1, 0.0, i), []))
+            options.append(((-1, 0, 0.0, i), []))
             best_worst = -1
             continue
         on = jobs_on[i]
@@ -481,7 +534,11 @@ def _options(v: VictimView, per: int, cands: _Classifier, hosts: list[int],
             free += on[key[3]]
             worst, cost = max(worst, k0), cost + key[2]
         if free >= per:
-            options.append(((worst, cost, i), chosen))
+            broken = 0
+            if spare:
+                shift, broken = gang_sparing.option(running, chosen, gpus, spare)
+                worst += shift
+            options.append(((worst, broken, cost, i), chosen))
             if worst < best_worst:
                 best_worst = worst
     options.sort()  # by the key alone: keys end in the node, so no two are equal and no lists are compared

@@ -18,11 +18,12 @@ class VictimView:
     walk makes one per state version and under mypyc a frozen dataclass's ``__init__`` runs as
     interpreted Python (``preemption.retry.SearchState``)."""
 
-    __slots__ = ("acct", "debug_threshold_s", "hysteresis", "keep_nonresumable", "memo", "pool", "reclaims", "running", "t")
+    __slots__ = ("acct", "debug_threshold_s", "hysteresis", "keep_nonresumable", "memo", "pool", "reclaims", "running",
+                 "spare_gangs", "t")
 
     def __init__(self, pool: NodePool, running: Mapping[str, Run], acct: Accounting, keep_nonresumable: bool,
                  hysteresis: float, reclaims: bool, t: float, memo: dict[str, Any] | None = None,
-                 debug_threshold_s: float = -1.0) -> None:
+                 debug_threshold_s: float = -1.0, spare_gangs: int = 0) -> None:
         self.pool = pool
         self.running = running
         self.acct = acct
@@ -36,6 +37,8 @@ class VictimView:
         # answers that depend only on the state and the pass inputs, kept while both stay the
         # same (the fast walk makes one view per state version and inputs); None: recompute
         self.memo = memo
+        # knob spare_gangs: break no running gang larger than the requester first (gang_sparing.FORMS; 0: off)
+        self.spare_gangs = spare_gangs
 
 
 class Victim:
