@@ -107,6 +107,18 @@ class Twin:
         for s in self.both:
             s.add_pending(spec, self.now, self.now)
 
+    def search(self, jid: str, reserve: bool = False) -> object:
+        """The same victim search for ``jid`` on both walks, which must agree: its victims as
+        (job, rule) pairs, or None when nothing was found."""
+        got = []
+        for s in self.both:
+            pi = s.inputs(self.now, self.usage)
+            p = s.pending[jid]
+            found = s._victims_for(p, s.queue_key(p.queue, pi), pi, None, False, reserve)
+            got.append(None if found is None else [(v.job_id, v.rule) for v in found])
+        assert got[0] == got[1], (jid, reserve, got)
+        return got[0]
+
     def change(self, c: Change) -> None:
         kind, arg = c
         if kind == "start":

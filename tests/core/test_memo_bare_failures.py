@@ -19,18 +19,6 @@ from allotment.core.preemption.view import FOR_NOW_BARE
 from tests.core.memo_twin import Change, Job, Twin, change, job
 
 
-def _search(twin: Twin, jid: str, reserve: bool = False) -> object:
-    """The same search on both walks; they must agree.  None: nothing found."""
-    got = []
-    for s in twin.both:
-        pi = s.inputs(twin.now, twin.usage)
-        p = s.pending[jid]
-        found = s._victims_for(p, s.queue_key(p.queue, pi), pi, None, False, reserve)
-        got.append(None if found is None else [(v.job_id, v.rule) for v in found])
-    assert got[0] == got[1], (jid, reserve, got)
-    return got[0]
-
-
 def _bare(twin: Twin) -> int:
     """How many bare failures the fast walk keeps."""
     return sum(1 for f in twin.fast._failed.entries() if f.why.bare)
@@ -53,7 +41,7 @@ def test_a_kept_bare_failure_answers_what_the_search_does(running: list[Job], pe
             twin.change(c)
         for jid in sorted(twin.fast.pending):
             for reserve in (False, True):
-                _search(twin, jid, reserve)
+                twin.search(jid, reserve)
 
 
 def _bare_failure(running: list[Job]) -> Twin:
@@ -61,10 +49,10 @@ def _bare_failure(running: list[Job]) -> Twin:
     both walks; the fast walk keeps that failure and reuses it."""
     twin = Twin(running, GANG_A)
     jid = sorted(twin.fast.pending)[-1]
-    assert _search(twin, jid) is None
+    assert twin.search(jid) is None
     assert [f.why for f in twin.fast._failed.entries()] == [FOR_NOW_BARE]
     assert twin.fast._failed.entries()[0].why.bare
-    assert _search(twin, jid) is None
+    assert twin.search(jid) is None
     return twin
 
 
@@ -82,7 +70,7 @@ def test_a_stop_on_a_node_the_gang_can_use_is_seen() -> None:
     twin = _bare_failure(BARE)
     for s in twin.both:
         s.finish("j004")  # c's 8 GPUs on n2
-    assert _search(twin, "j006") is not None
+    assert twin.search("j006") is not None
 
 
 def test_a_protection_ending_on_a_node_of_the_teams_own_work_is_seen() -> None:
@@ -91,7 +79,7 @@ def test_a_protection_ending_on_a_node_of_the_teams_own_work_is_seen() -> None:
     running = [*BARE[:3], ("a", 2, 2, 1, True, 0, 200.0), BARE[4]]
     twin = _bare_failure(running)
     twin.change(("tick", 250))
-    assert _search(twin, "j006") is not None
+    assert twin.search("j006") is not None
 
 
 def test_the_proof_is_asked_again_when_the_accounting_changes_though_no_node_grew_enough() -> None:
@@ -104,7 +92,7 @@ def test_the_proof_is_asked_again_when_the_accounting_changes_though_no_node_gre
     twin = _bare_failure(running)
     for s in twin.both:
         s.finish("j003")  # a's protected job on n2
-    assert _search(twin, "j006") is not None
+    assert twin.search("j006") is not None
 
 
 def test_only_a_bare_failure_is_asked_through_its_proof() -> None:
@@ -115,9 +103,9 @@ def test_only_a_bare_failure_is_asked_through_its_proof() -> None:
     running: list[Job] = [("b", 8, 0, 1, True, 0, -1.0), ("b", 2, 1, 1, True, 0, 1e9), ("c", 4, 1, 1, True, 0, 1e9),
                           ("a", 2, 1, 1, True, 0, -1.0)]
     twin = Twin(running, GANG_A)
-    assert _search(twin, "j005") is None
+    assert twin.search("j005") is None
     assert [f.why.bare for f in twin.fast._failed.entries()] == [False]
     twin.start(("c", 8, 3, 1, False, 0, 0.0))
     for s in twin.both:
         s._expire_protections(twin.now)  # unallocated work is preemptible at once
-    assert _search(twin, "j005") is not None
+    assert twin.search("j005") is not None

@@ -15,18 +15,6 @@ from hypothesis import strategies as st
 from tests.core.memo_twin import Change, Job, Twin, change
 
 
-def _search(twin: Twin, jid: str, reserve: bool = False) -> object:
-    """The same search on both walks; they must agree.  None: nothing found."""
-    got = []
-    for s in twin.both:
-        pi = s.inputs(twin.now, twin.usage)
-        p = s.pending[jid]
-        found = s._victims_for(p, s.queue_key(p.queue, pi), pi, None, False, reserve)
-        got.append(None if found is None else [(v.job_id, v.rule) for v in found])
-    assert got[0] == got[1], (jid, reserve, got)
-    return got[0]
-
-
 def _picks(twin: Twin) -> int:
     """How many failed picks the fast walk keeps."""
     return sum(1 for f in twin.fast._failed.entries() if f.pick is not None)
@@ -65,14 +53,14 @@ def test_a_kept_pick_answers_what_the_search_does(more: list[Job], pending: list
             twin.change(c)
         for jid in sorted(twin.fast.pending):
             for reserve in (False, True):
-                _search(twin, jid, reserve)
+                twin.search(jid, reserve)
 
 
 def _failed_pick(running: list[Job] = BASE) -> Twin:
     twin = Twin(running, GANG_A)
-    assert _search(twin, "j005") is None
+    assert twin.search("j005") is None
     assert _picks(twin) == 1
-    assert _search(twin, "j005") is None
+    assert twin.search("j005") is None
     return twin
 
 
@@ -88,7 +76,7 @@ def test_a_start_on_a_chosen_node_is_seen() -> None:
     twin = _failed_pick([("b", 4, 0, 1, True, 0, -1.0), ("b", 8, 1, 1, True, 0, -1.0), ("b", 1, 2, 1, True, 0, -1.0),
                          ("c", 8, 3, 1, True, 0, 1e9)])
     twin.start(("d", 4, 0, 1, True, 0, 1e9))
-    assert _search(twin, "j005") is not None
+    assert twin.search("j005") is not None
 
 
 def test_the_requester_running_less_is_seen() -> None:
@@ -98,11 +86,11 @@ def test_the_requester_running_less_is_seen() -> None:
     passes."""
     twin = Twin([("b", 4, 0, 1, True, 0, -1.0), ("b", 8, 1, 1, True, 0, -1.0), ("b", 4, 2, 1, True, 0, 1e9),
                  ("c", 4, 2, 1, True, 0, 1e9), ("a", 4, 3, 1, True, 0, 1e9), ("d", 4, 3, 1, True, 0, 1e9)], GANG_A)
-    assert _search(twin, "j007") is None
+    assert twin.search("j007") is None
     assert _picks(twin) == 1
     for s in twin.both:
         s.finish("j005")  # a's job on n3
-    assert _search(twin, "j007") is not None
+    assert twin.search("j007") is not None
 
 
 def test_a_protection_ending_on_a_node_not_chosen_is_seen() -> None:
@@ -111,7 +99,7 @@ def test_a_protection_ending_on_a_node_not_chosen_is_seen() -> None:
     preemptible (no start, no stop): n0 comes first, and the pick n0, n1 (3 GPUs, -3) passes."""
     twin = Twin([("b", 2, 0, 1, True, 0, 20.0), ("b", 1, 1, 1, True, 0, -1.0), ("b", 8, 2, 1, True, 0, -1.0),
                  ("c", 8, 3, 1, True, 0, 1e9)], GANG_A)
-    assert _search(twin, "j005") is None
+    assert twin.search("j005") is None
     assert _picks(twin) == 1
     twin.change(("tick", 40))
-    assert _search(twin, "j005") is not None
+    assert twin.search("j005") is not None

@@ -25,17 +25,6 @@ from tests.core.memo_twin import CTX, Change, Job, Twin, change, config, job
 NO_DEBUG = build_context(config(debug_threshold_s=60), "c1")
 
 
-def _search(twin: Twin, jid: str, reserve: bool = False) -> object:
-    """The same search on both walks; they must agree.  None: nothing found."""
-    got = []
-    for s in twin.both:
-        pi = s.inputs(twin.now, twin.usage)
-        p = s.pending[jid]
-        found = s._victims_for(p, s.queue_key(p.queue, pi), pi, None, False, reserve)
-        got.append(None if found is None else [(v.job_id, v.rule) for v in found])
-    assert got[0] == got[1], (jid, reserve, got)
-    return got[0]
-
 
 # a team's gangs of two whole nodes, any declared priority: their searches read the bound most
 gang = st.tuples(st.sampled_from("abcd"), st.just(8), st.integers(0, 3), st.just(2), st.just(True),
@@ -54,7 +43,7 @@ def test_the_bound_without_untakeable_own_work_answers_what_the_search_does(
             twin.change(c)
         for jid in sorted(twin.fast.pending):
             for reserve in (False, True):
-                _search(twin, jid, reserve)
+                twin.search(jid, reserve)
 
 
 # a's preemptible priority-0 work on every node, 8 GPUs each: a runs 32, four times what it is owed
@@ -76,7 +65,7 @@ def test_a_search_whose_team_holds_the_nodes_with_work_it_may_not_take_reads_no_
         return plain(self, j)
 
     monkeypatch.setattr(victims._Classifier, "_classify", counting)  # type: ignore[attr-defined]
-    assert _search(twin, jid) is None
+    assert twin.search(jid) is None
     assert classified == []
 
 
@@ -85,7 +74,7 @@ def test_own_work_of_a_lower_priority_stays_in_the_bound() -> None:
     (``within-team``) and frees two nodes."""
     twin = Twin(A_EVERYWHERE, [("a", 8, 0, 2, True, 1, 1e9)], NO_DEBUG)
     jid = sorted(twin.fast.pending)[-1]
-    got = _search(twin, jid)
+    got = twin.search(jid)
     assert got is not None and {rule for _, rule in got} == {"within-team"}  # type: ignore[attr-defined]
 
 
@@ -107,7 +96,7 @@ def test_a_debug_job_keeps_its_own_teams_work_in_the_bound() -> None:
     """A debug job may take its own team's work of the same priority (``debug-slice``): that
     work stays in the bound though none of it is of a lower priority."""
     twin, jid = _debug_case(-1.0)
-    assert _search(twin, jid) == [("j001", "debug-slice")]
+    assert twin.search(jid) == [("j001", "debug-slice")]
 
 
 def test_a_debug_jobs_lasting_failure_is_searched_again_when_its_teams_work_turns_preemptible() -> None:
@@ -115,10 +104,10 @@ def test_a_debug_jobs_lasting_failure_is_searched_again_when_its_teams_work_turn
     anywhere); its protection ends within the pass inputs: n0 grew, and the re-read of the
     grown nodes (``still_fails``) must count a's work there, which the debug job may take."""
     twin, jid = _debug_case(30.0)
-    assert _search(twin, jid) is None
+    assert twin.search(jid) is None
     assert [f.why.lasting for f in twin.fast._failed.entries()] == [True]
     twin.change(("tick", 40))
-    assert _search(twin, jid) == [("j001", "debug-slice")]
+    assert twin.search(jid) == [("j001", "debug-slice")]
 
 
 def test_the_reference_keeps_the_plain_bound() -> None:
