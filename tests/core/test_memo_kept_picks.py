@@ -103,3 +103,23 @@ def test_a_protection_ending_on_a_node_not_chosen_is_seen() -> None:
     assert _picks(twin) == 1
     twin.change(("tick", 40))
     assert twin.search("j005") is not None
+
+
+def test_a_donor_replaced_by_another_is_seen() -> None:
+    """Stop 44, found on `ai2-big-gangs` seed 5: the kept pick read a new donor's nodes only when
+    the number of donors changed, so one donor leaving as another joined hid the new one.  a
+    runs 2 (protected) and asks for a node.  b runs 9, 1 over (8 on n2, 1 on n1) and d runs 9,
+    1 over (8 on n3, 1 on n1, protected): the donors.  Taking b's 1 would pass by the accounting
+    (no shortcut), but the pick, b's 8 on n2, overshoots (b's term +6, a's -4) and fails.  d's
+    protected GPU on n1 stops (d is no donor now) and c starts 3 there (11, 3 over: a donor, one
+    for one).  c's 8 on n0 -- a node nothing touched -- is the better option now and passes
+    (c's term +2, a's -4)."""
+    twin = Twin([("c", 8, 0, 1, True, 0, -1.0), ("a", 2, 1, 1, True, 0, 1e9), ("b", 1, 1, 1, True, 0, -1.0),
+                 ("d", 1, 1, 1, True, 0, 1e9), ("b", 8, 2, 1, True, 0, -1.0), ("d", 8, 3, 1, True, 0, -1.0)],
+                [("a", 8, 0, 1, True, 1, 1e9)])
+    assert twin.search("j007") is None
+    assert _picks(twin) == 1
+    for s in twin.both:
+        s.finish("j004")  # d's GPU on n1
+    twin.start(("c", 3, 1, 1, True, 0, 1e9))
+    assert twin.search("j007") == [("j001", "reclaim")]

@@ -235,11 +235,10 @@ def still_picks(
         d = donors.get(a)
         if d is None or d.over != over:
             nodes.update(owned.get(a, ()))  # its jobs' keys moved, or they are no longer takeable
-    if len(donors) != len(k.donors):
-        was = {a for a, _ in k.donors}
-        for a in donors:
-            if a not in was:
-                nodes.update(owned.get(a, ()))  # a new donor: its jobs are takeable now
+    was = {a for a, _ in k.donors}  # not by count: one donor may leave as another joins
+    for a in donors:
+        if a not in was:
+            nodes.update(owned.get(a, ()))  # a new donor: its jobs are takeable now
     if not nodes:
         return True
     if not nodes.isdisjoint(k.nodes):
