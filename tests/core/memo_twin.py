@@ -119,6 +119,16 @@ class Twin:
         assert got[0] == got[1], (jid, reserve, got)
         return got[0]
 
+    def replay(self, changes: Sequence[Change]) -> None:
+        """Every pending job's searches (with and without a reservation) on both walks, which
+        must agree, on the state as it is and after each of ``changes``."""
+        for c in [None, *changes]:
+            if c is not None:
+                self.change(c)
+            for jid in sorted(self.fast.pending):
+                for reserve in (False, True):
+                    self.search(jid, reserve)
+
     def change(self, c: Change) -> None:
         kind, arg = c
         if kind == "start":

@@ -36,12 +36,7 @@ gang = st.tuples(st.sampled_from("abcd"), st.just(8), st.integers(0, 3), st.just
 def test_a_kept_bare_failure_answers_what_the_search_does(running: list[Job], pending: list[Job],
                                                           changes: list[Change]) -> None:
     twin = Twin(running, pending)
-    for c in [None, *changes]:
-        if c is not None:
-            twin.change(c)
-        for jid in sorted(twin.fast.pending):
-            for reserve in (False, True):
-                twin.search(jid, reserve)
+    twin.replay(changes)
 
 
 def _bare_failure(running: list[Job]) -> Twin:

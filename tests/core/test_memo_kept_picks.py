@@ -48,12 +48,7 @@ GANG_A: list[Job] = [("a", 8, 0, 2, True, 1, 1e9)]
 def test_a_kept_pick_answers_what_the_search_does(more: list[Job], pending: list[Job], changes: list[Change],
                                                   base: bool) -> None:
     twin = Twin([*BASE, *more] if base else more, [*GANG_A, *pending])
-    for c in [None, *changes]:
-        if c is not None:
-            twin.change(c)
-        for jid in sorted(twin.fast.pending):
-            for reserve in (False, True):
-                twin.search(jid, reserve)
+    twin.replay(changes)
 
 
 def _failed_pick(running: list[Job] = BASE) -> Twin:

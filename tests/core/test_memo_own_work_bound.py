@@ -38,12 +38,7 @@ def test_the_bound_without_untakeable_own_work_answers_what_the_search_does(
     debug: bool, running: list[Job], pending: list[Job], changes: list[Change]
 ) -> None:
     twin = Twin(running, pending, CTX if debug else NO_DEBUG)
-    for c in [None, *changes]:
-        if c is not None:
-            twin.change(c)
-        for jid in sorted(twin.fast.pending):
-            for reserve in (False, True):
-                twin.search(jid, reserve)
+    twin.replay(changes)
 
 
 # a's preemptible priority-0 work on every node, 8 GPUs each: a runs 32, four times what it is owed
