@@ -334,3 +334,24 @@ def test_each_start_carries_the_tick_that_decided_it(tmp_path: Path) -> None:
         (0.5, "j1", 0.5), (31.5, "j2", None), (42.5, "j1", 40.5)]
     write_events(tmp_path / "real.jsonl", ev)
     assert sorted(e.decided for e in read_events(tmp_path / "real.jsonl") if e.decided) == [0.5, 40.5]
+
+
+def test_a_start_decided_again_before_slurm_launched_it_carries_the_first_decision() -> None:
+    """A tick re-decides a start Slurm has not launched yet (seed 11 of 2026-12-06: the tick
+    that resumed n4 decided f023 on it, Slurm launched it only after the next tick's read):
+    the run is the first decision's, so the gate's simulation deciding it at that read
+    launches it when Slurm did.  The core ordering the job in between (rule ``order``: not
+    starting it) breaks the run, and the later decision is the one that launched it."""
+    jobs = {"replay-j1": _job(id="j1", gpus=8), "replay-j2": _job(id="j2", account="teamb")}
+    start = {"action": "set_priority", "rule": "start", "result": "applied", "reason": "fits"}
+    order = {**start, "rule": "order", "reason": "rank"}
+    audit = [{**start, "target": "70", "time": 1000.5},
+             {**start, "target": "70", "time": 1036.5}, {**order, "target": "70", "time": 1038.5},
+             {**start, "target": "70", "time": 1040.5},  # j1's second run: ordered between
+             {**start, "target": "71", "time": 1026.5},  # j2: three ticks running
+             {**start, "target": "71", "time": 1028.5, "result": "unchanged"},
+             {**start, "target": "71", "time": 1030.5}]
+    ev = events_from_runs(parse_sacct(SACCT), jobs, audit, t0=1000.0, speedup=1.0,
+                          allocated={"j1": True, "j2": False})
+    assert sorted((e.t, e.job, e.decided) for e in ev if e.event == "start") == [
+        (0.5, "j1", 0.5), (31.5, "j2", 26.5), (42.5, "j1", 40.5)]

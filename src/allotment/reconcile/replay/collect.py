@@ -180,17 +180,27 @@ def decided_starts(
     job_of: Mapping[str, str],  # Slurm job id -> trace job id
     trace_time: Callable[[float], float],  # an audit record's Unix time -> trace seconds
 ) -> list[Event]:
-    """``events`` with each ``start`` carrying when the tick that decided it ran: the last
-    applied start (``set_priority``, rule ``start``) of the job at most 10 s before the run's
-    start.  The gate's simulation launches its start decided at that tick's read when Slurm
-    launched this run, however late (``sim.latency.launch_after``)."""
-    starts = _by_job(audit, job_of, trace_time, "set_priority", "applied")
+    """``events`` with each ``start`` carrying when the tick that decided it ran: the first of
+    the unbroken run of the job's start decisions (``set_priority``, rule ``start``, applied
+    or found already set) at most 10 s before the run's start.  A tick re-decides a start Slurm has not launched yet
+    (seed 11, 2026-12-06: the tick that resumed n4 decided f023 on it at 222.5, Slurm launched
+    it only after the next tick's read, which decided it again); the run is the first's, and
+    a ``set_priority`` of another rule between two (the core ordering the job, not starting
+    it) breaks the run.  The gate's simulation launches its start decided at that tick's read
+    when Slurm launched this run, however late (``sim.latency.launch_after``)."""
+    said = _by_job(audit, job_of, trace_time, "set_priority", "applied")
+    for job, again in _by_job(audit, job_of, trace_time, "set_priority", "unchanged").items():
+        said[job] = sorted(said.get(job, []) + again, key=lambda d: d[0])
     out = []
     for e in events:
-        if e.event == "start" and e.job in starts:
-            before = [d for d, rule in starts[e.job] if rule == "start" and e.t - 10.0 <= d <= e.t]
-            if before:
-                e = replace(e, decided=max(before))
+        if e.event == "start" and e.job in said:
+            first = None
+            for d, rule in reversed([d for d in said[e.job] if e.t - 10.0 <= d[0] <= e.t]):
+                if rule != "start":
+                    break
+                first = d
+            if first is not None:
+                e = replace(e, decided=first)
         out.append(e)
     return out
 

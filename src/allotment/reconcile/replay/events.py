@@ -3,7 +3,8 @@
 Format, shared with the simulator's event log: ``{"t", "event", "job", "account", "gpus",
 "nodes", "allocated", "by", "rule", "reason"}`` with ``event`` one of submit, start, preempt,
 end, reject, reserve, release, drain, resume; ``lost_gpu_hours`` on preempt, ``node`` on drain/resume,
-``charged_gpu_hours`` on end, ``decided`` on a replay's start (the tick that decided it).  ``t`` is in trace seconds (a replay at speedup K multiplies
+``charged_gpu_hours`` on end, ``decided`` on a replay's start (the tick that decided it: the first of the ticks that
+decided it in a row, ``collect.decided_starts``).  ``t`` is in trace seconds (a replay at speedup K multiplies
 wall seconds by K), so a replay and a simulation of one trace share one time axis.
 
 The metrics are the simulator's own: the records are turned into the simulator's event records
