@@ -76,3 +76,24 @@ def test_claim_a_holder_the_hold_passed_from_keeps_its_other_nodes_while_the_new
         assert _start(res, "gb") == 1200.0
         assert _start(res, "x") > 600.0
         assert _start(res, "g") == 1200.0 + HOUR
+
+
+def test_claim_over_binds_only_over_served_teams_so_an_under_served_teams_job_still_starts() -> None:
+    # the claim test's cluster with a fourth team d, in tier 0 but ranked after a (dx ran longer
+    # than ax): d's 4-GPU job x fits beside c2 at 600 s.  A plain claim binds the queues ranked no
+    # better than g's, d's among them, so x waits; ``claim-over`` binds only tier-1 (over-served)
+    # teams' starts, so x starts at once, as with no claim.
+    jobs = [
+        _job("ax", "a", 1, 0.0, 100.0, mr=100.0), _job("dx", "d", 2, 0.0, 200.0, mr=200.0),
+        _job("c0", "c", 8, 0.0, 1000.0, mr=1000.0), _job("c1", "c", 8, 0.0, 1200.0, mr=1200.0),
+        _job("c2", "c", 4, 0.0, 3000.0, mr=3000.0), _job("c3", "c", 8, 0.0, 5000.0, mr=5000.0),
+        _job("c4", "c", 8, 0.0, 6000.0, mr=6000.0),
+        _job("g", "a", 24, 10.0, HOUR, mr=HOUR), _job("gb", "b", 16, 500.0, HOUR, mr=HOUR),
+        _job("x", "d", 4, 600.0, 4 * HOUR, mr=4 * HOUR),
+    ]
+    config = make_config({"a": 1, "b": 1, "c": 1, "d": 1}, nodes=5, policy=Policy(hand_over="claim"))
+    claim = simulate(config, Workload.of(jobs, ()), keep_events=True)
+    assert _start(claim, "gb") == 1200.0 and _start(claim, "x") > 600.0
+    config = make_config({"a": 1, "b": 1, "c": 1, "d": 1}, nodes=5, policy=Policy(hand_over="claim-over"))
+    over = simulate(config, Workload.of(jobs, ()), keep_events=True)
+    assert _start(over, "gb") == 1200.0 and _start(over, "x") == 600.0

@@ -137,8 +137,7 @@ class Holds:
         """These holds with ``new.holder``'s re-planned as ``new`` (binding the queues it bound)."""
         old = self.by_holder.get(new.holder)
         if old is not None and old.floor is not None:
-            new.floor = old.floor
-            self.floored = True
+            new.floor = old.floor  # ``new`` is the holder's fresh plan (``Scheduler._hold_for``), not shared
         return Holds(tuple(new if h.holder == new.holder else h for h in self.items))
 
     def binding(self, qk: tuple[int, int, str]) -> int:
