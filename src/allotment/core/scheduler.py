@@ -360,7 +360,9 @@ class Scheduler(Starting):
         each time nodes free up.  A function of the state alone, like the whole pass: the same
         state gives the same holds, so a reservation moves only when the cluster changed.  With
         the knob ``keep_hold``, the holds kept by their holders (``reservation.keeps``) come
-        first, and the state includes what the last round kept (``kept``)."""
+        first, and the state includes what the last round kept (``kept``); with the knob
+        ``hand_over`` instead (``core.hand_over``), the fresh holds then pass through ``_handed``,
+        which reads the last round's holders (``kept``)."""
         by_rank = self.queues.by_rank
         ranks_names = ranks * names
         got: list[Hold] = []
