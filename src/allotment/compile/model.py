@@ -140,6 +140,11 @@ class Policy:
     # while a hold is kept, a debug job may backfill its nodes if its protection ends by the hold's
     # first planned start plus debug_threshold_s (read only with keep_hold on)
     kept_hold_debug: bool = True
+    # the hand-over of a reservation from its last holder (with keep_hold off): "off" (decided afresh
+    # each round), "sooner" (the last holder keeps it unless the new one starts no later), "claim" (a
+    # holder it passed from keeps a hold of its own after the others), "both" (core/hand_over.py;
+    # simulation only, a --set knob)
+    hand_over: str = "off"
     # resumable allocated work yields to a reservation once its protection ends: a hold is planned
     # by the protection ends on its nodes and a tier-0 holder evicts what is past them; "off", "all"
     # such work, "borrowed": only work that took its team above what it is owed when it started,

@@ -27,7 +27,7 @@ def build_scheduler(
     """The scheduler holding the snapshot's state; the ``refused`` pending jobs are left out,
     as the simulator never queues a job it rejects at submission."""
     sched = Scheduler(ctx, snapshot.nodes, walk=walk)
-    sched.kept = {k.holder: k.anchor for k in snapshot.kept_holds}  # knob keep_hold: the last tick's
+    sched.kept = {k.holder: k.anchor for k in snapshot.kept_holds}  # knob keep_hold (or hand_over): the last tick's
     for node in snapshot.nodes:
         if not node.healthy:
             sched.set_health(node.name, False, now)

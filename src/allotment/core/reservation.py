@@ -80,15 +80,18 @@ class Hold:
     or compared: the searches key their memo by ``nodes``.  ``admit`` is its filter
     (``Unreserved``), the one object ``allow_for`` returns for every candidate it restricts."""
 
-    __slots__ = ("admit", "at", "holder", "nodes", "queue_key", "yield_by")
+    __slots__ = ("admit", "at", "floor", "holder", "nodes", "queue_key", "yield_by")
 
     def __init__(self, holder: str, nodes: frozenset[int], at: float, queue_key: tuple[int, int, str],
-                 yield_by: float = -math.inf) -> None:
+                 yield_by: float = -math.inf, floor: tuple[int, int, str] | None = None) -> None:
         self.holder = holder
         self.nodes = nodes
         self.at = at
         self.yield_by = max(at, yield_by)
         self.queue_key = queue_key  # the holder's queue's place when it was made
+        # as a later hold, it binds the queues keyed no better than this (None: ``queue_key``); set
+        # only for a claim that binds only over-served teams (knob ``hand_over``, core.hand_over)
+        self.floor = floor
         self.admit: NodeFilter = Unreserved(nodes)
 
     def __repr__(self) -> str:
@@ -109,10 +112,12 @@ class Holds:
     4,804 s) for a gang that was not next.  Made anew every round; read-only by convention
     (``without``/``replaced`` make new ones)."""
 
-    __slots__ = ("_filters", "_rooms", "by_holder", "by_queue", "items", "latest", "nodes")
+    __slots__ = ("_filters", "_rooms", "by_holder", "by_queue", "floored", "items", "latest", "nodes")
 
     def __init__(self, items: tuple[Hold, ...]) -> None:
         self.items = items
+        # a hold binds fewer queues than its rank says (``Hold.floor``): no shortcut for one hold
+        self.floored = any(h.floor is not None for h in items)
         self.by_holder: dict[str, Hold] = {h.holder: h for h in items}
         self.by_queue: dict[str, Hold] = {h.queue_key[2]: h for h in items}
         self._filters: dict[int, Unreserved] = {}  # the filter of each set of holds (a bit mask)
@@ -129,15 +134,19 @@ class Holds:
         return Holds(rest) if rest else None
 
     def replaced(self, new: Hold) -> Holds:
-        """These holds with ``new.holder``'s re-planned as ``new``."""
+        """These holds with ``new.holder``'s re-planned as ``new`` (binding the queues it bound)."""
+        old = self.by_holder.get(new.holder)
+        if old is not None and old.floor is not None:
+            new.floor = old.floor  # ``new`` is the holder's fresh plan (``Scheduler._hold_for``), not shared
         return Holds(tuple(new if h.holder == new.holder else h for h in self.items))
 
     def binding(self, qk: tuple[int, int, str]) -> int:
         """The holds that bind a start of the queue whose round key is ``qk``, as a bit mask:
         the first always, a later one if ``qk`` ranks no better than its holder's queue."""
-        mask = 1
+        mask = 1 if self.items[0].floor is None or qk >= self.items[0].floor else 0
         for k in range(1, len(self.items)):
-            if qk >= self.items[k].queue_key:
+            h = self.items[k]
+            if qk >= (h.queue_key if h.floor is None else h.floor):
                 mask |= 1 << k
         return mask
 
@@ -169,7 +178,7 @@ class Holds:
         ``end`` may start on: all but those of the holds (not its own) that bind it and whose
         start it would overrun -- for a job that yields (``yielding``, ``end`` its protection's),
         whose ``yield_by`` it would overrun; None: any node."""
-        if len(self.items) == 1:
+        if len(self.items) == 1 and not self.floored:
             h = self.items[0]
             return None if h.holder == holder or end <= (h.yield_by if yielding else h.at) else h.admit
         binds = self.binding(qk)

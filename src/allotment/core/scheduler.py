@@ -37,6 +37,7 @@ from allotment.core.dependant_list import DependantList
 from allotment.core.drain import drain
 from allotment.core.epoch import epoch_of, next_epoch
 from allotment.core.fairshare import LeafRank, rank_leaves, reclaim_measure
+from allotment.core.hand_over import claim_floor, keeps_claim, keeps_first
 from allotment.core.inherited import DependantFactsCache
 from allotment.core.pass_inputs import PassInputs, QueueKey
 from allotment.core.placement import NodeFilter
@@ -124,6 +125,8 @@ class Scheduler(Starting):
         self._keep = str(ctx.policy.keep_hold)
         self._keep_floor = float(ctx.policy.keep_hold_min_fraction) * ctx.capacity_gpus  # GPUs a kept holder asks
         self.kept: dict[str, float] = {}
+        # knob hand_over (core.hand_over): with keep_hold off, ``kept`` remembers the last round's holders
+        self._hand = str(ctx.policy.hand_over) if self._keep == "off" else "off"
         # how far past its first planned start a kept hold lets yielding debug jobs run (None: not at all)
         self._kept_slack = (float(ctx.policy.debug_threshold_s) if self._keep != "off" and ctx.policy.kept_hold_debug
                             else None)
@@ -323,7 +326,7 @@ class Scheduler(Starting):
         one (then it binds every queue alike: it does not depend on ``o``), the same pool
         (``NodePool.version``, bumped by every change of its free GPUs, jobs or health, which
         is all the bounds and the session pool's room read) and the same ``now``."""
-        if not self.walk.reuses or (hs is not None and len(hs.items) != 1):
+        if not self.walk.reuses or (hs is not None and (len(hs.items) != 1 or hs.floored)):
             return self._fresh_room(hs, o, names, ranks, now)
         k = self._room_kept
         if k is not None and k.holds is hs and k.at == self.pool.version and k.now == now:
@@ -341,9 +344,12 @@ class Scheduler(Starting):
         lent = (sp.room(self.pool, self.running) if self.walk.reuses else sp.fresh_room(self.pool, self.running)) if sp.nodes else 0
         if hs is None:
             return Room(self.pool.max_free(), math.inf, lent, self._consolidates)
-        if len(hs.items) == 1:
+        if len(hs.items) == 1 and not hs.floored:
             return Room(self.pool.max_free_outside(hs.nodes), hs.latest - now, lent, self._consolidates)
-        nodes, latest = hs.closed(hs.binding(_key_of(o, names, ranks, self.queues.by_rank)))
+        mask = hs.binding(_key_of(o, names, ranks, self.queues.by_rank))
+        if not mask:  # only claims that bind over-served teams (knob hand_over), and this queue is not one
+            return Room(self.pool.max_free(), math.inf, lent, self._consolidates)
+        nodes, latest = hs.closed(mask)
         return Room(self.pool.max_free_outside(nodes), latest - now, lent, self._consolidates)
 
     def _decide_holds(self, order: list[int], names: int, ranks: int, pi: PassInputs) -> Holds | None:
@@ -354,7 +360,9 @@ class Scheduler(Starting):
         each time nodes free up.  A function of the state alone, like the whole pass: the same
         state gives the same holds, so a reservation moves only when the cluster changed.  With
         the knob ``keep_hold``, the holds kept by their holders (``reservation.keeps``) come
-        first, and the state includes what the last round kept (``kept``)."""
+        first, and the state includes what the last round kept (``kept``); with the knob
+        ``hand_over`` instead (``core.hand_over``), the fresh holds then pass through ``_handed``,
+        which reads the last round's holders (``kept``)."""
         by_rank = self.queues.by_rank
         ranks_names = ranks * names
         got: list[Hold] = []
@@ -381,7 +389,61 @@ class Scheduler(Starting):
         if self._keep != "off":
             self.kept = {h.holder: self.kept.get(h.holder, h.at) for h in got
                          if keepable(self._keep, self.pending[h.holder], self._keep_floor)}
+        elif self._hand != "off":
+            if got and self.kept:
+                got = self._handed(got, pi)
+            self.kept = {h.holder: self.kept.get(h.holder, h.at) for h in got}
         return Holds(tuple(got)) if got else None
+
+    def _handed(self, got: list[Hold], pi: PassInputs) -> list[Hold]:
+        """The knob ``hand_over`` (``core.hand_over``) on the round's fresh holds ``got``: the last
+        round's holders left out of them that still may hold one, within their caps, in a tier no
+        worse than the new first holder's -- the best-ranked of them takes the first hold back when
+        the new holder would start later than it (``keeps_first``; the others re-planned off its
+        nodes); the rest keep a hold of their own after the others (``keeps_claim``), one per queue."""
+        holders = {h.holder for h in got}
+        last: list[tuple[int, Pend, QueueKey]] = []
+        for jid in self.kept:
+            p = self.pending.get(jid)
+            q = None if p is None or jid in holders else self.queues.by_name.get(p.queue)
+            if p is None or q is None or q.free or not q.keys or not self.mode.ranks_queues:
+                continue
+            rk = self._round_key(q, pi)
+            if (rk.key[0] <= got[0].queue_key[0] and may_hold(p, rk.key[0] == GUARANTEED, pi.t - p.eligible)
+                    and self._within_caps_and_limits(p)):
+                last.append((rk.order, p, rk.key))
+        if not last:
+            return got
+        last.sort(key=lambda x: x[0])
+        for k, (_, p, key) in enumerate(last):
+            h = self._plan_hold(p, key, pi.now, self._off_pool(p, frozenset()))
+            if h is not None and keeps_first(self._hand, h.at, got[0].at):
+                out, taken = [h], h.nodes
+                for g in got[:self._max_holds - 1]:
+                    gp = self.pending[g.holder]
+                    if gp.queue == p.queue:
+                        continue
+                    r = self._plan_hold(gp, g.queue_key, pi.now, self._off_pool(gp, taken))
+                    if r is not None:
+                        out.append(r)
+                        taken = taken | r.nodes
+                got = out
+                del last[k]
+                break
+        if keeps_claim(self._hand):
+            taken = frozenset().union(*(h.nodes for h in got))
+            queues = {h.queue_key[2] for h in got}
+            for _, p, key in last:
+                if key[2] in queues:
+                    continue
+                h = self._plan_hold(p, key, pi.now, self._off_pool(p, taken))
+                if h is not None:
+                    if claim_floor(self._hand) is not None:
+                        h.floor = claim_floor(self._hand)
+                    got.append(h)
+                    queues.add(key[2])
+                    taken = taken | h.nodes
+        return got
 
     def _keepers(self, pi: PassInputs) -> list[tuple[int, Pend, QueueKey]]:
         """The last round's holders that keep their holds (``reservation.keeps``), in round order

@@ -17,7 +17,8 @@ A ``Snapshot`` holds:
   every job of the trace (``core.priority.dependants``, ``propagate``);
 * ``kept_holds``: with the knob ``keep_hold``, the reservations kept by their holders since an
   earlier pass, each with its first planned start (``KeptHold``): the one fact of a pass that a
-  later pass reads (the simulator's scheduler keeps it; ``decide`` takes it from here);
+  later pass reads (the simulator's scheduler keeps it; ``decide`` takes it from here); with the
+  knob ``hand_over`` instead, the last pass's holders (``core.hand_over``);
 * ``usage``: charged reference GPU-hours of each leaf account over the lookback window ending now
   (``core.usage.UsageLedger`` computes it from start/stop records; a reconciler may read it from
   ``sshare`` instead).

@@ -87,6 +87,12 @@ def _keep_hold(value: str) -> str:
     return value
 
 
+def _hand_over(value: str) -> str:
+    if value not in ("off", "sooner", "claim", "both", "claim-over"):
+        raise ValueError(f"expected off, sooner, claim, both or claim-over, got {value!r}")
+    return value
+
+
 def _hold_evicts(value: str) -> str:
     if value not in ("off", "gangs", "borrowed", "all"):
         raise ValueError(f"expected off, gangs, borrowed or all, got {value!r}")
@@ -141,6 +147,7 @@ KNOBS: dict[str, Knob] = {
     "keep_hold": Knob("keep_hold", _keep_hold),
     "keep_hold_min_fraction": Knob("keep_hold_min_fraction", _fraction),
     "kept_hold_debug": Knob("kept_hold_debug", _bool),
+    "hand_over": Knob("hand_over", _hand_over),
     "hold_evicts": Knob("hold_evicts", _hold_evicts),
     "spare_gangs": Knob("spare_gangs", _spare_gangs),
     "debug_reclaim": Knob("debug_reclaim", _bool),
