@@ -35,7 +35,7 @@ def clusters(draw: st.DrawFn) -> CompiledConfig:
         debug_reclaim=draw(st.booleans()),
         consolidate=draw(st.booleans()),  # moves resumable work to free a node (core.consolidation)
         # a reservation kept by its holder, debug jobs let through to its first plan + threshold
-        keep_hold=draw(st.sampled_from(["off", "off", "all", "gangs", "borrowed"])),
+        keep_hold=draw(st.sampled_from(["off", "off", "all", "gangs"])),
         keep_hold_min_fraction=draw(st.sampled_from([0.0, 0.0, 0.25, 0.5])),  # kept only for the larger gangs
         kept_hold_debug=draw(st.booleans()),
         hand_over=draw(st.sampled_from(["off", "sooner", "claim", "both"])),  # a hold's hand-over (core.hand_over; keep_hold off)
