@@ -163,10 +163,7 @@ def _still_fails_by_terms(v: VictimView, p: Pend, n: int, per: int, owed: dict[s
     t = Terms(v, p, owed, measure, True, only_unallocated, reserve)
     if not t.enough or (not t.donors and not t.own and not t.reserve and n == 1 and v.pool.soft_hole() < per):
         return t.lasting  # the search's own first returns
-    owned = v.acct.owner_nodes
-    maps = [got for o in _owners(v, p, t, debug_end) if (got := owned.get(o))]
-    if t.reserve:
-        maps.append(v.acct.yield_nodes)
+    maps = _owner_maps(v, p, t, debug_end)
     return None if _a_grown_node_reaches(v, p, per, grown, allow, maps) else t.lasting
 
 
@@ -243,9 +240,7 @@ def still_picks(
         return True
     if not nodes.isdisjoint(k.nodes):
         return False
-    maps = [got for o in _owners(v, p, t, debug_end) if (got := owned.get(o))]
-    if t.reserve:
-        maps.append(v.acct.yield_nodes)
+    maps = _owner_maps(v, p, t, debug_end)
     look = list(_nodes_reaching(v, p, per, sorted(nodes), allow, maps))  # only nodes that could be freed at all
     if not look:
         return True
@@ -278,8 +273,7 @@ def still_bare(
         return t.lasting  # the search's first return
     if not reclaim_futile(v, p, t, owed, debug_end):
         return None
-    owned = v.acct.owner_nodes
-    maps = [got for o in _owners(v, p, t, debug_end, donors=False) if (got := owned.get(o))]
+    maps = _owner_maps(v, p, t, debug_end, donors=False)
     return None if _a_grown_node_reaches(v, p, per, grown, allow, maps) else FOR_NOW_BARE
 
 
@@ -312,6 +306,19 @@ def _without_reclaim(v: VictimView, p: Pend, n: int, per: int, t: Terms, m_req: 
     return FOR_NOW_BARE if _freeable_count(v, per, cands, hosts, n) >= n else t.lasting
 
 
+def _owner_maps(v: VictimView, p: Pend, t: Terms, debug_end: float | None, donors: bool = True) -> list[dict[int, int]]:
+    """Per node, the preemptible GPUs of each owner the search may take from (``_owners``), and,
+    with ``donors``, of the jobs that yield to a reservation when it may take those: the maps
+    ``_nodes_reaching`` sums, read by every kept failure's re-read (``_still_fails_by_terms``,
+    ``still_picks``, ``still_bare``).  Without ``donors`` (a bare failure: no reclaim can pass,
+    and ``futile_reclaim`` holds only without yielding jobs) only its own and unallocated work."""
+    owned = v.acct.owner_nodes
+    maps = [got for o in _owners(v, p, t, debug_end, donors) if (got := owned.get(o))]
+    if donors and t.reserve:
+        maps.append(v.acct.yield_nodes)
+    return maps
+
+
 def _owners(v: VictimView, p: Pend, t: Terms, debug_end: float | None, donors: bool = True) -> set[str]:
     """Whose preemptible work the search for ``p`` may take (``Terms.owners``), in the fast walk
     without its own team when none of that work can be a victim: own work is taken only by
@@ -329,26 +336,8 @@ def _owners(v: VictimView, p: Pend, t: Terms, debug_end: float | None, donors: b
 
 def _lowest_declared(v: VictimView, account: str) -> int:
     """The lowest declared priority of ``account``'s preemptible allocated jobs (none: a value
-    no job's priority is below), kept in the view's memo (the same for every search on one
-    state; only the fast walk has one)."""
-    memo = v.memo
-    assert memo is not None
-    by: dict[str, int] | None = memo.get("lowest_declared")
-    if by is None:
-        by = memo["lowest_declared"] = {}
-    got = by.get(account)
-    if got is not None:
-        return got
-    out = _NO_PRIORITY
-    ids = v.acct.alloc.get(account)
-    if ids:
-        running = v.running
-        for j in ids:
-            d = running[j].declared
-            if d < out:
-                out = d
-    by[account] = out
-    return out
+    no job's priority is below), kept by ``Accounting`` as jobs turn preemptible and stop."""
+    return v.acct.lowest_declared(account, _NO_PRIORITY)
 
 
 _NO_PRIORITY = 1 << 62  # an account without preemptible allocated jobs (``Terms.own`` is then off anyway)
