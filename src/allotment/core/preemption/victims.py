@@ -38,7 +38,7 @@ from allotment.core.placement import NodeFilter
 from allotment.core.preemption import debug_slice, gang_sparing, within_team
 from allotment.core.preemption.futile_reclaim import reclaim_futile
 from allotment.core.preemption.kept_pick import KeptPick
-from allotment.core.preemption.terms import Donor, Terms, may_reclaim
+from allotment.core.preemption.terms import Donor, Terms, donors, may_reclaim
 from allotment.core.preemption.view import (
     FOR_NOW,
     FOR_NOW_BARE,
@@ -126,13 +126,15 @@ def find_victims(
 def still_fails(
     v: VictimView, p: Pend, n: int, per: int, owed: dict[str, float], measure: dict[str, float],
     grown: list[int], was: NoVictims, *, debug_end: float | None, allow: NodeFilter | None = None,
-    only_unallocated: bool = False, reserve: bool = False,
+    only_unallocated: bool = False, reserve: bool = False, within: dict[str, Donor] | None = None,
 ) -> NoVictims | None:
     """The lasting answer ``find_victims`` (same arguments) gives now, if it is sure to give one,
     for a search that failed with the lasting ``was`` on an earlier state since which only the
     nodes ``grown`` (``ClusterState.grown``) grew what is free or takeable, and, if ``was``
-    read donors, no account turned donor (``donor_growth``); None: search again.  ``debug_end``:
-    ``find_victims``'s (whether ``p`` may slice its own team as a debug job, ``_owners``).
+    read donors, no account turned donor: ``within``, the donors it read, must hold every donor
+    of now (None: the caller knows none turned, ``donor_growth``); None: search again.
+    ``debug_end``: ``find_victims``'s (whether ``p`` may slice its own team as a debug job,
+    ``_owners``).
 
     On every other node the free plus takeable GPUs did not grow (a start takes free GPUs; a
     job there that is takeable now was then: the same flags, donors, protection), so they
@@ -140,10 +142,15 @@ def still_fails(
     search fails as before -- tested first with every preemptible GPU on the node, whoever may
     take it, then with what this search may take (``_freeable_hosts``'s bound).  A requester
     that now runs below what it is owed, where it did not, may take from every donor: search
-    again."""
+    again.  Fewer donors than ``within`` cannot make it succeed: a job takeable now is then
+    one of an account that was a donor, so it was takeable then (the same flags, protection
+    and ``evicted_by``) unless its node grew; what a donor runs over what it is owed and its
+    measure order the victims, and a failure that found none is not ordered."""
     reclaim = may_reclaim(v, p, owed, only_unallocated)
     if reclaim and not was.reclaim:
         return None
+    if reclaim and within is not None and not _among(donors(v, p.account, owed, measure), within):
+        return None  # an account turned donor since
     pool = v.pool
     ok = pool.host_flags(per, p.gpu_type)
     # first with every preemptible GPU there, whoever may take it: no terms needed if none reaches
@@ -153,6 +160,24 @@ def still_fails(
             return _still_fails_by_terms(v, p, n, per, owed, measure, grown, allow, only_unallocated, reserve,
                                          debug_end)
     return lasting_failure(reclaim)
+
+
+def _among(now: dict[str, Donor], was: dict[str, Donor]) -> bool:
+    """Is every account of ``now`` one of ``was``?  (By identity first: the view's memo hands
+    every search of one account on one state the same dict.)"""
+    if now is was:
+        return True
+    for a in now:  # noqa: SIM110 - a loop, not all() over a generator (generic under mypyc)
+        if a not in was:
+            return False
+    return True
+
+
+def search_donors(v: VictimView, p: Pend, owed: dict[str, float], measure: dict[str, float]) -> dict[str, Donor]:
+    """The donors a search for ``p`` on this view reads when it may reclaim (``Terms.donors``;
+    the view's memo makes it the very dict the search read): what a lasting failure that read
+    donors keeps (``retry.Failure.donors``).  Read only."""
+    return donors(v, p.account, owed, measure)
 
 
 def _still_fails_by_terms(v: VictimView, p: Pend, n: int, per: int, owed: dict[str, float],
