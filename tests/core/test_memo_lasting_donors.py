@@ -14,14 +14,17 @@ from hypothesis import strategies as st
 
 import allotment.core.starting as starting
 from allotment.core.preemption.victims import find_victims
-from tests.core.memo_twin import USAGES, Change, Job, Twin, change, job
+from tests.core.memo_twin import ACCOUNTS, USAGES, Change, Job, Twin, change, job
 
 # usage changes drawn as often as every other change together
 changes = st.lists(st.one_of(change, st.tuples(st.just("usage"), st.integers(0, len(USAGES) - 1))), max_size=14)
+# running work mostly preemptible at once, in whole nodes and halves: whoever turns donor frees nodes
+work = st.tuples(st.sampled_from(ACCOUNTS), st.sampled_from([4, 8]), st.integers(0, 3), st.just(1), st.just(True),
+                 st.just(0), st.sampled_from([-1.0, -1.0, 1e9]))
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(job, min_size=3, max_size=10), st.lists(job, min_size=1, max_size=4), changes)
+@given(st.lists(work | job, min_size=3, max_size=10), st.lists(job, min_size=1, max_size=4), changes)
 def test_a_lasting_failure_kept_on_its_donors_answers_what_the_search_does(
     running: list[Job], pending: list[Job], changes: list[Change]
 ) -> None:
