@@ -32,7 +32,7 @@ would still run when the reservation starts may not take a reserved node (``core
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Mapping
 
 from allotment.core.placement import NodeFilter
 from allotment.core.preemption import debug_slice, gang_sparing, within_team
@@ -192,14 +192,17 @@ def _still_fails_by_terms(v: VictimView, p: Pend, n: int, per: int, owed: dict[s
     return None if _a_grown_node_reaches(v, p, per, grown, allow, maps) else t.lasting
 
 
-def _nodes_reaching(v: VictimView, p: Pend, per: int, nodes: Iterable[int], allow: NodeFilter | None,
-                    maps: list[dict[int, int]]) -> Iterator[int]:
+def _nodes_reaching(v: VictimView, p: Pend, per: int, nodes: list[int], allow: NodeFilter | None,
+                    maps: list[dict[int, int]], first: bool = False) -> list[int]:
     """Those of ``nodes`` (that ``p`` may use) that could reach ``per`` GPUs with their free GPUs
     and every GPU the jobs in ``maps`` (per node) hold there: ``_freeable_hosts``'s bound, read
     by the kept failures on the nodes that grew or were touched since (``still_fails``,
-    ``still_bare``, ``still_picks``)."""
+    ``still_bare``, ``still_picks``); with ``first``, only the first such node.  A list, not a
+    generator: under mypyc a generator is an object and a call per node (271 M instructions of
+    a Philly-shaped 27-day run, stop 44)."""
     ok = v.pool.host_flags(per, p.gpu_type)
     free = v.pool.free
+    out: list[int] = []
     for i in nodes:
         if not ok[i] or (allow is not None and not allow(i)):
             continue
@@ -207,13 +210,16 @@ def _nodes_reaching(v: VictimView, p: Pend, per: int, nodes: Iterable[int], allo
         for m in maps:
             g += m.get(i, 0)
         if g >= per:
-            yield i
+            out.append(i)
+            if first:
+                break
+    return out
 
 
 def _a_grown_node_reaches(v: VictimView, p: Pend, per: int, grown: list[int], allow: NodeFilter | None,
                           maps: list[dict[int, int]]) -> bool:
     """Could one of the ``grown`` nodes reach ``per`` GPUs (``_nodes_reaching``)?"""
-    return next(_nodes_reaching(v, p, per, grown, allow, maps), None) is not None
+    return bool(_nodes_reaching(v, p, per, grown, allow, maps, True))
 
 
 def _kept(v: VictimView, p: Pend, t: Terms, picked: list[str], chosen: list[tuple[int, int, float, int]]) -> KeptPick:
@@ -266,7 +272,7 @@ def still_picks(
     if not nodes.isdisjoint(k.nodes):
         return False
     maps = _owner_maps(v, p, t, debug_end)
-    look = list(_nodes_reaching(v, p, per, sorted(nodes), allow, maps))  # only nodes that could be freed at all
+    look = _nodes_reaching(v, p, per, sorted(nodes), allow, maps)  # only nodes that could be freed at all
     if not look:
         return True
     cands = _Classifier(v, p, t.own, donors, measure.get(p.account, math.inf), t.reserve,
