@@ -544,26 +544,50 @@ def _sort_seq(sq: _Seq) -> None:
             return
 
 
+_RUN = 16  # ``changes`` tries whole blocks after this many jobs in a row agreed ...
+_BLOCK = 64  # ... first this many at a time, doubling while blocks agree, up to ``_MOST_BLOCK``
+_MOST_BLOCK = 4096
+
+
 def changes(last: list[Pend], every: list[Pend]) -> tuple[list[Pend], list[Pend]]:
     """(added, gone): the jobs of ``every`` (the queue now) not in ``last`` (as last seen), and
     the reverse.
 
     The queue's jobs come sorted by their queue key (``Queue.jobs``), as did the last list
     seen, so the two are walked side by side comparing identities -- a start costs a pass of
-    pointer comparisons, not a dict of the queue.  Exact in any order: a job of both lists is
-    either matched to itself or left unmatched in both, so called both gone and new, and the
-    caller drops it before it adds it back (only slower, never wrong)."""
+    pointer comparisons, not a dict of the queue.  Where they agree for ``_RUN`` jobs in a row
+    the walk gallops: slices of ``_BLOCK`` jobs, doubling while they agree, are compared as
+    lists, identity by identity in C (a ``Pend`` has no ``__eq__``: equal lists are the same
+    jobs), where one step of the loop reads two items through mypyc's checked list access
+    (stop 45: the walk was 1.3 G instructions of a Philly-shaped 54-day run, growing with the
+    queue times its changes); a block that differs sends it back job by job.  Exact in any
+    order: a job of both lists is either matched to itself or left unmatched in both, so
+    called both gone and new, and the caller drops it before it adds it back (only slower,
+    never wrong)."""
     added: list[Pend] = []
     gone: list[Pend] = []
     i = j = 0
     n, m = len(every), len(last)
+    run = 0  # jobs in a row that agreed
+    block = _BLOCK
     while i < n and j < m:
+        if run >= _RUN:
+            if i + block <= n and j + block <= m and every[i:i + block] == last[j:j + block]:
+                i += block
+                j += block
+                if block < _MOST_BLOCK:
+                    block += block
+                continue
+            run = 0
+            block = _BLOCK
         a = every[i]
         b = last[j]
         if a is b:
             i += 1
             j += 1
+            run += 1
             continue
+        run = 0
         ka, kb = a.key, b.key
         if ka < kb:
             added.append(a)

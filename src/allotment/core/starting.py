@@ -25,7 +25,14 @@ from allotment.core.preemption.caps import find_cap_victims
 from allotment.core.preemption.kept_pick import KeptPick
 from allotment.core.preemption.retry import FailedSearches, Failure, SearchState, same_nodes
 from allotment.core.preemption.slicing import OWN_TEAM, ends_within, frees_room_for, may_slice
-from allotment.core.preemption.victims import find_victims, still_bare, still_fails, still_picks
+from allotment.core.preemption.terms import Donor
+from allotment.core.preemption.victims import (
+    find_victims,
+    search_donors,
+    still_bare,
+    still_fails,
+    still_picks,
+)
 from allotment.core.preemption.view import FOR_NOW, NoVictims, Victim, VictimView
 from allotment.core.reservation import Holds, evicts_for_hold, held_nodes, yields
 from allotment.core.session_grace import Notice, may_stop
@@ -197,7 +204,7 @@ class Starting(ClusterState):
         if isinstance(found, NoVictims):
             if self.walk.reuses:
                 self._remember(shape, p, held, reserve, self._search_state(pi, qk), found,
-                               self._kept_pick(keep, self.debug_end(p, pi.now)))
+                               self._kept_pick(keep, self.debug_end(p, pi.now)), self._donors_read(found, view, p, pi))
             return None
         return found
 
@@ -211,11 +218,16 @@ class Starting(ClusterState):
         return k
 
     def _remember(self, shape: int, p: Pend, held: frozenset[int] | None, reserve: bool, at: SearchState,
-                  why: NoVictims, pick: KeptPick | None = None) -> None:
+                  why: NoVictims, pick: KeptPick | None = None, donors: dict[str, Donor] | None = None) -> None:
         if shape >= 0:
             self._failed.remember_shape(shape, held, at, why)
         else:
-            self._failed.remember(p.jid, held, reserve, p, at, why, pick)
+            self._failed.remember(p.jid, held, reserve, p, at, why, pick, donors)
+
+    @staticmethod
+    def _donors_read(why: NoVictims, view: VictimView, p: Pend, pi: PassInputs) -> dict[str, Donor] | None:
+        """The donors a lasting failure that read donors counted (``retry.Failure.donors``)."""
+        return search_donors(view, p, pi.owed, pi.measure) if why.lasting and why.reclaim else None
 
     def _search_state(self, pi: PassInputs, qk: QueueKey) -> SearchState:
         return SearchState(self._inputs_id, self.grown.mark(), self.donor_growth, self.version, self.queued_version, pi.now, qk)
@@ -256,14 +268,17 @@ class Starting(ClusterState):
                 return False
             self._remember(-1, p, held, reserve, self._search_state(pi, qk), bare)
             return True
-        if not grown:
+        within = self._failed.donors_to_check(was, self._inputs_id, self.donor_growth)
+        if not grown and within is None:
             return True
-        still = still_fails(self._view(pi), p, p.n, p.per, pi.owed, pi.measure, grown, was.why,
+        view = self._view(pi)
+        still = still_fails(view, p, p.n, p.per, pi.owed, pi.measure, grown, was.why,
                             allow=allow, only_unallocated=only_unallocated, reserve=reserve,
-                            debug_end=self.debug_end(p, pi.now))
+                            debug_end=self.debug_end(p, pi.now), within=within)
         if still is None:
             return False
-        self._remember(p.shape if only_unallocated else -1, p, held, reserve, self._search_state(pi, qk), still)
+        self._remember(p.shape if only_unallocated else -1, p, held, reserve, self._search_state(pi, qk), still,
+                       donors=self._donors_read(still, view, p, pi))
         return True
 
     def _cap_preempt(self, p: Pend, qk: QueueKey, pi: PassInputs, allow: NodeFilter | None, starts: list[Start],

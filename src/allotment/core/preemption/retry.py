@@ -13,8 +13,12 @@ they may have grown -- a job stopped there (other than unallocated work a search
 GPUs turn free), a job there became preemptible, its health changed -- and
 ``victims.still_fails`` re-reads only those nodes, with the search's terms as they are now (a
 requester that turned under-served, which reads donors, searches again); a failure that read
-donors also needs ``ClusterState.donor_growth`` unchanged (an account with preemptible work that
-comes to run over what it is owed may turn donor, on every node it holds at once).  A ``bare``
+donors also needs the donors of now to be among those it read (``Failure.donors``: an account
+that turns donor makes its preemptible work takeable on every node it holds at once; one that
+stops being a donor only takes work away), and is kept into new pass inputs on that test --
+within one set of inputs, ``ClusterState.donor_growth`` unchanged spares computing the donors
+(stop 45: 35,000 of the Philly-shaped 54-day cut's searches were such failures searched again
+after new inputs, which move every account's measure a little and seldom its donor set).  A ``bare``
 failure (no reclaim could pass the distance check, and the requester's own and unallocated work
 could not free ``n`` nodes: ``victims._without_reclaim``) is kept across states and pass inputs
 too: ``victims.still_bare`` asks the proof again on the accounting as it is and re-reads the
@@ -30,6 +34,7 @@ from __future__ import annotations
 from typing import TypeVar
 
 from allotment.core.preemption.kept_pick import KeptPick
+from allotment.core.preemption.terms import Donor
 from allotment.core.preemption.view import NoVictims
 from allotment.core.state import Pend
 
@@ -100,16 +105,21 @@ class Failure:
     for ``job`` that kept off the reserved nodes ``held`` and may or may not take yielding jobs
     (``reserve``); ``job`` None: of any job with the same shape key."""
 
-    __slots__ = ("at", "held", "job", "pick", "reserve", "why")
+    __slots__ = ("at", "donors", "held", "job", "pick", "reserve", "why")
 
     def __init__(self, job: Pend | None, at: SearchState, why: NoVictims, held: frozenset[int] | None = None,
-                 reserve: bool = False, pick: KeptPick | None = None) -> None:
+                 reserve: bool = False, pick: KeptPick | None = None, donors: dict[str, Donor] | None = None) -> None:
         self.job = job  # None: the answer holds for any job with the same key
         self.at = at
         self.why = why
         self.held = held
         self.reserve = reserve
         self.pick = pick  # a pick that failed the distance check (``kept_pick``), if that was why
+        # a lasting failure that read donors (``why.reclaim``): the donors whose work it counted
+        # (the search's ``Terms.donors``, read only); it holds while the donors of now are among
+        # them (``victims.still_fails``).  None: it holds only while ``donor_growth`` is unchanged
+        # within the same pass inputs
+        self.donors = donors
 
 
 class FailedSearches:
@@ -123,7 +133,8 @@ class FailedSearches:
     them: what each account is owed only through whether the requester may reclaim, which
     ``victims.still_fails`` reads again, and the usage only through the donors), and so is a bare
     one (``victims.still_bare`` asks its proof again with the inputs of the day); every other
-    one is forgotten."""
+    one is forgotten.  So is a lasting one that read donors and keeps them (``Failure.donors``:
+    it is kept while the donors of the day are among them)."""
 
     def __init__(self, log: NodeLog) -> None:
         self._jobs: dict[str, list[Failure]] = {}
@@ -159,12 +170,21 @@ class FailedSearches:
         same = was.inputs == inputs
         if same and was.version == version and was.queued == queued and was.now == now and was.queue == queue:
             return _NOTHING
-        if not why.lasting or (why.reclaim and (not same or was.donor_growth != donor_growth)):
+        if not why.lasting or (why.reclaim and f.donors is None and (not same or was.donor_growth != donor_growth)):
             return None  # (a bare failure is not lasting: it is asked again through ``bare_grown``)
         if was.grown == grown:
             return _NOTHING
         nodes = self._log.since(was.grown)
         return None if nodes is None or len(nodes) > _MOST else nodes
+
+    def donors_to_check(self, f: Failure, inputs: int, donor_growth: int) -> dict[str, Donor] | None:
+        """For a lasting failure ``grown_since`` let through, the donors the donors of now must be
+        among (``victims.still_fails``'s ``within``), when they may differ from the failure's: it
+        read donors, and the pass inputs or ``donor_growth`` moved since; None: no such test."""
+        was = f.at
+        if f.why.reclaim and (was.inputs != inputs or was.donor_growth != donor_growth):
+            return f.donors
+        return None
 
     def bare_grown(self, f: Failure, job: Pend) -> list[int] | None:
         """For a bare failure (``NoVictims.bare``) of this very job, remembered on any earlier
@@ -176,11 +196,12 @@ class FailedSearches:
         return None if nodes is None or len(nodes) > _MOST else nodes
 
     def remember(self, jid: str, held: frozenset[int] | None, reserve: bool, job: Pend, at: SearchState,
-                 why: NoVictims, pick: KeptPick | None = None) -> None:
+                 why: NoVictims, pick: KeptPick | None = None, donors: dict[str, Donor] | None = None) -> None:
         """Remember that ``job``'s search (``find``'s terms) failed with ``why`` on state ``at``
-        (``pick``: having picked victims that fail the distance check)."""
+        (``pick``: having picked victims that fail the distance check; ``donors``: a lasting
+        failure's, ``Failure.donors``)."""
         self._new_inputs(at.inputs)
-        _put(self._jobs, jid, Failure(job, at, why, held, reserve, pick))
+        _put(self._jobs, jid, Failure(job, at, why, held, reserve, pick, donors))
 
     def remember_shape(self, shape: int, held: frozenset[int] | None, at: SearchState, why: NoVictims) -> None:
         """Remember that a search of unallocated work for the shape with id ``shape``, off the
@@ -237,4 +258,4 @@ def same_nodes(a: frozenset[int] | None, b: frozenset[int] | None) -> bool:
 
 def _keeps(f: Failure, last: int) -> bool:
     """Is ``f`` kept into new pass inputs after ``last``?"""
-    return f.at.inputs == last and (f.why.bare or (f.why.lasting and not f.why.reclaim))
+    return f.at.inputs == last and (f.why.bare or (f.why.lasting and (not f.why.reclaim or f.donors is not None)))

@@ -32,13 +32,13 @@ would still run when the reservation starts may not take a reserved node (``core
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Mapping
 
 from allotment.core.placement import NodeFilter
 from allotment.core.preemption import debug_slice, gang_sparing, within_team
 from allotment.core.preemption.futile_reclaim import reclaim_futile
 from allotment.core.preemption.kept_pick import KeptPick
-from allotment.core.preemption.terms import Donor, Terms, may_reclaim
+from allotment.core.preemption.terms import Donor, Terms, donors, may_reclaim
 from allotment.core.preemption.view import (
     FOR_NOW,
     FOR_NOW_BARE,
@@ -126,13 +126,15 @@ def find_victims(
 def still_fails(
     v: VictimView, p: Pend, n: int, per: int, owed: dict[str, float], measure: dict[str, float],
     grown: list[int], was: NoVictims, *, debug_end: float | None, allow: NodeFilter | None = None,
-    only_unallocated: bool = False, reserve: bool = False,
+    only_unallocated: bool = False, reserve: bool = False, within: dict[str, Donor] | None = None,
 ) -> NoVictims | None:
     """The lasting answer ``find_victims`` (same arguments) gives now, if it is sure to give one,
     for a search that failed with the lasting ``was`` on an earlier state since which only the
     nodes ``grown`` (``ClusterState.grown``) grew what is free or takeable, and, if ``was``
-    read donors, no account turned donor (``donor_growth``); None: search again.  ``debug_end``:
-    ``find_victims``'s (whether ``p`` may slice its own team as a debug job, ``_owners``).
+    read donors, no account turned donor: ``within``, the donors it read, must hold every donor
+    of now (None: the caller knows none turned, ``donor_growth``); None: search again.
+    ``debug_end``: ``find_victims``'s (whether ``p`` may slice its own team as a debug job,
+    ``_owners``).
 
     On every other node the free plus takeable GPUs did not grow (a start takes free GPUs; a
     job there that is takeable now was then: the same flags, donors, protection), so they
@@ -140,10 +142,15 @@ def still_fails(
     search fails as before -- tested first with every preemptible GPU on the node, whoever may
     take it, then with what this search may take (``_freeable_hosts``'s bound).  A requester
     that now runs below what it is owed, where it did not, may take from every donor: search
-    again."""
+    again.  Fewer donors than ``within`` cannot make it succeed: a job takeable now is then
+    one of an account that was a donor, so it was takeable then (the same flags, protection
+    and ``evicted_by``) unless its node grew; what a donor runs over what it is owed and its
+    measure order the victims, and a failure that found none is not ordered."""
     reclaim = may_reclaim(v, p, owed, only_unallocated)
     if reclaim and not was.reclaim:
         return None
+    if reclaim and within is not None and not _among(donors(v, p.account, owed, measure), within):
+        return None  # an account turned donor since
     pool = v.pool
     ok = pool.host_flags(per, p.gpu_type)
     # first with every preemptible GPU there, whoever may take it: no terms needed if none reaches
@@ -155,6 +162,24 @@ def still_fails(
     return lasting_failure(reclaim)
 
 
+def _among(now: dict[str, Donor], was: dict[str, Donor]) -> bool:
+    """Is every account of ``now`` one of ``was``?  (By identity first: the view's memo hands
+    every search of one account on one state the same dict.)"""
+    if now is was:
+        return True
+    for a in now:  # noqa: SIM110 - a loop, not all() over a generator (generic under mypyc)
+        if a not in was:
+            return False
+    return True
+
+
+def search_donors(v: VictimView, p: Pend, owed: dict[str, float], measure: dict[str, float]) -> dict[str, Donor]:
+    """The donors a search for ``p`` on this view reads when it may reclaim (``Terms.donors``;
+    the view's memo makes it the very dict the search read): what a lasting failure that read
+    donors keeps (``retry.Failure.donors``).  Read only."""
+    return donors(v, p.account, owed, measure)
+
+
 def _still_fails_by_terms(v: VictimView, p: Pend, n: int, per: int, owed: dict[str, float],
                           measure: dict[str, float], grown: list[int], allow: NodeFilter | None,
                           only_unallocated: bool, reserve: bool, debug_end: float | None) -> NoVictims | None:
@@ -163,21 +188,21 @@ def _still_fails_by_terms(v: VictimView, p: Pend, n: int, per: int, owed: dict[s
     t = Terms(v, p, owed, measure, True, only_unallocated, reserve)
     if not t.enough or (not t.donors and not t.own and not t.reserve and n == 1 and v.pool.soft_hole() < per):
         return t.lasting  # the search's own first returns
-    owned = v.acct.owner_nodes
-    maps = [got for o in _owners(v, p, t, debug_end) if (got := owned.get(o))]
-    if t.reserve:
-        maps.append(v.acct.yield_nodes)
+    maps = _owner_maps(v, p, t, debug_end)
     return None if _a_grown_node_reaches(v, p, per, grown, allow, maps) else t.lasting
 
 
-def _nodes_reaching(v: VictimView, p: Pend, per: int, nodes: Iterable[int], allow: NodeFilter | None,
-                    maps: list[dict[int, int]]) -> Iterator[int]:
+def _nodes_reaching(v: VictimView, p: Pend, per: int, nodes: list[int], allow: NodeFilter | None,
+                    maps: list[dict[int, int]], first: bool = False) -> list[int]:
     """Those of ``nodes`` (that ``p`` may use) that could reach ``per`` GPUs with their free GPUs
     and every GPU the jobs in ``maps`` (per node) hold there: ``_freeable_hosts``'s bound, read
     by the kept failures on the nodes that grew or were touched since (``still_fails``,
-    ``still_bare``, ``still_picks``)."""
+    ``still_bare``, ``still_picks``); with ``first``, only the first such node.  A list, not a
+    generator: under mypyc a generator is an object and a call per node (271 M instructions of
+    a Philly-shaped 27-day run, stop 44)."""
     ok = v.pool.host_flags(per, p.gpu_type)
     free = v.pool.free
+    out: list[int] = []
     for i in nodes:
         if not ok[i] or (allow is not None and not allow(i)):
             continue
@@ -185,13 +210,16 @@ def _nodes_reaching(v: VictimView, p: Pend, per: int, nodes: Iterable[int], allo
         for m in maps:
             g += m.get(i, 0)
         if g >= per:
-            yield i
+            out.append(i)
+            if first:
+                break
+    return out
 
 
 def _a_grown_node_reaches(v: VictimView, p: Pend, per: int, grown: list[int], allow: NodeFilter | None,
                           maps: list[dict[int, int]]) -> bool:
     """Could one of the ``grown`` nodes reach ``per`` GPUs (``_nodes_reaching``)?"""
-    return next(_nodes_reaching(v, p, per, grown, allow, maps), None) is not None
+    return bool(_nodes_reaching(v, p, per, grown, allow, maps, True))
 
 
 def _kept(v: VictimView, p: Pend, t: Terms, picked: list[str], chosen: list[tuple[int, int, float, int]]) -> KeptPick:
@@ -243,10 +271,8 @@ def still_picks(
         return True
     if not nodes.isdisjoint(k.nodes):
         return False
-    maps = [got for o in _owners(v, p, t, debug_end) if (got := owned.get(o))]
-    if t.reserve:
-        maps.append(v.acct.yield_nodes)
-    look = list(_nodes_reaching(v, p, per, sorted(nodes), allow, maps))  # only nodes that could be freed at all
+    maps = _owner_maps(v, p, t, debug_end)
+    look = _nodes_reaching(v, p, per, sorted(nodes), allow, maps)  # only nodes that could be freed at all
     if not look:
         return True
     cands = _Classifier(v, p, t.own, donors, measure.get(p.account, math.inf), t.reserve,
@@ -278,8 +304,7 @@ def still_bare(
         return t.lasting  # the search's first return
     if not reclaim_futile(v, p, t, owed, debug_end):
         return None
-    owned = v.acct.owner_nodes
-    maps = [got for o in _owners(v, p, t, debug_end, donors=False) if (got := owned.get(o))]
+    maps = _owner_maps(v, p, t, debug_end, donors=False)
     return None if _a_grown_node_reaches(v, p, per, grown, allow, maps) else FOR_NOW_BARE
 
 
@@ -312,6 +337,19 @@ def _without_reclaim(v: VictimView, p: Pend, n: int, per: int, t: Terms, m_req: 
     return FOR_NOW_BARE if _freeable_count(v, per, cands, hosts, n) >= n else t.lasting
 
 
+def _owner_maps(v: VictimView, p: Pend, t: Terms, debug_end: float | None, donors: bool = True) -> list[dict[int, int]]:
+    """Per node, the preemptible GPUs of each owner the search may take from (``_owners``), and,
+    with ``donors``, of the jobs that yield to a reservation when it may take those: the maps
+    ``_nodes_reaching`` sums, read by every kept failure's re-read (``_still_fails_by_terms``,
+    ``still_picks``, ``still_bare``).  Without ``donors`` (a bare failure: no reclaim can pass,
+    and ``futile_reclaim`` holds only without yielding jobs) only its own and unallocated work."""
+    owned = v.acct.owner_nodes
+    maps = [got for o in _owners(v, p, t, debug_end, donors) if (got := owned.get(o))]
+    if donors and t.reserve:
+        maps.append(v.acct.yield_nodes)
+    return maps
+
+
 def _owners(v: VictimView, p: Pend, t: Terms, debug_end: float | None, donors: bool = True) -> set[str]:
     """Whose preemptible work the search for ``p`` may take (``Terms.owners``), in the fast walk
     without its own team when none of that work can be a victim: own work is taken only by
@@ -329,26 +367,8 @@ def _owners(v: VictimView, p: Pend, t: Terms, debug_end: float | None, donors: b
 
 def _lowest_declared(v: VictimView, account: str) -> int:
     """The lowest declared priority of ``account``'s preemptible allocated jobs (none: a value
-    no job's priority is below), kept in the view's memo (the same for every search on one
-    state; only the fast walk has one)."""
-    memo = v.memo
-    assert memo is not None
-    by: dict[str, int] | None = memo.get("lowest_declared")
-    if by is None:
-        by = memo["lowest_declared"] = {}
-    got = by.get(account)
-    if got is not None:
-        return got
-    out = _NO_PRIORITY
-    ids = v.acct.alloc.get(account)
-    if ids:
-        running = v.running
-        for j in ids:
-            d = running[j].declared
-            if d < out:
-                out = d
-    by[account] = out
-    return out
+    no job's priority is below), kept by ``Accounting`` as jobs turn preemptible and stop."""
+    return v.acct.lowest_declared(account, _NO_PRIORITY)
 
 
 _NO_PRIORITY = 1 << 62  # an account without preemptible allocated jobs (``Terms.own`` is then off anyway)

@@ -1,0 +1,41 @@
+"""``Accounting.lowest_declared``, kept as jobs turn preemptible and stop, against the plain
+minimum over the account's preemptible allocated jobs (what ``victims._lowest_declared``
+computed per search before stop 45), after every change ``memo_twin`` makes: starts (some
+preemptible at once), stops, protections ending, health."""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from allotment.core.scheduler import Scheduler
+from tests.core.memo_twin import ACCOUNTS, Change, Job, Twin, change, job
+
+NONE = 1 << 62
+
+
+def _plain(s: Scheduler, account: str) -> int:
+    ids = s.acct.alloc.get(account)
+    return min((s.running[j].declared for j in ids), default=NONE) if ids else NONE
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(job, max_size=10), st.lists(change, max_size=20))
+def test_the_lowest_declared_priority_kept_is_the_plain_minimum(running: list[Job], changes: list[Change]) -> None:
+    twin = Twin(running)
+    for c in [None, *changes]:
+        if c is not None:
+            twin.change(c)
+        for s in twin.both:
+            for a in ACCOUNTS:
+                assert s.acct.lowest_declared(a, NONE) == _plain(s, a), (a, c)
+
+
+def test_a_stopped_job_leaves_the_lowest_declared_priority() -> None:
+    """a's preemptible jobs of priorities 0 and 2: the lowest is 0 until that job stops."""
+    twin = Twin([("a", 4, 0, 1, True, 0, -1.0), ("a", 4, 1, 1, True, 2, -1.0)])
+    assert twin.fast.acct.lowest_declared("a", NONE) == 0
+    twin.fast.finish("j001")
+    assert twin.fast.acct.lowest_declared("a", NONE) == 2
+    twin.fast.finish("j002")
+    assert twin.fast.acct.lowest_declared("a", NONE) == NONE
