@@ -40,6 +40,7 @@ from allotment.core.fairshare import LeafRank, rank_leaves, reclaim_measure
 from allotment.core.inherited import DependantFactsCache
 from allotment.core.pass_inputs import PassInputs, QueueKey
 from allotment.core.placement import NodeFilter
+from allotment.core.preemption.view import Victim
 from allotment.core.priority import Scorer, active_boosts
 from allotment.core.queues import Queue
 from allotment.core.reservation import (
@@ -564,16 +565,18 @@ class Scheduler(Starting):
         if not self.walk.rest_may_take(q.shapes, self.pool, self.acct):
             return False  # none could: the fast walk does not list the whole queue to find that out
         now = pi.now
-        rest = self._rest_that_may_take(q, qk, pi, tried) if self.walk.reuses else self._whole_order(q, pi)
+        found: dict[str, list[Victim]] = {}  # the victims the fast list's searches found, by job
+        rest = self._rest_that_may_take(q, qk, pi, tried, found) if self.walk.reuses else self._whole_order(q, pi)
         for p in rest:
             if p.jid in tried or p.n == 0 or p.mr <= 0 or not self._within_caps_and_limits(p):
                 continue
             soft = self._soft_filter(p, qk, now)
-            if self._preempt_for(p, qk, pi, soft, starts, preemptions, only_unallocated=True):
+            if self._preempt_for(p, qk, pi, soft, starts, preemptions, only_unallocated=True, found=found.get(p.jid)):
                 return True
         return False
 
-    def _rest_that_may_take(self, q: Queue, qk: QueueKey, pi: PassInputs, tried: set[str]) -> list[Pend]:
+    def _rest_that_may_take(self, q: Queue, qk: QueueKey, pi: PassInputs, tried: set[str],
+                            found: dict[str, list[Victim]]) -> list[Pend]:
         """The fast walk's ``_free_work_for_the_rest`` list: of the jobs the loop there would
         search for, only those whose search can succeed now, in the whole order's order -- without
         scoring or merging the rest of a long queue (whose every job the plain list ranks: issue
@@ -591,22 +594,43 @@ class Scheduler(Starting):
           scorer (``Scorer.rank``, the whole order's key) or, in a mode that does not score, kept
           in the queue's order (``q.jobs``, which ``QueueSet.head`` reads).
 
-        Only ids matter to the caller, which checks every job again as before.  A job's caps are
-        read before its key is searched: a key whose only jobs are over their caps is then never
-        searched, and a search that finds victims is not remembered, so it would run at every
-        visit (tried at stop 44: 2.6x the CPU at 4,096 GPUs)."""
+        The caller checks every job again as before.  A job's caps are read before its key is
+        searched: a key whose only jobs are over their caps is then never searched, and a search
+        that finds victims is not remembered, so it would run at every visit (tried at stop 44:
+        2.6x the CPU at 4,096 GPUs).  With the overdraft off, what the caps and limits read of a
+        job is its account and GPUs (``ClusterState.within_caps``, ``Mode.beyond_limit``), and
+        nothing changes during the call, so each (account, GPUs) is asked once (``capped``).
+        The victims each search found go into ``found`` under the searched job's id: if the
+        caller's loop reaches that very job, nothing has changed since (the loop changes nothing
+        before its first success), so its search would find them again; it starts with them
+        (``Starting._preempt_for``) instead of searching twice.  Only that job: a victim's
+        reason names the job it makes room for."""
         room = self.pool.free_gpus() + self.acct.unalloc_gpus
         fails: dict[tuple[int, frozenset[int] | None], bool] = {}
+        capped: dict[tuple[int, int], bool] | None = None if self.overdraft.gpus > 0 else {}
         out: list[Pend] = []
         now = pi.now
         for p in q.jobs:
-            if p.n == 0 or p.mr <= 0 or p.gpus > room or p.jid in tried or not self._within_caps_and_limits(p):
+            if p.n == 0 or p.mr <= 0 or p.gpus > room or p.jid in tried:
                 continue
+            if capped is None:
+                if not self._within_caps_and_limits(p):
+                    continue
+            else:
+                ck = (p.aid, p.gpus)
+                ok = capped.get(ck)
+                if ok is None:
+                    ok = capped[ck] = self._within_caps_and_limits(p)
+                if not ok:
+                    continue
             soft = self._soft_filter(p, qk, now)
             k = (p.shape, held_nodes(soft))
             failed = fails.get(k)
             if failed is None:
-                failed = fails[k] = self._victims_for(p, qk, pi, soft, True, False) is None
+                victims = self._victims_for(p, qk, pi, soft, True, False)
+                failed = fails[k] = victims is None
+                if victims is not None:
+                    found[p.jid] = victims
             if not failed:
                 out.append(p)
         if len(out) < 2 or not self.mode.scores:
