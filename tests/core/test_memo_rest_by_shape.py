@@ -16,6 +16,7 @@ from allotment.compile.interactive import InteractiveClass
 from allotment.core.context import build_context
 from allotment.core.decisions import Preemption, Start
 from allotment.core.jobs import JobSpec
+from allotment.core.preemption.view import Victim
 from allotment.core.reservation import Hold, Holds
 from allotment.core.scheduler import Scheduler
 from tests.core.memo_twin import ACCOUNTS, N_NODES, Job, Twin, change, config, job
@@ -76,6 +77,14 @@ def _rest_decides(twin: Twin, tried_first: int = 0) -> None:
                                            preemptions)
             got.append((ok, starts, preemptions))
         assert got[0] == got[1], q.name
+
+
+def _found(twin: Twin, q: str = "a") -> dict[str, list[Victim]]:
+    """The victims the fast list found, by the job searched."""
+    pi = twin.fast.inputs(twin.now, twin.usage)
+    found: dict[str, list[Victim]] = {}
+    twin.fast._rest_that_may_take(twin.fast.queues.by_name[q], twin.fast.queue_key(q, pi), pi, set(), found)
+    return found
 
 
 def _check(twin: Twin, tried_first: int) -> None:
@@ -168,12 +177,8 @@ def test_the_victims_found_start_only_the_job_they_were_found_for() -> None:
     twin = Twin([*HALF_FREE[:4], ("a", 8, 2, 1, True, 0, 1e9), ("c", 8, 3, 1, True, 0, 1e9)])
     _queue(twin, ("a", 4, 1, 0, 0, 3600.0), 0)
     _queue(twin, ("a", 4, 1, 0, 1, 3600.0), 1)
-    pi = twin.fast.inputs(twin.now, twin.usage)
-    found: dict[str, object] = {}
-    q = twin.fast.queues.by_name["a"]
-    assert [p.jid for p in twin.fast._rest_that_may_take(q, twin.fast.queue_key("a", pi), pi, set(), found)] == [  # type: ignore[arg-type]
-        "q001", "q000"]
-    assert list(found) == ["q000"]
+    assert _fast(twin.fast, "a", twin.now, twin.usage, set()) == ["q001", "q000"]
+    assert list(_found(twin)) == ["q000"]
     _rest_decides(twin)
 
 
@@ -185,6 +190,7 @@ def test_the_victims_found_for_one_shape_are_not_handed_to_another() -> None:
     _queue(twin, ("a", 4, 1, 0, 0, 3600.0), 0)
     _queue(twin, ("a", 2, 1, 0, 1, 3600.0), 1)
     assert _definition(twin.ref, "a", twin.now, twin.usage, set()) == ["q001", "q000"]
+    assert sorted(_found(twin)) == ["q000", "q001"]  # each searched for itself: two shapes
     _rest_decides(twin)
 
 
@@ -193,6 +199,7 @@ def test_the_victims_found_are_the_ones_a_second_search_finds() -> None:
     the decisions (victims, reasons) are the reference's."""
     twin = Twin(HALF_FREE)
     _queue(twin, ("a", 4, 1, 0, 0, 3600.0), 0)
+    assert list(_found(twin)) == ["q000"]
     _rest_decides(twin)
 
 
