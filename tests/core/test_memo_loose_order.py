@@ -205,11 +205,15 @@ def test_the_fit_flipping_moves_the_jobs_between_the_old_and_new_free_gpus() -> 
     w.check()
 
 
-def test_another_load_scores_every_job_again() -> None:
+def test_another_load_scores_again_the_jobs_that_fit() -> None:
+    """The fit weight moves with the load, and only a job that fits reads it: with 2 GPUs free,
+    p000 (1 GPU) and p006 (2) fit, p004 (8) does not."""
     w = _world()
-    w.change(("free", 8))
     w.check()
-    w.change(("load", 3.5))  # the fit weight triples
+    w.change(("load", 3.5))  # the fit weight more than doubles
+    w.check()
+    w.change(("free", 8))
+    w.change(("load", 0.5))
     w.check()
 
 

@@ -12,20 +12,23 @@ user's GPUs.
 
 What a loose job's ``Scorer.total`` reads (``fixed``, ``memo``: the only scorer a merge holds):
 the job itself (a requeued job is a new ``Pend``), the epoch ``t``, the weights (by identity:
-``w``; the fit weight ``w_fit`` moves with the load), the active boosts (a function of ``t`` for
-the scheduler, compared anyway), the dependants map (by identity), the user table (by identity),
-whether its GPUs fit the best node's free GPUs (``max_free``), and the running GPUs of its own
-user and of each user its dependants' parts name (``Pend.inherit``, kept for this map and
-table).  So a kept score is the same computation on the same inputs, bit for bit, while all of
-those are the same: each restart compares the GPUs of the users read (a handful per account)
-with those the kept scores were made with, and scores again only the jobs that read a user whose
-GPUs moved, whose fit flipped, or that arrived; any other input moved (a new epoch, load,
-scorer table or map) scores them all.  A job whose reads cannot be listed (no user id, parts
-made for another map or table) is scored at every restart.  The keys ``(-score, eligible, id)``
-are a total order (ids are unique), so the kept list is the one a whole sort gives, and the
-merge takes it as one more sorted stream.  A score that is NaN has no place in a total order:
-nor has an eligibility time that is NaN: ``bring`` then says no and the merge puts every loose
-job in its heap on its own, as before.
+``w``; the fit weight ``w_fit`` moves with the load, and only a job whose GPUs fit reads it),
+the active boosts (a function of ``t`` for the scheduler, compared anyway), the dependants map
+(by identity), the user table (by identity), whether its GPUs fit the best node's free GPUs
+(``max_free``), and the running GPUs of its own user and of each user its dependants' parts
+name (``Pend.inherit``, kept for this map and table).  So a kept score is the same computation
+on the same inputs, bit for bit, while all of those are the same: each restart compares the GPUs
+of the users read (a handful per account) with those the kept scores were made with, and scores
+again only the jobs that read a user whose GPUs moved, whose fit flipped, that fit (under the
+old or the new ``max_free``) when the fit weight moved, or that arrived; any other input moved
+(a new epoch, weights, scorer table or map) scores them all.  (The load moves at arrivals and
+ends: scoring every loose job again then was most of what a first version of this cost, and on
+a busy cluster few of them fit.)  A job whose reads cannot be listed (no user id, parts made for
+another map or table) is scored at every restart.  The keys ``(-score, eligible, id)`` are a
+total order (ids are unique), so the kept list is the one a whole sort gives, and the merge
+takes it as one more sorted stream.  A NaN score, or a NaN eligibility time, has no place in a
+total order: ``bring`` then says no and the merge puts every loose job in its heap on its own,
+as before.
 ``tests/core/test_memo_loose_order.py`` checks the kept order against a fresh scoring.
 """
 
@@ -103,20 +106,22 @@ class LooseOrder:
                         mark.add(p.jid)
                         again.append(p)
         mf = scorer.max_free
-        if mf != self.max_free:
-            lo, hi = (self.max_free, mf) if self.max_free < mf else (mf, self.max_free)
+        lo, hi = (self.max_free, mf) if self.max_free < mf else (mf, self.max_free)
+        if scorer.w_fit != self.w_fit:  # every job that fits under either reads the fit weight
+            lo = -1
+        if lo < hi:
             for p in self.jobs:
-                if lo < p.gpus <= hi and p.jid not in mark:  # fits under one of them only
+                if lo < p.gpus <= hi and p.jid not in mark:  # fits under one of them only (or reads w_fit)
                     mark.add(p.jid)
                     again.append(p)
-            self.max_free = mf
+        self.max_free, self.w_fit = mf, scorer.w_fit
         if self.untracked:
             self.untracked = [p for p in self.untracked if self.kept.get(p.jid) is p]
             for p in self.untracked:
                 if p.jid not in mark:
                     mark.add(p.jid)
                     again.append(p)
-        if 2 * (len(again) + len(self.added)) > len(self.jobs):
+        if len(again) + len(self.added) >= len(self.jobs):  # (as many scores either way: sort once)
             return self._score_all(scorer)
         for p in again:
             self._take_out(p)
@@ -136,7 +141,6 @@ class LooseOrder:
         """Were the kept scores made with ``scorer``'s epoch, weights, boosts, map and table?"""
         return (self.users is scorer.user_gpus and scorer.memo and scorer.mode == "fixed" and self.t == scorer.t
                 and self.w is scorer.w and (self.deps is scorer.deps or not (self.deps or scorer.deps))
-                and self.w_fit == scorer.w_fit
                 and self.w_fair == scorer.w_fair and (self.boosts is scorer.boosts or self.boosts == scorer.boosts))
 
     def _score_all(self, scorer: Scorer) -> bool:
