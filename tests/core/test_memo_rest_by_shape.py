@@ -221,6 +221,19 @@ def test_a_job_over_its_cap_decides_nothing_for_a_smaller_one_of_its_account() -
     _check(twin, 0)
 
 
+def test_a_job_within_its_cap_decides_nothing_for_a_larger_one_of_its_account() -> None:
+    """The other way round: a's 2-GPU job is within its cap (4 + 2 <= 8), its 8-GPU job is not,
+    though b's unallocated 8 GPUs on n0 would make room for either."""
+    ctx = build_context(config(max_gpus={"a": 8}), "c1")
+    twin = Twin([("b", 8, 0, 1, False, 0, 1e9), ("a", 4, 1, 1, True, 0, 1e9), ("c", 4, 1, 1, True, 0, 1e9),
+                 ("c", 8, 2, 1, True, 0, 1e9), ("c", 8, 3, 1, True, 0, 1e9)], ctx=ctx)
+    _queue(twin, ("a", 2, 1, 1, 0, 3600.0), 0)
+    _queue(twin, ("a", 8, 1, 0, 0, 3600.0), 1)
+    assert not twin.ref._within_caps_and_limits(twin.ref.pending["q001"])
+    assert _definition(twin.ref, "a", twin.now, twin.usage, set()) == ["q000"]
+    _check(twin, 0)
+
+
 def test_an_accounts_cap_decides_nothing_for_another_accounts_job_of_its_size() -> None:
     """In ``priority`` one queue holds every account: a's 4-GPU job is over a's cap (a runs its 8),
     b's 4-GPU job is not (the caps are asked per account too)."""

@@ -598,8 +598,12 @@ class Scheduler(Starting):
         searched: a key whose only jobs are over their caps is then never searched, and a search
         that finds victims is not remembered, so it would run at every visit (tried at stop 44:
         2.6x the CPU at 4,096 GPUs).  With the overdraft off, what the caps and limits read of a
-        job is its account and GPUs (``ClusterState.within_caps``, ``Mode.beyond_limit``), and
-        nothing changes during the call, so each (account, GPUs) is asked once (``capped``).
+        job is its account and GPUs (``Accounting.fits_caps_of``, ``Mode.beyond_limit``), and
+        both say no from some GPU count up (``running + gpus > limit``); nothing changes during
+        the call; so in a queue of one account the answer is bracketed by the most GPUs found
+        within and the fewest found beyond (``within``, ``beyond``), and asked only between them
+        (a dict of the answers by GPU count cost more than the asking: 674 M instructions
+        against 476 M at 8,192 GPUs).
         The victims each search found go into ``found`` under the searched job's id: if the
         caller's loop reaches that very job, nothing has changed since (the loop changes nothing
         before its first success), so its search would find them again; it starts with them
@@ -607,22 +611,21 @@ class Scheduler(Starting):
         reason names the job it makes room for."""
         room = self.pool.free_gpus() + self.acct.unalloc_gpus
         fails: dict[tuple[int, frozenset[int] | None], bool] = {}
-        capped: dict[tuple[int, int], bool] | None = None if self.overdraft.gpus > 0 else {}
+        bracket = q.aid >= 0 and self.overdraft.gpus <= 0
+        within, beyond = -1, room + 1  # GPU counts known within the caps and limits, and beyond
         out: list[Pend] = []
         now = pi.now
         for p in q.jobs:
-            if p.n == 0 or p.mr <= 0 or p.gpus > room or p.jid in tried:
+            g = p.gpus
+            if p.n == 0 or p.mr <= 0 or g > room or p.jid in tried or g >= beyond:
                 continue
-            if capped is None:
+            if g > within:
                 if not self._within_caps_and_limits(p):
+                    if bracket:
+                        beyond = g
                     continue
-            else:
-                ck = (p.aid, p.gpus)
-                ok = capped.get(ck)
-                if ok is None:
-                    ok = capped[ck] = self._within_caps_and_limits(p)
-                if not ok:
-                    continue
+                if bracket:
+                    within = g
             soft = self._soft_filter(p, qk, now)
             k = (p.shape, held_nodes(soft))
             failed = fails.get(k)
