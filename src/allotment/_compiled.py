@@ -49,6 +49,7 @@ HOT: tuple[str, ...] = (
     "allotment.core.inherited",
     "allotment.core.priority",
     "allotment.core.within_team_arrays",
+    "allotment.core.loose_order",
     "allotment.core.fairness_merge",
     "allotment.core.candidates",
     "allotment.core.modes",

@@ -14,7 +14,9 @@ from hypothesis import strategies as st
 
 from allotment.compile.interactive import InteractiveClass
 from allotment.core.context import build_context
+from allotment.core.decisions import Preemption, Start
 from allotment.core.jobs import JobSpec
+from allotment.core.preemption.view import Victim
 from allotment.core.reservation import Hold, Holds
 from allotment.core.scheduler import Scheduler
 from tests.core.memo_twin import ACCOUNTS, N_NODES, Job, Twin, change, config, job
@@ -55,7 +57,34 @@ def _definition(s: Scheduler, q: str, now: float, usage: object, tried: set[str]
 
 def _fast(s: Scheduler, q: str, now: float, usage: object, tried: set[str]) -> list[str]:
     pi = s.inputs(now, usage)  # type: ignore[arg-type]
-    return [p.jid for p in s._rest_that_may_take(s.queues.by_name[q], s.queue_key(q, pi), pi, tried)]
+    return [p.jid for p in s._rest_that_may_take(s.queues.by_name[q], s.queue_key(q, pi), pi, tried, {})]
+
+
+def _rest_decides(twin: Twin, tried_first: int = 0) -> None:
+    """``_free_work_for_the_rest`` itself on both walks, queue by queue: the same start and the
+    same preemptions, reasons included (the fast walk starts with the victims its list found)."""
+    for q in twin.ref.queues.nonempty_queues():
+        if q.free:
+            continue
+        pi = twin.ref.inputs(twin.now, twin.usage)
+        tried = {p.jid for p in twin.ref._whole_order(q, pi)[:tried_first]}
+        got = []
+        for s in twin.both:
+            pi = s.inputs(twin.now, twin.usage)
+            starts: list[Start] = []
+            preemptions: list[Preemption] = []
+            ok = s._free_work_for_the_rest(s.queues.by_name[q.name], s.queue_key(q.name, pi), pi, set(tried), starts,
+                                           preemptions)
+            got.append((ok, starts, preemptions))
+        assert got[0] == got[1], q.name
+
+
+def _found(twin: Twin, q: str = "a") -> dict[str, list[Victim]]:
+    """The victims the fast list found, by the job searched."""
+    pi = twin.fast.inputs(twin.now, twin.usage)
+    found: dict[str, list[Victim]] = {}
+    twin.fast._rest_that_may_take(twin.fast.queues.by_name[q], twin.fast.queue_key(q, pi), pi, set(), found)
+    return found
 
 
 def _check(twin: Twin, tried_first: int) -> None:
@@ -87,6 +116,7 @@ def test_the_rest_listed_by_shape_is_the_whole_order_of_the_jobs_whose_search_su
     for s in twin.both:  # and again after a pass (its holds, its starts)
         s.run_pass(twin.now, twin.usage)
     _check(twin, tried_first)
+    _rest_decides(twin, tried_first)
 
 
 # n0 and n1 each run 4 GPUs of unallocated work beside 4 protected ones; n2, n3 are full
@@ -137,4 +167,92 @@ def test_a_mode_that_does_not_score_keeps_the_queues_order() -> None:
     _queue(twin, ("b", 4, 1, 1, 1, 3600.0), 1)
     q = twin.ref.queues.nonempty_queues()[0].name
     assert _definition(twin.ref, q, twin.now, twin.usage, set()) == ["q000", "q001"]
+    _check(twin, 0)
+
+
+def test_the_victims_found_start_only_the_job_they_were_found_for() -> None:
+    """The ranking case above: the list searched q000 (first in the queue's order), the loop
+    starts q001 (first by the score), whose victims' reasons name q001 -- found by its own
+    search, not handed q000's."""
+    twin = Twin([*HALF_FREE[:4], ("a", 8, 2, 1, True, 0, 1e9), ("c", 8, 3, 1, True, 0, 1e9)])
+    _queue(twin, ("a", 4, 1, 0, 0, 3600.0), 0)
+    _queue(twin, ("a", 4, 1, 0, 1, 3600.0), 1)
+    assert _fast(twin.fast, "a", twin.now, twin.usage, set()) == ["q001", "q000"]
+    assert list(_found(twin)) == ["q000"]
+    _rest_decides(twin)
+
+
+def test_the_victims_found_for_one_shape_are_not_handed_to_another() -> None:
+    """q000 (4 GPUs, u0, who runs a's work) is searched first and would take b's 4 GPUs on n1;
+    q001 (2 GPUs, u1) ranks first by the score and takes b's 2 GPUs on n0 by its own search."""
+    twin = Twin([("b", 2, 0, 1, False, 0, 1e9), ("c", 6, 0, 1, True, 0, 1e9), ("b", 4, 1, 1, False, 0, 1e9),
+                 ("c", 4, 1, 1, True, 0, 1e9), ("a", 8, 2, 1, True, 0, 1e9), ("c", 8, 3, 1, True, 0, 1e9)])
+    _queue(twin, ("a", 4, 1, 0, 0, 3600.0), 0)
+    _queue(twin, ("a", 2, 1, 0, 1, 3600.0), 1)
+    assert _definition(twin.ref, "a", twin.now, twin.usage, set()) == ["q001", "q000"]
+    assert sorted(_found(twin)) == ["q000", "q001"]  # each searched for itself: two shapes
+    _rest_decides(twin)
+
+
+def test_the_victims_found_are_the_ones_a_second_search_finds() -> None:
+    """One job whose search succeeds: the loop starts it with the victims the list found, and
+    the decisions (victims, reasons) are the reference's."""
+    twin = Twin(HALF_FREE)
+    _queue(twin, ("a", 4, 1, 0, 0, 3600.0), 0)
+    assert list(_found(twin)) == ["q000"]
+    _rest_decides(twin)
+
+
+# a runs 4 protected GPUs on n1 beside b's unallocated 4; its cap is 8
+CAPPED: list[Job] = [("b", 4, 0, 1, False, 0, 1e9), ("c", 4, 0, 1, True, 0, 1e9),
+                     ("b", 4, 1, 1, False, 0, 1e9), ("a", 4, 1, 1, True, 0, 1e9),
+                     ("c", 8, 2, 1, True, 0, 1e9), ("c", 8, 3, 1, True, 0, 1e9)]
+
+
+def test_a_job_over_its_cap_decides_nothing_for_a_smaller_one_of_its_account() -> None:
+    """a's 8-GPU job is over its cap (4 + 8 > 8), its 4-GPU job within (4 + 4): the caps are
+    asked per GPU count, not once per account."""
+    ctx = build_context(config(max_gpus={"a": 8}), "c1")
+    twin = Twin(CAPPED, ctx=ctx)
+    _queue(twin, ("a", 8, 1, 1, 0, 3600.0), 0)
+    _queue(twin, ("a", 4, 1, 0, 0, 3600.0), 1)
+    assert not twin.ref._within_caps_and_limits(twin.ref.pending["q000"])
+    assert _definition(twin.ref, "a", twin.now, twin.usage, set()) == ["q001"]
+    _check(twin, 0)
+
+
+def test_a_job_within_its_cap_decides_nothing_for_a_larger_one_of_its_account() -> None:
+    """The other way round: a's 2-GPU job is within its cap (4 + 2 <= 8), its 8-GPU job is not,
+    though b's unallocated 8 GPUs on n0 would make room for either."""
+    ctx = build_context(config(max_gpus={"a": 8}), "c1")
+    twin = Twin([("b", 8, 0, 1, False, 0, 1e9), ("a", 4, 1, 1, True, 0, 1e9), ("c", 4, 1, 1, True, 0, 1e9),
+                 ("c", 8, 2, 1, True, 0, 1e9), ("c", 8, 3, 1, True, 0, 1e9)], ctx=ctx)
+    _queue(twin, ("a", 2, 1, 1, 0, 3600.0), 0)
+    _queue(twin, ("a", 8, 1, 0, 0, 3600.0), 1)
+    assert not twin.ref._within_caps_and_limits(twin.ref.pending["q001"])
+    assert _definition(twin.ref, "a", twin.now, twin.usage, set()) == ["q000"]
+    _check(twin, 0)
+
+
+def test_an_accounts_cap_decides_nothing_for_another_accounts_job_of_its_size() -> None:
+    """In ``priority`` one queue holds every account: a's 4-GPU job is over a's cap (a runs its 8),
+    b's 4-GPU job is not (the caps are asked per account too)."""
+    ctx = build_context(config(max_gpus={"a": 8}), "c1", mode="priority")
+    twin = Twin([("b", 4, 0, 1, False, 0, 1e9), ("c", 4, 0, 1, True, 0, 1e9), ("b", 4, 1, 1, False, 0, 1e9),
+                 ("c", 4, 1, 1, True, 0, 1e9), ("a", 8, 2, 1, True, 0, 1e9), ("c", 8, 3, 1, True, 0, 1e9)], ctx=ctx)
+    _queue(twin, ("a", 4, 1, 0, 0, 3600.0), 0)
+    _queue(twin, ("b", 4, 1, 0, 0, 3600.0), 1)
+    q = twin.ref.queues.nonempty_queues()[0].name
+    assert _definition(twin.ref, q, twin.now, twin.usage, set()) == ["q001"]
+    _check(twin, 0)
+
+
+def test_with_the_overdraft_on_each_job_is_asked_its_caps() -> None:
+    """a's long job of 4 GPUs is over its cap (4 + 4 > 6); its short debug job of 4 GPUs is
+    admitted beyond it by the overdraft, which reads more of a job than its account and size."""
+    ctx = build_context(config(max_gpus={"a": 6}, debug_over_cap=8), "c1")
+    twin = Twin(CAPPED, ctx=ctx)
+    _queue(twin, ("a", 4, 1, 1, 0, 1e6), 0)
+    _queue(twin, ("a", 4, 1, 0, 0, 50.0), 1)
+    assert _definition(twin.ref, "a", twin.now, twin.usage, set()) == ["q001"]
     _check(twin, 0)

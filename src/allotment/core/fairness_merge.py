@@ -31,6 +31,7 @@ import heapq
 import math
 from bisect import bisect_left
 
+from allotment.core.loose_order import LooseOrder
 from allotment.core.priority import Scorer
 from allotment.core.state import Pend
 
@@ -123,10 +124,12 @@ class MergedOrder(LazyOrder):
         "frontier",
         "gl",
         "groups",
+        "kept_loose",
         "last",
         "loose",
         "members",
         "most",
+        "range",
         "scored",
         "scorer",
         "t",
@@ -138,7 +141,9 @@ class MergedOrder(LazyOrder):
         self.t, self.w, self.deps = scorer.t, scorer.w, scorer.deps
         self.groups: dict[GroupKey, _Group] = {}
         self.members: dict[str, Pend] = {}
-        self.loose: dict[str, Pend] = {}  # jobs others wait for: scored at each restart
+        self.loose: dict[str, Pend] = {}  # jobs others wait for: scored one by one (``kept_loose``)
+        self.kept_loose = LooseOrder()  # the same, in score order, scored again only where it moved
+        self.range: tuple[int, int] | None = None  # ``gpus_range``, until the jobs change
         self.most = 0.0  # >= |head| + |boost| of every job ever added (a bound: never lowered)
         self.scorer = scorer
         self.last = every  # the queue's jobs as last seen, in queue key order (``update``)
@@ -158,6 +163,7 @@ class MergedOrder(LazyOrder):
             members[p.jid] = p
             if p.jid in deps:
                 self.loose[p.jid] = p
+                self.kept_loose.add(p)
                 continue
             s = scorer.static(p)
             head, boost = s.head, s.boost
@@ -199,13 +205,18 @@ class MergedOrder(LazyOrder):
         self.last = every
 
     def gpus_range(self) -> tuple[int, int]:
-        """(fewest, most) GPUs of the jobs held, (0, 0) for none: from the groups' keys."""
-        return gpus_range_of([gk[3] for gk in self.groups], self.loose)
+        """(fewest, most) GPUs of the jobs held, (0, 0) for none: from the groups' keys, kept
+        until the jobs change."""
+        if self.range is None:
+            self.range = gpus_range_of([gk[3] for gk in self.groups], self.loose)
+        return self.range
 
     def _add(self, p: Pend, scorer: Scorer) -> None:
         self.members[p.jid] = p
+        self.range = None
         if p.jid in self.deps:
             self.loose[p.jid] = p
+            self.kept_loose.add(p)
             return
         s = scorer.static(p)
         head, boost = s.head, s.boost
@@ -230,8 +241,10 @@ class MergedOrder(LazyOrder):
 
     def _drop(self, p: Pend, scorer: Scorer) -> None:
         del self.members[p.jid]
+        self.range = None
         if p.jid in self.loose:
             del self.loose[p.jid]
+            self.kept_loose.drop(p)
             return
         s = scorer.static(p)  # the same as when added: same epoch and weights (``holds``)
         gk = (p.uid, p.account, p.user, p.gpus)
@@ -253,17 +266,22 @@ class MergedOrder(LazyOrder):
 
     def restart(self, scorer: Scorer) -> bool:
         """Begin the merge again for ``scorer`` (the same epoch; fairness, fit or jobs moved):
-        the loose jobs scored, each group's best run as its frontier.  True: exact for it."""
+        the loose jobs in score order (``core.loose_order``: one more sorted stream), each
+        group's best run as its frontier.  True: exact for it."""
         self.scorer = scorer
         self.out = []
         self.active = []
         self.scored = []
         self.frontier = []
         self.gl = list(self.groups.values())
-        for p in self.loose.values():
-            self.active.append(_single(p))
-            self.scored.append((-scorer.total(p), p.eligible, p.jid, len(self.active) - 1, 0))
-        heapq.heapify(self.scored)
+        if self.loose:
+            if self.kept_loose.bring(scorer):
+                _first_loose(self.kept_loose, self.scored)
+            else:  # a NaN score: each loose job on its own, as the heap orders them
+                for p in self.loose.values():
+                    self.active.append(_single(p))
+                    self.scored.append((-scorer.total(p), p.eligible, p.jid, len(self.active) - 1, 0))
+                heapq.heapify(self.scored)
         for gi, g in enumerate(self.gl):
             self.frontier.append((-self._bound(g, 0), gi, 0))
         heapq.heapify(self.frontier)
@@ -293,6 +311,9 @@ class MergedOrder(LazyOrder):
             if not scored:
                 return False
             neg, _, _, ai, pos = heapq.heappop(scored)
+            if ai < 0:  # the loose jobs' stream
+                _next_loose(self.kept_loose, pos, out, scored)
+                continue
             r = active[ai]
             out.append(r.jobs[pos])
             if pos + 1 < len(r.jobs):
@@ -351,13 +372,16 @@ class AgedOrder(LazyOrder):
     groups by epoch instead.  ``tests/core/test_fairness_merge.py`` checks it against sorting
     by ``Scorer.key`` across epochs."""
 
-    __slots__ = ("active", "count", "deps", "frontier", "gl", "last", "loose", "margin", "scored", "scorer", "seqs", "w")
+    __slots__ = ("active", "count", "deps", "frontier", "gl", "kept_loose", "last", "loose", "margin", "range", "scored",
+                 "scorer", "seqs", "w")
 
     def __init__(self, scorer: Scorer, every: list[Pend]) -> None:
         super().__init__()
         self.w, self.deps = scorer.w, scorer.deps
         self.seqs: dict[SeqKey, _Seq] = {}
         self.loose: dict[str, Pend] = {}
+        self.kept_loose = LooseOrder()  # ``loose`` in score order, scored again only where it moved
+        self.range: tuple[int, int] | None = None  # ``gpus_range``, until the jobs change
         self.count = 0
         self.scorer = scorer
         self.last = every  # the queue's jobs as last seen, in queue key order (``update``)
@@ -371,6 +395,7 @@ class AgedOrder(LazyOrder):
             self.count += 1
             if self._loose(p):
                 self.loose[p.jid] = p
+                self.kept_loose.add(p)
                 continue
             k = self._key(p)
             sq = seqs.get(k)
@@ -413,8 +438,10 @@ class AgedOrder(LazyOrder):
 
     def _add(self, p: Pend) -> None:
         self.count += 1
+        self.range = None
         if self._loose(p):
             self.loose[p.jid] = p
+            self.kept_loose.add(p)
             return
         k = self._key(p)
         sq = self.seqs.get(k)
@@ -427,8 +454,10 @@ class AgedOrder(LazyOrder):
 
     def _drop(self, p: Pend) -> None:
         self.count -= 1
+        self.range = None
         if p.jid in self.loose:
             del self.loose[p.jid]
+            self.kept_loose.drop(p)
             return
         k = self._key(p)
         sq = self.seqs[k]
@@ -442,12 +471,15 @@ class AgedOrder(LazyOrder):
         return self.count
 
     def gpus_range(self) -> tuple[int, int]:
-        """(fewest, most) GPUs of the jobs held, (0, 0) for none: from the seqs' keys."""
-        return gpus_range_of([k[3] for k in self.seqs], self.loose)
+        """(fewest, most) GPUs of the jobs held, (0, 0) for none: from the seqs' keys, kept
+        until the jobs change."""
+        if self.range is None:
+            self.range = gpus_range_of([k[3] for k in self.seqs], self.loose)
+        return self.range
 
     def restart(self, scorer: Scorer) -> bool:
         """Begin the merge again for ``scorer`` (any epoch; fairness, fit or jobs moved): the
-        loose jobs scored, each seq's first run as its frontier.  The margin reads the largest
+        loose jobs in score order (``core.loose_order``), each seq's first run as its frontier.  The margin reads the largest
         head, at one end of each seq (heads are monotone along it).  False: a head is not
         finite, the merge's bound would not hold (the caller sorts the queue whole)."""
         self.scorer = scorer
@@ -466,11 +498,15 @@ class AgedOrder(LazyOrder):
         if not math.isfinite(most):
             return False
         self.margin = RELATIVE_MARGIN * (most + abs(scorer.w_fair) + abs(scorer.w_fit) + 1.0)
-        for p in self.loose.values():
-            self.active.append(_Span(_Seq(), 1))
-            self.active[-1].seq.jobs.append(p)
-            self.scored.append((-scorer.total(p), p.eligible, p.jid, len(self.active) - 1, 0))
-        heapq.heapify(self.scored)
+        if self.loose:
+            if self.kept_loose.bring(scorer):
+                _first_loose(self.kept_loose, self.scored)
+            else:  # a NaN score: each loose job on its own, as the heap orders them
+                for p in self.loose.values():
+                    self.active.append(_Span(_Seq(), 1))
+                    self.active[-1].seq.jobs.append(p)
+                    self.scored.append((-scorer.total(p), p.eligible, p.jid, len(self.active) - 1, 0))
+                heapq.heapify(self.scored)
         for gi, sq in enumerate(self.gl):
             self.frontier.append((-self._bound(sq, 0), gi, 0))
         heapq.heapify(self.frontier)
@@ -525,6 +561,9 @@ class AgedOrder(LazyOrder):
             if not scored:
                 return False
             neg, _, _, ai, pos = heapq.heappop(scored)
+            if ai < 0:  # the loose jobs' stream
+                _next_loose(self.kept_loose, pos, out, scored)
+                continue
             sp = active[ai]
             out.append(sp.seq.jobs[pos])
             if pos + 1 < sp.end:
@@ -614,6 +653,22 @@ def _sort_run(r: _Run) -> None:
             r.keys = [k for k, _ in pairs]
             r.jobs = [p for _, p in pairs]
             return
+
+
+def _first_loose(kept: LooseOrder, scored: list[tuple[float, float, str, int, int]]) -> None:
+    """Put the best of the kept loose jobs in the merge's heap (``scored``, empty) as the head of
+    their stream (``ai`` -1, ``pos`` its place in ``kept.jobs``)."""
+    if kept.keys:
+        k = kept.keys[0]
+        scored.append((k[0], k[1], k[2], -1, 0))
+
+
+def _next_loose(kept: LooseOrder, pos: int, out: list[Pend], scored: list[tuple[float, float, str, int, int]]) -> None:
+    """The loose job at ``pos`` of the stream emitted: ``out`` takes it, the heap the next one."""
+    out.append(kept.jobs[pos])
+    if pos + 1 < len(kept.keys):
+        k = kept.keys[pos + 1]
+        heapq.heappush(scored, (k[0], k[1], k[2], -1, pos + 1))
 
 
 def _single(p: Pend) -> _Run:

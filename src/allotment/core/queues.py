@@ -31,7 +31,7 @@ class Shapes:
     the counts each time."""
 
     __slots__ = ("_fresh", "_hi_alloc_per", "_lo_alloc_gpus", "_lo_per", "alloc_eligible", "alloc_gpus", "alloc_per",
-                 "gang_eligible", "gangs", "per", "short")
+                 "gang_eligible", "gang_gpus", "gangs", "per", "short")
 
     def __init__(self) -> None:
         self.per: dict[int, int] = {}
@@ -43,6 +43,7 @@ class Shapes:
         # and the fast walk (a starving job of a tier-0 queue may hold the reservation)
         self.alloc_eligible: list[tuple[float, str]] = []
         self.gang_eligible: list[tuple[float, str]] = []  # the same, of the allocated gangs
+        self.gang_gpus: dict[int, int] = {}  # the allocated gangs by GPUs
         # (how soon it could leave a reserved node, id) of every placeable job, sorted: its
         # minimum runtime or remaining work, whichever is less (0 for unallocated work, which
         # yields at once) -- a lower bound of what ``reservation.allow_for`` compares with the
@@ -63,6 +64,7 @@ class Shapes:
             if p.n > 1:
                 self.gangs += by
                 _place(self.gang_eligible, (p.eligible, p.jid), by)
+                _bump(self.gang_gpus, p.gpus, by)
             _place(self.alloc_eligible, (p.eligible, p.jid), by)
 
     def any_starving(self, t: float) -> bool:
@@ -72,6 +74,10 @@ class Shapes:
     def least_short(self) -> float:
         """The least of ``short`` (inf: no placeable job)."""
         return self.short[0][0] if self.short else math.inf
+
+    def least_gang_gpus(self) -> int:
+        """The fewest GPUs of an allocated gang (0: none)."""
+        return _extreme(self.gang_gpus, 1)
 
     def least_per(self) -> int:
         """The fewest GPUs per node of a placeable job (0: none)."""

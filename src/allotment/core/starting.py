@@ -160,10 +160,14 @@ class Starting(ClusterState):
                          lambda: frees_room_for(self._better_waiting_per(qk, pi), victims, self.running, self.pool.free))
 
     def _preempt_for(self, p: Pend, qk: QueueKey, pi: PassInputs, allow: NodeFilter | None, starts: list[Start],
-                     preemptions: list[Preemption], *, only_unallocated: bool = False, reserve: bool = False) -> bool:
+                     preemptions: list[Preemption], *, only_unallocated: bool = False, reserve: bool = False,
+                     found: list[Victim] | None = None) -> bool:
         """Start ``p`` on the GPUs of victims (every class, or only unallocated work; ``reserve``:
-        it may hold a reservation, so jobs that yield to one are victims too); True if it started."""
-        found = self._victims_for(p, qk, pi, allow, only_unallocated, reserve)
+        it may hold a reservation, so jobs that yield to one are victims too); True if it started.
+        ``found``: what this very search found on this very state (the fast walk's
+        ``Scheduler._rest_that_may_take``), not searched again."""
+        if found is None:
+            found = self._victims_for(p, qk, pi, allow, only_unallocated, reserve)
         if found is None or (self._graces and self._told_first(found, p, pi.now)):
             return False
         self._evict_all(found, p, pi, starts, preemptions)

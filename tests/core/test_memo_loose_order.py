@@ -1,0 +1,301 @@
+"""A merge's loose jobs kept in score order across restarts (``core.loose_order.LooseOrder``)
+against scoring them all afresh: after every change a restart meets -- a user's running GPUs
+(the job's own user, or a user whose dependant lends it a part), the best node's free GPUs, the
+load, the epoch, the boosts, the user table, jobs arriving, leaving or queued again as a new
+record -- the kept keys must be exactly the sort of ``Scorer.key`` by the reference scorer (no
+memo), bit for bit.  The named cases pin each guard, so that dropping one fails them
+(docs/design/memos.md)."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from allotment.compile.model import Policy
+from allotment.core.candidates import CandidateOrders
+from allotment.core.context import build_context
+from allotment.core.dependant_list import DependantList
+from allotment.core.ids import UserGpus
+from allotment.core.jobs import JobSpec
+from allotment.core.loose_order import LooseOrder
+from allotment.core.priority import Scorer, dependants
+from allotment.core.state import Pend
+from tests.core.builders import make_config
+
+CTX = build_context(make_config({"a": 1, "b": 1}, nodes=2, policy=Policy()), "c1")
+USERS = ("u", "v", "w")
+T0 = 100_000.0
+
+# a prerequisite and its dependants: (its user, its GPUs, its eligible time, its declared
+# priority, its dependants as (user, declared priority, deadline or None))
+prereq = st.tuples(st.sampled_from(USERS), st.sampled_from([1, 2, 4, 8]), st.sampled_from([0.0, 1.0, 50_000.0]),
+                   st.integers(-1, 1),
+                   st.lists(st.tuples(st.sampled_from(USERS), st.integers(-1, 2),
+                                      st.sampled_from([None, None, 150_000.0])), min_size=1, max_size=3))
+# a change: a user's GPUs, the best node's free GPUs, the load, the epoch, a job leaving, a job
+# queued again as a new record, a job arriving (one of the later ones)
+change = st.one_of(
+    st.tuples(st.just("gpus"), st.tuples(st.sampled_from(USERS), st.sampled_from([0, 1, 3, 8, 24]))),
+    st.tuples(st.just("free"), st.sampled_from([0, 1, 2, 4, 8])),
+    st.tuples(st.just("load"), st.sampled_from([0.5, 1.5, 3.5])),
+    st.tuples(st.just("tick"), st.sampled_from([300.0, 7200.0])),
+    st.tuples(st.just("leave"), st.integers(0, 30)),
+    st.tuples(st.just("requeue"), st.integers(0, 30)),
+    st.tuples(st.just("arrive"), st.just(0)),
+)
+
+
+class World:
+    """Loose jobs (prerequisites), their dependants map, a user table and the scorer's inputs,
+    with a ``LooseOrder`` kept through changes."""
+
+    def __init__(self, first: list[tuple[str, int, float, int, list[tuple[str, int, float | None]]]],
+                 later: list[tuple[str, int, float, int, list[tuple[str, int, float | None]]]]) -> None:
+        self.specs: list[JobSpec] = []
+        self.users = UserGpus()
+        for u in USERS:
+            self.users.set("a", u, 0)
+        made = [self._made(x) for x in first]
+        waiting = [self._made(x) for x in later]
+        self.deps: dict[str, DependantList] = dependants(self.specs)  # the run's jobs known up front
+        self.loose = [self._pend(s) for s in made]
+        self.later = [self._pend(s) for s in waiting]
+        self.t, self.free, self.load = T0, 2, 1.5
+        self.boosts: dict[str, float] = {}
+        self.kept = LooseOrder()
+        for p in self.loose:
+            self.kept.add(p)
+
+    def _made(self, x: tuple[str, int, float, int, list[tuple[str, int, float | None]]]) -> JobSpec:
+        user, gpus, _, declared, deps = x
+        i = len(self.specs)
+        s = JobSpec(id=f"p{i:03d}", submit=0.0, account="a", gpus=gpus, work=600.0, user=user, priority=declared)
+        self.specs.append(s)
+        for k, (du, dp, dl) in enumerate(deps):
+            self.specs.append(JobSpec(id=f"p{i:03d}d{k}", submit=0.0, account="a", gpus=1, work=3600.0, user=du,
+                                      priority=dp, deadline=dl, depends_on=(s.id,)))
+        return s
+
+    def _pend(self, s: JobSpec, eligible: float | None = None) -> Pend:
+        e = float(int(s.id[1:4]) % 3) * 25_000.0 if eligible is None else eligible
+        p = Pend(s, e, e, 0.0, s.priority, None, "a")
+        p.uid = self.users.id_of(s.account, s.user)
+        return p
+
+    def scorer(self, memo: bool = True) -> Scorer:
+        return Scorer(CTX, self.t, self.load, self.free, self.users, self.boosts, self.deps, memo=memo)
+
+    def want(self) -> list[tuple[float, float, str]]:
+        ref = self.scorer(memo=False)
+        return sorted(ref.key(p) for p in self.loose)
+
+    def check(self) -> None:
+        assert self.kept.bring(self.scorer())
+        assert self.kept.keys == self.want()
+        assert [p.jid for p in self.kept.jobs] == [k[2] for k in self.kept.keys]
+        assert all(q is p for q, p in zip(sorted(self.kept.jobs, key=_jid), sorted(self.loose, key=_jid), strict=True))
+
+    def change(self, c: tuple[str, object]) -> None:
+        kind, arg = c
+        if kind == "gpus":
+            user, gpus = arg  # type: ignore[misc]
+            self.users.set("a", user, gpus)
+        elif kind == "free":
+            self.free = arg  # type: ignore[assignment]
+        elif kind == "load":
+            self.load = arg  # type: ignore[assignment]
+        elif kind == "tick":
+            self.t += arg  # type: ignore[operator]
+        elif kind in ("leave", "requeue") and self.loose:
+            p = self.loose.pop(arg % len(self.loose))  # type: ignore[operator]
+            self.kept.drop(p)
+            if kind == "requeue":  # a new record of the same job, with work done
+                q = self._pend(p.spec, p.eligible + 1.0)
+                q.done_work = 60.0
+                self.loose.append(q)
+                self.kept.add(q)
+        elif kind == "arrive" and self.later:
+            p = self.later.pop(0)
+            self.loose.append(p)
+            self.kept.add(p)
+
+
+def _jid(p: Pend) -> str:
+    return p.jid
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(prereq, min_size=1, max_size=10), st.lists(prereq, max_size=3), st.lists(change, max_size=12))
+def test_the_kept_loose_order_is_the_fresh_sort_after_any_changes(
+    first: list[tuple[str, int, float, int, list[tuple[str, int, float | None]]]],
+    later: list[tuple[str, int, float, int, list[tuple[str, int, float | None]]]],
+    changes: list[tuple[str, object]],
+) -> None:
+    w = World(first, later)
+    w.check()
+    for c in changes:
+        w.change(c)
+        w.check()
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(prereq, min_size=1, max_size=10), st.lists(prereq, max_size=3), st.lists(change, max_size=10))
+def test_a_merged_queue_of_loose_jobs_is_the_sort_by_the_whole_score(
+    first: list[tuple[str, int, float, int, list[tuple[str, int, float | None]]]],
+    later: list[tuple[str, int, float, int, list[tuple[str, int, float | None]]]],
+    changes: list[tuple[str, object]],
+) -> None:
+    """The same changes through ``CandidateOrders`` (every queue merged): the merge reads the
+    kept loose order as one stream among its runs.  The queue also holds every dependant, so
+    runs and loose jobs interleave."""
+    w = World(first, later)
+    extra = [w._pend(s) for s in w.specs if s.id not in w.deps and "d" in s.id]
+    orders = CandidateOrders(small=0)
+    version = queued = 0
+    for c in [None, *changes]:
+        if c is not None:
+            w.change(c)
+            queued += 1
+            version += 1
+        queue = sorted([*w.loose, *extra], key=lambda p: p.key)
+        scorer = w.scorer()
+        got = orders.best("a", lambda q=queue: list(q), lambda s=scorer: s, w.t, w.load, w.deps, w.free, version,
+                          queued, set(), 4)
+        _, want = w.scorer(memo=False).ranked(queue)
+        assert [p.jid for p in orders.jobs("a")] == [p.jid for p in want]
+        assert [p.jid for p in got] == [p.jid for p in want][:4]
+
+
+# -- each guard, named -------------------------------------------------------------------------
+
+def _world() -> World:
+    """p000 (u, 1 GPU) waited for by a job of v; p004 (w, 8 GPUs) waited for by a job of w;
+    p006 (v, 2 GPUs) by one of u.  Equal declared priorities: the fairness and fit decide."""
+    return World([("u", 1, 0.0, 0, [("v", 2, None)]), ("w", 8, 0.0, 0, [("w", 0, None)]),
+                  ("v", 2, 0.0, 0, [("u", 0, None)])], [("u", 4, 0.0, 0, [("u", 0, None)])])
+
+
+def test_a_dependants_user_getting_busier_moves_the_part_it_lends() -> None:
+    """p000's score is what v's dependant lends it (declared 2): v's GPUs are read through the
+    part, not through p000's own user."""
+    w = _world()
+    w.check()
+    w.change(("gpus", ("v", 24)))
+    w.check()
+
+
+def test_the_jobs_own_user_getting_busier_moves_its_score() -> None:
+    """p006 is v's, and its dependant (u's) lends less than its own score: v's GPUs are read
+    through its own user only."""
+    w = _world()
+    w.check()
+    w.change(("gpus", ("v", 24)))
+    w.check()
+
+
+def test_the_fit_flipping_moves_the_jobs_between_the_old_and_new_free_gpus() -> None:
+    w = _world()
+    w.check()
+    w.change(("free", 8))  # p004 (8 GPUs) fits now
+    w.check()
+    w.change(("free", 1))
+    w.check()
+
+
+def test_another_load_scores_again_the_jobs_that_fit() -> None:
+    """The fit weight moves with the load, and only a job that fits reads it: with 2 GPUs free,
+    p000 (1 GPU) and p006 (2) fit, p004 (8) does not."""
+    w = _world()
+    w.check()
+    w.change(("load", 3.5))  # the fit weight more than doubles
+    w.check()
+    w.change(("free", 8))
+    w.change(("load", 0.5))
+    w.check()
+
+
+def test_a_new_epoch_scores_every_job_again() -> None:
+    w = World([("u", 1, 0.0, 0, [("v", 0, 150_000.0)]), ("u", 1, 50_000.0, 1, [("u", 0, None)])], [])
+    w.check()
+    w.change(("tick", 7200.0))  # the deadline's urgency and the ages move
+    w.check()
+
+
+def test_another_user_table_scores_every_job_again() -> None:
+    """Another table numbers the users otherwise (w, u, v): v's 24 GPUs sit at the id that was
+    w's, so a comparison of the GPUs by id alone would rescore w's readers, not p000 (whose
+    dependant is v's)."""
+    w = _world()
+    w.check()
+    other = UserGpus()
+    other.set("a", "w", 0)
+    other.set("a", "u", 0)
+    other.set("a", "v", 24)
+    w.users = other
+    w.check()
+
+
+def test_other_weights_score_every_job_again() -> None:
+    """The same fit and fairness weights, another declared weight: only the weights' identity
+    tells."""
+    w = _world()
+    w.check()
+    pw = CTX.policy.priority_weights
+    other = build_context(make_config({"a": 1, "b": 1}, nodes=2, policy=Policy(
+        priority_weights=dataclasses.replace(pw, declared=pw.declared * 3.0))), "c1")
+    assert other.policy.priority_weights.fit == pw.fit and other.policy.priority_weights.fairness == pw.fairness
+    scorer = Scorer(other, w.t, w.load, w.free, w.users, w.boosts, w.deps, memo=True)
+    assert w.kept.bring(scorer)
+    ref = Scorer(other, w.t, w.load, w.free, w.users, w.boosts, w.deps)
+    assert w.kept.keys == sorted(ref.key(p) for p in w.loose)
+
+
+def test_a_new_dependants_map_scores_every_job_again() -> None:
+    """p000 gains a dependant of w with a higher declared priority: another map, another part."""
+    w = _world()
+    w.check()
+    w.specs.append(JobSpec(id="late", submit=0.0, account="a", gpus=1, work=3600.0, user="w", priority=9,
+                           depends_on=("p000",)))
+    w.deps = dependants(w.specs)
+    w.check()
+
+
+def test_a_job_queued_again_is_scored_as_the_new_record() -> None:
+    """The same id, a new ``Pend`` with work done: the kept key of the old record must go."""
+    w = World([("u", 1, 0.0, 0, [("u", 0, 150_000.0)]), ("v", 1, 0.0, 0, [("v", 0, None)])], [])
+    w.check()
+    w.change(("requeue", 0))
+    w.check()
+    w.change(("gpus", ("u", 24)))  # the old record must not come back with its user's change
+    w.check()
+
+
+def test_a_job_without_a_user_id_is_scored_at_every_restart() -> None:
+    w = _world()
+    for p in w.loose:
+        p.uid = -1  # as ``allot explain`` makes them: looked up by name
+    w.check()
+    w.change(("gpus", ("v", 24)))  # p006's own user: its own score, read by name, moves
+    w.check()
+
+
+def test_a_nan_eligibility_keeps_nothing() -> None:
+    """A NaN has no place in the keys' total order: ``bring`` says no (the merge then puts each
+    loose job in its heap on its own), and the next one scores every job again."""
+    w = _world()
+    w.check()
+    p = w.loose[0]
+    w.kept.drop(p)
+    q = w._pend(p.spec, math.nan)
+    w.loose[0] = q
+    w.kept.add(q)
+    assert not w.kept.bring(w.scorer())
+    assert w.kept.keys == []
+    assert not w.kept.bring(w.scorer())  # scoring them all afresh meets it too
+    w.loose[0] = p
+    w.kept.drop(q)
+    w.kept.add(p)
+    w.check()
