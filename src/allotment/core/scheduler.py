@@ -439,8 +439,7 @@ class Scheduler(Starting):
                     continue
                 h = self._plan_hold(p, key, pi.now, self._off_pool(p, taken))
                 if h is not None:
-                    if claim_floor(self._hand) is not None:
-                        h.floor = claim_floor(self._hand)
+                    h.floor = claim_floor(self._hand)
                     got.append(h)
                     queues.add(key[2])
                     taken = taken | h.nodes
@@ -479,7 +478,7 @@ class Scheduler(Starting):
         walk over the gangs stops once even the smallest gang (``Shapes.least_gang_gpus``) is:
         at 8,192 GPUs a capped team's gangs were walked every round (stop 44's perf, 1.8%)."""
         sh = q.shapes
-        bracket = self.walk.reuses and q.aid >= 0 and self.overdraft.gpus <= 0
+        bracket = self.walk.reuses and self._caps_bracket(q)
         beyond = 1 << 30  # the fewest GPUs known beyond the caps and limits (none yet)
         if guaranteed and sh.any_starving(t):
             for _, jid in sh.alloc_eligible:
@@ -504,6 +503,12 @@ class Scheduler(Starting):
             if bracket:
                 beyond = p.gpus
         return None
+
+    def _caps_bracket(self, q: Queue) -> bool:
+        """May the fast walk bracket ``q``'s caps and limits by GPU count?  In a queue of one
+        account with the debug overdraft off, what they read of a job is its GPUs alone, and they
+        say no from some GPU count up (``_rest_that_may_take``, ``_holder_in``)."""
+        return q.aid >= 0 and self.overdraft.gpus <= 0
 
     def _within_caps_and_limits(self, p: Pend) -> bool:
         """Is the allocated job ``p`` within its team's caps and the mode's limits (a hold could
@@ -692,7 +697,7 @@ class Scheduler(Starting):
         reason names the job it makes room for."""
         room = self.pool.free_gpus() + self.acct.unalloc_gpus
         fails: dict[tuple[int, frozenset[int] | None], bool] = {}
-        bracket = q.aid >= 0 and self.overdraft.gpus <= 0
+        bracket = self._caps_bracket(q)
         within, beyond = -1, room + 1  # GPU counts known within the caps and limits, and beyond
         out: list[Pend] = []
         now = pi.now
