@@ -68,6 +68,7 @@ HOT: tuple[str, ...] = (
     "allotment.core.preemption.kept_pick",
     "allotment.core.cluster",
     "allotment.core.pass_inputs",
+    "allotment.core.fast_walk",
     "allotment.core.starting",
     "allotment.core.scheduler",
     "allotment.core.order",

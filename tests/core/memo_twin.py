@@ -16,9 +16,12 @@ from collections.abc import Mapping, Sequence
 from hypothesis import strategies as st
 
 from allotment.compile.model import CompiledConfig, Policy
+from allotment.core.candidates import CandidateOrders
 from allotment.core.context import Context, build_context
 from allotment.core.decide import build_scheduler
+from allotment.core.fast_walk import Kept
 from allotment.core.jobs import JobSpec
+from allotment.core.preemption.retry import FailedSearches
 from allotment.core.scheduler import Scheduler
 from allotment.core.snapshot import NodeState, Snapshot
 from allotment.core.walk import FAST, REFERENCE, WalkPolicy
@@ -152,3 +155,23 @@ class Twin:
 
 def _scheduler(ctx: Context, walk: WalkPolicy) -> Scheduler:
     return build_scheduler(Snapshot(NODES, ()), ctx, T0, frozenset(), walk=walk)
+
+
+def kept(s: Scheduler) -> Kept:
+    """The fast walk's memos of ``s`` (``core.fast_walk``)."""
+    assert isinstance(s.memo, Kept)
+    return s.memo
+
+
+def failed(s: Scheduler) -> FailedSearches:
+    """The fast walk's table of failed victim searches (``core.preemption.retry``)."""
+    got = s.memo.failed
+    assert got is not None
+    return got
+
+
+def orders(s: Scheduler) -> CandidateOrders:
+    """The fast walk's kept candidate orders (``core.candidates``)."""
+    got = s.memo.orders
+    assert got is not None
+    return got

@@ -16,12 +16,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from allotment.core.preemption.view import FOR_NOW_BARE
-from tests.core.memo_twin import Change, Job, Twin, change, job
+from tests.core.memo_twin import Change, Job, Twin, change, failed, job
 
 
 def _bare(twin: Twin) -> int:
     """How many bare failures the fast walk keeps."""
-    return sum(1 for f in twin.fast._failed.entries() if f.why.bare)
+    return sum(1 for f in failed(twin.fast).entries() if f.why.bare)
 
 
 # gangs of two whole nodes that wait: a 16-GPU gang is twice what a team is owed (8 of 32), so
@@ -45,8 +45,8 @@ def _bare_failure(running: list[Job]) -> Twin:
     twin = Twin(running, GANG_A)
     jid = sorted(twin.fast.pending)[-1]
     assert twin.search(jid) is None
-    assert [f.why for f in twin.fast._failed.entries()] == [FOR_NOW_BARE]
-    assert twin.fast._failed.entries()[0].why.bare
+    assert [f.why for f in failed(twin.fast).entries()] == [FOR_NOW_BARE]
+    assert failed(twin.fast).entries()[0].why.bare
     assert twin.search(jid) is None
     return twin
 
@@ -99,7 +99,7 @@ def test_only_a_bare_failure_is_asked_through_its_proof() -> None:
                           ("a", 2, 1, 1, True, 0, -1.0)]
     twin = Twin(running, GANG_A)
     assert twin.search("j005") is None
-    assert [f.why.bare for f in twin.fast._failed.entries()] == [False]
+    assert [f.why.bare for f in failed(twin.fast).entries()] == [False]
     twin.start(("c", 8, 3, 1, False, 0, 0.0))
     for s in twin.both:
         s._expire_protections(twin.now)  # unallocated work is preemptible at once

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from allotment.core.jobs import JobSpec
 from allotment.core.priority import dependants
-from tests.core.memo_twin import Change, Job, Twin, change, job
+from tests.core.memo_twin import Change, Job, Twin, change, job, orders
 
 # pending work of all sizes and users of two teams, to be reordered by fairness and fit
 waiting = st.tuples(st.sampled_from("ab"), st.sampled_from([1, 2, 4, 8]), st.just(0), st.just(1), st.just(True),
@@ -42,7 +42,7 @@ def test_the_kept_orders_are_the_whole_queue_scoring_after_any_changes(running: 
                                                                        changes: list[Change], merged: bool) -> None:
     twin = Twin(running, pending)
     if merged:  # every queue merged by runs of equal epoch-static score (core.fairness_merge), not only long ones
-        twin.fast._orders.small = 2
+        orders(twin.fast).small = 2
     _orders(twin)
     for c in changes:
         twin.change(c)
@@ -79,7 +79,7 @@ def test_the_best_node_freeing_up_lets_the_large_jobs_fit_again() -> None:
 def test_a_new_dependants_map_lends_a_prerequisite_its_dependants_score(merged: bool) -> None:
     twin = Twin([], [("a", 1, 0, 1, True, 0, 1e9), ("a", 1, 0, 1, True, 1, 1e9)])  # j001 (priority 0), j002
     if merged:
-        twin.fast._orders.small = 2
+        orders(twin.fast).small = 2
     before = _orders(twin)
     # a priority-2 job, not yet queued, waits for j001: j001 is scored by it now
     dep = JobSpec(id="w", submit=0.0, account="a", gpus=1, work=600.0, user="u2", priority=2, depends_on=("j001",))

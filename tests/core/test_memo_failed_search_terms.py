@@ -15,7 +15,7 @@ from allotment.core.jobs import JobSpec
 from allotment.core.pass_inputs import QueueKey
 from allotment.core.scheduler import Scheduler
 from allotment.core.tiers import GUARANTEED
-from tests.core.memo_twin import Job, Twin
+from tests.core.memo_twin import Job, Twin, failed
 
 
 def _search(twin: Twin, jid: str, *, kind: str = "full", qk: QueueKey | None = None) -> object:
@@ -34,7 +34,7 @@ def _search(twin: Twin, jid: str, *, kind: str = "full", qk: QueueKey | None = N
 def _fails_twice(twin: Twin, jid: str, **kw: object) -> None:
     """Both fail; the fast walk remembers the failure."""
     assert _search(twin, jid, **kw) is None  # type: ignore[arg-type]
-    assert twin.fast._failed.entries()
+    assert failed(twin.fast).entries()
     assert _search(twin, jid, **kw) is None  # type: ignore[arg-type]
 
 

@@ -12,12 +12,12 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.core.memo_twin import Change, Job, Twin, change
+from tests.core.memo_twin import Change, Job, Twin, change, failed
 
 
 def _picks(twin: Twin) -> int:
     """How many failed picks the fast walk keeps."""
-    return sum(1 for f in twin.fast._failed.entries() if f.pick is not None)
+    return sum(1 for f in failed(twin.fast).entries() if f.pick is not None)
 
 
 # b runs the most, much of it past its protection (the donor); a runs little and waits with

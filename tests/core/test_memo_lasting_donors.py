@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 import allotment.core.starting as starting
 from allotment.core.preemption.victims import find_victims
-from tests.core.memo_twin import ACCOUNTS, USAGES, Change, Job, Twin, change, job
+from tests.core.memo_twin import ACCOUNTS, USAGES, Change, Job, Twin, change, failed, job
 
 # usage changes drawn as often as every other change together
 changes = st.lists(st.one_of(change, st.tuples(st.just("usage"), st.integers(0, len(USAGES) - 1))), max_size=14)
@@ -60,7 +60,7 @@ def _a_fails_with_b_no_donor() -> Twin:
     twin.change(("usage", 1))
     for reserve in (True, False):
         assert twin.search("j005", reserve) is None
-    for f in twin.fast._failed.entries():
+    for f in failed(twin.fast).entries():
         assert f.why.lasting and f.why.reclaim and f.donors == {}
     return twin
 
@@ -96,7 +96,7 @@ def test_an_account_turning_donor_within_the_inputs_makes_the_failure_search_aga
                           ("d", 8, 3, 1, True, 0, 1e9)]
     twin = Twin(running, A_WAITS)
     assert twin.search("j005") is None
-    (f,) = twin.fast._failed.entries()
+    (f,) = failed(twin.fast).entries()
     assert f.why.lasting and f.why.reclaim and f.donors == {}
     twin.change(("start", ("b", 4, 1, 1, True, 0, 1e9)))
     assert twin.search("j005") == [("j001", "reclaim")]

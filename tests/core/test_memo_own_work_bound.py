@@ -19,7 +19,7 @@ from allotment.core.preemption import victims
 from allotment.core.preemption.terms import Terms
 from allotment.core.preemption.victims import _owners
 from allotment.core.preemption.view import VictimView
-from tests.core.memo_twin import CTX, Change, Job, Twin, change, config, job
+from tests.core.memo_twin import CTX, Change, Job, Twin, change, config, failed, job
 
 # minimum runtime 600 s: a debug job under the default threshold (900 s), not under this one
 NO_DEBUG = build_context(config(debug_threshold_s=60), "c1")
@@ -100,7 +100,7 @@ def test_a_debug_jobs_lasting_failure_is_searched_again_when_its_teams_work_turn
     grown nodes (``still_fails``) must count a's work there, which the debug job may take."""
     twin, jid = _debug_case(30.0)
     assert twin.search(jid) is None
-    assert [f.why.lasting for f in twin.fast._failed.entries()] == [True]
+    assert [f.why.lasting for f in failed(twin.fast).entries()] == [True]
     twin.change(("tick", 40))
     assert twin.search(jid) == [("j001", "debug-slice")]
 

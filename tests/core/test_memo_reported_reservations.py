@@ -1,6 +1,7 @@
 """The reported reservations (``Scheduler._reservation``: the pass's ``Reservation`` records,
-kept while the holds are the same holder, nodes and start -- in both walks) against making them
-afresh from the pass's holds: after passes at any times between any starts, stops, ticks,
+kept by the fast walk, ``fast_walk.Kept.reservations``, while the holds are the same holder, nodes
+and start) against making them afresh from the pass's holds, and against the reference's, which
+keeps none: after passes at any times between any starts, stops, ticks,
 health changes and arrivals (gangs among them, which hold reservations), the records a pass
 reports are the ones its holds make, and the fast walk's passes report what the reference's do."""
 
@@ -10,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.core.memo_twin import Change, Job, Twin, change, job
+from tests.core.memo_twin import kept as kept_memo
 
 gang = st.tuples(st.sampled_from("abcd"), st.sampled_from([4, 8]), st.integers(0, 3), st.just(2), st.just(True),
                  st.integers(0, 2), st.just(1e9))
@@ -18,10 +20,10 @@ gang = st.tuples(st.sampled_from("abcd"), st.sampled_from([4, 8]), st.integers(0
 def _pass(twin: Twin) -> None:
     got = [s.run_pass(twin.now, twin.usage) for s in twin.both]
     assert got[0] == got[1]
-    for s in twin.both:
-        kept = s._reservation()
-        s._res_last = None  # forget the kept records: made afresh from the holds
-        assert s._reservation() == kept
+    kept = twin.fast._reservation()
+    kept_memo(twin.fast).keep_reservations((), ())  # forget the kept records: made afresh from the holds
+    assert twin.fast._reservation() == kept
+    assert twin.ref._reservation() == kept  # the reference keeps nothing (core.fast_walk.Memos)
 
 
 @settings(max_examples=100, deadline=None)

@@ -24,6 +24,7 @@ from allotment.core.snapshot import NodeState, Snapshot
 from allotment.core.state import Pend
 from allotment.core.walk import FAST, REFERENCE, WalkPolicy
 from tests.core.builders import make_config
+from tests.core.memo_twin import failed
 
 N_NODES = 4
 ACCOUNTS = ("a", "b", "c")
@@ -143,9 +144,9 @@ SPLIT: list[Job] = [("b", 4, 0, True, 0, 1e9), ("b", 4, 0, True, 0, -1.0), ("b",
 def _memo_skips(twin: Twin) -> None:
     """Both fail; the fast walk remembers it, and the very same state reuses that."""
     assert twin.agree() == 0
-    searched = twin.fast._failed.entries()
+    searched = failed(twin.fast).entries()
     assert searched
-    assert twin.agree() == 0 and twin.fast._failed.entries() == searched
+    assert twin.agree() == 0 and failed(twin.fast).entries() == searched
 
 
 def _still_fails(twin: Twin, grown: list[int], held: frozenset[int] | None = None) -> bool:
@@ -154,7 +155,7 @@ def _still_fails(twin: Twin, grown: list[int], held: frozenset[int] | None = Non
     pi = s.inputs(twin.now, USAGE)
     p = s.pending["p0"]
     allow = None if held is None else Hold("holder", held, twin.now + 1e6, (0, -1, "x")).admit
-    f = s._failed.find("p0", held, False)
+    f = failed(s).find("p0", held, False)
     assert f is not None
     was = f.why
     return still_fails(s._view(pi), p, p.n, p.per, pi.owed, pi.measure, grown, was, allow=allow,

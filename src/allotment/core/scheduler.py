@@ -29,20 +29,19 @@ import math
 from bisect import insort
 from collections.abc import Mapping
 
-from allotment.core.boosts import BoostsAt
-from allotment.core.candidates import REBUILD, REFIT, CandidateOrders
+from allotment.core.candidates import REBUILD, REFIT
 from allotment.core.context import Context
 from allotment.core.decisions import Decisions, NodeReport, Preemption, Ranked, Reservation, Start
-from allotment.core.dependant_list import DependantList
 from allotment.core.drain import drain
 from allotment.core.epoch import epoch_of, next_epoch
 from allotment.core.fairshare import LeafRank, rank_leaves, reclaim_measure
+from allotment.core.fast_walk import KeptKey
 from allotment.core.hand_over import claim_floor, keeps_claim, keeps_first
 from allotment.core.inherited import DependantFactsCache
 from allotment.core.pass_inputs import PassInputs, QueueKey
 from allotment.core.placement import NodeFilter
 from allotment.core.preemption.view import Victim
-from allotment.core.priority import Scorer, active_boosts
+from allotment.core.priority import Scorer
 from allotment.core.queues import Queue
 from allotment.core.reservation import (
     Hold,
@@ -52,7 +51,6 @@ from allotment.core.reservation import (
     keepable,
     keeps,
     may_hold,
-    plan_hold,
 )
 from allotment.core.snapshot import KeptHold, NodeState
 from allotment.core.starting import Starting
@@ -70,56 +68,16 @@ GANG_WHY = "highest-ranked blocked {what} ({gpus} GPUs); smaller jobs backfill o
 STARVING_WHAT = "starving job of an under-served team, waiting over 1 h"
 
 
-class _KeptKey:
-    """A queue's round key, its order as one integer, and the allocated GPUs of its account
-    they were computed for."""
-
-    __slots__ = ("alloc", "key", "order")
-
-    def __init__(self, alloc: int, key: QueueKey, order: int) -> None:
-        self.alloc, self.key, self.order = alloc, key, order
-
-
-class _KeptRoom:
-    """The last ``Scheduler._room`` with what it was computed from: the holds (the object, held
-    here so that no other can take its place), the pool's version and the pass's time."""
-
-    __slots__ = ("at", "holds", "now", "room")
-
-    def __init__(self, holds: Holds | None, at: int, now: float, room: Room) -> None:
-        self.holds, self.at, self.now, self.room = holds, at, now, room
-
-
-class _KeptScorer:
-    """The last ``Scheduler._scorer`` with what it was made from."""
-
-    __slots__ = ("deps", "max_free", "pi", "scorer")
-
-    def __init__(self, pi: PassInputs, max_free: int, deps: Mapping[str, DependantList], scorer: Scorer) -> None:
-        self.pi, self.max_free, self.deps, self.scorer = pi, max_free, deps, scorer
-
-
 class Scheduler(Starting):
     def __init__(self, ctx: Context, nodes: tuple[NodeState, ...], *, walk: WalkPolicy = FAST) -> None:
         # kept orders: fixed only; the other derivations' fast walk visits as the reference does
         super().__init__(ctx, nodes, walk if ctx.policy.priority_weights.mode == "fixed" else UNKEPT if walk.merges else REFERENCE)
         self.ranks: tuple[LeafRank, ...] = ()  # the last pass's Fair Tree ranks (reported)
-        # answers the fast walk may reuse on identical inputs (walk.reuses; see core.walk)
-        self._inputs_key: tuple[float, Mapping[str, float], int] | None = None  # holds the mapping
-        self._inputs_val: tuple[dict[str, float], tuple[LeafRank, ...], dict[str, int], dict[str, float]] | None = None
-        self._holds: dict[tuple[str | None, int, int, frozenset[int]], Hold | None] = {}
-        self._holds_at = -1
-        # the reserved node sets planned so far, each as one object: the failed-search memos
-        # (core.preemption.retry) compare a search's node set first by identity, then by value
-        self._node_sets: dict[frozenset[int], frozenset[int]] = {}
-        self._qkeys: list[_KeptKey | None] = []  # per queue id, its account's GPUs and key ...
-        self._qkeys_at = (-1, -1)  # ... for these inputs (_inputs_id) and queue names
-        self._orders = CandidateOrders()  # each queue's score order (core.candidates)
-        self._boosts = BoostsAt(ctx)  # the active boosts of the last epoch, and their index
+        # the last pass inputs' usage and what each account is owed (``_usage_crossing``)
+        self._last_usage: Mapping[str, float] | None = None
+        self._last_owed: dict[str, float] = {}
         self._facts = DependantFactsCache(self.acct.user_gpus)  # what scoring reads of dependants, copied once
         self._weights = ScoreWeights(ctx.policy.priority_weights)  # the score's weights, read once
-        # the last reported reservations, with the holds they report: (holder, nodes, at) each
-        self._res_last: tuple[tuple[tuple[str, frozenset[int], float], ...], tuple[Reservation, ...]] | None = None
         self._max_holds = max(1, int(ctx.policy.reservations))
         # knob keep_hold: each kept holder and its hold's first planned start (core.reservation.keeps),
         # the one fact a pass leaves to the next (decide() reads it from Snapshot.kept_holds)
@@ -131,8 +89,6 @@ class Scheduler(Starting):
         # how far past its first planned start a kept hold lets yielding debug jobs run (None: not at all)
         self._kept_slack = (float(ctx.policy.debug_threshold_s) if self._keep != "off" and ctx.policy.kept_hold_debug
                             else None)
-        self._room_kept: _KeptRoom | None = None  # the fast walk's last Room (``_room``)
-        self._scorer_kept: _KeptScorer | None = None  # the fast walk's last Scorer (``_scorer``)
 
     def run_pass(self, now: float, usage: Mapping[str, float]) -> Decisions:
         starts: list[Start] = []
@@ -168,31 +124,32 @@ class Scheduler(Starting):
         return Decisions(tuple(starts), tuple(preemptions), res, reports, notices=tuple(self.notices))
 
     def _reservation(self) -> tuple[Reservation, ...]:
-        """The pass's reservations as reported; the same records as the last pass's while the
-        holds are the same (holder, nodes, start): most passes keep them."""
+        """The pass's reservations as reported; the fast walk keeps the last pass's records while
+        the holds are the same (holder, nodes, start): most passes keep them."""
         hs = self.holds
         if hs is None:
             return ()
         key = tuple((h.holder, h.nodes, h.at) for h in hs.items)
-        last = self._res_last
-        if last is not None and last[0] == key:
-            return last[1]
+        kept = self.memo.reservations(key)
+        if kept is not None:
+            return kept
         res = []
         for h in hs.items:
             holder = self.pending[h.holder]
             what = "gang" if holder.n > 1 else STARVING_WHAT
             res.append(Reservation(h.holder, tuple(self.pool.names[i] for i in sorted(h.nodes)), h.at,
                                    GANG_WHY.format(what=what, gpus=holder.gpus)))
-        self._res_last = (key, tuple(res))
-        return self._res_last[1]
+        out = tuple(res)
+        self.memo.keep_reservations(key, out)
+        return out
 
     def inputs(self, now: float, usage: Mapping[str, float]) -> PassInputs:
         """Step 3: everything a pass reads that is not the cluster state."""
         t = epoch_of(now, self.policy.fairshare_period_s)
-        key = (t, usage, self.pool.healthy_total)
-        k = self._inputs_key
-        if self.walk.reuses and k is not None and k[0] == t and k[1] is usage and k[2] == key[2] and self._inputs_val:
-            owed, ranks, rank_index, measure = self._inputs_val  # same epoch, same usage mapping, same capacity
+        healthy = self.pool.healthy_total
+        kept = self.memo.inputs(t, usage, healthy)  # the fast walk's: same epoch, usage mapping, capacity
+        if kept is not None:
+            owed, ranks, rank_index, measure = kept
         else:
             owed = {leaf: self.owed(leaf) for leaf in self.ctx.leaves}
             ranks = ()
@@ -201,11 +158,11 @@ class Scheduler(Starting):
                 ranks = rank_leaves(self.ctx, usage)
                 measure = {leaf: reclaim_measure(usage.get(leaf, 0.0), e) for leaf, e in owed.items()}
             rank_index = {r.leaf: r.rank for r in ranks}
-            self._inputs_key, self._inputs_val = key, (owed, ranks, rank_index, measure)
-            self._inputs_id += 1
+            self.memo.keep_inputs(t, usage, healthy, (owed, ranks, rank_index, measure))
+        self._last_usage, self._last_owed = usage, owed
         load = (self.pending_gpus + self.running_gpus) / max(1, self.ctx.capacity_gpus)
         return PassInputs(now, t, owed, ranks, rank_index, measure,
-                          self._boosts.at(t) if self.walk.reuses else active_boosts(self.ctx, t), load)
+                          self.memo.boosts(t), load)
 
     def wake_at(self, now: float) -> float | None:
         """The next instant after ``now`` at which a pass could decide something new although
@@ -231,33 +188,23 @@ class Scheduler(Starting):
         from the last pass's inputs (its usage view and what each account is owed); none when
         usage came as plain numbers (a reconciler's ``decide`` runs every interval anyway) or the
         mode does not rank."""
-        if self._inputs_key is None or self._inputs_val is None or not self.mode.ranks_queues:
+        if self._last_usage is None or not self.mode.ranks_queues:
             return math.inf
-        u, owed = self._inputs_key[1], self._inputs_val[0]
+        u, owed = self._last_usage, self._last_owed
         if not isinstance(u, WindowView):
             return math.inf
         return next_crossing(self.ctx, u.trend, owed, float(self.policy.reclaim_hysteresis), now, u.next_break())
 
     # -- step 4 ------------------------------------------------------------------------------
-    def _round_key(self, q: Queue, pi: PassInputs) -> _KeptKey:
+    def _round_key(self, q: Queue, pi: PassInputs) -> KeptKey:
         """``queue_key`` and its ``_order``, which the fast walk reuses while the pass inputs
         (what each account is owed, the ranks) and the queue names are the same and the queue's
-        account runs the same allocated GPUs."""
-        if not self.walk.reuses:
-            key = self.queue_key(q.name, pi)
-            return _KeptKey(0, key, self._order(q, key, pi))
-        keys = self._qkeys
-        at = (self._inputs_id, self.queues.names_version)
-        if self._qkeys_at != at:
-            keys, self._qkeys_at = [], at
-            self._qkeys = keys
-        while len(keys) <= q.qid:
-            keys.append(None)
+        account runs the same allocated GPUs (``Memos.round_key``)."""
         alloc = self.acct.alloc_gpus.get(q.account, 0)
-        got = keys[q.qid]
-        if got is None or got.alloc != alloc:
+        got = self.memo.round_key(q.qid, alloc, self.queues.names_version)
+        if got is None:
             key = self.queue_key(q.name, pi)
-            got = keys[q.qid] = _KeptKey(alloc, key, self._order(q, key, pi))
+            got = self.memo.keep_round_key(q.qid, alloc, key, self._order(q, key, pi))
         return got
 
     def _order(self, q: Queue, key: QueueKey, pi: PassInputs) -> int:
@@ -326,14 +273,12 @@ class Scheduler(Starting):
         rounds), kept by the fast walk while it is the same: the same holds object, none or
         one (then it binds every queue alike: it does not depend on ``o``), the same pool
         (``NodePool.version``, bumped by every change of its free GPUs, jobs or health, which
-        is all the bounds and the session pool's room read) and the same ``now``."""
-        if not self.walk.reuses or (hs is not None and (len(hs.items) != 1 or hs.floored)):
-            return self._fresh_room(hs, o, names, ranks, now)
-        k = self._room_kept
-        if k is not None and k.holds is hs and k.at == self.pool.version and k.now == now:
-            return k.room
-        room = self._fresh_room(hs, o, names, ranks, now)
-        self._room_kept = _KeptRoom(hs, self.pool.version, now, room)
+        is all the bounds and the session pool's room read) and the same ``now`` (``Memos.room``)."""
+        at = self.pool.version
+        room = self.memo.room(hs, at, now)
+        if room is None:
+            room = self._fresh_room(hs, o, names, ranks, now)
+            self.memo.keep_room(hs, at, now, room)
         return room
 
     def _fresh_room(self, hs: Holds | None, o: int, names: int, ranks: int, now: float) -> Room:
@@ -342,7 +287,7 @@ class Scheduler(Starting):
         the time left before the last of them starts (a job leaving by then may use some
         reserved node: a necessary condition, never more)."""
         sp = self.sessions  # the pool's bound, kept per node by the fast walk, by its definition by the reference
-        lent = (sp.room(self.pool, self.running) if self.walk.reuses else sp.fresh_room(self.pool, self.running)) if sp.nodes else 0
+        lent = self.memo.lent(sp, self.pool, self.running) if sp.nodes else 0
         if hs is None:
             return Room(self.pool.max_free(), math.inf, lent, self._consolidates)
         if len(hs.items) == 1 and not hs.floored:
@@ -530,8 +475,9 @@ class Scheduler(Starting):
         a deadline moves a job from anywhere in it), else the queue's first in its own order."""
         if not self.mode.scores:
             return [self.pending[j] for j in self.queues.head(q.name, self.mode.depth, tried)]
-        if self.walk.reuses:  # the queue's order, kept while nothing it reads changed (core.candidates)
-            o, mf = self._orders, self.pool.max_free()
+        o = self.memo.orders
+        if o is not None:  # the queue's order, kept while nothing it reads changed (core.candidates)
+            mf = self.pool.max_free()
             users, queued = self.acct.user_version[q.aid] if q.aid >= 0 else 0, q.version
             need = o.state(q.name, pi.t, pi.load, self.dependants, mf, users, queued)
             if need == REFIT:
@@ -548,18 +494,16 @@ class Scheduler(Starting):
         """The pass's scorer at the best node's free GPUs now; the fast walk keeps the last one
         while the pass (``pi``, the object), ``max_free`` and the dependants map are the same,
         which is everything it is made from (the users' GPUs it reads live, as any scorer)."""
-        if not self.walk.reuses:
-            return self._fresh_scorer(pi)
-        k, mf = self._scorer_kept, self.pool.max_free()
-        if k is not None and k.pi is pi and k.max_free == mf and k.deps is self.dependants:
-            return k.scorer
-        s = self._fresh_scorer(pi)
-        self._scorer_kept = _KeptScorer(pi, mf, self.dependants, s)
+        mf, deps = self.pool.max_free(), self.dependants
+        s = self.memo.scorer(pi, mf, deps)
+        if s is None:
+            s = self._fresh_scorer(pi)
+            self.memo.keep_scorer(pi, mf, deps, s)
         return s
 
     def _fresh_scorer(self, pi: PassInputs) -> Scorer:
         return Scorer(self.ctx, pi.t, pi.load, self.pool.max_free(), self.acct.user_gpus, pi.boosts, self.dependants,
-                      memo=self.walk.reuses, merged=self.walk.merges, boost_index=self._boosts.index(pi.boosts),
+                      memo=self.memo.keeps, merged=self.walk.merges, boost_index=self.memo.boost_index(pi.boosts),
                       facts=self._facts if self.walk.merges else None, weights=self._weights)
 
     def _visit(self, q: Queue, cands: list[Pend], qk: QueueKey, pi: PassInputs, tried: set[str],
@@ -740,8 +684,9 @@ class Scheduler(Starting):
         """Every job of ``q`` in the order its visits offer them (``_candidates``, whole)."""
         if not self.mode.scores:
             return [self.pending[j] for j in self.queues.head(q.name, len(q.keys), set())]
-        if self.walk.reuses:  # the kept order, made fresh by this very visit's ``_candidates``
-            return self._orders.jobs(q.name)
+        kept = self.memo.orders
+        if kept is not None:  # the kept order, made fresh by this very visit's ``_candidates``
+            return kept.jobs(q.name)
         return self._scorer(pi).rank([self.pending[j] for j in self.queues.head(q.name, len(q.keys), set())])
 
     def _hold_for(self, p: Pend, qk: QueueKey, pi: PassInputs, allow: NodeFilter | None, starts: list[Start]) -> bool:
@@ -782,20 +727,7 @@ class Scheduler(Starting):
 
     def _plan_hold_at(self, p: Pend, qk: QueueKey, now: float, taken: frozenset[int]) -> Hold | None:
         """``plan_hold``, the plain hold (``yield_by`` its start)."""
-        if not self.walk.reuses:
-            return plan_hold(self.pool, self.ends, p.jid, p.gpu_type, p.n, p.per, now, qk, taken)
-        if self._holds_at != self.version:
-            self._holds, self._holds_at = {}, self.version
-        k = (p.gpu_type, p.n, p.per, taken)
-        if k not in self._holds:
-            h = plan_hold(self.pool, self.ends, "", p.gpu_type, p.n, p.per, -math.inf, qk, taken)
-            if h is not None:  # equal node sets as one object: the searches' memos compare them
-                h = Hold("", self._node_sets.setdefault(h.nodes, h.nodes), h.at, qk)
-                if len(self._node_sets) > 4096:
-                    self._node_sets = {h.nodes: h.nodes}
-            self._holds[k] = h
-        h = self._holds[k]
-        return None if h is None else Hold(p.jid, h.nodes, max(now, h.at), qk)
+        return self.memo.plan_hold(self.pool, self.ends, p, now, qk, taken, self.version)
 
     # -- reporting ---------------------------------------------------------------------------
     def order(self, now: float, usage: Mapping[str, float]) -> tuple[Ranked, ...]:

@@ -14,6 +14,7 @@ from allotment.core.consolidation import place_beside_fixed, plan_consolidation
 from allotment.core.context import Context
 from allotment.core.debug import is_debug, is_short_debug
 from allotment.core.decisions import Preemption, Start
+from allotment.core.fast_walk import Memos, memos_for
 from allotment.core.free_packing import RULE as FREE_PACKING
 from allotment.core.free_packing import WHY as FREE_PACKING_WHY
 from allotment.core.free_packing import plan_free_packing
@@ -23,7 +24,7 @@ from allotment.core.placement import NodeFilter
 from allotment.core.preemption import gang_sparing
 from allotment.core.preemption.caps import find_cap_victims
 from allotment.core.preemption.kept_pick import KeptPick
-from allotment.core.preemption.retry import FailedSearches, Failure, SearchState, same_nodes
+from allotment.core.preemption.retry import FailedSearches, Failure, SearchState
 from allotment.core.preemption.slicing import OWN_TEAM, ends_within, frees_room_for, may_slice
 from allotment.core.preemption.terms import Donor
 from allotment.core.preemption.victims import (
@@ -51,17 +52,6 @@ _MOST_TOUCHED = 512  # more nodes touched since a failed pick than this: search 
 # i.e. its nodes: keyed by the node set, not the ``Hold`` (which every round makes anew)
 
 
-class _CapFailure:
-    """A cap search of ``job`` that found nothing, kept off the reserved nodes ``held``, when
-    ``released`` and its team's ``own_growth`` were these (the pass inputs: the whole table's).
-    Keyed by the job id alone, one per job: a string key's hash is kept, a tuple's is not."""
-
-    __slots__ = ("held", "job", "own", "released")
-
-    def __init__(self, job: Pend, held: frozenset[int] | None, released: int, own: int) -> None:
-        self.job, self.held, self.released, self.own = job, held, released, own
-
-
 class Starting(ClusterState):
     def __init__(self, ctx: Context, nodes: tuple[NodeState, ...], walk: WalkPolicy) -> None:
         super().__init__(ctx, nodes)
@@ -76,15 +66,9 @@ class Starting(ClusterState):
         self._spare_gangs = gang_sparing.FORMS[str(self.policy.spare_gangs)]  # knob: core.preemption.gang_sparing
         self.holds: Holds | None = None  # the round's reservations (the last pass's are reported)
         self._launched: dict[str, Pend] = {}  # this pass's starts, to undo one (see _evict_all)
-        self._inputs_id = 0  # bumped whenever the pass inputs are recomputed
-        # victim searches that failed, and on what (walk.reuses; see core.preemption.retry)
-        self._failed = FailedSearches(self.grown)
+        # what the fast walk keeps, and when it forgets it (core.fast_walk; the reference keeps nothing)
+        self.memo: Memos = memos_for(walk, ctx, self.grown)
         self._queue_names: dict[str, tuple[bool, str]] = {}
-        self._view_val: VictimView | None = None  # the victim view of state _view_at
-        self._view_at = (-1, -1)
-        # cap searches that failed in these pass inputs (``_cap_failed_at``), by job id: the last one
-        self._cap_failed: dict[str, _CapFailure] = {}
-        self._cap_failed_at = -1
         self.notices: list[Notice] = []  # this pass's notices to sessions (core.session_grace)
         self._graces = self.policy.interactive.grace_s > 0
         # Policy.consolidate: only where resumable work is requeued and the mode reclaims
@@ -130,13 +114,12 @@ class Starting(ClusterState):
     def _view(self, pi: PassInputs) -> VictimView:
         """What a victim search reads.  The fast walk keeps one per (state version, inputs),
         with a memo of the answers that depend on nothing else (``VictimView.memo``)."""
-        at = (self.version, self._inputs_id)
-        if self.walk.reuses and self._view_at == at and self._view_val is not None:
-            return self._view_val
-        v = VictimView(self.pool, self.running, self.acct, self._keep_nonresumable, self._hysteresis,
-                       self.mode.reclaims, pi.t, {} if self.walk.reuses else None,
-                       self._debug_threshold_s if self.mode.debug_reclaims else -1.0, self._spare_gangs)
-        self._view_val, self._view_at = v, at
+        v = self.memo.view(self.version)
+        if v is None:
+            v = VictimView(self.pool, self.running, self.acct, self._keep_nonresumable, self._hysteresis,
+                           self.mode.reclaims, pi.t, self.memo.view_memo(),
+                           self._debug_threshold_s if self.mode.debug_reclaims else -1.0, self._spare_gangs)
+            self.memo.keep_view(self.version, v)
         return v
 
     def _better_waiting_per(self, qk: QueueKey, pi: PassInputs) -> int:
@@ -192,12 +175,13 @@ class Starting(ClusterState):
         held = held_nodes(allow)
         # a search for unallocated work only reads the job's shape (core.preemption.victims)
         shape = p.shape if only_unallocated else -1
-        if self.walk.reuses:
-            was = self._failed.find_shape(shape, held) if shape >= 0 else self._failed.find(p.jid, held, reserve)
-            if self._still_failed(was, p, pi, qk, allow, only_unallocated, reserve, held):
+        failed = self.memo.failed
+        if failed is not None:
+            was = failed.find_shape(shape, held) if shape >= 0 else failed.find(p.jid, held, reserve)
+            if self._still_failed(failed, was, p, pi, qk, allow, only_unallocated, reserve, held):
                 return None  # the same search already failed, and nothing since could change that
         view = self._view(pi)
-        keep: list[KeptPick] | None = [] if self.walk.reuses and shape < 0 else None
+        keep: list[KeptPick] | None = [] if failed is not None and shape < 0 else None
         found = find_victims(view, p, p.n, p.per, pi.owed, pi.measure, allow=allow, only_unallocated=only_unallocated,
                              reserve=reserve, debug_end=self.debug_end(p, pi.now), keep=keep)
         if not isinstance(found, NoVictims) and not self._slice_ok(p, qk, pi, found):  # search again without slicing
@@ -206,8 +190,8 @@ class Starting(ClusterState):
             if isinstance(found, NoVictims):
                 found = FOR_NOW  # the slicing rule read the queues: this holds on this very state only
         if isinstance(found, NoVictims):
-            if self.walk.reuses:
-                self._remember(shape, p, held, reserve, self._search_state(pi, qk), found,
+            if failed is not None:
+                self._remember(failed, shape, p, held, reserve, self._search_state(pi, qk), found,
                                self._kept_pick(keep, self.debug_end(p, pi.now)), self._donors_read(found, view, p, pi))
             return None
         return found
@@ -218,15 +202,17 @@ class Starting(ClusterState):
         if not keep:
             return None
         k = keep[0]
-        k.inputs, k.debug_end, k.touched, k.grown = self._inputs_id, debug_end, self.touched.mark(), self.grown.mark()
+        k.inputs, k.debug_end, k.touched, k.grown = self.memo.inputs_id, debug_end, self.touched.mark(), self.grown.mark()
         return k
 
-    def _remember(self, shape: int, p: Pend, held: frozenset[int] | None, reserve: bool, at: SearchState,
-                  why: NoVictims, pick: KeptPick | None = None, donors: dict[str, Donor] | None = None) -> None:
+    @staticmethod
+    def _remember(failed: FailedSearches, shape: int, p: Pend, held: frozenset[int] | None, reserve: bool,
+                  at: SearchState, why: NoVictims, pick: KeptPick | None = None,
+                  donors: dict[str, Donor] | None = None) -> None:
         if shape >= 0:
-            self._failed.remember_shape(shape, held, at, why)
+            failed.remember_shape(shape, held, at, why)
         else:
-            self._failed.remember(p.jid, held, reserve, p, at, why, pick, donors)
+            failed.remember(p.jid, held, reserve, p, at, why, pick, donors)
 
     @staticmethod
     def _donors_read(why: NoVictims, view: VictimView, p: Pend, pi: PassInputs) -> dict[str, Donor] | None:
@@ -234,9 +220,9 @@ class Starting(ClusterState):
         return search_donors(view, p, pi.owed, pi.measure) if why.lasting and why.reclaim else None
 
     def _search_state(self, pi: PassInputs, qk: QueueKey) -> SearchState:
-        return SearchState(self._inputs_id, self.grown.mark(), self.donor_growth, self.version, self.queued_version, pi.now, qk)
+        return SearchState(self.memo.inputs_id, self.grown.mark(), self.donor_growth, self.version, self.queued_version, pi.now, qk)
 
-    def _still_failed(self, was: Failure | None, p: Pend, pi: PassInputs, qk: QueueKey, allow: NodeFilter | None,
+    def _still_failed(self, failed: FailedSearches, was: Failure | None, p: Pend, pi: PassInputs, qk: QueueKey, allow: NodeFilter | None,
                       only_unallocated: bool, reserve: bool, held: frozenset[int] | None) -> bool:
         """Did this search fail before (``was``), and does that still hold now
         (``preemption.retry``)?  If it is still sure to fail after growth on some nodes, that is
@@ -244,13 +230,14 @@ class Starting(ClusterState):
         if was is None:
             return False
         job = None if only_unallocated else p
-        grown = self._failed.grown_since(was, job, self._inputs_id, self.grown.mark(), self.donor_growth, self.version,
+        inputs = self.memo.inputs_id
+        grown = failed.grown_since(was, job, inputs, self.grown.mark(), self.donor_growth, self.version,
                                          self.queued_version, pi.now, qk)
         if grown is None:
             k = was.pick
             if k is not None and was.job is p:  # a failed pick: the same pass, nothing stopped or turned preemptible
                 end = self.debug_end(p, pi.now)
-                if k.inputs != self._inputs_id or k.debug_end != end:
+                if k.inputs != inputs or k.debug_end != end:
                     return False
                 touched, grown = self.touched.since(k.touched), self.grown.since(k.grown)
                 if touched is None or grown is None or len(touched) + len(grown) > _MOST_TOUCHED:
@@ -259,20 +246,20 @@ class Starting(ClusterState):
                                    reserve=reserve, debug_end=end):
                     return False
                 k.touched, k.grown = self.touched.mark(), self.grown.mark()
-                self._remember(-1, p, held, reserve, self._search_state(pi, qk), was.why, k)
+                self._remember(failed, -1, p, held, reserve, self._search_state(pi, qk), was.why, k)
                 return True
             if not was.why.bare:
                 return False
-            grown = self._failed.bare_grown(was, p)  # no reclaim could pass, nor p's own work free the nodes
+            grown = failed.bare_grown(was, p)  # no reclaim could pass, nor p's own work free the nodes
             if grown is None:
                 return False
             bare = still_bare(self._view(pi), p, p.n, p.per, pi.owed, pi.measure, grown, allow=allow, reserve=reserve,
                               debug_end=self.debug_end(p, pi.now))
             if bare is None:
                 return False
-            self._remember(-1, p, held, reserve, self._search_state(pi, qk), bare)
+            self._remember(failed, -1, p, held, reserve, self._search_state(pi, qk), bare)
             return True
-        within = self._failed.donors_to_check(was, self._inputs_id, self.donor_growth)
+        within = failed.donors_to_check(was, inputs, self.donor_growth)
         if not grown and within is None:
             return True
         view = self._view(pi)
@@ -281,7 +268,7 @@ class Starting(ClusterState):
                             debug_end=self.debug_end(p, pi.now), within=within)
         if still is None:
             return False
-        self._remember(p.shape if only_unallocated else -1, p, held, reserve, self._search_state(pi, qk), still,
+        self._remember(failed, p.shape if only_unallocated else -1, p, held, reserve, self._search_state(pi, qk), still,
                        donors=self._donors_read(still, view, p, pi))
         return True
 
@@ -298,18 +285,11 @@ class Starting(ClusterState):
             return False
         held = held_nodes(allow)
         own = self.own_growth.get(p.account, 0)
-        if self.walk.reuses:
-            if self._cap_failed_at != self._inputs_id:
-                self._cap_failed, self._cap_failed_at = {}, self._inputs_id
-            was = self._cap_failed.get(p.jid)
-            if was is not None and was.job is p and was.released == self.released and was.own == own and same_nodes(
-                was.held, held
-            ):
-                return False
+        if self.memo.cap_failed(p, held, self.released, own):
+            return False
         found = find_cap_victims(self._view(pi), p, p.n, p.per, allow, self.debug_end(p, pi.now))
         if found is None:
-            if self.walk.reuses:
-                self._cap_failed[p.jid] = _CapFailure(p, held, self.released, own)
+            self.memo.keep_cap_failure(p, held, self.released, own)
             return False
         if not self._slice_ok(p, qk, pi, found):  # read the queues and the time: not kept
             return False
