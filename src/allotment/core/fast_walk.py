@@ -34,14 +34,23 @@ from typing import Any
 
 from allotment.core.boosts import BoostIndex, BoostsAt, active_boosts
 from allotment.core.candidates import CandidateOrders
+from allotment.core.cluster import ClusterState
 from allotment.core.context import Context
 from allotment.core.decisions import Reservation
 from allotment.core.dependant_list import DependantList
 from allotment.core.fairshare import LeafRank
 from allotment.core.pass_inputs import PassInputs, QueueKey
-from allotment.core.placement import NodePool
-from allotment.core.preemption.retry import FailedSearches, NodeLog, same_nodes
-from allotment.core.preemption.view import VictimView
+from allotment.core.placement import NodeFilter, NodePool
+from allotment.core.preemption.kept_pick import KeptPick
+from allotment.core.preemption.retry import (
+    FailedSearches,
+    NodeLog,
+    SearchState,
+    same_nodes,
+)
+from allotment.core.preemption.terms import Donor
+from allotment.core.preemption.victims import search_donors, still_bare, still_fails, still_picks
+from allotment.core.preemption.view import NoVictims, VictimView
 from allotment.core.priority import Scorer
 from allotment.core.reservation import Hold, Holds, NodeEnds, plan_hold
 from allotment.core.session_pool import SessionPool
@@ -54,6 +63,7 @@ InputsVal = tuple[dict[str, float], tuple[LeafRank, ...], dict[str, int], dict[s
 ReservedKey = tuple[tuple[str, frozenset[int], float], ...]
 
 _MOST_NODE_SETS = 4096  # more interned reserved node sets than this: start again
+_MOST_TOUCHED = 512  # more nodes touched since a failed pick than this: search again (kept_pick)
 
 
 class KeptKey:
@@ -176,6 +186,32 @@ class Memos:
         return None
 
 
+    # -- failed victim searches (``Starting._victims_for``; ``core.preemption.retry``) -----------
+    # a search of unallocated work only is remembered by the job's shape (``Pend.shape``: GPUs, n,
+    # per, type) and the reserved nodes: it reads nothing else of the job; any other by the job and
+    # its terms (``FailedSearches.find``).  A search reads the reservation only through ``allow``,
+    # i.e. its nodes: keyed by the node set, not the ``Hold`` (which every round makes anew)
+    def still_failed(self, st: ClusterState, view: VictimView, p: Pend, pi: PassInputs, qk: QueueKey,
+                     allow: NodeFilter | None, only_unallocated: bool, shape: int, reserve: bool,
+                     held: frozenset[int] | None, debug_end: float | None) -> bool:
+        """Did this very search fail before, and does that still hold on ``st`` now?  (``shape``:
+        the job's shape for a search of unallocated work only, which reads nothing else of it,
+        else -1; ``held``: the reserved nodes ``allow`` keeps it off; ``debug_end``:
+        ``Starting.debug_end``.)  If it is still sure to fail after growth on some nodes, that is
+        remembered as of now."""
+        return False
+
+    def pick_keeper(self, shape: int) -> list[KeptPick] | None:
+        """Where a search puts its failed pick (``find_victims``'s ``keep``; None: not kept)."""
+        return None
+
+    def keep_failure(self, st: ClusterState, view: VictimView, p: Pend, pi: PassInputs, qk: QueueKey, shape: int,
+                     held: frozenset[int] | None, reserve: bool, why: NoVictims, keep: list[KeptPick] | None,
+                     debug_end: float | None) -> None:
+        """Remember that this search found nothing (``why``), with its failed pick if ``keep`` got one."""
+        return None
+
+
 class Kept(Memos):
     """The fast walk's memos: each method's guards are the ones ``docs/design/memos.md`` lists."""
 
@@ -184,7 +220,9 @@ class Kept(Memos):
     def __init__(self, ctx: Context, grown: NodeLog) -> None:
         super().__init__(ctx, grown)
         self.orders = CandidateOrders()  # each queue's score order (core.candidates)
-        self.failed = FailedSearches(grown)  # victim searches that failed, and on what (core.preemption.retry)
+        # victim searches that failed, and on what (core.preemption.retry)
+        self._failed = FailedSearches(grown)
+        self.failed = self._failed
         self._inputs_key: tuple[float, Mapping[str, float], int] | None = None  # holds the mapping
         self._inputs_val: InputsVal | None = None
         self._boosts = BoostsAt(ctx)  # the active boosts of the last epoch, and their index
@@ -313,9 +351,88 @@ class Kept(Memos):
             was.held, held)
 
     def keep_cap_failure(self, p: Pend, held: frozenset[int] | None, released: int, own: int) -> None:
-        if self._cap_failed_at != self.inputs_id:
-            self._cap_failed, self._cap_failed_at = {}, self.inputs_id
-        self._cap_failed[p.jid] = _CapFailure(p, held, released, own)
+        self._cap_failed[p.jid] = _CapFailure(p, held, released, own)  # cap_failed, asked first, cleared it
+
+    def _kept_pick(self, st: ClusterState, keep: list[KeptPick] | None, debug_end: float | None) -> KeptPick | None:
+        """The search's failed pick (``kept_pick``), tied to the state it read (``debug_end``:
+        the one input it reads of the time, ``Starting.debug_end``)."""
+        if not keep:
+            return None
+        k = keep[0]
+        k.inputs, k.debug_end, k.touched, k.grown = self.inputs_id, debug_end, st.touched.mark(), st.grown.mark()
+        return k
+
+    def _remember(self, shape: int, p: Pend, held: frozenset[int] | None, reserve: bool, at: SearchState,
+                  why: NoVictims, pick: KeptPick | None = None, donors: dict[str, Donor] | None = None) -> None:
+        if shape >= 0:
+            self._failed.remember_shape(shape, held, at, why)
+        else:
+            self._failed.remember(p.jid, held, reserve, p, at, why, pick, donors)
+
+    def _search_state(self, st: ClusterState, pi: PassInputs, qk: QueueKey) -> SearchState:
+        return SearchState(self.inputs_id, st.grown.mark(), st.donor_growth, st.version, st.queued_version, pi.now, qk)
+
+    def still_failed(self, st: ClusterState, view: VictimView, p: Pend, pi: PassInputs, qk: QueueKey,
+                     allow: NodeFilter | None, only_unallocated: bool, shape: int, reserve: bool,
+                     held: frozenset[int] | None, debug_end: float | None) -> bool:
+        failed = self._failed
+        was = failed.find_shape(shape, held) if shape >= 0 else failed.find(p.jid, held, reserve)
+        if was is None:
+            return False
+        job = None if only_unallocated else p
+        inputs = self.inputs_id
+        grown = failed.grown_since(was, job, inputs, st.grown.mark(), st.donor_growth, st.version, st.queued_version,
+                                   pi.now, qk)
+        if grown is None:
+            k = was.pick
+            if k is not None and was.job is p:  # a failed pick: the same pass, nothing stopped or turned preemptible
+                if k.inputs != inputs or k.debug_end != debug_end:
+                    return False
+                touched, grown = st.touched.since(k.touched), st.grown.since(k.grown)
+                if touched is None or grown is None or len(touched) + len(grown) > _MOST_TOUCHED:
+                    return False
+                if not still_picks(view, p, p.per, pi.owed, pi.measure, k, touched + grown, allow=allow,
+                                   reserve=reserve, debug_end=debug_end):
+                    return False
+                k.touched, k.grown = st.touched.mark(), st.grown.mark()
+                self._remember(-1, p, held, reserve, self._search_state(st, pi, qk), was.why, k)
+                return True
+            if not was.why.bare:
+                return False
+            grown = failed.bare_grown(was, p)  # no reclaim could pass, nor p's own work free the nodes
+            if grown is None:
+                return False
+            bare = still_bare(view, p, p.n, p.per, pi.owed, pi.measure, grown, allow=allow, reserve=reserve,
+                              debug_end=debug_end)
+            if bare is None:
+                return False
+            self._remember(-1, p, held, reserve, self._search_state(st, pi, qk), bare)
+            return True
+        within = failed.donors_to_check(was, inputs, st.donor_growth)
+        if not grown and within is None:
+            return True
+        still = still_fails(view, p, p.n, p.per, pi.owed, pi.measure, grown, was.why,
+                            allow=allow, only_unallocated=only_unallocated, reserve=reserve,
+                            debug_end=debug_end, within=within)
+        if still is None:
+            return False
+        self._remember(p.shape if only_unallocated else -1, p, held, reserve, self._search_state(st, pi, qk), still,
+                       donors=_donors_read(still, view, p, pi))
+        return True
+
+    def pick_keeper(self, shape: int) -> list[KeptPick] | None:
+        return [] if shape < 0 else None  # a search of unallocated work only is kept by shape, without a pick
+
+    def keep_failure(self, st: ClusterState, view: VictimView, p: Pend, pi: PassInputs, qk: QueueKey, shape: int,
+                     held: frozenset[int] | None, reserve: bool, why: NoVictims, keep: list[KeptPick] | None,
+                     debug_end: float | None) -> None:
+        self._remember(shape, p, held, reserve, self._search_state(st, pi, qk), why, self._kept_pick(st, keep, debug_end),
+                       _donors_read(why, view, p, pi))
+
+
+def _donors_read(why: NoVictims, view: VictimView, p: Pend, pi: PassInputs) -> dict[str, Donor] | None:
+    """The donors a lasting failure that read donors counted (``retry.Failure.donors``)."""
+    return search_donors(view, p, pi.owed, pi.measure) if why.lasting and why.reclaim else None
 
 
 def memos_for(walk: WalkPolicy, ctx: Context, grown: NodeLog) -> Memos:

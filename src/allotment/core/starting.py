@@ -23,16 +23,9 @@ from allotment.core.pass_inputs import PassInputs, QueueKey
 from allotment.core.placement import NodeFilter
 from allotment.core.preemption import gang_sparing
 from allotment.core.preemption.caps import find_cap_victims
-from allotment.core.preemption.kept_pick import KeptPick
-from allotment.core.preemption.retry import FailedSearches, Failure, SearchState
 from allotment.core.preemption.slicing import OWN_TEAM, ends_within, frees_room_for, may_slice
-from allotment.core.preemption.terms import Donor
 from allotment.core.preemption.victims import (
     find_victims,
-    search_donors,
-    still_bare,
-    still_fails,
-    still_picks,
 )
 from allotment.core.preemption.view import FOR_NOW, NoVictims, Victim, VictimView
 from allotment.core.reservation import Holds, evicts_for_hold, held_nodes, yields
@@ -43,13 +36,6 @@ from allotment.core.snapshot import NodeState
 from allotment.core.state import Pend, Run
 from allotment.core.tiers import GUARANTEED, tier
 from allotment.core.walk import WalkPolicy
-
-_MOST_TOUCHED = 512  # more nodes touched since a failed pick than this: search again (kept_pick)
-
-# a search of unallocated work only is remembered by the job's shape (``Pend.shape``: GPUs, n,
-# per, type) and the reserved nodes: it reads nothing else of the job; any other by the job and
-# its terms (``FailedSearches.find``).  A search reads the reservation only through ``allow``,
-# i.e. its nodes: keyed by the node set, not the ``Hold`` (which every round makes anew)
 
 
 class Starting(ClusterState):
@@ -163,7 +149,7 @@ class Starting(ClusterState):
     def _victims_for(self, p: Pend, qk: QueueKey, pi: PassInputs, allow: NodeFilter | None, only_unallocated: bool,
                      reserve: bool) -> list[Victim] | None:
         """The victims ``_preempt_for`` evicts for ``p`` (None: none), from a search or, in the
-        fast walk, from the memo of failed ones (``preemption.retry``)."""
+        fast walk, from the memo of failed ones (``Memos.still_failed``, ``preemption.retry``)."""
         if not self.mode.can_preempt or not self.acct.preemptible:
             return None
         if only_unallocated and not self.acct.unalloc_gpus:
@@ -175,102 +161,21 @@ class Starting(ClusterState):
         held = held_nodes(allow)
         # a search for unallocated work only reads the job's shape (core.preemption.victims)
         shape = p.shape if only_unallocated else -1
-        failed = self.memo.failed
-        if failed is not None:
-            was = failed.find_shape(shape, held) if shape >= 0 else failed.find(p.jid, held, reserve)
-            if self._still_failed(failed, was, p, pi, qk, allow, only_unallocated, reserve, held):
-                return None  # the same search already failed, and nothing since could change that
-        view = self._view(pi)
-        keep: list[KeptPick] | None = [] if failed is not None and shape < 0 else None
+        view, end = self._view(pi), self.debug_end(p, pi.now)
+        if self.memo.still_failed(self, view, p, pi, qk, allow, only_unallocated, shape, reserve, held, end):
+            return None  # the same search already failed, and nothing since could change that
+        keep = self.memo.pick_keeper(shape)
         found = find_victims(view, p, p.n, p.per, pi.owed, pi.measure, allow=allow, only_unallocated=only_unallocated,
-                             reserve=reserve, debug_end=self.debug_end(p, pi.now), keep=keep)
+                             reserve=reserve, debug_end=end, keep=keep)
         if not isinstance(found, NoVictims) and not self._slice_ok(p, qk, pi, found):  # search again without slicing
             keep = None  # (the answer below read the queues)
             found = find_victims(view, p, p.n, p.per, pi.owed, pi.measure, allow=allow, slice_ok=False, reserve=reserve)
             if isinstance(found, NoVictims):
                 found = FOR_NOW  # the slicing rule read the queues: this holds on this very state only
         if isinstance(found, NoVictims):
-            if failed is not None:
-                self._remember(failed, shape, p, held, reserve, self._search_state(pi, qk), found,
-                               self._kept_pick(keep, self.debug_end(p, pi.now)), self._donors_read(found, view, p, pi))
+            self.memo.keep_failure(self, view, p, pi, qk, shape, held, reserve, found, keep, end)
             return None
         return found
-
-    def _kept_pick(self, keep: list[KeptPick] | None, debug_end: float | None) -> KeptPick | None:
-        """The search's failed pick (``kept_pick``), tied to the state it read (``debug_end``:
-        the one input it reads of the time, ``Starting.debug_end``)."""
-        if not keep:
-            return None
-        k = keep[0]
-        k.inputs, k.debug_end, k.touched, k.grown = self.memo.inputs_id, debug_end, self.touched.mark(), self.grown.mark()
-        return k
-
-    @staticmethod
-    def _remember(failed: FailedSearches, shape: int, p: Pend, held: frozenset[int] | None, reserve: bool,
-                  at: SearchState, why: NoVictims, pick: KeptPick | None = None,
-                  donors: dict[str, Donor] | None = None) -> None:
-        if shape >= 0:
-            failed.remember_shape(shape, held, at, why)
-        else:
-            failed.remember(p.jid, held, reserve, p, at, why, pick, donors)
-
-    @staticmethod
-    def _donors_read(why: NoVictims, view: VictimView, p: Pend, pi: PassInputs) -> dict[str, Donor] | None:
-        """The donors a lasting failure that read donors counted (``retry.Failure.donors``)."""
-        return search_donors(view, p, pi.owed, pi.measure) if why.lasting and why.reclaim else None
-
-    def _search_state(self, pi: PassInputs, qk: QueueKey) -> SearchState:
-        return SearchState(self.memo.inputs_id, self.grown.mark(), self.donor_growth, self.version, self.queued_version, pi.now, qk)
-
-    def _still_failed(self, failed: FailedSearches, was: Failure | None, p: Pend, pi: PassInputs, qk: QueueKey, allow: NodeFilter | None,
-                      only_unallocated: bool, reserve: bool, held: frozenset[int] | None) -> bool:
-        """Did this search fail before (``was``), and does that still hold now
-        (``preemption.retry``)?  If it is still sure to fail after growth on some nodes, that is
-        remembered as of now."""
-        if was is None:
-            return False
-        job = None if only_unallocated else p
-        inputs = self.memo.inputs_id
-        grown = failed.grown_since(was, job, inputs, self.grown.mark(), self.donor_growth, self.version,
-                                         self.queued_version, pi.now, qk)
-        if grown is None:
-            k = was.pick
-            if k is not None and was.job is p:  # a failed pick: the same pass, nothing stopped or turned preemptible
-                end = self.debug_end(p, pi.now)
-                if k.inputs != inputs or k.debug_end != end:
-                    return False
-                touched, grown = self.touched.since(k.touched), self.grown.since(k.grown)
-                if touched is None or grown is None or len(touched) + len(grown) > _MOST_TOUCHED:
-                    return False
-                if not still_picks(self._view(pi), p, p.per, pi.owed, pi.measure, k, touched + grown, allow=allow,
-                                   reserve=reserve, debug_end=end):
-                    return False
-                k.touched, k.grown = self.touched.mark(), self.grown.mark()
-                self._remember(failed, -1, p, held, reserve, self._search_state(pi, qk), was.why, k)
-                return True
-            if not was.why.bare:
-                return False
-            grown = failed.bare_grown(was, p)  # no reclaim could pass, nor p's own work free the nodes
-            if grown is None:
-                return False
-            bare = still_bare(self._view(pi), p, p.n, p.per, pi.owed, pi.measure, grown, allow=allow, reserve=reserve,
-                              debug_end=self.debug_end(p, pi.now))
-            if bare is None:
-                return False
-            self._remember(failed, -1, p, held, reserve, self._search_state(pi, qk), bare)
-            return True
-        within = failed.donors_to_check(was, inputs, self.donor_growth)
-        if not grown and within is None:
-            return True
-        view = self._view(pi)
-        still = still_fails(view, p, p.n, p.per, pi.owed, pi.measure, grown, was.why,
-                            allow=allow, only_unallocated=only_unallocated, reserve=reserve,
-                            debug_end=self.debug_end(p, pi.now), within=within)
-        if still is None:
-            return False
-        self._remember(failed, p.shape if only_unallocated else -1, p, held, reserve, self._search_state(pi, qk), still,
-                       donors=self._donors_read(still, view, p, pi))
-        return True
 
     def _cap_preempt(self, p: Pend, qk: QueueKey, pi: PassInputs, allow: NodeFilter | None, starts: list[Start],
                      preemptions: list[Preemption]) -> bool:
