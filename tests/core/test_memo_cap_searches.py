@@ -119,3 +119,13 @@ def test_the_job_queued_again_with_more_work_done_is_searched_for_again() -> Non
         q = s._take_pending("j005")
         s.add_pending(q.spec, q.eligible, q.queued_since, done_work=100.0, declared=q.declared)
     assert [ok for _, ok, _, _ in _searches(twin, None)] == [True]
+
+
+def test_a_failure_off_reserved_nodes_is_not_reused_for_a_search_that_may_use_them() -> None:
+    # a's own takeable 8 GPUs are all on n0: off a reservation of n0 the cap search fails; a
+    # search that may use n0 (no reservation) takes them
+    twin = Twin([("a", 4, 0, 1, True, 0, -1.0), ("a", 4, 0, 1, True, 0, -1.0), ("b", 8, 1, 1, True, 0, 1e9),
+                 ("c", 8, 2, 1, True, 0, 1e9), ("c", 8, 3, 1, True, 0, 1e9)], WAITS, CTX)
+    assert [ok for _, ok, _, _ in _searches(twin, frozenset({0}))] == [False]
+    assert kept(twin.fast)._cap_failed  # remembered
+    assert [ok for _, ok, _, _ in _searches(twin, None)] == [True]

@@ -308,14 +308,13 @@ class Kept(Memos):
         self._res_key, self._res_val = key, res
 
     def room(self, hs: Holds | None, at: int, now: float) -> Room | None:
-        # kept only while the holds bind every queue alike (none, or one without a floor)
-        if hs is not None and (len(hs.items) != 1 or hs.floored):
-            return None
         if self._room_val is not None and self._room_holds is hs and self._room_at == at and self._room_now == now:
             return self._room_val
         return None
 
     def keep_room(self, hs: Holds | None, at: int, now: float, room: Room) -> None:
+        # kept only while the holds bind every queue alike (none, or one without a floor): else
+        # the room depends on the queue asking (``Holds.binding``), and ``room`` never finds these holds
         if hs is not None and (len(hs.items) != 1 or hs.floored):
             return
         self._room_holds, self._room_at, self._room_now, self._room_val = hs, at, now, room
