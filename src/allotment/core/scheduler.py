@@ -20,7 +20,8 @@ A pass, step by step:
    (``core.reservation.allow_for``); how a start is carried out is ``core.starting``'s.  A queue
    that started something is visited again; one where nothing could start is done for the
    round.  Which queues a round must visit is the walk policy's (``core.walk``): the reference
-   visits all, the fast one skips provably idle ones.
+   visits all, the fast one skips provably idle ones; what it keeps between questions is
+   ``memo``'s (``core.fast_walk``), asked first and handed each fresh answer.
 """
 
 from __future__ import annotations

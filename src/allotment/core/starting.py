@@ -3,7 +3,8 @@
 is undone (``_evict_all``).  The scheduler (``core.scheduler``) decides *which* job to offer; this
 part only carries a start out, under the rules that bind every start: the reservation's node
 filter (``core.reservation.allow_for``, passed in as ``allow``) and the slicing rule
-(``core.preemption.slicing``).
+(``core.preemption.slicing``).  What the fast walk keeps of its searches (the victim view, failed
+victim and cap searches) is ``memo``'s (``core.fast_walk``), asked before a search and told after it.
 """
 
 from __future__ import annotations

@@ -31,7 +31,9 @@ search or a reservation plan for the same job and the accounts running over what
 (``VictimView.memo``); a failed search, later, while nothing could make it succeed
 (``core.preemption.retry``); a queue's candidate order while nothing it reads changed
 (``core.candidates``); and the ``Room`` its tests read, while the holds (one or none), the pool
-and the time are the same (``Scheduler._room``).  The reference recomputes everything every time.  Both fast walks
+and the time are the same (``Scheduler._room``).  The reference recomputes everything every time.
+What the fast walk keeps, and each memo's guards, live in one place: ``core.fast_walk`` (``Kept``;
+``Memos``, the reference's, keeps nothing), picked by ``reuses``.  Both fast walks
 (``FAST``; ``UNKEPT``, the reference's visits with only that, where the kept orders do not hold:
 outside the ``fixed`` derivation) read what a prerequisite inherits from its dependants' merged
 parts (``merges``, ``core.inherited``), the reference from each dependant.
