@@ -163,11 +163,13 @@ def test_picked_victims_are_the_cheapest_nodes_options_in_order(
 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.integers(0, 8), min_size=1, max_size=8), st.lists(st.integers(0, 20), max_size=10),
-       st.integers(0, 8), st.integers(0, 4))
-def test_placeable_is_whether_n_of_the_hosts_have_per_free(free: list[int], hosts: list[int], per: int,
-                                                            n: int) -> None:
+       st.integers(0, 8), st.integers(0, 4), st.none() | st.frozensets(st.integers(0, 7)))
+def test_placeable_is_whether_n_of_the_admitted_hosts_have_per_free(free: list[int], hosts: list[int], per: int,
+                                                                     n: int, held: frozenset[int] | None) -> None:
     hosts = [i % len(free) for i in hosts]
-    assert placeable(hosts, free, per, n) == (sum(1 for i in hosts if free[i] >= per) >= n)
+    allow = None if held is None else Unreserved(held)
+    want = sum(1 for i in hosts if free[i] >= per and (allow is None or allow(i))) >= n
+    assert placeable(hosts, free, per, n, allow) == want
 
 
 def _plain_cap_victims(v: VictimView, p: Pend, n: int, per: int, allow: Unreserved | None) -> list[str] | None:

@@ -32,7 +32,6 @@ would still run when the reservation starts may not take a reserved node (``core
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 
 from allotment.core.placement import NodeFilter
 from allotment.core.preemption import debug_slice, gang_sparing, within_team
@@ -405,7 +404,7 @@ class _Classifier:
     """The class key, rule and reason of each job ``p`` may take (None: it may not), computed
     the first time a node's jobs are looked at."""
 
-    def __init__(self, v: VictimView, p: Pend, own: bool, donors: Mapping[str, Donor], m_req: float,
+    def __init__(self, v: VictimView, p: Pend, own: bool, donors: dict[str, Donor], m_req: float,
                  reserve: bool, debug_end: float | None) -> None:
         self.v, self.p, self.own, self.donors, self.m_req, self.reserve = v, p, own, donors, m_req, reserve
         self.debug_end = debug_end  # when p, a debug job that may slice its own team, would end
