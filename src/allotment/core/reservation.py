@@ -326,10 +326,21 @@ def plan_hold(
     # ``taken`` is tested only where a node is looked at, not copied into ``ok`` for every node
     # (that copy and a count over every host were two thirds of this function: 4,748 plans in a
     # 3-day ``ai2`` run, each over every node)
-    if (len(hosts) - sum(1 for i in taken if ok[i]) if taken else len(hosts)) < n:
+    # plain loops, not ``sum`` or ``set.update`` over generators: under mypyc those iterate a
+    # generator object generically (a sixth of this function in a 27-day Philly-shaped run)
+    usable = len(hosts)
+    for i in taken:
+        if ok[i]:
+            usable -= 1
+    if usable < n:
         return None
-    soon_set = {i for i in ends.idle if ok[i] and i not in taken}
-    soon_set.update(i for i in pool.free_at_least(per) if ok[i] and i not in taken)
+    soon_set: set[int] = set()
+    for i in ends.idle:
+        if ok[i] and i not in taken:
+            soon_set.add(i)
+    for i in pool.free_at_least(per):
+        if ok[i] and i not in taken:
+            soon_set.add(i)
     soon = sorted(soon_set)
     if len(soon) >= n:
         return Hold(holder, frozenset(soon[:n]), now, key)
