@@ -57,6 +57,11 @@ HOT: tuple[str, ...] = (
     "allotment.core.reservation",
     "allotment.core.session_pool",
     "allotment.core.preemption.view",
+    # the two rules every own-team victim test reads (caps._class, victims._Classifier): left
+    # out, each was a generic call into interpreted code, 72k of them from the cap searches of a
+    # 3-day ``ai2`` run (110 M instructions)
+    "allotment.core.preemption.thrown_away_once",
+    "allotment.core.preemption.within_team",
     "allotment.core.preemption.caps",
     "allotment.core.preemption.terms",
     "allotment.core.preemption.futile_reclaim",
@@ -66,6 +71,7 @@ HOT: tuple[str, ...] = (
     "allotment.core.preemption.gang_sparing",
     "allotment.core.preemption.retry",
     "allotment.core.preemption.kept_pick",
+    "allotment.core.debug_overdraft",  # ClusterState.within_caps asks it per capped candidate
     "allotment.core.cluster",
     "allotment.core.pass_inputs",
     "allotment.core.fast_walk",

@@ -1,9 +1,13 @@
 """The hot path's bounds, rewritten for speed, against their plain definitions: the nodes a
 victim search may free (``preemption.victims._freeable_hosts``), the victims it picks on them
 (``_pick_nodes``: unallocated-first and the class cut, against every node's option sorted) and
-the ``max_gpus`` cap checks (``Accounting.cap_excess``, ``fits_caps``)."""
+the ``max_gpus`` cap checks (``Accounting.cap_excess``, ``fits_caps``), the cap search's victims
+(``caps.find_cap_victims``), a hold's node filter over a host list (``reservation.admitted``) and
+the nodes' free-at times after a stop (``NodeEnds.stopped``)."""
 
 from __future__ import annotations
+
+import math
 
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
@@ -11,9 +15,12 @@ from hypothesis import strategies as st
 from allotment.core.context import build_context
 from allotment.core.decide import build_scheduler
 from allotment.core.jobs import JobSpec
+from allotment.core.preemption import within_team
+from allotment.core.preemption.caps import find_cap_victims, placeable
 from allotment.core.preemption.terms import Donor
 from allotment.core.preemption.victims import _Classifier, _freeable_hosts, _pick_nodes
-from allotment.core.preemption.view import VictimView
+from allotment.core.preemption.view import VictimView, lost_work
+from allotment.core.reservation import Unreserved, admitted
 from allotment.core.scheduler import Scheduler
 from allotment.core.snapshot import NodeState, RunningJob, Snapshot
 from allotment.core.state import Pend
@@ -152,3 +159,93 @@ def test_picked_victims_are_the_cheapest_nodes_options_in_order(
         return _Classifier(view, p, True, {d: Donor(2.0, 5.0) for d in donors}, 1.0, False, None)
 
     assert _pick_nodes(view, p, n, per, classifier(), hosts) == _plain_pick_nodes(view, n, per, classifier(), hosts)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(0, 8), min_size=1, max_size=8), st.lists(st.integers(0, 20), max_size=10),
+       st.integers(0, 8), st.integers(0, 4), st.none() | st.frozensets(st.integers(0, 7)))
+def test_placeable_is_whether_n_of_the_admitted_hosts_have_per_free(free: list[int], hosts: list[int], per: int,
+                                                                     n: int, held: frozenset[int] | None) -> None:
+    hosts = [i % len(free) for i in hosts]
+    allow = None if held is None else Unreserved(held)
+    want = sum(1 for i in hosts if free[i] >= per and (allow is None or allow(i))) >= n
+    assert placeable(hosts, free, per, n, allow) == want
+
+
+def _plain_cap_victims(v: VictimView, p: Pend, n: int, per: int, allow: Unreserved | None) -> list[str] | None:
+    """``find_cap_victims`` by its definition, for a job that is not a debug job and no gang
+    sparing: its own team's preemptible lower-priority jobs (``within_team``) least lost work first, taken
+    until the caps have room and ``n`` admitted nodes have ``per`` free."""
+    over = v.acct.cap_excess(p.account, p.gpus)
+    own = sorted((lost_work(r, v.t) * r.gpus, r.jid) for r in v.running.values()
+                 if r.allocated and r.account == p.account and r.jid in v.acct.preemptible
+                 and within_team.may_take(p.declared, r)
+                 and not (v.keep_nonresumable and not r.resumable))
+    if not own or sum(v.running[j].gpus for _, j in own) < over:
+        return None
+    hosts = [i for i in v.pool.hosts(per, p.gpu_type) if allow is None or allow(i)]
+    free = list(v.pool.free)
+    chosen: list[str] = []
+    freed = 0
+    for _, jid in own:
+        if freed >= over and sum(1 for i in hosts if free[i] >= per) >= n:
+            break
+        chosen.append(jid)
+        freed += v.running[jid].gpus
+        for i, g in v.running[jid].placement:
+            free[i] += g
+    if not chosen or freed < over or sum(1 for i in hosts if free[i] >= per) < n:
+        return None
+    return chosen
+
+
+# mostly account "a"'s jobs, allocated and past their protection: its cap (12) binds
+capped_jobs = st.lists(st.tuples(st.sampled_from(("a", "a", "a", "b")), st.integers(1, 4), st.integers(0, N_NODES - 2),
+                                 st.sampled_from((True, True, False)), st.sampled_from((True, True, False))),
+                       min_size=2, max_size=14)
+
+
+@settings(max_examples=400, deadline=None)
+@given(capped_jobs, st.integers(1, 8), st.integers(1, 2), st.integers(-1, 2), st.booleans(),
+       st.sampled_from((None, frozenset({1}), frozenset({0, 2, 3}))))
+def test_cap_victims_are_the_teams_cheapest_lower_priority_jobs_until_the_caps_and_n_nodes_have_room(
+    running: list[tuple[str, int, int, bool, bool]], per: int, n: int, declared: int, keep: bool,
+    held: frozenset[int] | None,
+) -> None:
+    sched = _scheduler(running, varied=True)  # account "a" is capped at 12 GPUs
+    view = VictimView(sched.pool, sched.running, sched.acct, keep, 0.1, True, 1000.0)
+    p = Pend(JobSpec(id="p", submit=0.0, account="a", gpus=per * n, work=1.0, user="u", priority=declared),
+             0.0, 0.0, 0.0, 0, None, "a")
+    p.declared = declared
+    allow = None if held is None else Unreserved(held)
+    got = find_cap_victims(view, p, n, per, allow)
+    assert (None if got is None else [v.job_id for v in got]) == _plain_cap_victims(view, p, n, per, allow)
+    assert got is None or all(v.rule == within_team.RULE for v in got)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 9), max_size=10), st.frozensets(st.integers(0, 9)), st.booleans())
+def test_admitted_hosts_are_those_the_filter_admits_in_order(hosts: list[int], held: frozenset[int],
+                                                              as_function: bool) -> None:
+    allow = Unreserved(held)
+    got = admitted(hosts, (lambda i: allow(i)) if as_function else allow)
+    assert got == [i for i in hosts if allow(i)]
+    assert admitted(hosts, None) == hosts
+
+
+@settings(max_examples=150, deadline=None)
+@given(jobs, st.integers(1, 3))
+def test_a_nodes_free_at_time_after_a_stop_is_the_latest_of_its_allocated_jobs(
+    running: list[tuple[str, int, int, bool, bool]], every: int
+) -> None:
+    sched = _scheduler(running, varied=True)
+
+    def check() -> None:
+        for i in range(N_NODES):
+            ends = [sched.running[j].frees_at() for j in sched.pool.jobs[i] if sched.running[j].allocated]
+            assert sched.ends.end[i] == max(ends, default=-math.inf)
+
+    for k, jid in enumerate(sorted(sched.running)):
+        if k % every == 0:
+            sched.finish(jid)
+            check()

@@ -69,3 +69,20 @@ def test_a_window_view_answers_get_like_a_fresh_view_after_later_changes() -> No
     fresh = WindowView(led, 1000.0)
     assert (view.get("a"), view.get("b"), view.get("c", 0.0)) == (fresh.get("a"), fresh.get("b"), fresh.get("c", 0.0))
     assert first[:2] == (view["a"], view["b"])
+
+
+@given(st.lists(st.floats(-1e6, 1e6, allow_nan=False), max_size=40), st.floats(-2e6, 2e6, allow_nan=False),
+       st.booleans())
+def test_the_curves_search_is_the_librarys_bisect_right(times: list[float], t: float, at_one: bool) -> None:
+    """``usage._bisect_right`` (a plain loop for mypyc) against ``bisect.bisect_right``, on
+    sorted times with repeats, and at a time that is one of them."""
+    import bisect
+
+    from allotment.core.usage import _bisect_right
+
+    times.sort()
+    times += times[: len(times) // 3]  # repeats
+    times.sort()
+    if at_one and times:
+        t = times[len(times) // 2]
+    assert _bisect_right(times, t) == bisect.bisect_right(times, t)

@@ -4,7 +4,6 @@ parameters.  A frozen record of references; the searches never write through it.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,11 +20,11 @@ class VictimView:
     __slots__ = ("acct", "debug_threshold_s", "hysteresis", "keep_nonresumable", "memo", "pool", "reclaims", "running",
                  "spare_gangs", "t")
 
-    def __init__(self, pool: NodePool, running: Mapping[str, Run], acct: Accounting, keep_nonresumable: bool,
+    def __init__(self, pool: NodePool, running: dict[str, Run], acct: Accounting, keep_nonresumable: bool,
                  hysteresis: float, reclaims: bool, t: float, memo: dict[str, Any] | None = None,
                  debug_threshold_s: float = -1.0, spare_gangs: int = 0) -> None:
         self.pool = pool
-        self.running = running
+        self.running = running  # a dict, not a Mapping: under mypyc a Mapping's [] is a generic call
         self.acct = acct
         self.keep_nonresumable = keep_nonresumable  # non_resumable == "run_to_completion": never victims
         self.hysteresis = hysteresis  # relative margin of the reclaim measure (Policy.reclaim_hysteresis)
