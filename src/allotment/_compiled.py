@@ -80,8 +80,10 @@ HOT: tuple[str, ...] = (
     "allotment.sim.runner",
     "allotment.sim.settled",
     "allotment.sim.job_kind",
-    # Not sim.spilled_doubles: a paused run is copied with copy.deepcopy, and copyreg rebuilds a
-    # compiled class by calling it without arguments, which SpilledDoubles(spill) refuses.
+    # a paused run is copied with copy.deepcopy, which rebuilds a compiled SpilledDoubles through
+    # sim.switch._COPIED (copyreg would call it without its spill); interpreted, every append of
+    # a wait or a completion time was a generic call from the compiled recorder and summary
+    "allotment.sim.spilled_doubles",
 )
 
 _SRC = Path(__file__).resolve().parent.parent
