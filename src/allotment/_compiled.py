@@ -84,6 +84,9 @@ HOT: tuple[str, ...] = (
     # sim.switch._COPIED (copyreg would call it without its spill); interpreted, every append of
     # a wait or a completion time was a generic call from the compiled recorder and summary
     "allotment.sim.spilled_doubles",
+    # Not sim.latency (its calls from the runner are 0.5% of a Philly-shaped run): a compiled
+    # frozen dataclass does not unpickle (its __setattr__ refuses), and plan's worker pool
+    # pickles the profile.
 )
 
 _SRC = Path(__file__).resolve().parent.parent

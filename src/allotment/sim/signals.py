@@ -55,6 +55,11 @@ class HourlySignal:
             return
         v = self.value
         if v:
+            hi = (self._h + 1) * HOUR  # the open hour's end
+            if t <= hi and a >= hi - HOUR:  # within the open hour: most changes
+                self._open += v * (t - a)
+                self.last = t
+                return
             h = int(a // HOUR)
             acc = self._open
             if h != self._h:  # the open hour is over: written, and h starts from 0.0
@@ -76,11 +81,15 @@ class HourlySignal:
 
     def _write(self, h: int, x: float) -> None:
         hours = self.hours
-        if len(hours) <= h:
-            if not x:
-                return  # nothing added to an hour not grown yet: it reads 0.0 as it is
-            self._grow(h + 1)
-        hours[h] = x
+        n = len(hours)
+        if h < n:
+            hours[h] = x
+            return
+        if not x:
+            return  # nothing added to an hour not grown yet: it reads 0.0 as it is
+        if h > n:
+            self._grow(h)
+        hours.append(x)  # the next hour: one append, not an array of zeros built to extend
 
     def _grow(self, need: int) -> None:
         hours = self.hours
