@@ -481,8 +481,9 @@ class _Sim:
             self._push(now + launch + max(0.0, work - r.done_before), DONE, (spec.id, now))
         for n in d.notices:
             self.log.notice(now, self.by_id[n.job_id], n)
-        self.log.reservations(now, [(self.by_id[res.job_id], res) for res in d.reservations],
-                              {st.job_id for st in d.starts}, sched.pending.__contains__, self.by_id.__getitem__)
+        if d.reservations or self.log.reserved():  # else nothing to log: not worth the arguments
+            self.log.reservations(now, [(self.by_id[res.job_id], res) for res in d.reservations],
+                                  {st.job_id for st in d.starts}, sched.pending.__contains__, self.by_id.__getitem__)
         for rep in d.nodes:
             self.log.node_report(now, rep)
         wake = sched.wake_at(now)
