@@ -80,9 +80,8 @@ HOT: tuple[str, ...] = (
     "allotment.sim.runner",
     "allotment.sim.settled",
     "allotment.sim.job_kind",
-    # a paused run is copied with copy.deepcopy, which rebuilds a compiled SpilledDoubles through
-    # sim.switch._COPIED (copyreg would call it without its spill); interpreted, every append of
-    # a wait or a completion time was a generic call from the compiled recorder and summary
+    # interpreted, every append of a wait or a completion time was a generic call from the
+    # compiled recorder and summary; a paused run's copy goes through its own __deepcopy__
     "allotment.sim.spilled_doubles",
     # Not sim.latency (its calls from the runner are 0.5% of a Philly-shaped run): a compiled
     # frozen dataclass does not unpickle (its __setattr__ refuses), and plan's worker pool

@@ -28,7 +28,6 @@ from __future__ import annotations
 import copy
 import copyreg
 import dataclasses
-from array import array
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
@@ -45,7 +44,6 @@ from allotment.sim.metrics import Recorder, _Job
 from allotment.sim.overrides import apply_overrides
 from allotment.sim.runner import _Sim, check_run
 from allotment.sim.signals import HourlySignal
-from allotment.sim.spilled_doubles import SpilledDoubles, _FileRun
 from allotment.traces.job_stream import JobSource
 from allotment.traces.scenarios.workload import Workload
 
@@ -168,8 +166,6 @@ _COPIED: dict[type, Callable[[Any], tuple[Any, ...]]] = {
     _Job: lambda o: (o.account, o.gpus, o.budgeted, o.kind),
     HourlySignal: lambda o: (),
     EventLog: lambda o: (o.rec,),
-    SpilledDoubles: lambda o: (o._spill, o._chunk),  # the recorder's completion times
-    _FileRun: lambda o: (o._spill, o._at, array("d")),  # their sorted runs, once the summary ranked them
 }
 
 
