@@ -87,8 +87,12 @@ HOT: tuple[str, ...] = (
     "allotment.sim.runner",
     "allotment.sim.settled",
     "allotment.sim.job_kind",
-    # Not sim.spilled_doubles: a paused run is copied with copy.deepcopy, and copyreg rebuilds a
-    # compiled class by calling it without arguments, which SpilledDoubles(spill) refuses.
+    # interpreted, every append of a wait or a completion time was a generic call from the
+    # compiled recorder and summary; a paused run's copy goes through its own __deepcopy__
+    "allotment.sim.spilled_doubles",
+    # Not sim.latency (its calls from the runner are 0.5% of a Philly-shaped run): a compiled
+    # frozen dataclass does not unpickle (its __setattr__ refuses), and plan's worker pool
+    # pickles the profile.
 )
 
 _SRC = Path(__file__).resolve().parent.parent

@@ -67,6 +67,20 @@ def test_a_deep_copy_spills_to_a_file_of_its_own() -> None:
     assert (s.rank(0), c.rank(0), s.rank(5), c.rank(5)) == (0.5, 1.0, 9.0, 8.0)
 
 
+def test_a_copy_made_after_a_rank_ranks_its_own_values() -> None:
+    """The copy does not take the sorted runs a ``rank`` made (``__deepcopy__``, written for the
+    compiled class): it sorts its own chunks again, and both go on ranking exactly."""
+    s = SpilledDoubles(Spill(), chunk=2)
+    for x in (4.0, 1.0, 3.0, -0.0, 0.0):
+        s.append(x)
+    assert [str(s.rank(k)) for k in range(5)] == ["-0.0", "0.0", "1.0", "3.0", "4.0"]
+    c = copy.deepcopy(s)
+    s.append(-1.0)
+    c.append(5.0)
+    assert [str(s.rank(k)) for k in range(6)] == [str(x) for x in sorted([4.0, 1.0, 3.0, -0.0, 0.0, -1.0])]
+    assert [str(c.rank(k)) for k in range(6)] == [str(x) for x in sorted([4.0, 1.0, 3.0, -0.0, 0.0, 5.0])]
+
+
 class _ReadsCounted(Spill):
     """A real spill that remembers the most bytes one read (or map) exposed since ``reset``."""
 

@@ -127,6 +127,11 @@ class EventLog:
             self._reserved[spec.id] = key
             self._emit(Event(t, "reserve", spec.id, spec.account, spec.gpus, nodes=key[0], at=r.at, reason=r.reason))
 
+    def reserved(self) -> bool:
+        """Does a job hold a reservation this log reported (``reservations`` has something to
+        release)?"""
+        return bool(self._reserved)
+
     # -- nodes --------------------------------------------------------------------------------
     def drain(self, t: float, node: str, reason: str) -> None:
         self._drain_logged[node] = {"unhealthy"}

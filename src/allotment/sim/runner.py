@@ -219,6 +219,7 @@ class _Sim:
         self.wakes: set[float] = set()  # WAKE times already in the heap
         self.last_decisions: Decisions | None = None  # the last pass's, for _nothing_can_change
         self._views: dict[float, WindowView] = {}
+        self.folded = -math.inf  # where usage_at last folded the ledger's history
         self.latency = NONE  # sim.latency: set by simulate() after construction
         # latency profile: job -> the start the backend has not launched yet
         self.unlaunched: dict[str, Any] = {}
@@ -480,8 +481,9 @@ class _Sim:
             self._push(now + launch + max(0.0, work - r.done_before), DONE, (spec.id, now))
         for n in d.notices:
             self.log.notice(now, self.by_id[n.job_id], n)
-        self.log.reservations(now, [(self.by_id[res.job_id], res) for res in d.reservations],
-                              {st.job_id for st in d.starts}, sched.pending.__contains__, self.by_id.__getitem__)
+        if d.reservations or self.log.reserved():  # else nothing to log: not worth the arguments
+            self.log.reservations(now, [(self.by_id[res.job_id], res) for res in d.reservations],
+                                  {st.job_id for st in d.starts}, sched.pending.__contains__, self.by_id.__getitem__)
         for rep in d.nodes:
             self.log.node_report(now, rep)
         wake = sched.wake_at(now)
@@ -500,9 +502,16 @@ class _Sim:
             self._views = {t: view}
             # no later pass reads the window before its far end at this epoch, nor, after a
             # switch to another fair-share period (sim/switch.py; at most a lookback, else
-            # the ledger refuses), before the next lookback: fold the rest away
+            # the ledger refuses), before the next lookback: fold the rest away.  Once a
+            # sixteenth of a lookback has passed since the last fold, not at every epoch: a
+            # fold only drops changes no read reaches (the values stay), and asking every
+            # curve at every epoch cost 244 M instructions on the Philly-shaped cut (8,000
+            # epochs); the ledger then holds at most a sixteenth of a lookback more
             lookback = self.ledger.lookback_s
-            self.ledger.forget_before(t - lookback - max(lookback, self.ctx.policy.fairshare_period_s))
+            cut = t - lookback - max(lookback, self.ctx.policy.fairshare_period_s)
+            if cut >= self.folded + lookback / 16:
+                self.ledger.forget_before(cut)
+                self.folded = cut
         return view
 
 

@@ -72,7 +72,8 @@ class SettledJobs:
     def open(self) -> int:
         """A slot for a job just submitted; its serial number."""
         n = self.n
-        c, i = divmod(n, CHUNK)
+        c = n // CHUNK  # not divmod: compiled, a generic call and a tuple (serials are >= 0)
+        i = n - c * CHUNK
         if i == 0:
             self._held[c] = SettledChunk()
             if c:
@@ -84,7 +85,8 @@ class SettledJobs:
     def settle(self, serial: int, eligible: float | None, first_start: float | None, pending_total: float,
                pending_since: float | None, gpus: int, kind: int, account: int, rejected: bool) -> None:
         """The job of slot ``serial`` is gone; ``kind`` and ``account`` are indices (above)."""
-        c, i = divmod(serial, CHUNK)
+        c = serial // CHUNK
+        i = serial - c * CHUNK
         ch = self._held[c]
         ch.eligible[i] = NONE if eligible is None else eligible
         ch.first_start[i] = NONE if first_start is None else first_start
@@ -99,7 +101,8 @@ class SettledJobs:
 
     def drop(self, serial: int) -> None:
         """The job of slot ``serial`` was replaced by a later submit of the same id: no job now."""
-        c, i = divmod(serial, CHUNK)
+        c = serial // CHUNK
+        i = serial - c * CHUNK
         ch = self._held[c]
         ch.kind[i] = DROPPED
         ch.live -= 1

@@ -24,11 +24,12 @@ NaN is not a value here (no wait or time is NaN; ``sorted`` leaves NaN's order u
 
 from __future__ import annotations
 
+import copy
 import struct
 from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
-from typing import Final
+from typing import Any, Final
 
 from allotment.spill import Spill
 
@@ -66,6 +67,17 @@ class SpilledDoubles:
 
     def __len__(self) -> int:
         return self._n
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> SpilledDoubles:
+        """A copy that appends apart (``sim.switch`` deep-copies a paused run), on the copy of
+        the spill (one per spill, through ``memo``).  Written here because compiled, the class
+        has no reduction ``copy`` can use (copyreg would call it without its spill).  The sorted
+        runs are not copied: the copy's first ``rank`` sorts its chunks again, to the same runs."""
+        out = SpilledDoubles(copy.deepcopy(self._spill, memo), self._chunk)
+        out._tail = array("d", self._tail)
+        out._chunks = list(self._chunks)
+        out._n = self._n
+        return out
 
     def in_memory(self) -> int:
         """Values held in memory: the last, partial chunk."""

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from allotment.sim.job_kind import JOB_KINDS
@@ -29,12 +28,19 @@ if TYPE_CHECKING:
     from allotment.sim.metrics import Recorder
 
 
-@dataclass(frozen=True, slots=True)
 class TeamHour:
-    """One team's hour, in GPU-seconds: what it was owed and what its budgeted work ran."""
+    """One team's hour, in GPU-seconds: what it was owed and what its budgeted work ran.
 
-    owed: float  # min(allocation, demand) over the hour
-    ran: float  # uncapped
+    A plain class with ``Final`` fields (write-once, compiled), not a frozen dataclass: the
+    summary builds one per team and hour (24,000 on the 66-day Philly-shaped cut), and a frozen
+    dataclass's ``__init__`` runs interpreted even under mypyc, 158 M instructions there (issue
+    27 item 1, docs/benchmarks.md "Stop 46")."""
+
+    __slots__ = ("owed", "ran")
+
+    def __init__(self, owed: float, ran: float) -> None:
+        self.owed: Final = owed  # min(allocation, demand) over the hour
+        self.ran: Final = ran  # uncapped
 
     @property
     def delivered(self) -> float:
