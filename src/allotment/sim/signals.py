@@ -5,8 +5,7 @@ signal keeps one integral per hour of the run, in GPU-seconds; the array grows a
 (a double an hour, not a float object and a list slot: about 50 signals a run, issue 32 item 5).
 
 The hour being integrated (the *open* hour) is summed in a native double, ``_open``, and written
-to the array once the signal leaves that hour, or when ``advance`` is asked (what a reader calls
-before it reads ``hours``): compiled, an ``array`` element is read and written through generic
+to the array once the signal leaves that hour, or when a reader reads ``hours``: compiled, an ``array`` element is read and written through generic
 calls, and a signal changes a few dozen times an hour (a job starting or ending), so adding to
 ``hours[h]`` at every change was most of the metrics' cost on an imported trace (issue 27 item
 1, docs/benchmarks.md "Stop 46").  The sum is the same double: the open hour's additions are made
@@ -22,30 +21,38 @@ HOUR: Final = 3600.0  # Final: a compiled constant, not a module-dict lookup per
 
 
 class HourlySignal:
-    __slots__ = ("_h", "_open", "hours", "last", "value")
+    __slots__ = ("_h", "_hours", "_open", "last", "value")
 
     def __init__(self, value: float = 0.0) -> None:
-        self.hours: array[float] = array("d")
+        self._hours: array[float] = array("d")  # read through ``hours``
         self.value = value
         self.last = 0.0
         self._h = 0  # the open hour: what has been added to it since it was last written is in _open
         self._open = 0.0  # the open hour's integral so far (hours[_h] once written)
 
-    def advance(self, t: float) -> None:
-        """Integrate the current value from the last change up to ``t``; ``hours`` then holds
-        every hour up to ``t``'s (zeros where nothing ran), as a reader expects."""
-        self._integrate(t)
+    @property
+    def hours(self) -> array[float]:
+        """Every hour's integral up to the last change or ``advance`` (zeros where nothing ran,
+        one entry an hour up to that instant's): the open hour written first, for any reader."""
         self._write(self._h, self._open)
         need = int(self.last // HOUR) + 1 if self.last > 0.0 else 0
-        if len(self.hours) < need:
+        if len(self._hours) < need:
             self._grow(need)
+        return self._hours
+
+    def advance(self, t: float) -> None:
+        """Integrate the current value from the last change up to ``t``."""
+        self._integrate(t)
 
     def add(self, t: float, delta: float) -> None:
         self._integrate(t)
         self.value += delta
 
     def hour(self, h: int) -> float:
-        return self.hours[h] if h < len(self.hours) else 0.0
+        if h == self._h:
+            return self._open  # the open hour (0.0 if nothing was ever added)
+        hours = self._hours
+        return hours[h] if h < len(hours) else 0.0
 
     def _integrate(self, t: float) -> None:
         """The plain integrator's additions (``hours[h] += v * (b - a)`` for each hour h that
@@ -80,7 +87,7 @@ class HourlySignal:
         self.last = t
 
     def _write(self, h: int, x: float) -> None:
-        hours = self.hours
+        hours = self._hours
         n = len(hours)
         if h < n:
             hours[h] = x
@@ -92,5 +99,5 @@ class HourlySignal:
         hours.append(x)  # the next hour: one append, not an array of zeros built to extend
 
     def _grow(self, need: int) -> None:
-        hours = self.hours
+        hours = self._hours
         hours.extend(array("d", bytes(8 * (need - len(hours)))))  # zeros
