@@ -90,6 +90,16 @@ HOT: tuple[str, ...] = (
     # interpreted, every append of a wait or a completion time was a generic call from the
     # compiled recorder and summary; a paused run's copy goes through its own __deepcopy__
     "allotment.sim.spilled_doubles",
+    # a trace replayed line by line (``allot simulate --trace``): every job line is decoded and
+    # checked twice (the checking pass, then the replay), each time into a ``JobSpec``; and the
+    # compiled core reads a job's fields natively only when its class is compiled.  JobSpec and
+    # NodeEvent pickle through their own ``__reduce__`` (see the note on sim.latency below).
+    "allotment.core.jobs",
+    "allotment.traces.bounds",
+    "allotment.traces.line_checker",
+    "allotment.traces.job_lines",
+    "allotment.traces.reader",
+    "allotment.traces.trace_stream",
     # Not sim.latency (its calls from the runner are 0.5% of a Philly-shaped run): a compiled
     # frozen dataclass does not unpickle (its __setattr__ refuses), and plan's worker pool
     # pickles the profile.

@@ -111,7 +111,7 @@ def workloads(draw: st.DrawFn, config: CompiledConfig) -> Workload:
     # dependencies only on earlier ids, so they cannot form a cycle
     if len(jobs) > 2 and draw(st.booleans()):
         j = jobs[-1]
-        jobs[-1] = JobSpec(**{**{f: getattr(j, f) for f in j.__slots__}, "depends_on": (jobs[0].id,)})
+        jobs[-1] = JobSpec(**{**{f.name: getattr(j, f.name) for f in dataclasses.fields(j)}, "depends_on": (jobs[0].id,)})
     events = []
     for _ in range(draw(st.integers(0, 3))):
         node = draw(st.sampled_from(cl.node_names))
