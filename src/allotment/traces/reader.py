@@ -57,13 +57,14 @@ class TraceReader:
                 c = LineChecker(raw, number, self.diags)
                 try:
                     d = DECODER.decode(raw)
-                except DuplicateKey as exc:
+                # one name per exception type: compiled (``_compiled.HOT``), a name has one type
+                except DuplicateKey as dup:
                     self.diags.add(
-                        number, col_of(raw, exc.key, 2), f"key {exc.key!r} appears twice"
+                        number, col_of(raw, dup.key, 2), f"key {dup.key!r} appears twice"
                     )
                     continue
-                except json.JSONDecodeError as exc:
-                    self.diags.add(number, exc.colno, f"not valid JSON: {exc.msg}")
+                except json.JSONDecodeError as bad:
+                    self.diags.add(number, bad.colno, f"not valid JSON: {bad.msg}")
                     continue
                 except ValueError as exc:
                     self.diags.add(number, 1, f"not valid JSON: {exc}")

@@ -26,13 +26,14 @@ it), so a block of whole instants is enough to hand the jobs out by ``(submit, i
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from allotment.core.jobs import JobSpec, NodeEvent
 from allotment.errors import TraceError
 from allotment.traces.diagnostics import DiagnosticCollector
+from allotment.traces.format import TraceItem
 from allotment.traces.job_fit import JobFit, never_run, nodes_gone
 from allotment.traces.job_lines import checked_job, fast_job
 from allotment.traces.line_checker import LineChecker
@@ -83,15 +84,7 @@ def trace_stream(path: str | Path, *, fit: JobFit | None = None, display_name: s
     gone = fit is not None and bool(nodes_gone(fit, events))
     if missing or gone:
         found: dict[str, JobSpec] = {}
-
-        def jobs() -> Iterator[JobSpec]:
-            for item in read():
-                if isinstance(item, JobSpec):
-                    if item.id in missing:
-                        found[item.id] = item
-                    yield item
-
-        it = jobs()
+        it = _jobs_keeping(read(), missing, found)
         stuck = never_run(fit, it, events) if fit is not None and gone else []
         for _ in it:  # what never_run left unread (it reads nothing when no node is gone)
             pass
@@ -101,6 +94,17 @@ def trace_stream(path: str | Path, *, fit: JobFit | None = None, display_name: s
     # the Workload.of order, so both ways of reading a trace replay it identically
     ordered = tuple(sorted(linked.values(), key=lambda j: (j.submit, j.id)))
     return FileJobs(p, name, stamp, ordered, tuple(events), count)
+
+
+def _jobs_keeping(items: Iterable[TraceItem], missing: set[str], found: dict[str, JobSpec]) -> Iterator[JobSpec]:
+    """The jobs of ``items``, keeping in ``found`` those named in ``missing``.  (A module
+    function, not a generator nested in ``trace_stream``: compiled, mypyc's nested generator
+    lost its closure.)"""
+    for item in items:
+        if isinstance(item, JobSpec):
+            if item.id in missing:
+                found[item.id] = item
+            yield item
 
 
 class FileJobs:
