@@ -19,7 +19,7 @@ from allotment.traces.format import Trace, TraceItem, item_time
 from allotment.traces.idcheck import IdIndex
 from allotment.traces.job_fit import JobFit
 from allotment.traces.job_lines import check_header, parse_job, parse_node
-from allotment.traces.line_checker import DECODER, DuplicateKey, LineChecker, col_of
+from allotment.traces.line_checker import DuplicateKey, LineChecker, col_of, decode_line
 from allotment.traces.source import numbered_lines
 
 
@@ -56,7 +56,7 @@ class TraceReader:
                     continue
                 c = LineChecker(raw, number, self.diags)
                 try:
-                    d = DECODER.decode(raw)
+                    d = decode_line(raw)  # DECODER.decode, without its interpreted layers
                 # one name per exception type: compiled (``_compiled.HOT``), a name has one type
                 except DuplicateKey as dup:
                     self.diags.add(

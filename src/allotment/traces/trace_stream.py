@@ -9,7 +9,8 @@ simulated from a file before one whole pass found it good.  Passes, each in the 
 2. only when needed: keep the jobs named as a dependency that pass 1 did not keep (a
    prerequisite is an ordinary line until a later line names it), and find jobs that no node
    still healthy could ever run (``job_fit.never_run``: only if the trace takes nodes out for good);
-3. the replay itself (``FileJobs``): the lines decoded again, without the checks pass 1 made
+3. the replay itself (``FileJobs``): the lines decoded again (``line_checker.decode_again``),
+   without the checks pass 1 made
    (each job line through the one-line fast path, ``job_lines.fast_job``; the few it leaves,
    such as lines with ``depends_on``, through the full checker), which is what makes streaming
    cost about what reading the trace whole did.
@@ -25,7 +26,6 @@ it), so a block of whole instants is enough to hand the jobs out by ``(submit, i
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,7 +36,7 @@ from allotment.traces.diagnostics import DiagnosticCollector
 from allotment.traces.format import TraceItem
 from allotment.traces.job_fit import JobFit, never_run, nodes_gone
 from allotment.traces.job_lines import checked_job, fast_job
-from allotment.traces.line_checker import LineChecker
+from allotment.traces.line_checker import DuplicateKey, LineChecker, decode_again
 from allotment.traces.reader import TraceReader
 from allotment.traces.source import open_binary
 
@@ -190,8 +190,8 @@ def _blocks(path: Path, name: str, stamp: FileStamp, offset: int) -> Iterator[tu
         for raw in fh:
             try:
                 text = raw.decode("utf-8")  # pass 1 found it UTF-8; a str decodes faster than bytes
-                d = json.loads(text)
-            except ValueError:
+                d = decode_again(text)  # what pass 1 decoded (``line_checker.decode_line``)
+            except (ValueError, DuplicateKey):
                 if not raw.strip():
                     offset += len(raw)
                     continue
