@@ -30,9 +30,9 @@ def _answers(v: VictimView, owed: dict[str, float], measure: dict[str, float]) -
 def _agree(twin: Twin) -> None:
     s = twin.fast
     pi = s.inputs(twin.now, twin.usage)
-    v = s._view(pi)
+    v = s.starting._view(pi)
     assert v.memo is not None
-    fresh = VictimView(s.pool, s.running, s.acct, v.keep_nonresumable, v.hysteresis, v.reclaims, pi.t, None,
+    fresh = VictimView(s.state.pool, s.state.running, s.state.acct, v.keep_nonresumable, v.hysteresis, v.reclaims, pi.t, None,
                        v.debug_threshold_s)
     assert _answers(v, pi.owed, pi.measure) == _answers(fresh, pi.owed, pi.measure)
 
