@@ -7,7 +7,7 @@ be the one a scorer made afresh gives (``_fresh_scorer``), whatever changed in b
 ``WalkPolicy.rest_may_take``: the fast walk skips ``_free_work_for_the_rest`` of a queue when
 the free GPUs and every GPU of unallocated work are fewer than the fewest GPUs of an allocated
 placeable job of the queue (``Shapes.least_alloc_gpus``).  The skip rests on that bound being
-below every such job's GPUs, so that ``Starting._victims_for``'s first bound turns each of them
+below every such job's GPUs, so that ``Starting.victims_for``'s first bound turns each of them
 away: checked here against the queue's jobs themselves, and the reference never skips."""
 
 from __future__ import annotations

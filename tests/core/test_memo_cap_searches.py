@@ -1,4 +1,4 @@
-"""The failed cap-search memo (``Starting._cap_preempt``: a team over its ``max_gpus`` cap finds
+"""The failed cap-search memo (``Starting.cap_preempt``: a team over its ``max_gpus`` cap finds
 none of its own takeable work enough to make room; the fast walk does not search again while
 the pass inputs, the state's ``released`` count, the team's ``own_growth`` and the reserved nodes
 are the same, and only for the very same job) against the reference, which searches every time:

@@ -1,6 +1,6 @@
 """The failed-search memo (``core.preemption.retry``, ``victims.still_fails``) against searching
 every time: after any sequence of stops, starts, ends of protections and health changes, the
-fast walk's ``_victims_for`` (memo and per-node recheck) answers exactly what the reference's
+fast walk's ``victims_for`` (memo and per-node recheck) answers exactly what the reference's
 (no memo) does.  The property runs both on the same state; the named cases below pin each thing
 a lasting failure depends on -- the nodes that grew, whose work is takeable there (protection
 ends, the requester's own team), the donors, the reservation's nodes -- with the memo made to

@@ -1,7 +1,10 @@
 """The scheduler's state and its only mutations: jobs queued, started, stopped, evicted; node
 health.  Every index (pool, queues, accounting, node ends, protections) is updated here and
-nowhere else, so they cannot drift apart.  The simulator keeps one ``ClusterState`` for a whole
-run; ``decide`` builds one from a snapshot; both then run the same pass (``core.scheduler``).
+nowhere else, so they cannot drift apart.  The scheduler holds one (``Scheduler.state``) and
+gives it to its ``Starting``; neither inherits it.  The simulator keeps one scheduler, so one
+``ClusterState``, for a whole run; ``decide`` builds one from a snapshot; both then run the same
+pass (``core.scheduler``).  Drivers change it from outside (arrivals, completions, health); a
+pass changes it only through ``start``, ``stop``, ``evict``, ``take_pending`` and their kin below.
 """
 
 from __future__ import annotations
@@ -220,7 +223,7 @@ class ClusterState:
         else:
             self.unhealthy_since.setdefault(i, now)
 
-    # -- internal mutations ------------------------------------------------------------------
+    # -- the pass's mutations (called by ``Starting`` and the scheduler, never a field set) ---
     def start(self, r: Run, now: float) -> None:
         self.version += 1
         if r.allocated and self.acct.alloc.get(r.account) and self._turns_over(r):

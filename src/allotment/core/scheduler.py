@@ -78,8 +78,10 @@ class Scheduler:
     is given the same state and memo.  The scheduler decides which job to offer and when; the
     state says what is; ``starting`` says how a chosen job starts.  Drivers change the state
     through ``state`` (``add_pending``, ``finish``, ``set_health``, ...) and ask the scheduler
-    for a pass.  (Under mypyc ``self.state.x`` is two loads where inheritance made it one: the
-    hot loops bind what they read many times to locals.)"""
+    for a pass.  (Under mypyc ``self.state.x`` is one load more than the tower's ``self.x``,
+    the inner reference borrowed; a local costs a reference count taken and dropped, so only the
+    loop over a visit's candidates, which reads the state per candidate, binds the parts to
+    locals: ``_visit``; stop 47's callgrind counts, docs/benchmarks.md.)"""
 
     def __init__(self, ctx: Context, nodes: tuple[NodeState, ...], *, walk: WalkPolicy = FAST) -> None:
         # kept orders: fixed only; the other derivations' fast walk visits as the reference does
@@ -110,36 +112,37 @@ class Scheduler:
                             else None)
 
     def run_pass(self, now: float, usage: Mapping[str, float]) -> Decisions:
+        state, starting = self.state, self.starting
         starts: list[Start] = []
         preemptions: list[Preemption] = []
-        self.starting.begin_pass()
+        starting.begin_pass()
         # 1. protections that ended
-        self.state.expire_protections(now)
+        state.expire_protections(now)
 
         # 2. drain unhealthy nodes
         def evict(jid: str, why: str) -> None:
-            if not (self.starting.graces and self.starting.must_wait_for_grace(jid, None, "drain", why, now)):  # core.session_grace
-                preemptions.append(self.state.evict(jid, now, None, "drain", why))
+            if not (starting.graces and starting.must_wait_for_grace(jid, None, "drain", why, now)):  # core.session_grace
+                preemptions.append(state.evict(jid, now, None, "drain", why))
 
         reports: tuple[NodeReport, ...] = ()
-        if self.state.unhealthy_since:
-            reports = drain(self.state.pool, self.state.running, self.state.acct.preemptible, self.state.unhealthy_since,
+        if state.unhealthy_since:
+            reports = drain(state.pool, state.running, state.acct.preemptible, state.unhealthy_since,
                             self.policy.human_drain_threshold_s, evict,
                             self.policy.non_resumable == "run_to_completion")
         # 3. the pass's inputs
         pi = self.inputs(now, usage)
         self.ranks = pi.ranks
         # 4. rounds to a fixpoint
-        limit = 4 * (len(self.state.pending) + len(self.state.running)) + 8
+        limit = 4 * (len(state.pending) + len(state.running)) + 8
         for _ in range(limit):
             if not self._round(pi, starts, preemptions):
                 break
         else:  # pragma: no cover - every decided round lowers a finite measure
             raise AssertionError(f"pass at {now} did not reach a fixpoint")
         res = self._reservation()
-        if not (starts or preemptions or res or reports or self.starting.notices):
+        if not (starts or preemptions or res or reports or starting.notices):
             return NOTHING  # most passes: one shared record (a frozen dataclass is costly to make)
-        return Decisions(tuple(starts), tuple(preemptions), res, reports, notices=tuple(self.starting.notices))
+        return Decisions(tuple(starts), tuple(preemptions), res, reports, notices=tuple(starting.notices))
 
     def _reservation(self) -> tuple[Reservation, ...]:
         """The pass's reservations as reported; the fast walk keeps the last pass's records while
@@ -529,6 +532,7 @@ class Scheduler:
         """Offer a queue's candidates (``cands``, in the order ``_candidates`` offers them), then
         its other allocated jobs unallocated work (``_free_work_for_the_rest``); True if one
         started."""
+        state, starting = self.state, self.starting
         now = pi.now
         first_blocked = True
         capped = False  # a candidate the max_gpus caps held (core.debug_overdraft, beyond_depth)
@@ -536,53 +540,53 @@ class Scheduler:
             tried.add(p.jid)
             if p.n == 0:
                 continue
-            hs = self.starting.holds
+            hs = starting.holds
             allow: NodeFilter | None = None if hs is None else allow_for(hs, p, now, qk)  # evicting allocated work: only if it ends in time
-            soft: NodeFilter | None = None if allow is None else allow_for(hs, p, now, qk, self.starting.may_yield(p))  # free GPUs, unallocated work
+            soft: NodeFilter | None = None if allow is None else allow_for(hs, p, now, qk, starting.may_yield(p))  # free GPUs, unallocated work
             free_at, yields_only = soft, allow is not None and soft is None
-            if self.state.sessions.nodes and not p.session:  # other work keeps off the pool
-                allow, soft = self.state.sessions.off(allow), self.state.sessions.off(soft)  # but may borrow (find_free)
-            if p.mr > 0 and not self.state.within_caps(p):
-                if self.starting.cap_preempt(p, qk, pi, allow, starts, preemptions):
+            if state.sessions.nodes and not p.session:  # other work keeps off the pool
+                allow, soft = state.sessions.off(allow), state.sessions.off(soft)  # but may borrow (find_free)
+            if p.mr > 0 and not state.within_caps(p):
+                if starting.cap_preempt(p, qk, pi, allow, starts, preemptions):
                     return True
                 capped = True
                 continue
-            pl = self.starting.find_free(p, free_at) if p.per <= self.state.pool.max_free() else None
+            pl = starting.find_free(p, free_at) if p.per <= state.pool.max_free() else None
             if pl is not None:
-                starts.append(self.starting.launch(p, pl, pi, "fits free GPUs", qk))
+                starts.append(starting.launch(p, pl, pi, "fits free GPUs", qk))
                 if hs is not None and p.jid in hs.by_holder:
-                    self.starting.holds = hs.without(p.jid)
+                    starting.holds = hs.without(p.jid)
                 return True
             if p.mr <= 0:
-                if self.starting.consolidate_for(p, qk, pi, soft, starts, preemptions):
+                if starting.consolidate_for(p, qk, pi, soft, starts, preemptions):
                     return True  # free work moved off a node for free work (core.consolidation)
-                if self.starting.pack_free_for(p, qk, pi, soft, starts, preemptions):
+                if starting.pack_free_for(p, qk, pi, soft, starts, preemptions):
                     return True  # smaller free work yields its node to free work (core.free_packing)
                 continue
             if (self.mode.limits and self.mode.beyond_limit(
-                p, self.state.acct.alloc_gpus.get(p.account, 0), self.ctx.entitlement_gpus.get(p.account, 0.0)
+                p, state.acct.alloc_gpus.get(p.account, 0), self.ctx.entitlement_gpus.get(p.account, 0.0)
             )):
                 continue
-            if self.state.sessions.nodes and self.starting.take_lent(p, qk, pi, allow, starts, preemptions):
+            if state.sessions.nodes and starting.take_lent(p, qk, pi, allow, starts, preemptions):
                 return True  # a session takes lent pool GPUs back (core.session_pool)
             holder = hs is not None and p.jid in hs.by_holder
             if not first_blocked and not holder:  # any allocated job may still take unallocated work
-                if self.starting.preempt_for(p, qk, pi, soft, starts, preemptions, only_unallocated=True):
+                if starting.preempt_for(p, qk, pi, soft, starts, preemptions, only_unallocated=True):
                     return True
                 continue
             first_blocked = False
             # the holder may evict the jobs that yield to its reservation (victim rule ``reservation``);
             # with the knob hold_evicts, only a tier-0 holder (its team runs below what it is owed)
-            evicts = holder and (self.starting.hold_evicts == "off" or qk[0] == GUARANTEED)
-            if self.starting.preempt_for(p, qk, pi, allow, starts, preemptions, reserve=evicts):
+            evicts = holder and (starting.hold_evicts == "off" or qk[0] == GUARANTEED)
+            if starting.preempt_for(p, qk, pi, allow, starts, preemptions, reserve=evicts):
                 return True
-            if yields_only and self.starting.preempt_for(p, qk, pi, soft, starts, preemptions, only_unallocated=True):
+            if yields_only and starting.preempt_for(p, qk, pi, soft, starts, preemptions, only_unallocated=True):
                 return True  # a debug job that yields may replace unallocated work on a reserved node
-            if self.starting.consolidate_for(p, qk, pi, allow, starts, preemptions):
+            if starting.consolidate_for(p, qk, pi, allow, starts, preemptions):
                 return True  # movable work moved off the nodes it needs (core.consolidation)
             if holder and self._hold_for(p, qk, pi, allow, starts):
                 return True
-        if capped and self.state.overdraft.gpus and self._overdraft_beyond_depth(q, qk, pi, tried, starts):
+        if capped and state.overdraft.gpus and self._overdraft_beyond_depth(q, qk, pi, tried, starts):
             return True
         return self._free_work_for_the_rest(q, qk, pi, tried, starts, preemptions)
 
@@ -632,7 +636,7 @@ class Scheduler:
         its first success (a search that fails, or a start that must wait for a session's grace,
         which no search for unallocated work reads):
 
-        * more GPUs than are free plus every unallocated GPU: ``_victims_for``'s first bound
+        * more GPUs than are free plus every unallocated GPU: ``victims_for``'s first bound
           fails the search;
         * a search for unallocated work reads nothing of the job but its shape and the nodes its
           filter keeps it off (``held_nodes``; the failed-search memo keys it so too,
@@ -655,7 +659,7 @@ class Scheduler:
         The victims each search found go into ``found`` under the searched job's id: if the
         caller's loop reaches that very job, nothing has changed since (the loop changes nothing
         before its first success), so its search would find them again; it starts with them
-        (``Starting._preempt_for``) instead of searching twice.  Only that job: a victim's
+        (``Starting.preempt_for``) instead of searching twice.  Only that job: a victim's
         reason names the job it makes room for."""
         room = self.state.pool.free_gpus() + self.state.acct.unalloc_gpus
         fails: dict[tuple[int, frozenset[int] | None], bool] = {}

@@ -52,6 +52,7 @@ class Starting:
         # the policy fields read per candidate, once: the policy is an interpreted class (a
         # generic attribute lookup per read; 3.6 M of them in may_yield over a 30-day run)
         self._debug_threshold_s = float(self.policy.debug_threshold_s)
+        self._max_gpus = state.pool.max_gpus  # the largest node's GPUs: nodes never change size
         self._keep_nonresumable = self.policy.non_resumable == "run_to_completion"
         # knob hold_evicts: resumable allocated work yields to reservations after its protection
         self.hold_evicts = str(self.policy.hold_evicts) if self.mode.reclaims else "off"
@@ -100,14 +101,14 @@ class Starting:
         reclaims, and not a job kept to completion (``non_resumable: run_to_completion``)."""
         threshold = self._debug_threshold_s
         return (self.mode.reclaims and p.n == 1
-                and is_short_debug(p.mr, p.gpus, p.work - p.done_work, threshold, self.state.pool.max_gpus)
+                and is_short_debug(p.mr, p.gpus, p.work - p.done_work, threshold, self._max_gpus)
                 and not (self._keep_nonresumable and not p.resumable))
 
     def debug_end(self, p: Pend, now: float) -> float | None:
         """When ``p`` would end if it started ``now``, if it is a debug job (``core.debug``) that
         may take the place of its own team's work of the same priority
         (``core.preemption.debug_slice``); None for any other job, and in modes that do not slice."""
-        if not (self.mode.reclaims and is_debug(p.mr, p.gpus, self._debug_threshold_s, self.state.pool.max_gpus)):
+        if not (self.mode.reclaims and is_debug(p.mr, p.gpus, self._debug_threshold_s, self._max_gpus)):
             return None
         return now + max(0.0, p.work - p.done_work)
 

@@ -416,33 +416,34 @@ class _Sim:
     # -- one pass ---------------------------------------------------------------------------
     def _pass(self, now: float) -> None:
         sched = self.sched
+        state = sched.state  # what the pass changed, read back and changed further here
         d = sched.run_pass(now, self.usage_at(now))
         self.last_decisions = d
-        pool = sched.state.pool
+        pool = state.pool
         weights = self.ctx.billing_weight
         unstarted: set[str] = set()
         for p in d.preemptions:
             spec = self.by_id[p.job_id]
-            requeued = p.job_id in sched.state.pending or p.job_id in sched.state.running
+            requeued = p.job_id in state.pending or p.job_id in state.running
             unlaunched = self.unlaunched.pop(p.job_id, None)
             if unlaunched is None and requeued and self.latency.ended_first(p.job_id, now):
                 # as run: the cluster's requeue of this run found it ended, so it completed
                 # (and a restart the same pass gave it, off a draining node, does not happen)
-                if p.job_id in sched.state.running:
-                    sched.state.finish(p.job_id)
+                if p.job_id in state.running:
+                    state.finish(p.job_id)
                     unstarted.add(p.job_id)
                 else:
-                    sched.state.take_pending(p.job_id)
+                    state.take_pending(p.job_id)
                 self._stopped(spec, now, completed=True)
                 continue
             decided = self.starts[p.job_id][0]
             self._stopped(spec, now, completed=False)
             if unlaunched is not None:  # a launch delay longer than the pass interval
-                if p.job_id in sched.state.pending:  # the backend never ran it: nothing stops, it
+                if p.job_id in state.pending:  # the backend never ran it: nothing stops, it
                     # keeps no work from this start and waits out no requeue delay
-                    q = sched.state.take_pending(p.job_id)
+                    q = state.take_pending(p.job_id)
                     kept = (now - decided) - p.lost_work
-                    sched.state.add_pending(q.spec, q.eligible, q.queued_since, done_work=max(0.0, q.done_work - kept),
+                    state.add_pending(q.spec, q.eligible, q.queued_since, done_work=max(0.0, q.done_work - kept),
                                       declared=q.declared, evicted_by=q.evicted_by)
                 if requeued:
                     continue
@@ -455,16 +456,16 @@ class _Sim:
                 # latency profile: a requeued job leaves the queue until it is eligible again
                 # (Slurm: EligibleTime = requeue + cred_expire + 1 s), also when the pass that
                 # requeued it started it again (off a draining node): Slurm would not run it
-                if p.job_id in sched.state.running:
-                    r = sched.state.finish(p.job_id)
-                    sched.state.add_pending(r.spec, r.eligible, now, done_work=r.done_before,
+                if p.job_id in state.running:
+                    r = state.finish(p.job_id)
+                    state.add_pending(r.spec, r.eligible, now, done_work=r.done_before,
                                       declared=r.declared, evicted_by=r.evicted_by)
                     unstarted.add(p.job_id)
-                self._push(now + self.latency.requeue_delay_s, BACK, sched.state.take_pending(p.job_id))
+                self._push(now + self.latency.requeue_delay_s, BACK, state.take_pending(p.job_id))
         for st in d.starts:
             if st.job_id in unstarted:
                 continue
-            r = sched.state.running[st.job_id]
+            r = state.running[st.job_id]
             spec = r.spec
             rate = 0.0
             if st.allocated:
@@ -483,7 +484,7 @@ class _Sim:
             self.log.notice(now, self.by_id[n.job_id], n)
         if d.reservations or self.log.reserved():  # else nothing to log: not worth the arguments
             self.log.reservations(now, [(self.by_id[res.job_id], res) for res in d.reservations],
-                                  {st.job_id for st in d.starts}, sched.state.pending.__contains__, self.by_id.__getitem__)
+                                  {st.job_id for st in d.starts}, state.pending.__contains__, self.by_id.__getitem__)
         for rep in d.nodes:
             self.log.node_report(now, rep)
         wake = sched.wake_at(now)
