@@ -66,7 +66,7 @@ def _answer(found: list[Victim] | NoVictims) -> object:
 
 def _both(s: Scheduler, usage: dict[str, float], searches: Sequence[Search]) -> None:
     pi = s.inputs(T0, usage)
-    fast = s.starting._view(pi)
+    fast = s.starting.victim_view(pi)
     assert fast.memo is not None  # the fast walk's view: the shortcut applies
     ref = VictimView(fast.pool, fast.running, fast.acct, fast.keep_nonresumable, fast.hysteresis, fast.reclaims,
                      fast.t, None, fast.debug_threshold_s)
@@ -95,7 +95,7 @@ def test_a_gang_whose_only_reclaim_overshoots_is_answered_without_picking_reclai
     s = _state(GANG_OF_B, searches)
     pi = s.inputs(T0, USAGES[0])
     p = s.state.pending["p0"]
-    v = s.starting._view(pi)
+    v = s.starting.victim_view(pi)
     t = victims.Terms(v, p, pi.owed, pi.measure, True, False, False)
     assert set(t.donors) == {"b"}
     assert futile_reclaim.reclaim_futile(v, p, t, pi.owed, None)
@@ -110,7 +110,7 @@ def _shortcut(running: list[Job], search: Search) -> list[Victim] | NoVictims:
     s = _state(running, [search])
     pi = s.inputs(T0, USAGES[0])
     p = s.state.pending["p0"]
-    v = s.starting._view(pi)
+    v = s.starting.victim_view(pi)
     assert futile_reclaim.reclaim_futile(v, p, victims.Terms(v, p, pi.owed, pi.measure, True, False, False), pi.owed, None)
     _both(s, USAGES[0], [search])
     return victims.find_victims(v, p, p.n, p.per, pi.owed, pi.measure)
@@ -165,7 +165,7 @@ def _reclaim_passes(running: list[Job], declared: int) -> None:
     pi = s.inputs(T0, USAGES[0])
     assert pi.owed == {"a": 9.6, "b": 9.6, "c": 12.8}
     p = s.state.pending["p0"]
-    v = s.starting._view(pi)
+    v = s.starting.victim_view(pi)
     t = victims.Terms(v, p, pi.owed, pi.measure, True, False, False)
     assert not futile_reclaim.reclaim_futile(v, p, t, pi.owed, None)
     found = victims.find_victims(v, p, p.n, p.per, pi.owed, pi.measure)

@@ -111,7 +111,7 @@ def test_the_reference_keeps_the_plain_bound() -> None:
     for s, want in ((twin.ref, {"", "a"}), (twin.fast, {""})):
         pi = s.inputs(twin.now, twin.usage)
         p = s.state.pending[sorted(s.state.pending)[-1]]
-        v = s.starting._view(pi)
+        v = s.starting.victim_view(pi)
         assert isinstance(v, VictimView)
         t = Terms(v, p, pi.owed, pi.measure, True, False, False)
         assert _owners(v, p, t, None) == want

@@ -158,7 +158,7 @@ def _still_fails(twin: Twin, grown: list[int], held: frozenset[int] | None = Non
     f = failed(s).find("p0", held, False)
     assert f is not None
     was = f.why
-    return still_fails(s.starting._view(pi), p, p.n, p.per, pi.owed, pi.measure, grown, was, allow=allow,
+    return still_fails(s.starting.victim_view(pi), p, p.n, p.per, pi.owed, pi.measure, grown, was, allow=allow,
                        debug_end=s.starting.debug_end(p, pi.now)) is not None
 
 

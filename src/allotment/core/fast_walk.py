@@ -163,7 +163,7 @@ class Memos:
     def keep_scorer(self, pi: PassInputs, max_free: int, deps: Mapping[str, DependantList], s: Scorer) -> None:
         return None
 
-    # -- the victim view (``Starting._view``) -----------------------------------------------------
+    # -- the victim view (``Starting.victim_view``) -----------------------------------------------------
     def view(self, version: int) -> VictimView | None:
         """The view kept for state ``version`` and the pass inputs; None: not kept."""
         return None

@@ -112,7 +112,7 @@ class Starting:
             return None
         return now + max(0.0, p.work - p.done_work)
 
-    def _view(self, pi: PassInputs) -> VictimView:
+    def victim_view(self, pi: PassInputs) -> VictimView:
         """What a victim search reads.  The fast walk keeps one per (state version, inputs),
         with a memo of the answers that depend on nothing else (``VictimView.memo``)."""
         v = self.memo.view(self.state.version)
@@ -176,7 +176,7 @@ class Starting:
         held = held_nodes(allow)
         # a search for unallocated work only reads the job's shape (core.preemption.victims)
         shape = p.shape if only_unallocated else -1
-        view, end = self._view(pi), self.debug_end(p, pi.now)
+        view, end = self.victim_view(pi), self.debug_end(p, pi.now)
         if self.memo.still_failed(self.state, view, p, pi, qk, allow, only_unallocated, shape, reserve, held, end):
             return None  # the same search already failed, and nothing since could change that
         keep = self.memo.pick_keeper(shape)
@@ -207,7 +207,7 @@ class Starting:
         own = self.state.own_growth.get(p.account, 0)
         if self.memo.cap_failed(p, held, self.state.released, own):
             return False
-        found = find_cap_victims(self._view(pi), p, p.n, p.per, allow, self.debug_end(p, pi.now))
+        found = find_cap_victims(self.victim_view(pi), p, p.n, p.per, allow, self.debug_end(p, pi.now))
         if found is None:
             self.memo.keep_cap_failure(p, held, self.state.released, own)
             return False
