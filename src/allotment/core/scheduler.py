@@ -79,9 +79,9 @@ class Scheduler:
     state says what is; ``starting`` says how a chosen job starts.  Drivers change the state
     through ``state`` (``add_pending``, ``finish``, ``set_health``, ...) and ask the scheduler
     for a pass.  (Under mypyc ``self.state.x`` is one load more than the tower's ``self.x``,
-    the inner reference borrowed; a local costs a reference count taken and dropped, so only the
-    loop over a visit's candidates, which reads the state per candidate, binds the parts to
-    locals: ``_visit``; stop 47's callgrind counts, docs/benchmarks.md.)"""
+    the inner reference borrowed; a local costs a reference count taken and dropped, so only
+    ``_visit``, whose loop reads the state per candidate, and ``run_pass`` bind the parts to
+    locals; stop 47's callgrind counts, docs/benchmarks.md.)"""
 
     def __init__(self, ctx: Context, nodes: tuple[NodeState, ...], *, walk: WalkPolicy = FAST) -> None:
         # kept orders: fixed only; the other derivations' fast walk visits as the reference does
