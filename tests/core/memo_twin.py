@@ -78,7 +78,7 @@ class Twin:
         for j in running:
             self.start(j)
         for s in self.both:
-            s._expire_protections(self.now)
+            s.state.expire_protections(self.now)
         for j in pending:
             self.queue(j)
 
@@ -97,18 +97,18 @@ class Twin:
         """Start ``j`` now on its nodes if it fits them (else leave it out)."""
         _, per, first, nodes, allocated, _, protect = j
         idx = [(first + m) % N_NODES for m in range(nodes)]
-        pool = self.fast.pool
+        pool = self.fast.state.pool
         if any(pool.free[i] < per or not pool.healthy[i] for i in idx):
             return
         spec = self._spec(j)
         for s in self.both:
-            s.add_running(spec, self.now - 10.0, tuple((s.pool.names[i], per) for i in idx), allocated=allocated,
+            s.state.add_running(spec, self.now - 10.0, tuple((s.state.pool.names[i], per) for i in idx), allocated=allocated,
                           protected_until=self.now + protect if allocated else self.now)
 
     def queue(self, j: Job) -> None:
         spec = self._spec(j)
         for s in self.both:
-            s.add_pending(spec, self.now, self.now)
+            s.state.add_pending(spec, self.now, self.now)
 
     def search(self, jid: str, reserve: bool = False) -> object:
         """The same victim search for ``jid`` on both walks, which must agree: its victims as
@@ -116,8 +116,8 @@ class Twin:
         got = []
         for s in self.both:
             pi = s.inputs(self.now, self.usage)
-            p = s.pending[jid]
-            found = s._victims_for(p, s.queue_key(p.queue, pi), pi, None, False, reserve)
+            p = s.state.pending[jid]
+            found = s.starting.victims_for(p, s.starting.queue_key(p.queue, pi), pi, None, False, reserve)
             got.append(None if found is None else [(v.job_id, v.rule) for v in found])
         assert got[0] == got[1], (jid, reserve, got)
         return got[0]
@@ -128,7 +128,7 @@ class Twin:
         for c in [None, *changes]:
             if c is not None:
                 self.change(c)
-            for jid in sorted(self.fast.pending):
+            for jid in sorted(self.fast.state.pending):
                 for reserve in (False, True):
                     self.search(jid, reserve)
 
@@ -144,13 +144,13 @@ class Twin:
             if kind == "tick":
                 self.now += arg  # type: ignore[operator]
             for s in self.both:
-                if kind == "stop" and s.running:
-                    s.finish(sorted(s.running)[arg % len(s.running)])  # type: ignore[operator]
+                if kind == "stop" and s.state.running:
+                    s.state.finish(sorted(s.state.running)[arg % len(s.state.running)])  # type: ignore[operator]
                 elif kind == "tick":
-                    s._expire_protections(self.now)
+                    s.state.expire_protections(self.now)
                 elif kind == "health":
                     i = arg
-                    s.set_health(s.pool.names[i], not s.pool.healthy[i], self.now)  # type: ignore[index]
+                    s.state.set_health(s.state.pool.names[i], not s.state.pool.healthy[i], self.now)  # type: ignore[index]
 
 
 def _scheduler(ctx: Context, walk: WalkPolicy) -> Scheduler:

@@ -15,8 +15,8 @@ NONE = 1 << 62
 
 
 def _plain(s: Scheduler, account: str) -> int:
-    ids = s.acct.alloc.get(account)
-    return min((s.running[j].declared for j in ids), default=NONE) if ids else NONE
+    ids = s.state.acct.alloc.get(account)
+    return min((s.state.running[j].declared for j in ids), default=NONE) if ids else NONE
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -28,14 +28,14 @@ def test_the_lowest_declared_priority_kept_is_the_plain_minimum(running: list[Jo
             twin.change(c)
         for s in twin.both:
             for a in ACCOUNTS:
-                assert s.acct.lowest_declared(a, NONE) == _plain(s, a), (a, c)
+                assert s.state.acct.lowest_declared(a, NONE) == _plain(s, a), (a, c)
 
 
 def test_a_stopped_job_leaves_the_lowest_declared_priority() -> None:
     """a's preemptible jobs of priorities 0 and 2: the lowest is 0 until that job stops."""
     twin = Twin([("a", 4, 0, 1, True, 0, -1.0), ("a", 4, 1, 1, True, 2, -1.0)])
-    assert twin.fast.acct.lowest_declared("a", NONE) == 0
-    twin.fast.finish("j001")
-    assert twin.fast.acct.lowest_declared("a", NONE) == 2
-    twin.fast.finish("j002")
-    assert twin.fast.acct.lowest_declared("a", NONE) == NONE
+    assert twin.fast.state.acct.lowest_declared("a", NONE) == 0
+    twin.fast.state.finish("j001")
+    assert twin.fast.state.acct.lowest_declared("a", NONE) == 2
+    twin.fast.state.finish("j002")
+    assert twin.fast.state.acct.lowest_declared("a", NONE) == NONE

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import math
+from bisect import bisect_left
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from allotment.compile.model import Policy
-from allotment.core.candidates import CandidateOrders, fit_key, fit_weight_key
+from allotment.core.candidates import CandidateOrders, fit_key, fit_weight_key, key_place
 from allotment.core.context import build_context
 from allotment.core.ids import UserGpus
 from allotment.core.jobs import JobSpec
@@ -98,3 +101,34 @@ def test_a_prerequisite_is_scored_again_when_only_the_user_of_a_job_waiting_for_
     assert offered(0) == ["dep", "pre", "x"]  # pre inherits 0.9 x dep's score, above x's
     users.set("a", "v", 16)  # dep's user got busier: dep's score, and so pre's, drop below x's
     assert offered(1) == ["dep", "x", "pre"]
+
+
+key = st.tuples(st.sampled_from([-2.0, -0.0, 0.0, 1.5, math.nan]), st.sampled_from([0.0, 1.0, math.nan]),
+                st.sampled_from(["a", "b", "c"]))
+# compiled (mypyc), ``key_place`` takes its key unboxed, as the refit's ``bisect_left(keys, k)``
+# it replaces took ``k`` boxed afresh (``Scorer.key`` returns a native tuple): no float of ``k``
+# is then an object of ``keys``, which only a NaN's comparison can tell
+COMPILED = not hasattr(key_place, "__code__")
+
+
+def _as_refit_passed(k: tuple[float, float, str]) -> tuple[float, float, str]:
+    return (k[0] * 1.0, k[1] * 1.0, k[2]) if COMPILED else k
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(key, max_size=12), key)
+def test_a_key_is_placed_where_bisect_places_it(keys: list[tuple[float, float, str]], k: tuple[float, float, str]) -> None:
+    """``key_place`` (a refit's search) against ``bisect_left`` on the same list, sorted or not
+    (a NaN leaves no list sorted), NaNs the same object as in the list's keys or not."""
+    keys.sort()
+    assert key_place(keys, k) == bisect_left(keys, _as_refit_passed(k))
+
+
+def test_a_nan_key_is_placed_as_the_tuple_comparison_places_it() -> None:
+    """The same NaN object in both keys: a tuple comparison holds the fields equal (identity
+    first), a float comparison would not (interpreted; compiled, the key's floats are new
+    objects, as they were for ``bisect_left``)."""
+    nan = math.nan
+    keys = [(0.0, nan, "a")]
+    assert key_place(keys, (0.0, nan, "b")) == bisect_left(keys, _as_refit_passed((0.0, nan, "b")))
+    assert COMPILED or key_place(keys, (0.0, nan, "b")) == 1

@@ -46,16 +46,16 @@ def _state(running: Sequence[Job], searches: Sequence[Search], ctx: Context = CT
     s = build_scheduler(Snapshot(NODES, ()), ctx, T0, frozenset(), walk=FAST)
     for k, (account, per, first, nodes, allocated, declared, protect) in enumerate(running):
         idx = [(first + m) % N_NODES for m in range(nodes)]
-        if any(s.pool.free[i] < per for i in idx):
+        if any(s.state.pool.free[i] < per for i in idx):
             continue
         spec = JobSpec(id=f"r{k:02d}", submit=0.0, account=account, gpus=per * nodes, work=36000.0, user="u",
                        min_runtime=600.0 if allocated else 0.0, priority=declared,
                        gpus_per_node=per if nodes > 1 else None)
-        s.add_running(spec, T0 - 10.0 - 7.0 * k, tuple((s.pool.names[i], per) for i in idx), allocated=allocated,
+        s.state.add_running(spec, T0 - 10.0 - 7.0 * k, tuple((s.state.pool.names[i], per) for i in idx), allocated=allocated,
                       protected_until=T0 + protect if allocated else T0)
-    s._expire_protections(T0)
+    s.state.expire_protections(T0)
     for k, (per, nodes, declared, account, _, _, _) in enumerate(searches):
-        s.add_pending(JobSpec(id=f"p{k}", submit=0.0, account=account, gpus=per * nodes, work=900.0, user="u",
+        s.state.add_pending(JobSpec(id=f"p{k}", submit=0.0, account=account, gpus=per * nodes, work=900.0, user="u",
                               min_runtime=600.0, priority=declared, gpus_per_node=per if nodes > 1 else None), 0.0, 0.0)
     return s
 
@@ -66,12 +66,12 @@ def _answer(found: list[Victim] | NoVictims) -> object:
 
 def _both(s: Scheduler, usage: dict[str, float], searches: Sequence[Search]) -> None:
     pi = s.inputs(T0, usage)
-    fast = s._view(pi)
+    fast = s.starting.victim_view(pi)
     assert fast.memo is not None  # the fast walk's view: the shortcut applies
     ref = VictimView(fast.pool, fast.running, fast.acct, fast.keep_nonresumable, fast.hysteresis, fast.reclaims,
                      fast.t, None, fast.debug_threshold_s)
     for k, (_, _, _, _, kind, held, debug) in enumerate(searches):
-        p = s.pending[f"p{k}"]
+        p = s.state.pending[f"p{k}"]
         allow = None if held is None else Hold("holder", held, T0 + 1e6, (0, -1, "x")).admit
         for slice_ok in (True, False):
             got = [_answer(victims.find_victims(v, p, p.n, p.per, pi.owed, pi.measure, allow=allow, slice_ok=slice_ok,
@@ -94,8 +94,8 @@ def test_a_gang_whose_only_reclaim_overshoots_is_answered_without_picking_reclai
     searches: list[Search] = [(4, 2, 0, "a", "full", None, False)]
     s = _state(GANG_OF_B, searches)
     pi = s.inputs(T0, USAGES[0])
-    p = s.pending["p0"]
-    v = s._view(pi)
+    p = s.state.pending["p0"]
+    v = s.starting.victim_view(pi)
     t = victims.Terms(v, p, pi.owed, pi.measure, True, False, False)
     assert set(t.donors) == {"b"}
     assert futile_reclaim.reclaim_futile(v, p, t, pi.owed, None)
@@ -109,8 +109,8 @@ def _shortcut(running: list[Job], search: Search) -> list[Victim] | NoVictims:
     the plain search's."""
     s = _state(running, [search])
     pi = s.inputs(T0, USAGES[0])
-    p = s.pending["p0"]
-    v = s._view(pi)
+    p = s.state.pending["p0"]
+    v = s.starting.victim_view(pi)
     assert futile_reclaim.reclaim_futile(v, p, victims.Terms(v, p, pi.owed, pi.measure, True, False, False), pi.owed, None)
     _both(s, USAGES[0], [search])
     return victims.find_victims(v, p, p.n, p.per, pi.owed, pi.measure)
@@ -164,8 +164,8 @@ def _reclaim_passes(running: list[Job], declared: int) -> None:
     s = _state(running, searches, CTX_FRACTION)
     pi = s.inputs(T0, USAGES[0])
     assert pi.owed == {"a": 9.6, "b": 9.6, "c": 12.8}
-    p = s.pending["p0"]
-    v = s._view(pi)
+    p = s.state.pending["p0"]
+    v = s.starting.victim_view(pi)
     t = victims.Terms(v, p, pi.owed, pi.measure, True, False, False)
     assert not futile_reclaim.reclaim_futile(v, p, t, pi.owed, None)
     found = victims.find_victims(v, p, p.n, p.per, pi.owed, pi.measure)

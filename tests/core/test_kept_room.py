@@ -29,10 +29,10 @@ def _fields(r: Room) -> tuple[int, float, int, bool]:
 def _same(s: Scheduler, now: float) -> None:
     """The kept room, asked as a round asks it of each queue in turn (in tiers 0 and 1), against
     a fresh one: with more than one hold, each queue's own (``Holds.binding``)."""
-    hs = s.holds
-    names = max(1, len(s.queues.queues))
+    hs = s.starting.holds
+    names = max(1, len(s.state.queues.queues))
     for tier in (0, 1):
-        for k in range(len(s.queues.by_rank)):
+        for k in range(len(s.state.queues.by_rank)):
             o = tier * names + k  # ranks = 1: (tier * ranks + 0) * names + k
             assert _fields(s._room(hs, o, names, 1, now)) == _fields(s._fresh_room(hs, o, names, 1, now))
 
@@ -65,18 +65,18 @@ def test_the_kept_room_is_the_room_computed_afresh(
         _same(s, now)  # kept from the last pass, at the same time
         now += gap
         _same(s, now)  # a later time, nothing else changed
-        for jid in [j for j, e in ends.items() if e <= now and j in s.running]:
-            s.finish(jid)
+        for jid in [j for j, e in ends.items() if e <= now and j in s.state.running]:
+            s.state.finish(jid)
             del ends[jid]
         if sick[k]:  # a node's health flips
             name = NODES[k % len(NODES)].name
-            s.set_health(name, not s.pool.healthy[s.pool.index[name]], now)
+            s.state.set_health(name, not s.state.pool.healthy[s.state.pool.index[name]], now)
         _same(s, now)  # after jobs ended and health changed
-        s.add_pending(JobSpec(id=f"j{k:02d}", submit=now, account=a, gpus=g, work=w, min_runtime=mr, user="u",
+        s.state.add_pending(JobSpec(id=f"j{k:02d}", submit=now, account=a, gpus=g, work=w, min_runtime=mr, user="u",
                               kind=kind, checkpoint_interval=600.0), now, now)
         d = s.run_pass(now, {})
         for st_ in d.starts:
-            ends[st_.job_id] = now + s.running[st_.job_id].spec.work
+            ends[st_.job_id] = now + s.state.running[st_.job_id].spec.work
         _same(s, now)  # after the pass's starts, preemptions and new holds
 
 
@@ -86,8 +86,8 @@ def test_with_two_holds_each_queue_gets_the_room_of_the_holds_that_bind_it() -> 
     ctx = build_context(make_config({"a": 1, "b": 1}, nodes=4, policy=Policy(reservations=2)), "c1")
     s = Scheduler(ctx, NODES, walk=FAST)
     for k, a in enumerate(("a", "b")):
-        s.add_pending(JobSpec(id=f"j{k}", submit=0.0, account=a, gpus=1, work=3600.0, user="u"), 0.0, 0.0)
-    by_rank = s.queues.by_rank
+        s.state.add_pending(JobSpec(id=f"j{k}", submit=0.0, account=a, gpus=1, work=3600.0, user="u"), 0.0, 0.0)
+    by_rank = s.state.queues.by_rank
     assert len(by_rank) == 2
     first, second = (0, 0, by_rank[0].name), (0, 0, by_rank[1].name)
     hs = Holds((Hold("x", frozenset({0}), 100.0, first), Hold("y", frozenset({1}), 500.0, second)))

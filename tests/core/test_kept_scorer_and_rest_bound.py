@@ -7,7 +7,7 @@ be the one a scorer made afresh gives (``_fresh_scorer``), whatever changed in b
 ``WalkPolicy.rest_may_take``: the fast walk skips ``_free_work_for_the_rest`` of a queue when
 the free GPUs and every GPU of unallocated work are fewer than the fewest GPUs of an allocated
 placeable job of the queue (``Shapes.least_alloc_gpus``).  The skip rests on that bound being
-below every such job's GPUs, so that ``Starting._victims_for``'s first bound turns each of them
+below every such job's GPUs, so that ``Starting.victims_for``'s first bound turns each of them
 away: checked here against the queue's jobs themselves, and the reference never skips."""
 
 from __future__ import annotations
@@ -39,10 +39,10 @@ job = st.tuples(
 
 
 def _check_rest_bound(s: Scheduler) -> None:
-    free, unalloc = s.pool.free_gpus(), s.acct.unalloc_gpus
-    for q in s.queues.queues:
-        assert REFERENCE.rest_may_take(q.shapes, s.pool, s.acct)
-        if not FAST.rest_may_take(q.shapes, s.pool, s.acct):
+    free, unalloc = s.state.pool.free_gpus(), s.state.acct.unalloc_gpus
+    for q in s.state.queues.queues:
+        assert REFERENCE.rest_may_take(q.shapes, s.state.pool, s.state.acct)
+        if not FAST.rest_may_take(q.shapes, s.state.pool, s.state.acct):
             for p in q.jobs:
                 if p.n > 0 and p.mr > 0:  # an allocated placeable job: it could not search
                     assert p.gpus > free + unalloc, (q.name, p.jid)
@@ -63,43 +63,43 @@ def test_the_kept_scorer_scores_as_a_fresh_one_and_the_rest_bound_holds(
     for k, (a, g, mr, w, gap, dep, change) in enumerate(jobs):
         s._scorer(pi)  # kept now: the changes below come between it and the check
         now += gap
-        for jid in [j for j, e in ends.items() if e <= now and j in s.running]:
-            s.finish(jid)
+        for jid in [j for j, e in ends.items() if e <= now and j in s.state.running]:
+            s.state.finish(jid)
             del ends[jid]
         spec = JobSpec(id=f"j{k:02d}", submit=now, account=a, gpus=g, work=w, min_runtime=mr, user=f"u{k % 3}",
                        depends_on=(specs[-1].id,) if dep and specs else (), priority=9 if dep else 0)
         specs.append(spec)
-        s.add_pending(spec, now, now)
+        s.state.add_pending(spec, now, now)
         if change == "health":
             name = NODES[k % len(NODES)].name
-            s.set_health(name, not s.pool.healthy[s.pool.index[name]], now)
+            s.state.set_health(name, not s.state.pool.healthy[s.state.pool.index[name]], now)
         elif change == "deps":
-            s.dependants = dependants(specs)
+            s.state.dependants = dependants(specs)
         elif change == "inputs":
             pi = s.inputs(now, {})
         kept = s._scorer(pi)
         fresh = s._fresh_scorer(pi)
-        for p in s.pending.values():
+        for p in s.state.pending.values():
             assert kept.key(p) == fresh.key(p), p.jid
         _check_rest_bound(s)
         d = s.run_pass(now, {})
         for st_ in d.starts:
-            ends[st_.job_id] = now + s.running[st_.job_id].spec.work
+            ends[st_.job_id] = now + s.state.running[st_.job_id].spec.work
         _check_rest_bound(s)
 
 
 def test_a_queue_whose_allocated_jobs_all_need_more_than_the_bound_is_skipped() -> None:
     ctx = build_context(make_config({"a": 1}, nodes=4), "c1")
     s = Scheduler(ctx, NODES, walk=FAST)
-    s.add_pending(JobSpec(id="big", submit=0.0, account="a", gpus=40, work=600.0, min_runtime=600.0, user="u"),
+    s.state.add_pending(JobSpec(id="big", submit=0.0, account="a", gpus=40, work=600.0, min_runtime=600.0, user="u"),
                   0.0, 0.0)
-    q = s.queues.by_name["a"]
+    q = s.state.queues.by_name["a"]
     assert q.shapes.least_alloc_gpus() == 0  # 40 GPUs never fit 4 x 8: not placeable
-    s.add_pending(JobSpec(id="gang", submit=0.0, account="a", gpus=16, work=600.0, min_runtime=600.0, user="u"),
+    s.state.add_pending(JobSpec(id="gang", submit=0.0, account="a", gpus=16, work=600.0, min_runtime=600.0, user="u"),
                   0.0, 0.0)
-    assert FAST.rest_may_take(q.shapes, s.pool, s.acct)  # 32 free GPUs >= 16
-    s.add_pending(JobSpec(id="fill", submit=0.0, account="a", gpus=24, work=600.0, min_runtime=600.0, user="v"),
+    assert FAST.rest_may_take(q.shapes, s.state.pool, s.state.acct)  # 32 free GPUs >= 16
+    s.state.add_pending(JobSpec(id="fill", submit=0.0, account="a", gpus=24, work=600.0, min_runtime=600.0, user="v"),
                   0.0, 0.0)
     s.run_pass(0.0, {})
-    assert s.pool.free_gpus() + s.acct.unalloc_gpus < 16 <= q.shapes.least_alloc_gpus()
-    assert not FAST.rest_may_take(q.shapes, s.pool, s.acct) and REFERENCE.rest_may_take(q.shapes, s.pool, s.acct)
+    assert s.state.pool.free_gpus() + s.state.acct.unalloc_gpus < 16 <= q.shapes.least_alloc_gpus()
+    assert not FAST.rest_may_take(q.shapes, s.state.pool, s.state.acct) and REFERENCE.rest_may_take(q.shapes, s.state.pool, s.state.acct)

@@ -43,7 +43,7 @@ def _bare_failure(running: list[Job]) -> Twin:
     """``running`` and a's gang of two whole nodes (priority 1), whose search fails bare on
     both walks; the fast walk keeps that failure and reuses it."""
     twin = Twin(running, GANG_A)
-    jid = sorted(twin.fast.pending)[-1]
+    jid = sorted(twin.fast.state.pending)[-1]
     assert twin.search(jid) is None
     assert [f.why for f in failed(twin.fast).entries()] == [FOR_NOW_BARE]
     assert failed(twin.fast).entries()[0].why.bare
@@ -64,7 +64,7 @@ def test_a_stop_on_a_node_the_gang_can_use_is_seen() -> None:
     """c's job on n2 ends: n2 is free and a's own job frees n3 -- the gang starts."""
     twin = _bare_failure(BARE)
     for s in twin.both:
-        s.finish("j004")  # c's 8 GPUs on n2
+        s.state.finish("j004")  # c's 8 GPUs on n2
     assert twin.search("j006") is not None
 
 
@@ -86,7 +86,7 @@ def test_the_proof_is_asked_again_when_the_accounting_changes_though_no_node_gre
                           ("c", 4, 2, 1, True, 0, 1e9), ("a", 2, 3, 1, True, 0, -1.0)]
     twin = _bare_failure(running)
     for s in twin.both:
-        s.finish("j003")  # a's protected job on n2
+        s.state.finish("j003")  # a's protected job on n2
     assert twin.search("j006") is not None
 
 
@@ -102,5 +102,5 @@ def test_only_a_bare_failure_is_asked_through_its_proof() -> None:
     assert [f.why.bare for f in failed(twin.fast).entries()] == [False]
     twin.start(("c", 8, 3, 1, False, 0, 0.0))
     for s in twin.both:
-        s._expire_protections(twin.now)  # unallocated work is preemptible at once
+        s.state.expire_protections(twin.now)  # unallocated work is preemptible at once
     assert twin.search("j005") is not None

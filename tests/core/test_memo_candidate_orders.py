@@ -27,7 +27,7 @@ def _orders(twin: Twin) -> list[object]:
     for s in twin.both:
         pi = s.inputs(twin.now, twin.usage)
         got = []
-        for q in s.queues.nonempty_queues():
+        for q in s.state.queues.nonempty_queues():
             cands = s._candidates(q, pi, set())
             got.append((q.name, [p.jid for p in cands], [p.jid for p in s._whole_order(q, pi)]))
         out.append(got)
@@ -55,11 +55,11 @@ def test_a_user_starting_work_moves_their_waiting_jobs_behind_another_users() ->
     for k, user in enumerate(("x", "y")):
         spec = JobSpec(id=f"p{k}", submit=0.0, account="a", gpus=1, work=600.0, user=user, min_runtime=600.0)
         for s in twin.both:
-            s.add_pending(spec, twin.now + k, twin.now + k)
+            s.state.add_pending(spec, twin.now + k, twin.now + k)
     before = _orders(twin)
     busy = JobSpec(id="r", submit=0.0, account="a", gpus=8, work=3600.0, user="x", min_runtime=600.0)
     for s in twin.both:
-        s.add_running(busy, twin.now, (("n0", 8),), allocated=True, protected_until=1e9)
+        s.state.add_running(busy, twin.now, (("n0", 8),), allocated=True, protected_until=1e9)
     assert _orders(twin) != before
 
 
@@ -71,7 +71,7 @@ def test_the_best_node_freeing_up_lets_the_large_jobs_fit_again() -> None:
     before = _orders(twin)
     twin.change(("stop", 0))
     twin.change(("stop", 0))
-    assert twin.fast.pool.max_free() == 8
+    assert twin.fast.state.pool.max_free() == 8
     assert _orders(twin) != before
 
 
@@ -84,7 +84,7 @@ def test_a_new_dependants_map_lends_a_prerequisite_its_dependants_score(merged: 
     # a priority-2 job, not yet queued, waits for j001: j001 is scored by it now
     dep = JobSpec(id="w", submit=0.0, account="a", gpus=1, work=600.0, user="u2", priority=2, depends_on=("j001",))
     for s in twin.both:
-        s.dependants = dependants([*(p.spec for p in s.pending.values()), dep])
+        s.state.dependants = dependants([*(p.spec for p in s.state.pending.values()), dep])
     assert _orders(twin) != before
 
 
@@ -92,14 +92,14 @@ def test_a_user_whose_work_stops_moves_their_waiting_jobs_ahead_again() -> None:
     twin = Twin()
     busy = JobSpec(id="r", submit=0.0, account="a", gpus=8, work=3600.0, user="x", min_runtime=600.0)
     for s in twin.both:
-        s.add_running(busy, twin.now, (("n0", 8),), allocated=True, protected_until=1e9)
+        s.state.add_running(busy, twin.now, (("n0", 8),), allocated=True, protected_until=1e9)
     for k, user in enumerate(("x", "y")):
         spec = JobSpec(id=f"p{k}", submit=0.0, account="a", gpus=1, work=600.0, user=user, min_runtime=600.0)
         for s in twin.both:
-            s.add_pending(spec, twin.now + k, twin.now + k)
+            s.state.add_pending(spec, twin.now + k, twin.now + k)
     before = _orders(twin)
     for s in twin.both:
-        s.finish("r")  # x runs nothing now: x's older job goes first again
+        s.state.finish("r")  # x runs nothing now: x's older job goes first again
     assert _orders(twin) != before
 
 
@@ -107,5 +107,5 @@ def test_a_job_taken_out_of_its_queue_is_offered_no_more() -> None:
     twin = Twin([], [("a", 1, 0, 1, True, 0, 1e9), ("a", 1, 0, 1, True, 1, 1e9)])
     before = _orders(twin)
     for s in twin.both:
-        s._take_pending("j002")  # as the simulator does for a requeue delay: only the queue changes
+        s.state.take_pending("j002")  # as the simulator does for a requeue delay: only the queue changes
     assert _orders(twin) != before

@@ -1,4 +1,4 @@
-"""The failed cap-search memo (``Starting._cap_preempt``: a team over its ``max_gpus`` cap finds
+"""The failed cap-search memo (``Starting.cap_preempt``: a team over its ``max_gpus`` cap finds
 none of its own takeable work enough to make room; the fast walk does not search again while
 the pass inputs, the state's ``released`` count, the team's ``own_growth`` and the reserved nodes
 are the same, and only for the very same job) against the reference, which searches every time:
@@ -42,12 +42,12 @@ def _searches(twin: Twin, held: frozenset[int] | None) -> list[object]:
         pi = s.inputs(twin.now, twin.usage)
         allow: NodeFilter | None = None if held is None else Hold("h", held, twin.now + 1e6, (0, -1, "x")).admit
         got: list[object] = []
-        for p in sorted(s.pending.values(), key=lambda p: (-p.declared, p.jid)):
-            if p.n == 0 or p.mr <= 0 or s.acct.fits_caps_of(p.aid, p.gpus):
+        for p in sorted(s.state.pending.values(), key=lambda p: (-p.declared, p.jid)):
+            if p.n == 0 or p.mr <= 0 or s.state.acct.fits_caps_of(p.aid, p.gpus):
                 continue
             starts: list[Start] = []
             preemptions: list[Preemption] = []
-            ok = s._cap_preempt(p, s.queue_key(p.queue, pi), pi, allow, starts, preemptions)
+            ok = s.starting.cap_preempt(p, s.starting.queue_key(p.queue, pi), pi, allow, starts, preemptions)
             got.append((p.jid, ok, starts, preemptions))
         out.append(got)
     assert out[0] == out[1]
@@ -116,8 +116,8 @@ def test_the_job_queued_again_with_more_work_done_is_searched_for_again() -> Non
                  ("d", 8, 3, 1, True, 0, 1e9)], [("a", 8, 0, 1, True, 1, 1e9)], CTX)
     _fails_once(twin)
     for s in twin.both:
-        q = s._take_pending("j005")
-        s.add_pending(q.spec, q.eligible, q.queued_since, done_work=100.0, declared=q.declared)
+        q = s.state.take_pending("j005")
+        s.state.add_pending(q.spec, q.eligible, q.queued_since, done_work=100.0, declared=q.declared)
     assert [ok for _, ok, _, _ in _searches(twin, None)] == [True]
 
 

@@ -23,9 +23,9 @@ def _search(twin: Twin, jid: str, *, kind: str = "full", qk: QueueKey | None = N
     got = []
     for s in twin.both:
         pi = s.inputs(twin.now, twin.usage)
-        p = s.pending[jid]
-        key = s.queue_key(p.queue, pi) if qk is None else qk
-        found = s._victims_for(p, key, pi, None, kind == "unallocated", kind == "reserve")
+        p = s.state.pending[jid]
+        key = s.starting.queue_key(p.queue, pi) if qk is None else qk
+        found = s.starting.victims_for(p, key, pi, None, kind == "unallocated", kind == "reserve")
         got.append(None if found is None else [(v.job_id, v.rule) for v in found])
     assert got[0] == got[1], got
     return got[0]
@@ -50,7 +50,7 @@ def test_a_better_ranked_job_leaving_the_queue_lets_a_team_slice_its_own_work() 
     twin = Twin(SLICE, SLICE_WAITING)
     _fails_twice(twin, "j006")
     for s in twin.both:  # b's job leaves the queue (a simulator's requeue delay): nothing else changes
-        s._take_pending("j005")
+        s.state.take_pending("j005")
     assert _search(twin, "j006") is not None
 
 
@@ -73,8 +73,8 @@ def test_a_node_turning_healthy_with_unallocated_work_on_it_can_be_searched() ->
 def _requeue_with_work_done(s: Scheduler, jid: str, done: float) -> None:
     """As the simulator does when a start's launch never happened: the job leaves the queue and
     comes back as a new pending record, with the work it has done."""
-    q = s._take_pending(jid)
-    s.add_pending(q.spec, q.eligible, q.queued_since, done_work=done, declared=q.declared, evicted_by=q.evicted_by)
+    q = s.state.take_pending(jid)
+    s.state.add_pending(q.spec, q.eligible, q.queued_since, done_work=done, declared=q.declared, evicted_by=q.evicted_by)
 
 
 def test_the_job_queued_again_with_more_work_done_is_searched_for_again() -> None:
@@ -96,6 +96,6 @@ def test_a_failure_that_could_not_take_yielding_jobs_does_not_answer_one_that_ca
                 [("a", 8, 0, 2, True, 0, 1e9)])  # j003: the gang
     spec = JobSpec(id="y", submit=0.0, account="b", gpus=8, work=3600.0, user="u", min_runtime=600.0)
     for s in twin.both:
-        s.add_running(spec, twin.now - 10.0, (("n0", 8),), allocated=True, protected_until=twin.now - 10.0, yields=True)
+        s.state.add_running(spec, twin.now - 10.0, (("n0", 8),), allocated=True, protected_until=twin.now - 10.0, yields=True)
     _fails_twice(twin, "j003")
     assert _search(twin, "j003", kind="reserve") is not None

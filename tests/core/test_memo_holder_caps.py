@@ -30,21 +30,21 @@ def _queue(twin: Twin, q: Queued, n: int) -> None:
     spec = JobSpec(id=f"q{n:03d}", submit=0.0, account=account, gpus=per * nodes, work=work, user="u",
                    min_runtime=600.0, priority=declared, gpus_per_node=per if nodes > 1 else None)
     for s in twin.both:
-        s.add_pending(spec, twin.now - waited, twin.now - waited)
+        s.state.add_pending(spec, twin.now - waited, twin.now - waited)
 
 
 def _holders(twin: Twin) -> None:
     """The same holder on both walks, for every queue, tier 0 or not; and the smallest gang the
     bracket reads (``Shapes.least_gang_gpus``) is the queue's."""
-    for q in twin.ref.queues.nonempty_queues():
+    for q in twin.ref.state.queues.nonempty_queues():
         for s in twin.both:
-            qq = s.queues.by_name[q.name]
+            qq = s.state.queues.by_name[q.name]
             gangs = [p.gpus for p in qq.jobs if p.n > 1 and p.mr > 0]
             assert qq.shapes.least_gang_gpus() == min(gangs, default=0)
         for guaranteed in (False, True):
             got = []
             for s in twin.both:
-                p = s._holder_in(s.queues.by_name[q.name], guaranteed, twin.now)
+                p = s._holder_in(s.state.queues.by_name[q.name], guaranteed, twin.now)
                 got.append(None if p is None else p.jid)
             assert got[0] == got[1], (q.name, guaranteed, got)
 
@@ -73,7 +73,7 @@ def test_a_gang_beyond_the_cap_passes_over_larger_ones_not_smaller_ones() -> Non
     _queue(twin, ("b", 4, 2, 0, 3600.0, 1e6), 0)
     _queue(twin, ("b", 8, 2, 0, 3600.0, 1e5), 1)
     _queue(twin, ("b", 2, 2, 0, 3600.0, 1e4), 2)
-    assert twin.ref._holder_in(twin.ref.queues.by_name["b"], False, twin.now).jid == "q002"  # type: ignore[union-attr]
+    assert twin.ref._holder_in(twin.ref.state.queues.by_name["b"], False, twin.now).jid == "q002"  # type: ignore[union-attr]
     _holders(twin)
 
 
@@ -83,7 +83,7 @@ def test_the_walk_stops_only_once_the_smallest_gang_is_beyond() -> None:
     twin = _twin(0, [("b", 4, 0, 1, True, 0, 1e9)])
     _queue(twin, ("b", 4, 2, 0, 3600.0, 1e6), 0)
     _queue(twin, ("b", 2, 2, 0, 3600.0, 1e4), 1)
-    assert twin.ref._holder_in(twin.ref.queues.by_name["b"], False, twin.now).jid == "q001"  # type: ignore[union-attr]
+    assert twin.ref._holder_in(twin.ref.state.queues.by_name["b"], False, twin.now).jid == "q001"  # type: ignore[union-attr]
     _holders(twin)
 
 
@@ -93,7 +93,7 @@ def test_one_accounts_cap_brackets_nothing_for_another_account() -> None:
     twin = _twin(2, [("b", 4, 0, 1, True, 0, 1e9)])
     _queue(twin, ("b", 4, 2, 0, 3600.0, 1e6), 0)
     _queue(twin, ("a", 4, 2, 0, 3600.0, 1e4), 1)
-    q = twin.ref.queues.nonempty_queues()[0]
+    q = twin.ref.state.queues.nonempty_queues()[0]
     assert twin.ref._holder_in(q, False, twin.now).jid == "q001"  # type: ignore[union-attr]
     _holders(twin)
 
@@ -104,6 +104,6 @@ def test_with_the_overdraft_on_each_job_is_asked() -> None:
     twin = _twin(1, [("b", 4, 0, 1, True, 0, 1e9), ("b", 2, 1, 1, True, 0, 1e9)])
     _queue(twin, ("b", 2, 2, 0, 1e6, 1e6), 0)
     _queue(twin, ("b", 2, 2, 0, 50.0, 1e4), 1)
-    got = twin.ref._holder_in(twin.ref.queues.by_name["b"], False, twin.now)
+    got = twin.ref._holder_in(twin.ref.state.queues.by_name["b"], False, twin.now)
     assert got is not None and got.jid == "q001"
     _holders(twin)

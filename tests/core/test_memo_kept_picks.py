@@ -84,7 +84,7 @@ def test_the_requester_running_less_is_seen() -> None:
     assert twin.search("j007") is None
     assert _picks(twin) == 1
     for s in twin.both:
-        s.finish("j005")  # a's job on n3
+        s.state.finish("j005")  # a's job on n3
     assert twin.search("j007") is not None
 
 
@@ -115,6 +115,6 @@ def test_a_donor_replaced_by_another_is_seen() -> None:
     assert twin.search("j007") is None
     assert _picks(twin) == 1
     for s in twin.both:
-        s.finish("j004")  # d's GPU on n1
+        s.state.finish("j004")  # d's GPU on n1
     twin.start(("c", 3, 1, 1, True, 0, 1e9))
     assert twin.search("j007") == [("j001", "reclaim")]

@@ -50,7 +50,7 @@ def test_a_search_whose_team_holds_the_nodes_with_work_it_may_not_take_reads_no_
     the fast walk's bound says so before a single job is classified (before stop 44, every
     node passed it and each search classified every job there to find nothing)."""
     twin = Twin(A_EVERYWHERE, [("a", 8, 0, 2, True, 0, 1e9)], NO_DEBUG)
-    jid = sorted(twin.fast.pending)[-1]
+    jid = sorted(twin.fast.state.pending)[-1]
     classified: list[str] = []
     plain = victims._Classifier._classify
 
@@ -68,7 +68,7 @@ def test_own_work_of_a_lower_priority_stays_in_the_bound() -> None:
     """The same state, a's gang of priority 1: a's own priority-0 work is takeable
     (``within-team``) and frees two nodes."""
     twin = Twin(A_EVERYWHERE, [("a", 8, 0, 2, True, 1, 1e9)], NO_DEBUG)
-    jid = sorted(twin.fast.pending)[-1]
+    jid = sorted(twin.fast.state.pending)[-1]
     got = twin.search(jid)
     assert got is not None and {rule for _, rule in got} == {"within-team"}  # type: ignore[attr-defined]
 
@@ -83,7 +83,7 @@ def _debug_case(protect: float) -> tuple[Twin, str]:
     # before a's job on n0, of the same priority
     spec = JobSpec(id="p", submit=0.0, account="a", gpus=4, work=60.0, user="u0", min_runtime=600.0, priority=0)
     for s in twin.both:
-        s.add_pending(spec, twin.now, twin.now)
+        s.state.add_pending(spec, twin.now, twin.now)
     return twin, "p"
 
 
@@ -110,8 +110,8 @@ def test_the_reference_keeps_the_plain_bound() -> None:
     twin = Twin(A_EVERYWHERE, [("a", 8, 0, 2, True, 0, 1e9)], NO_DEBUG)
     for s, want in ((twin.ref, {"", "a"}), (twin.fast, {""})):
         pi = s.inputs(twin.now, twin.usage)
-        p = s.pending[sorted(s.pending)[-1]]
-        v = s._view(pi)
+        p = s.state.pending[sorted(s.state.pending)[-1]]
+        v = s.starting.victim_view(pi)
         assert isinstance(v, VictimView)
         t = Terms(v, p, pi.owed, pi.measure, True, False, False)
         assert _owners(v, p, t, None) == want

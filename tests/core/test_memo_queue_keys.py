@@ -19,7 +19,7 @@ def _keys(twin: Twin) -> list[tuple[object, ...]]:
     for s in twin.both:
         pi = s.inputs(twin.now, twin.usage)
         got = []
-        for q in s.queues.nonempty_queues():
+        for q in s.state.queues.nonempty_queues():
             k = s._round_key(q, pi)
             got.append((q.name, k.key, k.order))
         out.append(got)

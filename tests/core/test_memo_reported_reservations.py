@@ -44,10 +44,10 @@ def test_a_reservation_that_moves_its_start_is_reported_anew() -> None:
     for j in [("b", 8, 1, 1, True, 0, 1e9), ("c", 8, 2, 1, True, 0, 1e9), ("c", 8, 3, 1, True, 0, 1e9)]:
         twin.change(("start", j))
     _pass(twin)
-    before = twin.fast.holds
+    before = twin.fast.starting.holds
     assert before is not None and sorted(before.items[0].nodes) == [0, 1]
     twin.change(("stop", 1))  # j003, b's job on n1
     _pass(twin)
-    after = twin.fast.holds
+    after = twin.fast.starting.holds
     assert after is not None and after.items[0].nodes == before.items[0].nodes
     assert after.items[0].at < before.items[0].at

@@ -24,11 +24,11 @@ def _plans(twin: Twin, taken: list[frozenset[int]]) -> list[object]:
     for s in twin.both:
         pi = s.inputs(twin.now, twin.usage)
         got: list[object] = []
-        for jid in sorted(s.pending):
-            p = s.pending[jid]
+        for jid in sorted(s.state.pending):
+            p = s.state.pending[jid]
             if p.n == 0:
                 continue
-            qk = s.queue_key(p.queue, pi)
+            qk = s.starting.queue_key(p.queue, pi)
             for t in taken:
                 h = s._plan_hold(p, qk, twin.now, t)
                 got.append(None if h is None else (h.holder, sorted(h.nodes), h.at, h.queue_key))
@@ -72,12 +72,12 @@ def test_jobs_of_the_same_shape_on_other_gpu_types_get_their_own_plans() -> None
     for walk in (FAST, REFERENCE):
         s = build_scheduler(Snapshot(nodes, ()), CTX, T0, frozenset(), walk=walk)
         for k, t in enumerate(("h100", "a100")):
-            s.add_pending(JobSpec(id=f"g{k}", submit=0.0, account="a", gpus=16, work=3600.0, user="u",
+            s.state.add_pending(JobSpec(id=f"g{k}", submit=0.0, account="a", gpus=16, work=3600.0, user="u",
                                   min_runtime=600.0, gpus_per_node=8, gpu_type=t), T0, T0)
         pi = s.inputs(T0, USAGES[0])
         plans = []
         for jid in ("g0", "g1"):
-            h = s._plan_hold(s.pending[jid], s.queue_key("a", pi), T0)
+            h = s._plan_hold(s.state.pending[jid], s.starting.queue_key("a", pi), T0)
             plans.append(None if h is None else sorted(h.nodes))
         got.append(plans)
     assert got[0] == got[1] == [[0, 1], [2, 3]]

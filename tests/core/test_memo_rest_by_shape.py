@@ -34,36 +34,36 @@ def _queue(twin: Twin, q: Queued, n: int) -> None:
     spec = JobSpec(id=f"q{n:03d}", submit=0.0, account=account, gpus=per * nodes, work=work, user=f"u{user}",
                    min_runtime=600.0, priority=declared, gpus_per_node=per if nodes > 1 else None)
     for s in twin.both:
-        s.add_pending(spec, twin.now, twin.now)
+        s.state.add_pending(spec, twin.now, twin.now)
 
 
 def _hold(twin: Twin, nodes: frozenset[int] | None, after: float) -> None:
     for s in twin.both:
-        s.holds = None if nodes is None else Holds((Hold("holder", nodes, twin.now + after, (0, -1, "x")),))
+        s.starting.holds = None if nodes is None else Holds((Hold("holder", nodes, twin.now + after, (0, -1, "x")),))
 
 
 def _definition(s: Scheduler, q: str, now: float, usage: object, tried: set[str]) -> list[str]:
     """The ids ``_free_work_for_the_rest`` could start, in its order, on the reference ``s``."""
     pi = s.inputs(now, usage)  # type: ignore[arg-type]
-    qk = s.queue_key(q, pi)
+    qk = s.starting.queue_key(q, pi)
     out = []
-    for p in s._whole_order(s.queues.by_name[q], pi):
+    for p in s._whole_order(s.state.queues.by_name[q], pi):
         if p.jid in tried or p.n == 0 or p.mr <= 0 or not s._within_caps_and_limits(p):
             continue
-        if s._victims_for(p, qk, pi, s._soft_filter(p, qk, now), True, False) is not None:
+        if s.starting.victims_for(p, qk, pi, s._soft_filter(p, qk, now), True, False) is not None:
             out.append(p.jid)
     return out
 
 
 def _fast(s: Scheduler, q: str, now: float, usage: object, tried: set[str]) -> list[str]:
     pi = s.inputs(now, usage)  # type: ignore[arg-type]
-    return [p.jid for p in s._rest_that_may_take(s.queues.by_name[q], s.queue_key(q, pi), pi, tried, {})]
+    return [p.jid for p in s._rest_that_may_take(s.state.queues.by_name[q], s.starting.queue_key(q, pi), pi, tried, {})]
 
 
 def _rest_decides(twin: Twin, tried_first: int = 0) -> None:
     """``_free_work_for_the_rest`` itself on both walks, queue by queue: the same start and the
     same preemptions, reasons included (the fast walk starts with the victims its list found)."""
-    for q in twin.ref.queues.nonempty_queues():
+    for q in twin.ref.state.queues.nonempty_queues():
         if q.free:
             continue
         pi = twin.ref.inputs(twin.now, twin.usage)
@@ -73,7 +73,7 @@ def _rest_decides(twin: Twin, tried_first: int = 0) -> None:
             pi = s.inputs(twin.now, twin.usage)
             starts: list[Start] = []
             preemptions: list[Preemption] = []
-            ok = s._free_work_for_the_rest(s.queues.by_name[q.name], s.queue_key(q.name, pi), pi, set(tried), starts,
+            ok = s._free_work_for_the_rest(s.state.queues.by_name[q.name], s.starting.queue_key(q.name, pi), pi, set(tried), starts,
                                            preemptions)
             got.append((ok, starts, preemptions))
         assert got[0] == got[1], q.name
@@ -83,12 +83,12 @@ def _found(twin: Twin, q: str = "a") -> dict[str, list[Victim]]:
     """The victims the fast list found, by the job searched."""
     pi = twin.fast.inputs(twin.now, twin.usage)
     found: dict[str, list[Victim]] = {}
-    twin.fast._rest_that_may_take(twin.fast.queues.by_name[q], twin.fast.queue_key(q, pi), pi, set(), found)
+    twin.fast._rest_that_may_take(twin.fast.state.queues.by_name[q], twin.fast.starting.queue_key(q, pi), pi, set(), found)
     return found
 
 
 def _check(twin: Twin, tried_first: int) -> None:
-    for q in twin.ref.queues.nonempty_queues():
+    for q in twin.ref.state.queues.nonempty_queues():
         if q.free:
             continue
         pi = twin.ref.inputs(twin.now, twin.usage)
@@ -152,7 +152,7 @@ def test_the_jobs_left_keep_the_whole_order_not_the_queues() -> None:
     runs a's GPUs, so the within-team score puts the second first (the ranking)."""
     twin = Twin([*HALF_FREE[:4], ("a", 8, 2, 1, True, 0, 1e9), ("c", 8, 3, 1, True, 0, 1e9)])
     for s in twin.both:  # a's running job is u0's (Twin names users by declared priority)
-        assert s.running["j005"].spec.user == "u0"
+        assert s.state.running["j005"].spec.user == "u0"
     _queue(twin, ("a", 4, 1, 0, 0, 3600.0), 0)
     _queue(twin, ("a", 4, 1, 0, 1, 3600.0), 1)
     assert _definition(twin.ref, "a", twin.now, twin.usage, set()) == ["q001", "q000"]
@@ -165,7 +165,7 @@ def test_a_mode_that_does_not_score_keeps_the_queues_order() -> None:
     twin = Twin(HALF_FREE, ctx=build_context(config(), "c1", mode="priority"))
     _queue(twin, ("a", 4, 1, 0, 0, 3600.0), 0)
     _queue(twin, ("b", 4, 1, 1, 1, 3600.0), 1)
-    q = twin.ref.queues.nonempty_queues()[0].name
+    q = twin.ref.state.queues.nonempty_queues()[0].name
     assert _definition(twin.ref, q, twin.now, twin.usage, set()) == ["q000", "q001"]
     _check(twin, 0)
 
@@ -216,7 +216,7 @@ def test_a_job_over_its_cap_decides_nothing_for_a_smaller_one_of_its_account() -
     twin = Twin(CAPPED, ctx=ctx)
     _queue(twin, ("a", 8, 1, 1, 0, 3600.0), 0)
     _queue(twin, ("a", 4, 1, 0, 0, 3600.0), 1)
-    assert not twin.ref._within_caps_and_limits(twin.ref.pending["q000"])
+    assert not twin.ref._within_caps_and_limits(twin.ref.state.pending["q000"])
     assert _definition(twin.ref, "a", twin.now, twin.usage, set()) == ["q001"]
     _check(twin, 0)
 
@@ -229,7 +229,7 @@ def test_a_job_within_its_cap_decides_nothing_for_a_larger_one_of_its_account() 
                  ("c", 8, 2, 1, True, 0, 1e9), ("c", 8, 3, 1, True, 0, 1e9)], ctx=ctx)
     _queue(twin, ("a", 2, 1, 1, 0, 3600.0), 0)
     _queue(twin, ("a", 8, 1, 0, 0, 3600.0), 1)
-    assert not twin.ref._within_caps_and_limits(twin.ref.pending["q001"])
+    assert not twin.ref._within_caps_and_limits(twin.ref.state.pending["q001"])
     assert _definition(twin.ref, "a", twin.now, twin.usage, set()) == ["q000"]
     _check(twin, 0)
 
@@ -242,7 +242,7 @@ def test_an_accounts_cap_decides_nothing_for_another_accounts_job_of_its_size() 
                  ("c", 4, 1, 1, True, 0, 1e9), ("a", 8, 2, 1, True, 0, 1e9), ("c", 8, 3, 1, True, 0, 1e9)], ctx=ctx)
     _queue(twin, ("a", 4, 1, 0, 0, 3600.0), 0)
     _queue(twin, ("b", 4, 1, 0, 0, 3600.0), 1)
-    q = twin.ref.queues.nonempty_queues()[0].name
+    q = twin.ref.state.queues.nonempty_queues()[0].name
     assert _definition(twin.ref, q, twin.now, twin.usage, set()) == ["q001"]
     _check(twin, 0)
 

@@ -1,4 +1,4 @@
-"""The victim view and its memo (``Starting._view``: one ``VictimView`` per state version and
+"""The victim view and its memo (``Starting.victim_view``: one ``VictimView`` per state version and
 pass inputs, whose ``memo`` keeps the answers that read nothing else -- the accounts running over
 what they are owed (``terms._over_owed``), each requester's donors (``terms.donors``), each
 account's smallest preemptible allocated job (``futile_reclaim._smallest_job``)) against a fresh
@@ -30,9 +30,9 @@ def _answers(v: VictimView, owed: dict[str, float], measure: dict[str, float]) -
 def _agree(twin: Twin) -> None:
     s = twin.fast
     pi = s.inputs(twin.now, twin.usage)
-    v = s._view(pi)
+    v = s.starting.victim_view(pi)
     assert v.memo is not None
-    fresh = VictimView(s.pool, s.running, s.acct, v.keep_nonresumable, v.hysteresis, v.reclaims, pi.t, None,
+    fresh = VictimView(s.state.pool, s.state.running, s.state.acct, v.keep_nonresumable, v.hysteresis, v.reclaims, pi.t, None,
                        v.debug_threshold_s)
     assert _answers(v, pi.owed, pi.measure) == _answers(fresh, pi.owed, pi.measure)
 

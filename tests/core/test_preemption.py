@@ -98,7 +98,7 @@ def test_the_distance_check_counts_a_victim_that_yields_to_a_reservation_too() -
     running = (_run(_job("y", "b", 8), "n000"), _run(_job("r", "b", 8), "n001"), _run(_job("k", "b", 8), "n002"),
                _run(_job("x", "a", 8), "n003"))
     sched = build_scheduler(Snapshot(nodes, running), ctx, 0.0, frozenset())
-    view = VictimView(sched.pool, sched.running, sched.acct, False, 0.1, True, 0.0)
+    view = VictimView(sched.state.pool, sched.state.running, sched.state.acct, False, 0.1, True, 0.0)
     owed = {"a": 16.0, "b": 16.0}
     assert not _lowers_distance(view, "a", 16, ["y", "r"], owed, {"y"})
     assert _lowers_distance(view, "a", 16, ["y"], owed, {"y"})  # the reservation's terms: no check

@@ -1,6 +1,6 @@
 """The failed-search memo (``core.preemption.retry``, ``victims.still_fails``) against searching
 every time: after any sequence of stops, starts, ends of protections and health changes, the
-fast walk's ``_victims_for`` (memo and per-node recheck) answers exactly what the reference's
+fast walk's ``victims_for`` (memo and per-node recheck) answers exactly what the reference's
 (no memo) does.  The property runs both on the same state; the named cases below pin each thing
 a lasting failure depends on -- the nodes that grew, whose work is takeable there (protection
 ends, the requester's own team), the donors, the reservation's nodes -- with the memo made to
@@ -65,7 +65,7 @@ class Twin:
         self.started = 0
         for k, (gpus, declared, account, _, _) in enumerate(searches):
             for s in (self.fast, self.ref):
-                s.add_pending(JobSpec(id=f"p{k}", submit=0.0, account=account, gpus=gpus, work=900.0, user="u",
+                s.state.add_pending(JobSpec(id=f"p{k}", submit=0.0, account=account, gpus=gpus, work=900.0, user="u",
                                       min_runtime=600.0, priority=declared), 0.0, 0.0)
 
     def change(self, what: tuple[str, int | Job]) -> None:
@@ -73,12 +73,12 @@ class Twin:
         for s in (self.fast, self.ref):
             if isinstance(arg, tuple):
                 _start(s, arg, f"s{self.started}", self.now)
-            elif kind == "stop" and s.running:
-                s.finish(sorted(s.running)[arg % len(s.running)])
+            elif kind == "stop" and s.state.running:
+                s.state.finish(sorted(s.state.running)[arg % len(s.state.running)])
             elif kind == "tick":
-                s._expire_protections(self.now + arg)
+                s.state.expire_protections(self.now + arg)
             elif kind == "health":
-                s.set_health(s.pool.names[arg], not s.pool.healthy[arg], self.now)
+                s.state.set_health(s.state.pool.names[arg], not s.state.pool.healthy[arg], self.now)
         self.now += arg if kind == "tick" and isinstance(arg, int) else 0
         if kind == "usage" and isinstance(arg, int):
             self.usage = USAGES[arg]
@@ -89,7 +89,7 @@ class Twin:
         usage = self.usage if usage is None else usage
         found = 0
         for k, (_, _, _, kind, held) in enumerate(self.searches):
-            got = [_victims(s, s.pending[f"p{k}"], kind, held, self.now, usage) for s in (self.fast, self.ref)]
+            got = [_victims(s, s.state.pending[f"p{k}"], kind, held, self.now, usage) for s in (self.fast, self.ref)]
             assert got[0] == got[1], (kind, held, got)
             found += got[0] is not None
         return found
@@ -99,27 +99,27 @@ def _scheduler(running: Sequence[Job], walk: WalkPolicy) -> Scheduler:
     sched = build_scheduler(Snapshot(NODES, ()), CTX, T0, frozenset(), walk=walk)
     for k, j in enumerate(running):
         _start(sched, j, f"r{k:02d}", T0)
-    sched._expire_protections(T0)
+    sched.state.expire_protections(T0)
     return sched
 
 
 def _start(sched: Scheduler, j: Job, jid: str, now: float) -> None:
     """Start ``j`` now if it fits its node (else leave it out)."""
     account, gpus, node, allocated, declared, protect = j
-    if sched.pool.free[node] < gpus or not sched.pool.healthy[node]:
+    if sched.state.pool.free[node] < gpus or not sched.state.pool.healthy[node]:
         return
     spec = JobSpec(id=jid, submit=0.0, account=account, gpus=gpus, work=36000.0, user="u",
                    min_runtime=600.0 if allocated else 0.0, priority=declared)
-    sched.add_running(spec, now - 10.0, ((sched.pool.names[node], gpus),), allocated=allocated,
+    sched.state.add_running(spec, now - 10.0, ((sched.state.pool.names[node], gpus),), allocated=allocated,
                       protected_until=now + protect if allocated else now)
 
 
 def _victims(s: Scheduler, p: Pend, kind: str, held: frozenset[int] | None, now: float,
              usage: Mapping[str, float]) -> object:
     pi = s.inputs(now, usage)
-    s.holds = None if held is None else Holds((Hold("holder", held, now + 1e6, (0, -1, "x")),))
-    allow: NodeFilter | None = None if s.holds is None else s.holds.items[0].admit
-    got = s._victims_for(p, s.queue_key(p.queue, pi), pi, allow, kind == "unallocated", kind == "reserve")
+    s.starting.holds = None if held is None else Holds((Hold("holder", held, now + 1e6, (0, -1, "x")),))
+    allow: NodeFilter | None = None if s.starting.holds is None else s.starting.holds.items[0].admit
+    got = s.starting.victims_for(p, s.starting.queue_key(p.queue, pi), pi, allow, kind == "unallocated", kind == "reserve")
     return None if got is None else [(v.job_id, v.rule) for v in got]
 
 
@@ -153,13 +153,13 @@ def _still_fails(twin: Twin, grown: list[int], held: frozenset[int] | None = Non
     """Does the per-node recheck alone prove the first search still fails, if only ``grown`` grew?"""
     s = twin.fast
     pi = s.inputs(twin.now, USAGE)
-    p = s.pending["p0"]
+    p = s.state.pending["p0"]
     allow = None if held is None else Hold("holder", held, twin.now + 1e6, (0, -1, "x")).admit
     f = failed(s).find("p0", held, False)
     assert f is not None
     was = f.why
-    return still_fails(s._view(pi), p, p.n, p.per, pi.owed, pi.measure, grown, was, allow=allow,
-                       debug_end=s.debug_end(p, pi.now)) is not None
+    return still_fails(s.starting.victim_view(pi), p, p.n, p.per, pi.owed, pi.measure, grown, was, allow=allow,
+                       debug_end=s.starting.debug_end(p, pi.now)) is not None
 
 
 def test_a_stop_on_a_node_the_job_cannot_use_keeps_the_failure_and_one_it_can_use_does_not() -> None:
@@ -234,5 +234,5 @@ def test_a_failure_kept_off_reserved_nodes_does_not_answer_the_search_without_th
     # them (FailedSearches.find tells the two apart by the reserved nodes)
     twin = Twin([*SPLIT, ("b", 8, 2, True, 0, -1.0), ("b", 8, 3, True, 0, 1e9)], [(8, 0, "a", "full", frozenset({2}))])
     assert twin.agree() == 0
-    got = [_victims(s, s.pending["p0"], "full", None, twin.now, USAGE) for s in (twin.fast, twin.ref)]
+    got = [_victims(s, s.state.pending["p0"], "full", None, twin.now, USAGE) for s in (twin.fast, twin.ref)]
     assert got[0] == got[1] and got[0] is not None

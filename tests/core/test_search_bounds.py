@@ -54,7 +54,7 @@ def _scheduler(running: list[tuple[str, int, int, bool, bool]], *, varied: bool 
         out.append(RunningJob(spec, 10.0 * (k % 4) if varied else 0.0, ((f"n{node}", gpus),), allocated,
                               100.0 if ended or not allocated else 9e9))
     sched = build_scheduler(Snapshot(NODES, tuple(out)), CTX, 0.0, frozenset())
-    sched._expire_protections(1000.0)
+    sched.state.expire_protections(1000.0)
     return sched
 
 
@@ -64,14 +64,14 @@ def test_freeable_hosts_are_the_nodes_where_free_plus_the_owners_preemptible_gpu
     running: list[tuple[str, int, int, bool, bool]], per: int, accounts: set[str], with_more: bool
 ) -> None:
     sched = _scheduler(running)
-    view = VictimView(sched.pool, sched.running, sched.acct, False, 0.1, True, 0.0)
+    view = VictimView(sched.state.pool, sched.state.running, sched.state.acct, False, 0.1, True, 0.0)
     owners = {"", *accounts}
     more = {0: 3, 2: 1} if with_more else {}
     p = Pend(JobSpec(id="p", submit=0.0, account="a", gpus=per, work=1.0, user="u"), 0.0, 0.0, 0.0, 0, None, "a")
     got = _freeable_hosts(view, p, per, owners, more)
-    ok = sched.pool.host_flags(per, None)
-    owned = sched.acct.owner_nodes
-    want = [i for i in range(N_NODES) if ok[i] and sched.pool.free[i]
+    ok = sched.state.pool.host_flags(per, None)
+    owned = sched.state.acct.owner_nodes
+    want = [i for i in range(N_NODES) if ok[i] and sched.state.pool.free[i]
             + sum(owned.get(o, {}).get(i, 0) for o in owners) + more.get(i, 0) >= per]
     assert got == want
 
@@ -84,16 +84,16 @@ def test_the_preemptible_gpus_per_node_are_those_of_the_preemptible_jobs_there_a
     sched = _scheduler(running)
 
     def check() -> None:
-        pre = sched.acct.preemptible
-        want = [sum(g for j, g in sched.pool.jobs[i].items() if j in pre) for i in range(N_NODES)]
-        assert sched.acct.pre_on_node == want
+        pre = sched.state.acct.preemptible
+        want = [sum(g for j, g in sched.state.pool.jobs[i].items() if j in pre) for i in range(N_NODES)]
+        assert sched.state.acct.pre_on_node == want
 
     check()
-    for k, jid in enumerate(sorted(sched.running)):
+    for k, jid in enumerate(sorted(sched.state.running)):
         if every and k % every == 0:
-            sched.finish(jid)
+            sched.state.finish(jid)
             check()
-    sched._expire_protections(1e10)  # the rest turn preemptible
+    sched.state.expire_protections(1e10)  # the rest turn preemptible
     check()
 
 
@@ -103,7 +103,7 @@ def test_cap_checks_are_the_largest_excess_over_the_caps_on_the_path(
     running: list[tuple[str, int, int, bool, bool]], account: str, gpus: int
 ) -> None:
     sched = _scheduler(running)
-    acct, ctx = sched.acct, sched.ctx
+    acct, ctx = sched.state.acct, sched.ctx
     caps = [(n, c) for n in ctx.paths.get(account, ()) if (c := ctx.tree[n].max_gpus) is not None]
     want = max((acct.tree_gpus(n) + gpus - cap for n, cap in caps), default=0)
     assert acct.cap_excess(account, gpus) == want
@@ -148,12 +148,12 @@ def test_picked_victims_are_the_cheapest_nodes_options_in_order(
     busy_only: bool,
 ) -> None:
     sched = _scheduler(running, varied=True)
-    view = VictimView(sched.pool, sched.running, sched.acct, keep, 0.1, True, 1000.0)
+    view = VictimView(sched.state.pool, sched.state.running, sched.state.acct, keep, 0.1, True, 1000.0)
     p = Pend(JobSpec(id="p", submit=0.0, account="a", gpus=per * n, work=1.0, user="u", priority=declared),
              0.0, 0.0, 0.0, 0, None, "a")
     p.declared = declared
     # as a search calls it: mostly nodes without room (with n of them free it returns early)
-    hosts = [i for i in range(N_NODES - 1) if not busy_only or sched.pool.free[i] < per]
+    hosts = [i for i in range(N_NODES - 1) if not busy_only or sched.state.pool.free[i] < per]
 
     def classifier() -> _Classifier:
         return _Classifier(view, p, True, {d: Donor(2.0, 5.0) for d in donors}, 1.0, False, None)
@@ -213,7 +213,7 @@ def test_cap_victims_are_the_teams_cheapest_lower_priority_jobs_until_the_caps_a
     held: frozenset[int] | None,
 ) -> None:
     sched = _scheduler(running, varied=True)  # account "a" is capped at 12 GPUs
-    view = VictimView(sched.pool, sched.running, sched.acct, keep, 0.1, True, 1000.0)
+    view = VictimView(sched.state.pool, sched.state.running, sched.state.acct, keep, 0.1, True, 1000.0)
     p = Pend(JobSpec(id="p", submit=0.0, account="a", gpus=per * n, work=1.0, user="u", priority=declared),
              0.0, 0.0, 0.0, 0, None, "a")
     p.declared = declared
@@ -242,10 +242,10 @@ def test_a_nodes_free_at_time_after_a_stop_is_the_latest_of_its_allocated_jobs(
 
     def check() -> None:
         for i in range(N_NODES):
-            ends = [sched.running[j].frees_at() for j in sched.pool.jobs[i] if sched.running[j].allocated]
-            assert sched.ends.end[i] == max(ends, default=-math.inf)
+            ends = [sched.state.running[j].frees_at() for j in sched.state.pool.jobs[i] if sched.state.running[j].allocated]
+            assert sched.state.ends.end[i] == max(ends, default=-math.inf)
 
-    for k, jid in enumerate(sorted(sched.running)):
+    for k, jid in enumerate(sorted(sched.state.running)):
         if k % every == 0:
-            sched.finish(jid)
+            sched.state.finish(jid)
             check()

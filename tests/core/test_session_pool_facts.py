@@ -26,29 +26,29 @@ NODES = tuple(NodeState(f"n{i:03d}", 8) for i in range(4))
 
 def _lent_by_definition(s: Scheduler, jid: str) -> bool:
     """Rule 2 asked afresh of the run's spec and placement."""
-    r = s.running[jid]
-    return s.sessions.lent(r.spec, r.placement)
+    r = s.state.running[jid]
+    return s.state.sessions.lent(r.spec, r.placement)
 
 
 def _room_by_definition(s: Scheduler) -> int:
     """The most GPUs one healthy pool node has free or lent, each job recognised afresh."""
-    sp, pool = s.sessions, s.pool
+    sp, pool = s.state.sessions, s.state.pool
     best = 0
     for i in sp.nodes:
         if pool.healthy[i]:
             lent = sum(g for jid, g in pool.jobs[i].items()
-                       if not sp.session(s.running[jid].spec) and sp.stoppable(s.running[jid].spec))
+                       if not sp.session(s.state.running[jid].spec) and sp.stoppable(s.state.running[jid].spec))
             best = max(best, pool.free[i] + lent)
     return best
 
 
 def _check(s: Scheduler) -> None:
-    for p in s.pending.values():
-        assert p.session == s.sessions.session(p.spec), p.jid
-    for jid, r in s.running.items():
+    for p in s.state.pending.values():
+        assert p.session == s.state.sessions.session(p.spec), p.jid
+    for jid, r in s.state.running.items():
         assert r.lent == _lent_by_definition(s, jid), jid
-    if s.sessions.nodes:
-        assert s.sessions.room(s.pool, s.running) == _room_by_definition(s)
+    if s.state.sessions.nodes:
+        assert s.state.sessions.room(s.state.pool, s.state.running) == _room_by_definition(s)
 
 
 job = st.tuples(
@@ -76,23 +76,23 @@ def test_recorded_session_and_lent_facts_equal_the_rule_asked_afresh(
                     non_resumable="run_to_completion" if keep else "requeue")
     ctx = build_context(make_config({"a": 2, "b": 1}, nodes=4, policy=policy), "c1")
     s = Scheduler(ctx, NODES, walk=FAST if fast else REFERENCE)
-    assert s.sessions.nodes
+    assert s.state.sessions.nodes
     specs = [JobSpec(id=f"j{k:02d}", submit=300.0 * k, account=a, gpus=g, work=w, min_runtime=mr, user="u",
                      resumable=res, kind=kind, checkpoint_interval=600.0 if res else None)
              for k, (a, g, kind, res, mr, w) in enumerate(jobs)]
     ends: dict[str, float] = {}
     for k, spec in enumerate(specs):
         now = spec.submit
-        for jid in [j for j, e in ends.items() if e <= now and j in s.running]:
-            s.finish(jid)
+        for jid in [j for j, e in ends.items() if e <= now and j in s.state.running]:
+            s.state.finish(jid)
             del ends[jid]
-        s.add_pending(spec, now, now)
+        s.state.add_pending(spec, now, now)
         _check(s)
         d = s.run_pass(now, {})
         for st_ in d.starts:
             if delays[k]:  # a launch delay: the run is recorded again from its launch
-                s.launched(st_.job_id, now + 60.0)
-            ends[st_.job_id] = now + s.running[st_.job_id].spec.work
+                s.state.launched(st_.job_id, now + 60.0)
+            ends[st_.job_id] = now + s.state.running[st_.job_id].spec.work
         _check(s)
 
 
@@ -101,11 +101,11 @@ def test_a_delayed_launch_keeps_a_lent_run_lent() -> None:
     ctx = build_context(make_config({"a": 1}, nodes=4, policy=policy), "c1")
     s = Scheduler(ctx, NODES)
     for k in range(4):
-        s.add_pending(JobSpec(id=f"w{k}", submit=0.0, account="a", gpus=8, work=3600.0, min_runtime=600.0, user="u",
+        s.state.add_pending(JobSpec(id=f"w{k}", submit=0.0, account="a", gpus=8, work=3600.0, min_runtime=600.0, user="u",
                               checkpoint_interval=600.0), 0.0, 0.0)
     s.run_pass(0.0, {})
-    lent = [jid for jid, r in s.running.items() if r.lent]
-    assert len(lent) == 1 and s.running[lent[0]].placement == ((3, 8),)  # the pool node, borrowed last
-    s.launched(lent[0], 60.0)
-    assert s.running[lent[0]].lent
-    assert s.sessions.room(s.pool, s.running) == 8
+    lent = [jid for jid, r in s.state.running.items() if r.lent]
+    assert len(lent) == 1 and s.state.running[lent[0]].placement == ((3, 8),)  # the pool node, borrowed last
+    s.state.launched(lent[0], 60.0)
+    assert s.state.running[lent[0]].lent
+    assert s.state.sessions.room(s.state.pool, s.state.running) == 8

@@ -29,7 +29,7 @@ class CheckedSim(_Sim):
         self.passes = 0
 
     def _integrate(self, now: float) -> None:
-        pool = self.sched.pool
+        pool = self.sched.state.pool
         dt = now - self.t_last
         if dt > 0:
             idle = sum(f for f, h in zip(pool.free, pool.healthy, strict=True) if h)
@@ -39,15 +39,15 @@ class CheckedSim(_Sim):
             self.t_last = now
 
     def _check_nodes(self, where: str) -> None:
-        pool = self.sched.pool
+        pool = self.sched.state.pool
         for i, jobs in enumerate(pool.jobs):
             used = sum(jobs.values())
             if used > pool.total[i] or pool.free[i] != pool.total[i] - used:
                 self.violations.append(f"{where}: node {pool.names[i]} holds {used} of {pool.total[i]} GPUs")
-        for jid, r in self.sched.running.items():
+        for jid, r in self.sched.state.running.items():
             if sum(g for _, g in r.placement) != r.spec.gpus:
                 self.violations.append(f"{where}: {jid} placed on the wrong number of GPUs")
-            if r.allocated and self.sched.min_runtime(r.spec) == 0:
+            if r.allocated and self.sched.state.min_runtime(r.spec) == 0:
                 self.violations.append(f"{where}: unallocated job {jid} runs charged")
 
     def _apply(self, kind: int, payload: Any, now: float) -> bool:
@@ -62,7 +62,7 @@ class CheckedSim(_Sim):
 
     def _pass(self, now: float) -> None:
         self._integrate(now)
-        protected = {j: r.protected_until for j, r in self.sched.running.items()}
+        protected = {j: r.protected_until for j, r in self.sched.state.running.items()}
         super()._pass(now)
         self.passes += 1
         for p in self.last_decisions.preemptions:
@@ -77,13 +77,13 @@ class CheckedSim(_Sim):
         overdraft, and those of jobs that can never be debug work (protected longer than the
         threshold, or larger than a node) at most the cap itself (``core.debug_overdraft``)."""
         ctx, sched = self.ctx, self.sched
-        over, thr, node = ctx.policy.debug_over_cap, ctx.policy.debug_threshold_s, sched.pool.max_gpus
+        over, thr, node = ctx.policy.debug_over_cap, ctx.policy.debug_threshold_s, sched.state.pool.max_gpus
         for name, t in ctx.tree.items():
             if t.max_gpus is None:
                 continue
-            runs = [r for r in sched.running.values() if r.allocated and name in ctx.paths.get(r.account, ())]
+            runs = [r for r in sched.state.running.values() if r.allocated and name in ctx.paths.get(r.account, ())]
             total = sum(r.spec.gpus for r in runs)
-            never = sum(r.spec.gpus for r in runs if sched.min_runtime(r.spec) > thr or r.spec.gpus > node)
+            never = sum(r.spec.gpus for r in runs if sched.state.min_runtime(r.spec) > thr or r.spec.gpus > node)
             if total > t.max_gpus + over or never > t.max_gpus:
                 self.violations.append(f"{where}: {name} runs {total} GPUs ({never} never debug) under max_gpus {t.max_gpus}")
 

@@ -38,7 +38,7 @@ def test_nodes_are_never_oversubscribed_and_protection_holds(case: tuple[Compile
 def test_every_job_completes_once_arrivals_stop(case: tuple[CompiledConfig, object], mode: str) -> None:
     sim = _run(case, mode)
     r = sim.rec
-    left = (sorted(sim.sched.pending), sorted(sim.sched.running), sim.sched.holds)
+    left = (sorted(sim.sched.state.pending), sorted(sim.sched.state.running), sim.sched.starting.holds)
     c = r.counts
     assert c["completed"] + c["cancelled"] + c["rejected"] == c["submitted"] == sim.source.count, left
     assert not sim.by_id, left  # and the run holds none of them any more

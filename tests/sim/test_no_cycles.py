@@ -34,7 +34,7 @@ def test_a_day_of_passes_leaves_no_cyclic_garbage(policy: str, walk: WalkPolicy)
     gc.set_debug(gc.DEBUG_SAVEALL)
     try:
         sim.run()
-        assert sim.sched.running or sim.sched.pending  # the day did real work
+        assert sim.sched.state.running or sim.sched.state.pending  # the day did real work
         gc.collect()  # ``sim`` is alive: only garbage made and dropped during the run is found
         kinds = Counter(type(o).__qualname__ for o in gc.garbage)
     finally:

@@ -60,14 +60,14 @@ class RecordingSim(_Sim):
 
     def snapshot(self, now: float) -> Snapshot:
         s = self.sched
-        pool = s.pool
+        pool = s.state.pool
         nodes = tuple(NodeState(n, pool.total[i], pool.healthy[i], pool.gpu_type[i]) for i, n in enumerate(pool.names))
         running = tuple(
             RunningJob(r.spec, r.start, tuple((pool.names[i], g) for i, g in r.placement), r.allocated,
-                       r.protected_until, r.done_before, r.evicted_by, r.eligible, r.yields, s.noticed.get(r.jid))
-            for r in s.running.values()
+                       r.protected_until, r.done_before, r.evicted_by, r.eligible, r.yields, s.state.noticed.get(r.jid))
+            for r in s.state.running.values()
         )
-        pending = tuple(PendingJob(p.spec, p.eligible, p.queued_since, p.done_work, p.evicted_by) for p in s.pending.values())
+        pending = tuple(PendingJob(p.spec, p.eligible, p.queued_since, p.done_work, p.evicted_by) for p in s.state.pending.values())
         usage = self.usage_at(now)
         return Snapshot(nodes, running, pending, {a: usage[a] for a in usage}, kept_holds=s.kept_holds())
 

@@ -43,13 +43,18 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Callable, Mapping
+from typing import Final
 
 from allotment.core.dependant_list import DependantList
 from allotment.core.fairness_merge import AgedOrder, LazyOrder, MergedOrder
 from allotment.core.priority import Scorer
 from allotment.core.state import Pend
 
-KEPT, REFIT, REBUILD = 0, 1, 2  # what ``CandidateOrders.state`` says a kept order needs
+# what ``CandidateOrders.state`` says a kept order needs: ``Final``, so that mypyc makes them
+# constants here and in the scheduler (plain globals were three dictionary reads per visit)
+KEPT: Final = 0
+REFIT: Final = 1
+REBUILD: Final = 2
 
 
 SMALL = 32  # a queue shorter than this is scored whole: the grouping costs more than a few scores
@@ -136,15 +141,17 @@ class CandidateOrders:
         keys: list[tuple[float, float, str]] = []
         jobs: list[Pend] = []
         moved: list[Pend] = []
-        for k, p in zip(o.keys, o.jobs, strict=True):
+        was_keys, was_jobs = o.keys, o.jobs
+        for j in range(len(was_jobs)):  # (``zip`` is a generic iterator under mypyc)
+            p = was_jobs[j]
             if a < p.gpus <= b:
                 moved.append(p)
             else:
-                keys.append(k)
+                keys.append(was_keys[j])
                 jobs.append(p)
         for p in moved:
             k = scorer.key(p)
-            i = bisect_left(keys, k)
+            i = key_place(keys, k)
             keys.insert(i, k)
             jobs.insert(i, p)
         o.keys, o.jobs, o.fit, o.load = keys, jobs, fit, fit_weight_key(load, fit, o.lo)
@@ -192,6 +199,26 @@ class CandidateOrders:
                 if len(out) >= depth:
                     break
         return out
+
+
+def key_place(keys: list[tuple[float, float, str]], k: tuple[float, float, str]) -> int:
+    """``bisect_left(keys, k)``: where ``k`` goes in the sorted ``keys``, by comparing their
+    fields as floats and a string (``bisect`` compared boxed tuples, a generic call each).  For
+    3-tuples of these types the field by field test is the tuple ``<`` exactly -- but for a NaN,
+    which a tuple comparison holds equal to itself when it is the same object: a key with a NaN
+    is placed by ``bisect_left`` itself."""
+    s, e, jid = k
+    if s != s or e != e:
+        return bisect_left(keys, k)
+    lo, hi = 0, len(keys)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        k0, k1, k2 = keys[mid]
+        if k0 < s or (k0 == s and (k1 < e or (k1 == e and k2 < jid))):
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
 
 
 def _gpus_range(every: list[Pend]) -> tuple[int, int]:

@@ -1,7 +1,10 @@
 """The scheduler's state and its only mutations: jobs queued, started, stopped, evicted; node
 health.  Every index (pool, queues, accounting, node ends, protections) is updated here and
-nowhere else, so they cannot drift apart.  The simulator keeps one ``ClusterState`` for a whole
-run; ``decide`` builds one from a snapshot; both then run the same pass (``core.scheduler``).
+nowhere else, so they cannot drift apart.  The scheduler holds one (``Scheduler.state``) and
+gives it to its ``Starting``; neither inherits it.  The simulator keeps one scheduler, so one
+``ClusterState``, for a whole run; ``decide`` builds one from a snapshot; both then run the same
+pass (``core.scheduler``).  Drivers change it from outside (arrivals, completions, health); a
+pass changes it only through ``start``, ``stop``, ``evict``, ``take_pending`` and their kin below.
 """
 
 from __future__ import annotations
@@ -189,7 +192,7 @@ class ClusterState:
         if eligible is not None:
             r.eligible = eligible
         r.yields = yields and allocated
-        self._start(r, start)
+        self.start(r, start)
         if noticed_at is not None:
             self.noticed[spec.id] = noticed_at
 
@@ -197,16 +200,16 @@ class ClusterState:
         """The backend ran the job at ``at``, after the pass that placed it (a latency profile's
         launch delay): its run counts from there, as a reconciler's core reads the backend's
         start, so its minimum runtime, its expected end and the work a preemption keeps
-        (``_evict``) all move with it."""
-        r = self._stop(job_id)
+        (``evict``) all move with it."""
+        r = self.stop(job_id)
         moved = Run(r.spec, at, r.placement, r.allocated, r.protected_until + (at - r.start),
                     r.done_before, r.declared, r.evicted_by)
         moved.eligible, moved.yields, moved.lent = r.eligible, r.yields, r.lent
-        self._start(moved, at)
+        self.start(moved, at)
 
     def finish(self, job_id: str) -> Run:
         """The job completed (or was cancelled outside the scheduler): free its GPUs."""
-        return self._stop(job_id)
+        return self.stop(job_id)
 
     def set_health(self, node: str, healthy: bool, now: float) -> None:
         i = self.pool.index[node]
@@ -220,8 +223,8 @@ class ClusterState:
         else:
             self.unhealthy_since.setdefault(i, now)
 
-    # -- internal mutations ------------------------------------------------------------------
-    def _start(self, r: Run, now: float) -> None:
+    # -- the pass's mutations (called by ``Starting`` and the scheduler, never a field set) ---
+    def start(self, r: Run, now: float) -> None:
         self.version += 1
         if r.allocated and self.acct.alloc.get(r.account) and self._turns_over(r):
             self.donor_growth += 1
@@ -247,7 +250,7 @@ class ClusterState:
         after = before + r.gpus if r.account in alloc else before
         return before - owed <= 0 < after - owed
 
-    def _stop(self, job_id: str) -> Run:
+    def stop(self, job_id: str) -> Run:
         r = self.running.pop(job_id)
         self.noticed.pop(job_id, None)
         self.version += 1
@@ -270,19 +273,19 @@ class ClusterState:
         self.queues.add(p)
         self.pending_gpus += p.gpus
 
-    def _requeue_unstarted(self, p: Pend) -> None:
-        """A start of this pass taken back (``_stop`` already freed its GPUs): ``p`` is pending
+    def requeue_unstarted(self, p: Pend) -> None:
+        """A start of this pass taken back (``stop`` already freed its GPUs): ``p`` is pending
         again exactly as it was."""
         self._queue(p)
 
-    def _take_pending(self, job_id: str) -> Pend:
+    def take_pending(self, job_id: str) -> Pend:
         self.queued_version += 1
         p = self.pending.pop(job_id)
         self.queues.remove(p)
         self.pending_gpus -= p.gpus
         return p
 
-    def _expire_protections(self, now: float) -> None:
+    def expire_protections(self, now: float) -> None:
         """Jobs whose protection ended by ``now`` become preemptible."""
         while self.protect and self.protect[0][0] <= now:
             _, jid = heapq.heappop(self.protect)
@@ -304,10 +307,10 @@ class ClusterState:
             heapq.heappop(self.protect)
         return math.inf
 
-    def _evict(self, job_id: str, now: float, for_job: str | None, rule: str, reason: str) -> Preemption:
+    def evict(self, job_id: str, now: float, for_job: str | None, rule: str, reason: str) -> Preemption:
         """Stop a job and requeue it (or not) as the policy says (docs/design/preemption.md)."""
         noticed_at = self.noticed.get(job_id)
-        r = self._stop(job_id)
+        r = self.stop(job_id)
         spec = r.spec
         ran = now - r.start
         pol = self.policy

@@ -30,13 +30,13 @@ def build_scheduler(
     sched.kept = {k.holder: k.anchor for k in snapshot.kept_holds}  # knob keep_hold (or hand_over): the last tick's
     for node in snapshot.nodes:
         if not node.healthy:
-            sched.set_health(node.name, False, now)
+            sched.state.set_health(node.name, False, now)
     specs = [r.spec for r in snapshot.running] + [p.spec for p in snapshot.pending]
     graph = dependency_pass(specs + list(snapshot.waiting))  # the waiting jobs lend their urgency
     declared = graph.declared
-    sched.dependants = graph.dependants
+    sched.state.dependants = graph.dependants
     for r in sorted(snapshot.running, key=lambda r: r.spec.id):
-        sched.add_running(
+        sched.state.add_running(
             r.spec,
             r.start,
             r.placement,
@@ -52,7 +52,7 @@ def build_scheduler(
     for p in sorted(snapshot.pending, key=lambda p: p.spec.id):
         if p.spec.id in refused:
             continue
-        sched.add_pending(
+        sched.state.add_pending(
             p.spec,
             p.eligible,
             p.queued_since,

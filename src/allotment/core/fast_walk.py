@@ -23,7 +23,7 @@ the reserved node sets as one object each; the reported ``Reservation`` records;
 ``Room``; the last ``Scorer``; the victim view and its inner memo (``VictimView.memo``); failed
 cap searches; the active boosts of the last epoch; each queue's candidate order
 (``core.candidates``); failed victim searches (``core.preemption.retry``, kept as the table
-``failed``; their reuse is ``Starting._victims_for``'s, through ``still_fails`` and its kin).
+``failed``; their reuse is ``Starting.victims_for``'s, through ``still_fails`` and its kin).
 """
 
 from __future__ import annotations
@@ -163,7 +163,7 @@ class Memos:
     def keep_scorer(self, pi: PassInputs, max_free: int, deps: Mapping[str, DependantList], s: Scorer) -> None:
         return None
 
-    # -- the victim view (``Starting._view``) -----------------------------------------------------
+    # -- the victim view (``Starting.victim_view``) -----------------------------------------------------
     def view(self, version: int) -> VictimView | None:
         """The view kept for state ``version`` and the pass inputs; None: not kept."""
         return None
@@ -175,7 +175,7 @@ class Memos:
         """A fresh view's inner memo (``VictimView.memo``; None: it keeps nothing)."""
         return None
 
-    # -- failed cap searches (``Starting._cap_preempt``) -------------------------------------------
+    # -- failed cap searches (``Starting.cap_preempt``) -------------------------------------------
     def cap_failed(self, p: Pend, held: frozenset[int] | None, released: int, own: int) -> bool:
         """Did a cap search for ``p`` fail in these pass inputs, off the same reserved nodes, while
         no job stopped and no node's health changed (``released``) and none of its team's own jobs
@@ -186,7 +186,7 @@ class Memos:
         return None
 
 
-    # -- failed victim searches (``Starting._victims_for``; ``core.preemption.retry``) -----------
+    # -- failed victim searches (``Starting.victims_for``; ``core.preemption.retry``) -----------
     # a search of unallocated work only is remembered by the job's shape (``Pend.shape``: GPUs, n,
     # per, type) and the reserved nodes: it reads nothing else of the job; any other by the job and
     # its terms (``FailedSearches.find``).  A search reads the reservation only through ``allow``,

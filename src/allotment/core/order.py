@@ -52,7 +52,7 @@ def pending_order(sched: Scheduler, pi: PassInputs) -> tuple[Ranked, ...]:
     rank_of = {r.leaf: r for r in pi.ranks}
     scorer = _scorer(sched, pi)
     by_queue: dict[str, list[Pend]] = {}
-    for p in sched.pending.values():
+    for p in sched.state.pending.values():
         got = by_queue.get(p.queue)
         if got is None:
             by_queue[p.queue] = [p]
@@ -60,7 +60,7 @@ def pending_order(sched: Scheduler, pi: PassInputs) -> tuple[Ranked, ...]:
             got.append(p)
     by_place: dict[tuple[int, int], list[Ranking]] = {}
     for name, jobs in by_queue.items():
-        qk = sched.queue_key(name, pi)
+        qk = sched.starting.queue_key(name, pi)
         keys, ranked = scorer.ranked(jobs)
         r = rank_of.get(jobs[0].account)  # one account a queue in this mode
         by_place.setdefault((qk[0], qk[1]), []).append(
@@ -89,8 +89,8 @@ def pending_order_by_key(sched: Scheduler, pi: PassInputs) -> tuple[Ranked, ...]
     scorer = _scorer(sched, pi)
     mode = sched.mode
     rows: list[tuple[tuple[object, ...], Pend, int, LeafRank | None, float]] = []
-    for p in sched.pending.values():
-        qk = sched.queue_key(p.queue, pi)
+    for p in sched.state.pending.values():
+        qk = sched.starting.queue_key(p.queue, pi)
         s = scorer.total(p) if mode.scores else -p.key[0]
         key = (qk[0], qk[1], -s, p.eligible, p.jid) if mode.ranks_queues else (*p.key, 0, "")
         rows.append((key, p, qk[0], rank_of.get(p.account), s))
@@ -104,7 +104,7 @@ def _why_head(tier: int, r: LeafRank | None) -> str:
 
 
 def _scorer(sched: Scheduler, pi: PassInputs) -> Scorer:
-    return Scorer(sched.ctx, pi.t, pi.load, sched.pool.max_free(), sched.acct.user_gpus, pi.boosts, sched.dependants)
+    return Scorer(sched.ctx, pi.t, pi.load, sched.state.pool.max_free(), sched.state.acct.user_gpus, pi.boosts, sched.state.dependants)
 
 
 def _ranked(rows: Sequence[tuple[object, Pend, int, LeafRank | None, float]], ranks_queues: bool, mode: str) -> tuple[Ranked, ...]:

@@ -31,12 +31,13 @@ from bisect import insort
 from collections.abc import Mapping
 
 from allotment.core.candidates import REBUILD, REFIT
+from allotment.core.cluster import ClusterState
 from allotment.core.context import Context
 from allotment.core.decisions import Decisions, NodeReport, Preemption, Ranked, Reservation, Start
 from allotment.core.drain import drain
 from allotment.core.epoch import epoch_of, next_epoch
 from allotment.core.fairshare import LeafRank, rank_leaves, reclaim_measure
-from allotment.core.fast_walk import KeptKey
+from allotment.core.fast_walk import KeptKey, Memos, memos_for
 from allotment.core.hand_over import claim_floor, keeps_claim, keeps_first
 from allotment.core.inherited import DependantFactsCache
 from allotment.core.pass_inputs import PassInputs, QueueKey
@@ -69,15 +70,34 @@ GANG_WHY = "highest-ranked blocked {what} ({gpus} GPUs); smaller jobs backfill o
 STARVING_WHAT = "starving job of an under-served team, waiting over 1 h"
 
 
-class Scheduler(Starting):
+class Scheduler:
+    """The pass, built from collaborators rather than parent classes: it *holds* the cluster's
+    state (``state``: pool, accounting, running and pending jobs, and the only mutations of
+    them, ``core.cluster``), the fast walk's memo (``memo``, ``core.fast_walk``; the reference's
+    keeps nothing) and the part that carries a start out (``starting``, ``core.starting``), which
+    is given the same state and memo.  The scheduler decides which job to offer and when; the
+    state says what is; ``starting`` says how a chosen job starts.  Drivers change the state
+    through ``state`` (``add_pending``, ``finish``, ``set_health``, ...) and ask the scheduler
+    for a pass.  (Under mypyc ``self.state.x`` is one load more than the tower's ``self.x``,
+    the inner reference borrowed; a local costs a reference count taken and dropped, so only
+    ``_visit``, whose loop reads the state per candidate, and ``run_pass`` bind the parts to
+    locals; stop 47's callgrind counts, docs/benchmarks.md.)"""
+
     def __init__(self, ctx: Context, nodes: tuple[NodeState, ...], *, walk: WalkPolicy = FAST) -> None:
         # kept orders: fixed only; the other derivations' fast walk visits as the reference does
-        super().__init__(ctx, nodes, walk if ctx.policy.priority_weights.mode == "fixed" else UNKEPT if walk.merges else REFERENCE)
+        walk = walk if ctx.policy.priority_weights.mode == "fixed" else UNKEPT if walk.merges else REFERENCE
+        self.state = ClusterState(ctx, nodes)
+        self.walk = walk
+        # read-only, the state's own (a mode and a policy never change): held here too
+        self.ctx, self.policy, self.mode = ctx, self.state.policy, self.state.mode
+        # what the fast walk keeps, and when it forgets it (core.fast_walk; the reference keeps nothing)
+        self.memo: Memos = memos_for(walk, ctx, self.state.grown)
+        self.starting = Starting(self.state, self.memo)
         self.ranks: tuple[LeafRank, ...] = ()  # the last pass's Fair Tree ranks (reported)
         # the last pass inputs' usage and what each account is owed (``_usage_crossing``)
         self._last_usage: Mapping[str, float] | None = None
         self._last_owed: dict[str, float] = {}
-        self._facts = DependantFactsCache(self.acct.user_gpus)  # what scoring reads of dependants, copied once
+        self._facts = DependantFactsCache(self.state.acct.user_gpus)  # what scoring reads of dependants, copied once
         self._weights = ScoreWeights(ctx.policy.priority_weights)  # the score's weights, read once
         self._max_holds = max(1, int(ctx.policy.reservations))
         # knob keep_hold: each kept holder and its hold's first planned start (core.reservation.keeps),
@@ -92,42 +112,42 @@ class Scheduler(Starting):
                             else None)
 
     def run_pass(self, now: float, usage: Mapping[str, float]) -> Decisions:
+        state, starting = self.state, self.starting
         starts: list[Start] = []
         preemptions: list[Preemption] = []
-        self._launched = {}
-        self.notices = []
+        starting.begin_pass()
         # 1. protections that ended
-        self._expire_protections(now)
+        state.expire_protections(now)
 
         # 2. drain unhealthy nodes
         def evict(jid: str, why: str) -> None:
-            if not (self._graces and self.must_wait_for_grace(jid, None, "drain", why, now)):  # core.session_grace
-                preemptions.append(self._evict(jid, now, None, "drain", why))
+            if not (starting.graces and starting.must_wait_for_grace(jid, None, "drain", why, now)):  # core.session_grace
+                preemptions.append(state.evict(jid, now, None, "drain", why))
 
         reports: tuple[NodeReport, ...] = ()
-        if self.unhealthy_since:
-            reports = drain(self.pool, self.running, self.acct.preemptible, self.unhealthy_since,
+        if state.unhealthy_since:
+            reports = drain(state.pool, state.running, state.acct.preemptible, state.unhealthy_since,
                             self.policy.human_drain_threshold_s, evict,
                             self.policy.non_resumable == "run_to_completion")
         # 3. the pass's inputs
         pi = self.inputs(now, usage)
         self.ranks = pi.ranks
         # 4. rounds to a fixpoint
-        limit = 4 * (len(self.pending) + len(self.running)) + 8
+        limit = 4 * (len(state.pending) + len(state.running)) + 8
         for _ in range(limit):
             if not self._round(pi, starts, preemptions):
                 break
         else:  # pragma: no cover - every decided round lowers a finite measure
             raise AssertionError(f"pass at {now} did not reach a fixpoint")
         res = self._reservation()
-        if not (starts or preemptions or res or reports or self.notices):
+        if not (starts or preemptions or res or reports or starting.notices):
             return NOTHING  # most passes: one shared record (a frozen dataclass is costly to make)
-        return Decisions(tuple(starts), tuple(preemptions), res, reports, notices=tuple(self.notices))
+        return Decisions(tuple(starts), tuple(preemptions), res, reports, notices=tuple(starting.notices))
 
     def _reservation(self) -> tuple[Reservation, ...]:
         """The pass's reservations as reported; the fast walk keeps the last pass's records while
         the holds are the same (holder, nodes, start): most passes keep them."""
-        hs = self.holds
+        hs = self.starting.holds
         if hs is None:
             return ()
         key = tuple((h.holder, h.nodes, h.at) for h in hs.items)
@@ -136,9 +156,9 @@ class Scheduler(Starting):
             return kept
         res = []
         for h in hs.items:
-            holder = self.pending[h.holder]
+            holder = self.state.pending[h.holder]
             what = "gang" if holder.n > 1 else STARVING_WHAT
-            res.append(Reservation(h.holder, tuple(self.pool.names[i] for i in sorted(h.nodes)), h.at,
+            res.append(Reservation(h.holder, tuple(self.state.pool.names[i] for i in sorted(h.nodes)), h.at,
                                    GANG_WHY.format(what=what, gpus=holder.gpus)))
         out = tuple(res)
         self.memo.keep_reservations(key, out)
@@ -147,12 +167,12 @@ class Scheduler(Starting):
     def inputs(self, now: float, usage: Mapping[str, float]) -> PassInputs:
         """Step 3: everything a pass reads that is not the cluster state."""
         t = epoch_of(now, self.policy.fairshare_period_s)
-        healthy = self.pool.healthy_total
+        healthy = self.state.pool.healthy_total
         kept = self.memo.inputs(t, usage, healthy)  # the fast walk's: same epoch, usage mapping, capacity
         if kept is not None:
             owed, ranks, rank_index, measure = kept
         else:
-            owed = {leaf: self.owed(leaf) for leaf in self.ctx.leaves}
+            owed = {leaf: self.state.owed(leaf) for leaf in self.ctx.leaves}
             ranks = ()
             measure = {}
             if self.mode.ranks_queues:
@@ -161,7 +181,7 @@ class Scheduler(Starting):
             rank_index = {r.leaf: r.rank for r in ranks}
             self.memo.keep_inputs(t, usage, healthy, (owed, ranks, rank_index, measure))
         self._last_usage, self._last_owed = usage, owed
-        load = (self.pending_gpus + self.running_gpus) / max(1, self.ctx.capacity_gpus)
+        load = (self.state.pending_gpus + self.state.running_gpus) / max(1, self.ctx.capacity_gpus)
         return PassInputs(now, t, owed, ranks, rank_index, measure,
                           self.memo.boosts(t), load)
 
@@ -172,11 +192,11 @@ class Scheduler(Starting):
         Drivers run a pass then; with nothing pending and no drain a pass can decide nothing,
         and the next arrival runs one anyway."""
         # the end of a protection can only matter to waiting work or to a drain
-        matters = self.mode.wakes_on_protection and (self.pending or self.unhealthy_since)
-        nxt = self.next_protection_end() if matters else math.inf
-        if self.noticed and (self.pending or self.unhealthy_since):  # a grace ends: the session may go then
-            nxt = min(nxt, self.grace_end(now))
-        if self.pending:
+        matters = self.mode.wakes_on_protection and (self.state.pending or self.state.unhealthy_since)
+        nxt = self.state.next_protection_end() if matters else math.inf
+        if self.state.noticed and (self.state.pending or self.state.unhealthy_since):  # a grace ends: the session may go then
+            nxt = min(nxt, self.state.grace_end(now))
+        if self.state.pending:
             period = self.policy.fairshare_period_s
             nxt = min(nxt, next_epoch(now, period))
             if period <= 0:
@@ -201,10 +221,10 @@ class Scheduler(Starting):
         """``queue_key`` and its ``_order``, which the fast walk reuses while the pass inputs
         (what each account is owed, the ranks) and the queue names are the same and the queue's
         account runs the same allocated GPUs (``Memos.round_key``)."""
-        alloc = self.acct.alloc_gpus.get(q.account, 0)
-        got = self.memo.round_key(q.qid, alloc, self.queues.names_version)
+        alloc = self.state.acct.alloc_gpus.get(q.account, 0)
+        got = self.memo.round_key(q.qid, alloc, self.state.queues.names_version)
         if got is None:
-            key = self.queue_key(q.name, pi)
+            key = self.starting.queue_key(q.name, pi)
             got = self.memo.keep_round_key(q.qid, alloc, key, self._order(q, key, pi))
         return got
 
@@ -212,9 +232,9 @@ class Scheduler(Starting):
         """``key`` = (tier, rank, name) as one integer with the same order: the name by its
         place among all queue names (``QueueSet.rank``).  Sorting a round's queues by it is a
         sort of integers, not of tuples ending in strings (generic compares under mypyc)."""
-        names = len(self.queues.queues)
+        names = len(self.state.queues.queues)
         ranks = len(pi.rank_index) + 1  # a rank is at most len(rank_index): accounts not ranked
-        return (key[0] * ranks + key[1]) * names + self.queues.rank[q.qid]
+        return (key[0] * ranks + key[1]) * names + self.state.queues.rank[q.qid]
 
     def _round(self, pi: PassInputs, starts: list[Start], preemptions: list[Preemption]) -> bool:
         """One walk over the queues; True if it decided anything.  The reservation is decided
@@ -224,12 +244,12 @@ class Scheduler(Starting):
         # the queues still to visit, best key first: order[i:], each key as its integer
         # (``_order``: keys end in their queue, so no two are equal); a sorted list rather than
         # a heap, whose compares per pop cost more under mypyc than one sort and an insort per start
-        order = [self._round_key(q, pi).order for q in self.queues.nonempty_queues()]
+        order = [self._round_key(q, pi).order for q in self.state.queues.nonempty_queues()]
         order.sort()
-        names, ranks = len(self.queues.queues), len(pi.rank_index) + 1
-        self.holds = self._decide_holds(order, names, ranks, pi)
+        names, ranks = len(self.state.queues.queues), len(pi.rank_index) + 1
+        self.starting.holds = self._decide_holds(order, names, ranks, pi)
         ranks_names = ranks * names
-        by_rank, dealt = self.queues.by_rank, self.queues.names_version
+        by_rank, dealt = self.state.queues.by_rank, self.state.queues.names_version
         i = 0
         decided = False
         while i < len(order):
@@ -239,7 +259,7 @@ class Scheduler(Starting):
             if not q.keys:
                 continue
             tier = o // ranks_names
-            hs = self.holds  # a holder's queue is always visited: it starts there, or re-plans
+            hs = self.starting.holds  # a holder's queue is always visited: it starts there, or re-plans
             h = None if hs is None else hs.by_queue.get(q.name)
             if h is not None and h.holder not in tried:
                 cands = self._with_holder(q, self._candidates(q, pi, tried), h)
@@ -251,18 +271,18 @@ class Scheduler(Starting):
                 # (until the round decides something the state is the one it ordered the queues by)
                 if decided:
                     tier = min(tier, self._round_key(q, pi).key[0])
-                if not self.walk.may_visit(q.shapes, tier, q.account, self.pool, self.acct, self.mode, room):
+                if not self.walk.may_visit(q.shapes, tier, q.account, self.state.pool, self.state.acct, self.mode, room):
                     continue
                 cands = self._candidates(q, pi, tried)
-                if not self.walk.must_visit(cands, q.shapes, tier, q.account, self.pool, self.acct, self.mode, room):
+                if not self.walk.must_visit(cands, q.shapes, tier, q.account, self.state.pool, self.state.acct, self.mode, room):
                     continue
             if self._visit(q, cands, _key_of(o, names, ranks, by_rank), pi, tried, starts, preemptions):
                 decided = True
-                if self.queues.names_version != dealt:
+                if self.state.queues.names_version != dealt:
                     # a victim requeued into a queue new to this scheduler (a snapshot's running
                     # job: ``decide``) re-dealt the names: the rest of the order, re-encoded
                     rest = [(_key_of(x, names, ranks, by_rank), by_rank[x % names]) for x in order[i:]]
-                    names, by_rank, dealt = len(self.queues.queues), self.queues.by_rank, self.queues.names_version
+                    names, by_rank, dealt = len(self.state.queues.queues), self.state.queues.by_rank, self.state.queues.names_version
                     ranks_names = ranks * names
                     order[i:] = sorted([self._order(x, key, pi) for key, x in rest])
                 if q.keys:
@@ -275,7 +295,7 @@ class Scheduler(Starting):
         one (then it binds every queue alike: it does not depend on ``o``), the same pool
         (``NodePool.version``, bumped by every change of its free GPUs, jobs or health, which
         is all the bounds and the session pool's room read) and the same ``now`` (``Memos.room``)."""
-        at = self.pool.version
+        at = self.state.pool.version
         room = self.memo.room(hs, at, now)
         if room is None:
             room = self._fresh_room(hs, o, names, ranks, now)
@@ -287,17 +307,17 @@ class Scheduler(Starting):
         order ``o`` (``walk.Room``, ``Holds.binding``): the most free GPUs off their nodes, and
         the time left before the last of them starts (a job leaving by then may use some
         reserved node: a necessary condition, never more)."""
-        sp = self.sessions  # the pool's bound, kept per node by the fast walk, by its definition by the reference
-        lent = self.memo.lent(sp, self.pool, self.running) if sp.nodes else 0
+        sp = self.state.sessions  # the pool's bound, kept per node by the fast walk, by its definition by the reference
+        lent = self.memo.lent(sp, self.state.pool, self.state.running) if sp.nodes else 0
         if hs is None:
-            return Room(self.pool.max_free(), math.inf, lent, self._consolidates)
+            return Room(self.state.pool.max_free(), math.inf, lent, self.starting.consolidates)
         if len(hs.items) == 1 and not hs.floored:
-            return Room(self.pool.max_free_outside(hs.nodes), hs.latest - now, lent, self._consolidates)
-        mask = hs.binding(_key_of(o, names, ranks, self.queues.by_rank))
+            return Room(self.state.pool.max_free_outside(hs.nodes), hs.latest - now, lent, self.starting.consolidates)
+        mask = hs.binding(_key_of(o, names, ranks, self.state.queues.by_rank))
         if not mask:  # only claims that bind over-served teams (knob hand_over), and this queue is not one
-            return Room(self.pool.max_free(), math.inf, lent, self._consolidates)
+            return Room(self.state.pool.max_free(), math.inf, lent, self.starting.consolidates)
         nodes, latest = hs.closed(mask)
-        return Room(self.pool.max_free_outside(nodes), latest - now, lent, self._consolidates)
+        return Room(self.state.pool.max_free_outside(nodes), latest - now, lent, self.starting.consolidates)
 
     def _decide_holds(self, order: list[int], names: int, ranks: int, pi: PassInputs) -> Holds | None:
         """The round's reservations, before its walk: walking the queues in the round's
@@ -310,7 +330,7 @@ class Scheduler(Starting):
         first, and the state includes what the last round kept (``kept``); with the knob
         ``hand_over`` instead (``core.hand_over``), the fresh holds then pass through ``_handed``,
         which reads the last round's holders (``kept``)."""
-        by_rank = self.queues.by_rank
+        by_rank = self.state.queues.by_rank
         ranks_names = ranks * names
         got: list[Hold] = []
         taken: frozenset[int] = frozenset()
@@ -335,7 +355,7 @@ class Scheduler(Starting):
                     taken = h.nodes if not taken else taken | h.nodes
         if self._keep != "off":
             self.kept = {h.holder: self.kept.get(h.holder, h.at) for h in got
-                         if keepable(self._keep, self.pending[h.holder], self._keep_floor)}
+                         if keepable(self._keep, self.state.pending[h.holder], self._keep_floor)}
         elif self._hand != "off":
             if got and self.kept:
                 got = self._handed(got, pi)
@@ -351,8 +371,8 @@ class Scheduler(Starting):
         holders = {h.holder for h in got}
         last: list[tuple[int, Pend, QueueKey]] = []
         for jid in self.kept:
-            p = self.pending.get(jid)
-            q = None if p is None or jid in holders else self.queues.by_name.get(p.queue)
+            p = self.state.pending.get(jid)
+            q = None if p is None or jid in holders else self.state.queues.by_name.get(p.queue)
             if p is None or q is None or q.free or not q.keys or not self.mode.ranks_queues:
                 continue
             rk = self._round_key(q, pi)
@@ -367,7 +387,7 @@ class Scheduler(Starting):
             if h is not None and keeps_first(self._hand, h.at, got[0].at):
                 out, taken = [h], h.nodes
                 for g in got[:self._max_holds - 1]:
-                    gp = self.pending[g.holder]
+                    gp = self.state.pending[g.holder]
                     if gp.queue == p.queue:
                         continue
                     r = self._plan_hold(gp, g.queue_key, pi.now, self._off_pool(gp, taken))
@@ -396,8 +416,8 @@ class Scheduler(Starting):
         (each with its queue's round order and key)."""
         out = []
         for jid in self.kept:
-            p = self.pending.get(jid)
-            q = None if p is None else self.queues.by_name.get(p.queue)
+            p = self.state.pending.get(jid)
+            q = None if p is None else self.state.queues.by_name.get(p.queue)
             if p is None or q is None or q.free or not self.mode.ranks_queues:
                 continue
             rk = self._round_key(q, pi)
@@ -428,7 +448,7 @@ class Scheduler(Starting):
         beyond = 1 << 30  # the fewest GPUs known beyond the caps and limits (none yet)
         if guaranteed and sh.any_starving(t):
             for _, jid in sh.alloc_eligible:
-                p = self.pending[jid]
+                p = self.state.pending[jid]
                 if not may_hold(p, guaranteed, t - p.eligible):
                     break  # sorted by eligible: the rest are not starving either
                 if p.gpus >= beyond:
@@ -441,7 +461,7 @@ class Scheduler(Starting):
         for _, jid in sh.gang_eligible:
             if least >= beyond:
                 break  # every gang is beyond
-            p = self.pending[jid]
+            p = self.state.pending[jid]
             if p.gpus >= beyond:
                 continue
             if self._within_caps_and_limits(p):
@@ -454,18 +474,18 @@ class Scheduler(Starting):
         """May the fast walk bracket ``q``'s caps and limits by GPU count?  In a queue of one
         account with the debug overdraft off, what they read of a job is its GPUs alone, and they
         say no from some GPU count up (``_rest_that_may_take``, ``_holder_in``)."""
-        return q.aid >= 0 and self.overdraft.gpus <= 0
+        return q.aid >= 0 and self.state.overdraft.gpus <= 0
 
     def _within_caps_and_limits(self, p: Pend) -> bool:
         """Is the allocated job ``p`` within its team's caps and the mode's limits (a hold could
         serve it; it may search for victims)?"""
-        return self.within_caps(p) and not (self.mode.limits and self.mode.beyond_limit(
-            p, self.acct.alloc_gpus.get(p.account, 0), self.ctx.entitlement_gpus.get(p.account, 0.0)))
+        return self.state.within_caps(p) and not (self.mode.limits and self.mode.beyond_limit(
+            p, self.state.acct.alloc_gpus.get(p.account, 0), self.ctx.entitlement_gpus.get(p.account, 0.0)))
 
     def _with_holder(self, q: Queue, cands: list[Pend], h: Hold) -> list[Pend]:
         """The visit's candidates with ``q``'s reservation holder first (``h``, not yet tried):
         the cluster drains nodes for it, so it is offered as soon as its queue is visited."""
-        p = self.pending.get(h.holder)
+        p = self.state.pending.get(h.holder)
         if p is None or p.queue != q.name or (cands and cands[0] is p):
             return cands
         return [p, *(c for c in cands if c is not p)]
@@ -475,18 +495,18 @@ class Scheduler(Starting):
         by the whole within-team score over the whole queue when the mode scores (so a boost or
         a deadline moves a job from anywhere in it), else the queue's first in its own order."""
         if not self.mode.scores:
-            return [self.pending[j] for j in self.queues.head(q.name, self.mode.depth, tried)]
+            return [self.state.pending[j] for j in self.state.queues.head(q.name, self.mode.depth, tried)]
         o = self.memo.orders
         if o is not None:  # the queue's order, kept while nothing it reads changed (core.candidates)
-            mf = self.pool.max_free()
-            users, queued = self.acct.user_version[q.aid] if q.aid >= 0 else 0, q.version
-            need = o.state(q.name, pi.t, pi.load, self.dependants, mf, users, queued)
+            mf = self.state.pool.max_free()
+            users, queued = self.state.acct.user_version[q.aid] if q.aid >= 0 else 0, q.version
+            need = o.state(q.name, pi.t, pi.load, self.state.dependants, mf, users, queued)
             if need == REFIT:
                 o.refit(q.name, self._scorer(pi), pi.load, mf)
             elif need == REBUILD:
-                o.rebuild(q.name, list(q.jobs), self._scorer(pi), pi.t, pi.load, self.dependants, mf, users, queued)
+                o.rebuild(q.name, list(q.jobs), self._scorer(pi), pi.t, pi.load, self.state.dependants, mf, users, queued)
             return o.first(q.name, tried, self.mode.depth)
-        every = [self.pending[j] for j in self.queues.head(q.name, len(q.keys), tried)]
+        every = [self.state.pending[j] for j in self.state.queues.head(q.name, len(q.keys), tried)]
         if len(every) < 2:
             return every
         return self._scorer(pi).best(every, self.mode.depth)
@@ -495,7 +515,7 @@ class Scheduler(Starting):
         """The pass's scorer at the best node's free GPUs now; the fast walk keeps the last one
         while the pass (``pi``, the object), ``max_free`` and the dependants map are the same,
         which is everything it is made from (the users' GPUs it reads live, as any scorer)."""
-        mf, deps = self.pool.max_free(), self.dependants
+        mf, deps = self.state.pool.max_free(), self.state.dependants
         s = self.memo.scorer(pi, mf, deps)
         if s is None:
             s = self._fresh_scorer(pi)
@@ -503,7 +523,7 @@ class Scheduler(Starting):
         return s
 
     def _fresh_scorer(self, pi: PassInputs) -> Scorer:
-        return Scorer(self.ctx, pi.t, pi.load, self.pool.max_free(), self.acct.user_gpus, pi.boosts, self.dependants,
+        return Scorer(self.ctx, pi.t, pi.load, self.state.pool.max_free(), self.state.acct.user_gpus, pi.boosts, self.state.dependants,
                       memo=self.memo.keeps, merged=self.walk.merges, boost_index=self.memo.boost_index(pi.boosts),
                       facts=self._facts if self.walk.merges else None, weights=self._weights)
 
@@ -512,6 +532,7 @@ class Scheduler(Starting):
         """Offer a queue's candidates (``cands``, in the order ``_candidates`` offers them), then
         its other allocated jobs unallocated work (``_free_work_for_the_rest``); True if one
         started."""
+        state, starting = self.state, self.starting
         now = pi.now
         first_blocked = True
         capped = False  # a candidate the max_gpus caps held (core.debug_overdraft, beyond_depth)
@@ -519,53 +540,53 @@ class Scheduler(Starting):
             tried.add(p.jid)
             if p.n == 0:
                 continue
-            hs = self.holds
+            hs = starting.holds
             allow: NodeFilter | None = None if hs is None else allow_for(hs, p, now, qk)  # evicting allocated work: only if it ends in time
-            soft: NodeFilter | None = None if allow is None else allow_for(hs, p, now, qk, self.may_yield(p))  # free GPUs, unallocated work
+            soft: NodeFilter | None = None if allow is None else allow_for(hs, p, now, qk, starting.may_yield(p))  # free GPUs, unallocated work
             free_at, yields_only = soft, allow is not None and soft is None
-            if self.sessions.nodes and not p.session:  # other work keeps off the pool
-                allow, soft = self.sessions.off(allow), self.sessions.off(soft)  # but may borrow (find_free)
-            if p.mr > 0 and not self.within_caps(p):
-                if self._cap_preempt(p, qk, pi, allow, starts, preemptions):
+            if state.sessions.nodes and not p.session:  # other work keeps off the pool
+                allow, soft = state.sessions.off(allow), state.sessions.off(soft)  # but may borrow (find_free)
+            if p.mr > 0 and not state.within_caps(p):
+                if starting.cap_preempt(p, qk, pi, allow, starts, preemptions):
                     return True
                 capped = True
                 continue
-            pl = self.find_free(p, free_at) if p.per <= self.pool.max_free() else None
+            pl = starting.find_free(p, free_at) if p.per <= state.pool.max_free() else None
             if pl is not None:
-                starts.append(self._launch(p, pl, pi, "fits free GPUs", qk))
+                starts.append(starting.launch(p, pl, pi, "fits free GPUs", qk))
                 if hs is not None and p.jid in hs.by_holder:
-                    self.holds = hs.without(p.jid)
+                    starting.holds = hs.without(p.jid)
                 return True
             if p.mr <= 0:
-                if self._consolidate_for(p, qk, pi, soft, starts, preemptions):
+                if starting.consolidate_for(p, qk, pi, soft, starts, preemptions):
                     return True  # free work moved off a node for free work (core.consolidation)
-                if self._pack_free_for(p, qk, pi, soft, starts, preemptions):
+                if starting.pack_free_for(p, qk, pi, soft, starts, preemptions):
                     return True  # smaller free work yields its node to free work (core.free_packing)
                 continue
             if (self.mode.limits and self.mode.beyond_limit(
-                p, self.acct.alloc_gpus.get(p.account, 0), self.ctx.entitlement_gpus.get(p.account, 0.0)
+                p, state.acct.alloc_gpus.get(p.account, 0), self.ctx.entitlement_gpus.get(p.account, 0.0)
             )):
                 continue
-            if self.sessions.nodes and self.take_lent(p, qk, pi, allow, starts, preemptions):
+            if state.sessions.nodes and starting.take_lent(p, qk, pi, allow, starts, preemptions):
                 return True  # a session takes lent pool GPUs back (core.session_pool)
             holder = hs is not None and p.jid in hs.by_holder
             if not first_blocked and not holder:  # any allocated job may still take unallocated work
-                if self._preempt_for(p, qk, pi, soft, starts, preemptions, only_unallocated=True):
+                if starting.preempt_for(p, qk, pi, soft, starts, preemptions, only_unallocated=True):
                     return True
                 continue
             first_blocked = False
             # the holder may evict the jobs that yield to its reservation (victim rule ``reservation``);
             # with the knob hold_evicts, only a tier-0 holder (its team runs below what it is owed)
-            evicts = holder and (self._hold_evicts == "off" or qk[0] == GUARANTEED)
-            if self._preempt_for(p, qk, pi, allow, starts, preemptions, reserve=evicts):
+            evicts = holder and (starting.hold_evicts == "off" or qk[0] == GUARANTEED)
+            if starting.preempt_for(p, qk, pi, allow, starts, preemptions, reserve=evicts):
                 return True
-            if yields_only and self._preempt_for(p, qk, pi, soft, starts, preemptions, only_unallocated=True):
+            if yields_only and starting.preempt_for(p, qk, pi, soft, starts, preemptions, only_unallocated=True):
                 return True  # a debug job that yields may replace unallocated work on a reserved node
-            if self._consolidate_for(p, qk, pi, allow, starts, preemptions):
+            if starting.consolidate_for(p, qk, pi, allow, starts, preemptions):
                 return True  # movable work moved off the nodes it needs (core.consolidation)
             if holder and self._hold_for(p, qk, pi, allow, starts):
                 return True
-        if capped and self.overdraft.gpus and self._overdraft_beyond_depth(q, qk, pi, tried, starts):
+        if capped and state.overdraft.gpus and self._overdraft_beyond_depth(q, qk, pi, tried, starts):
             return True
         return self._free_work_for_the_rest(q, qk, pi, tried, starts, preemptions)
 
@@ -574,12 +595,12 @@ class Scheduler(Starting):
         """After a visit the caps held: the queue's short debug jobs the overdraft admits that
         were not offered, best first, on free GPUs (``DebugOverdraft.beyond_depth``; they may
         still take unallocated work in ``_free_work_for_the_rest``, so they are not marked tried)."""
-        for p in self.overdraft.beyond_depth(self.acct, self._whole_order(q, pi), tried, self.pool.max_gpus,
+        for p in self.state.overdraft.beyond_depth(self.state.acct, self._whole_order(q, pi), tried, self.state.pool.max_gpus,
                                              self.mode.depth):
             soft = self._soft_filter(p, qk, pi.now)
-            pl = self.find_free(p, soft) if p.per <= self.pool.max_free() else None
+            pl = self.starting.find_free(p, soft) if p.per <= self.state.pool.max_free() else None
             if pl is not None:
-                starts.append(self._launch(p, pl, pi, "fits free GPUs", qk))
+                starts.append(self.starting.launch(p, pl, pi, "fits free GPUs", qk))
                 return True
         return False
 
@@ -591,9 +612,9 @@ class Scheduler(Starting):
         allocated job beyond its queue's ``queue_depth`` candidates never searched, and waited
         (31,800 s in a 30-day run) while free work held the GPUs it needed.  Only these jobs:
         they are not offered, so they are not marked tried."""
-        if not (self.mode.can_preempt and self.acct.unalloc_gpus) or q.free:
+        if not (self.mode.can_preempt and self.state.acct.unalloc_gpus) or q.free:
             return False
-        if not self.walk.rest_may_take(q.shapes, self.pool, self.acct):
+        if not self.walk.rest_may_take(q.shapes, self.state.pool, self.state.acct):
             return False  # none could: the fast walk does not list the whole queue to find that out
         now = pi.now
         found: dict[str, list[Victim]] = {}  # the victims the fast list's searches found, by job
@@ -602,7 +623,7 @@ class Scheduler(Starting):
             if p.jid in tried or p.n == 0 or p.mr <= 0 or not self._within_caps_and_limits(p):
                 continue
             soft = self._soft_filter(p, qk, now)
-            if self._preempt_for(p, qk, pi, soft, starts, preemptions, only_unallocated=True, found=found.get(p.jid)):
+            if self.starting.preempt_for(p, qk, pi, soft, starts, preemptions, only_unallocated=True, found=found.get(p.jid)):
                 return True
         return False
 
@@ -615,7 +636,7 @@ class Scheduler(Starting):
         its first success (a search that fails, or a start that must wait for a session's grace,
         which no search for unallocated work reads):
 
-        * more GPUs than are free plus every unallocated GPU: ``_victims_for``'s first bound
+        * more GPUs than are free plus every unallocated GPU: ``victims_for``'s first bound
           fails the search;
         * a search for unallocated work reads nothing of the job but its shape and the nodes its
           filter keeps it off (``held_nodes``; the failed-search memo keys it so too,
@@ -638,9 +659,9 @@ class Scheduler(Starting):
         The victims each search found go into ``found`` under the searched job's id: if the
         caller's loop reaches that very job, nothing has changed since (the loop changes nothing
         before its first success), so its search would find them again; it starts with them
-        (``Starting._preempt_for``) instead of searching twice.  Only that job: a victim's
+        (``Starting.preempt_for``) instead of searching twice.  Only that job: a victim's
         reason names the job it makes room for."""
-        room = self.pool.free_gpus() + self.acct.unalloc_gpus
+        room = self.state.pool.free_gpus() + self.state.acct.unalloc_gpus
         fails: dict[tuple[int, frozenset[int] | None], bool] = {}
         bracket = self._caps_bracket(q)
         within, beyond = -1, room + 1  # GPU counts known within the caps and limits, and beyond
@@ -661,7 +682,7 @@ class Scheduler(Starting):
             k = (p.shape, held_nodes(soft))
             failed = fails.get(k)
             if failed is None:
-                victims = self._victims_for(p, qk, pi, soft, True, False)
+                victims = self.starting.victims_for(p, qk, pi, soft, True, False)
                 failed = fails[k] = victims is None
                 if victims is not None:
                     found[p.jid] = victims
@@ -675,45 +696,45 @@ class Scheduler(Starting):
         """The nodes ``p`` may use outside its visit's candidates: off the holds that bind its
         queue unless it may yield to them (``allow_for``), and off the session pool unless it is
         a session (``core.session_pool``)."""
-        hs = self.holds
-        soft = None if hs is None else allow_for(hs, p, now, qk, self.may_yield(p))
-        if self.sessions.nodes and not p.session:
-            soft = self.sessions.off(soft)
+        hs = self.starting.holds
+        soft = None if hs is None else allow_for(hs, p, now, qk, self.starting.may_yield(p))
+        if self.state.sessions.nodes and not p.session:
+            soft = self.state.sessions.off(soft)
         return soft
 
     def _whole_order(self, q: Queue, pi: PassInputs) -> list[Pend]:
         """Every job of ``q`` in the order its visits offer them (``_candidates``, whole)."""
         if not self.mode.scores:
-            return [self.pending[j] for j in self.queues.head(q.name, len(q.keys), set())]
+            return [self.state.pending[j] for j in self.state.queues.head(q.name, len(q.keys), set())]
         kept = self.memo.orders
         if kept is not None:  # the kept order, made fresh by this very visit's ``_candidates``
             return kept.jobs(q.name)
-        return self._scorer(pi).rank([self.pending[j] for j in self.queues.head(q.name, len(q.keys), set())])
+        return self._scorer(pi).rank([self.state.pending[j] for j in self.state.queues.head(q.name, len(q.keys), set())])
 
     def _hold_for(self, p: Pend, qk: QueueKey, pi: PassInputs, allow: NodeFilter | None, starts: list[Start]) -> bool:
         """Re-plan the reservation of its blocked holder ``p``, off the other holds' nodes; True
         if it can in fact start now (where ``allow``, the other holds' filter, admits)."""
-        hs = self.holds
+        hs = self.starting.holds
         if hs is None:  # pragma: no cover - only a holder re-plans
             return False
         new = self._plan_hold(p, qk, pi.now, self._off_pool(p, hs.others(p.jid)))
         if new is None:
             return False
         if new.at <= pi.now:  # only the old reservation stood in the way
-            pl = self.pool.find(p.spec, p.n, p.per, allow)
+            pl = self.state.pool.find(p.spec, p.n, p.per, allow)
             if pl is not None:
-                self.holds = hs.without(p.jid)
-                starts.append(self._launch(p, pl, pi, "fits free GPUs", qk))
+                self.starting.holds = hs.without(p.jid)
+                starts.append(self.starting.launch(p, pl, pi, "fits free GPUs", qk))
                 return True
-        self.holds = hs.replaced(new)
+        self.starting.holds = hs.replaced(new)
         return False
 
     def _off_pool(self, p: Pend, taken: frozenset[int]) -> frozenset[int]:
         """``taken`` and, unless ``p`` is a session, the session pool's nodes: a reservation of
         other work never drains the pool (``core.session_pool``, rule 3)."""
-        if not self.sessions.nodes or p.session:
+        if not self.state.sessions.nodes or p.session:
             return taken
-        return taken | self.sessions.nodes if taken else self.sessions.nodes
+        return taken | self.state.sessions.nodes if taken else self.state.sessions.nodes
 
     def _plan_hold(self, p: Pend, qk: QueueKey, now: float, taken: frozenset[int] = frozenset()) -> Hold | None:
         """``plan_hold`` off the nodes ``taken`` by better-ranked holds, reused by the fast walk
@@ -728,7 +749,7 @@ class Scheduler(Starting):
 
     def _plan_hold_at(self, p: Pend, qk: QueueKey, now: float, taken: frozenset[int]) -> Hold | None:
         """``plan_hold``, the plain hold (``yield_by`` its start)."""
-        return self.memo.plan_hold(self.pool, self.ends, p, now, qk, taken, self.version)
+        return self.memo.plan_hold(self.state.pool, self.state.ends, p, now, qk, taken, self.state.version)
 
     # -- reporting ---------------------------------------------------------------------------
     def order(self, now: float, usage: Mapping[str, float]) -> tuple[Ranked, ...]:

@@ -15,7 +15,7 @@ reconciler's ``decide()`` and ``allot explain`` carry it out alike:
    ``non_resumable: run_to_completion`` work that cannot be resumed; such work borrows only if
    it could never fit outside the pool, and is then not lent: sessions wait for it).  A job the
    policy may stop that runs on a pool node and is not a session is *lent*: it has no protection (``lent``, applied where a run is
-   recorded: ``ClusterState.add_running`` and ``Starting._launch``), so the contract's "never
+   recorded: ``ClusterState.add_running`` and ``Starting.launch``), so the contract's "never
    inside its minimum runtime" holds for it as it holds for unallocated work.
 3. **Other work never reaches the pool by preemption, a reservation or consolidation.**  Its
    victim searches, its reservation plans and consolidation's holes keep off the pool's nodes

@@ -1,10 +1,17 @@
-"""How a job the pass chose starts: on GPUs it found (``_launch``) or through preemption
-(``_preempt_for``, ``_cap_preempt``), and how an eviction of work started earlier in the same pass
+"""How a job the pass chose starts: on GPUs it found (``launch``) or through preemption
+(``preempt_for``, ``cap_preempt``), and how an eviction of work started earlier in the same pass
 is undone (``_evict_all``).  The scheduler (``core.scheduler``) decides *which* job to offer; this
 part only carries a start out, under the rules that bind every start: the reservation's node
 filter (``core.reservation.allow_for``, passed in as ``allow``) and the slicing rule
 (``core.preemption.slicing``).  What the fast walk keeps of its searches (the victim view, failed
 victim and cap searches) is ``memo``'s (``core.fast_walk``), asked before a search and told after it.
+
+A collaborator, not a layer of the scheduler: ``Starting`` is given the cluster's state
+(``core.cluster.ClusterState``, whose mutations -- ``start``, ``evict``, ``take_pending`` -- keep
+every index in step) and the fast walk's memo, and holds what only a start reads (the policy
+fields read per candidate, the round's reservations, this pass's starts and notices).  The
+scheduler holds one and asks it; neither inherits the other, so what a rule reads is named at
+its use (``self.state.running``), not found somewhere up a class tower.
 """
 
 from __future__ import annotations
@@ -12,10 +19,9 @@ from __future__ import annotations
 from allotment.core.cluster import ClusterState
 from allotment.core.consolidation import RULE as CONSOLIDATE
 from allotment.core.consolidation import place_beside_fixed, plan_consolidation
-from allotment.core.context import Context
 from allotment.core.debug import is_debug, is_short_debug
 from allotment.core.decisions import Preemption, Start
-from allotment.core.fast_walk import Memos, memos_for
+from allotment.core.fast_walk import Memos
 from allotment.core.free_packing import RULE as FREE_PACKING
 from allotment.core.free_packing import WHY as FREE_PACKING_WHY
 from allotment.core.free_packing import plan_free_packing
@@ -33,33 +39,41 @@ from allotment.core.reservation import Holds, evicts_for_hold, held_nodes, yield
 from allotment.core.session_grace import Notice, may_stop
 from allotment.core.session_pool import RULE as SESSION_POOL
 from allotment.core.session_pool import OnlyPool
-from allotment.core.snapshot import NodeState
 from allotment.core.state import Pend, Run
 from allotment.core.tiers import GUARANTEED, tier
-from allotment.core.walk import WalkPolicy
 
 
-class Starting(ClusterState):
-    def __init__(self, ctx: Context, nodes: tuple[NodeState, ...], walk: WalkPolicy) -> None:
-        super().__init__(ctx, nodes)
-        self.walk = walk
+class Starting:
+    def __init__(self, state: ClusterState, memo: Memos) -> None:
+        self.state = state
+        # read-only, the state's own (a mode and a policy never change): held here too, so a
+        # rule reads them in one load, as before
+        self.ctx, self.policy, self.mode = state.ctx, state.policy, state.mode
         # the policy fields read per candidate, once: the policy is an interpreted class (a
         # generic attribute lookup per read; 3.6 M of them in may_yield over a 30-day run)
         self._debug_threshold_s = float(self.policy.debug_threshold_s)
+        self._max_gpus = state.pool.max_gpus  # the largest node's GPUs: nodes never change size
         self._keep_nonresumable = self.policy.non_resumable == "run_to_completion"
         # knob hold_evicts: resumable allocated work yields to reservations after its protection
-        self._hold_evicts = str(self.policy.hold_evicts) if self.mode.reclaims else "off"
+        self.hold_evicts = str(self.policy.hold_evicts) if self.mode.reclaims else "off"
         self._hysteresis = float(self.policy.reclaim_hysteresis)
         self._spare_gangs = gang_sparing.FORMS[str(self.policy.spare_gangs)]  # knob: core.preemption.gang_sparing
-        self.holds: Holds | None = None  # the round's reservations (the last pass's are reported)
+        # the round's reservations (the last pass's are reported): the scheduler decides them,
+        # every start here keeps off them
+        self.holds: Holds | None = None
         self._launched: dict[str, Pend] = {}  # this pass's starts, to undo one (see _evict_all)
         # what the fast walk keeps, and when it forgets it (core.fast_walk; the reference keeps nothing)
-        self.memo: Memos = memos_for(walk, ctx, self.grown)
+        self.memo = memo
         self._queue_names: dict[str, tuple[bool, str]] = {}
         self.notices: list[Notice] = []  # this pass's notices to sessions (core.session_grace)
-        self._graces = self.policy.interactive.grace_s > 0
+        self.graces = self.policy.interactive.grace_s > 0
         # Policy.consolidate: only where resumable work is requeued and the mode reclaims
-        self._consolidates = bool(self.policy.consolidate) and self.policy.requeue_resumable and self.mode.reclaims
+        self.consolidates = bool(self.policy.consolidate) and self.policy.requeue_resumable and self.mode.reclaims
+
+    def begin_pass(self) -> None:
+        """A pass starts: no start of it to undo yet, no notice given."""
+        self._launched = {}
+        self.notices = []
 
     def _account_of(self, q: str) -> tuple[bool, str]:
         """(is it an unallocated-work queue, its account) of a queue name."""
@@ -74,7 +88,7 @@ class Starting(ClusterState):
         if q == GLOBAL_QUEUE:
             return (0, 0, q)
         free, account = self._account_of(q)
-        tr = tier(free, self.acct.alloc_gpus.get(account, 0), pi.owed.get(account, 0.0))
+        tr = tier(free, self.state.acct.alloc_gpus.get(account, 0), pi.owed.get(account, 0.0))
         return (tr, pi.rank_index.get(account, len(pi.rank_index)), q)
 
     def may_yield(self, p: Pend) -> bool:
@@ -87,36 +101,36 @@ class Starting(ClusterState):
         reclaims, and not a job kept to completion (``non_resumable: run_to_completion``)."""
         threshold = self._debug_threshold_s
         return (self.mode.reclaims and p.n == 1
-                and is_short_debug(p.mr, p.gpus, p.work - p.done_work, threshold, self.pool.max_gpus)
+                and is_short_debug(p.mr, p.gpus, p.work - p.done_work, threshold, self._max_gpus)
                 and not (self._keep_nonresumable and not p.resumable))
 
     def debug_end(self, p: Pend, now: float) -> float | None:
         """When ``p`` would end if it started ``now``, if it is a debug job (``core.debug``) that
         may take the place of its own team's work of the same priority
         (``core.preemption.debug_slice``); None for any other job, and in modes that do not slice."""
-        if not (self.mode.reclaims and is_debug(p.mr, p.gpus, self._debug_threshold_s, self.pool.max_gpus)):
+        if not (self.mode.reclaims and is_debug(p.mr, p.gpus, self._debug_threshold_s, self._max_gpus)):
             return None
         return now + max(0.0, p.work - p.done_work)
 
-    def _view(self, pi: PassInputs) -> VictimView:
+    def victim_view(self, pi: PassInputs) -> VictimView:
         """What a victim search reads.  The fast walk keeps one per (state version, inputs),
         with a memo of the answers that depend on nothing else (``VictimView.memo``)."""
-        v = self.memo.view(self.version)
+        v = self.memo.view(self.state.version)
         if v is None:
-            v = VictimView(self.pool, self.running, self.acct, self._keep_nonresumable, self._hysteresis,
+            v = VictimView(self.state.pool, self.state.running, self.state.acct, self._keep_nonresumable, self._hysteresis,
                            self.mode.reclaims, pi.t, self.memo.view_memo(),
                            self._debug_threshold_s if self.mode.debug_reclaims else -1.0, self._spare_gangs)
-            self.memo.keep_view(self.version, v)
+            self.memo.keep_view(self.state.version, v)
         return v
 
     def _better_waiting_per(self, qk: QueueKey, pi: PassInputs) -> int:
         """The fewest GPUs per node any allocated job waiting in a queue ranked before ``qk``
         needs (0: none waits), for ``may_slice``."""
         best = 0
-        for q in self.queues.nonempty():
+        for q in self.state.queues.nonempty():
             if self._account_of(q)[0] or self.queue_key(q, pi) >= qk:
                 continue
-            per = self.queues.min_per(q)
+            per = self.state.queues.min_per(q)
             if per > 0 and (best == 0 or per < best):
                 best = per
         return best
@@ -126,10 +140,10 @@ class Starting(ClusterState):
         if qk[0] == GUARANTEED or not any(v.rule in OWN_TEAM for v in victims):
             return True
         end = pi.now + max(0.0, p.work - p.done_work)
-        return may_slice(qk[0], ends_within(end, victims, self.running),
-                         lambda: frees_room_for(self._better_waiting_per(qk, pi), victims, self.running, self.pool.free))
+        return may_slice(qk[0], ends_within(end, victims, self.state.running),
+                         lambda: frees_room_for(self._better_waiting_per(qk, pi), victims, self.state.running, self.state.pool.free))
 
-    def _preempt_for(self, p: Pend, qk: QueueKey, pi: PassInputs, allow: NodeFilter | None, starts: list[Start],
+    def preempt_for(self, p: Pend, qk: QueueKey, pi: PassInputs, allow: NodeFilter | None, starts: list[Start],
                      preemptions: list[Preemption], *, only_unallocated: bool = False, reserve: bool = False,
                      found: list[Victim] | None = None) -> bool:
         """Start ``p`` on the GPUs of victims (every class, or only unallocated work; ``reserve``:
@@ -137,33 +151,33 @@ class Starting(ClusterState):
         ``found``: what this very search found on this very state (the fast walk's
         ``Scheduler._rest_that_may_take``), not searched again."""
         if found is None:
-            found = self._victims_for(p, qk, pi, allow, only_unallocated, reserve)
-        if found is None or (self._graces and self._told_first(found, p, pi.now)):
+            found = self.victims_for(p, qk, pi, allow, only_unallocated, reserve)
+        if found is None or (self.graces and self._told_first(found, p, pi.now)):
             return False
         self._evict_all(found, p, pi, starts, preemptions)
-        pl = self.pool.find(p.spec, p.n, p.per, allow)
+        pl = self.state.pool.find(p.spec, p.n, p.per, allow)
         if pl is None:  # cannot happen: victims were chosen to free exactly this
             raise AssertionError(f"preemption for {p.jid} did not free enough GPUs")
-        starts.append(self._launch(p, pl, pi, f"preempted {len(found)} job(s)", qk))
+        starts.append(self.launch(p, pl, pi, f"preempted {len(found)} job(s)", qk))
         return True
 
-    def _victims_for(self, p: Pend, qk: QueueKey, pi: PassInputs, allow: NodeFilter | None, only_unallocated: bool,
+    def victims_for(self, p: Pend, qk: QueueKey, pi: PassInputs, allow: NodeFilter | None, only_unallocated: bool,
                      reserve: bool) -> list[Victim] | None:
-        """The victims ``_preempt_for`` evicts for ``p`` (None: none), from a search or, in the
+        """The victims ``preempt_for`` evicts for ``p`` (None: none), from a search or, in the
         fast walk, from the memo of failed ones (``Memos.still_failed``, ``preemption.retry``)."""
-        if not self.mode.can_preempt or not self.acct.preemptible:
+        if not self.mode.can_preempt or not self.state.acct.preemptible:
             return None
-        if only_unallocated and not self.acct.unalloc_gpus:
+        if only_unallocated and not self.state.acct.unalloc_gpus:
             return None
         # every GPU any search could free, plus the free ones, is too few: find_victims's first
         # bound says no on any state like this one, so neither search nor memo is needed
-        if self.pool.free_gpus() + self.acct.unalloc_gpus + (0 if only_unallocated else self.acct.alloc_gpus_pre_total) < p.gpus:
+        if self.state.pool.free_gpus() + self.state.acct.unalloc_gpus + (0 if only_unallocated else self.state.acct.alloc_gpus_pre_total) < p.gpus:
             return None
         held = held_nodes(allow)
         # a search for unallocated work only reads the job's shape (core.preemption.victims)
         shape = p.shape if only_unallocated else -1
-        view, end = self._view(pi), self.debug_end(p, pi.now)
-        if self.memo.still_failed(self, view, p, pi, qk, allow, only_unallocated, shape, reserve, held, end):
+        view, end = self.victim_view(pi), self.debug_end(p, pi.now)
+        if self.memo.still_failed(self.state, view, p, pi, qk, allow, only_unallocated, shape, reserve, held, end):
             return None  # the same search already failed, and nothing since could change that
         keep = self.memo.pick_keeper(shape)
         found = find_victims(view, p, p.n, p.per, pi.owed, pi.measure, allow=allow, only_unallocated=only_unallocated,
@@ -174,11 +188,11 @@ class Starting(ClusterState):
             if isinstance(found, NoVictims):
                 found = FOR_NOW  # the slicing rule read the queues: this holds on this very state only
         if isinstance(found, NoVictims):
-            self.memo.keep_failure(self, view, p, pi, qk, shape, held, reserve, found, keep, end)
+            self.memo.keep_failure(self.state, view, p, pi, qk, shape, held, reserve, found, keep, end)
             return None
         return found
 
-    def _cap_preempt(self, p: Pend, qk: QueueKey, pi: PassInputs, allow: NodeFilter | None, starts: list[Start],
+    def cap_preempt(self, p: Pend, qk: QueueKey, pi: PassInputs, allow: NodeFilter | None, starts: list[Start],
                      preemptions: list[Preemption]) -> bool:
         """Over a max_gpus cap: only the team's own lower-priority work can make room.  The fast
         walk reuses a failed cap search (``find_cap_victims`` found none: even taking all of
@@ -187,95 +201,95 @@ class Starting(ClusterState):
         became preemptible (``own_growth``), same pass inputs; starts only fill the cap and the
         nodes further (one of the team's own that is preemptible at once adds as much to the
         cap as it could give back)."""
-        if not (self.mode.reclaims and self.acct.alloc_gpus_pre.get(p.account, 0)):
+        if not (self.mode.reclaims and self.state.acct.alloc_gpus_pre.get(p.account, 0)):
             return False
         held = held_nodes(allow)
-        own = self.own_growth.get(p.account, 0)
-        if self.memo.cap_failed(p, held, self.released, own):
+        own = self.state.own_growth.get(p.account, 0)
+        if self.memo.cap_failed(p, held, self.state.released, own):
             return False
-        found = find_cap_victims(self._view(pi), p, p.n, p.per, allow, self.debug_end(p, pi.now))
+        found = find_cap_victims(self.victim_view(pi), p, p.n, p.per, allow, self.debug_end(p, pi.now))
         if found is None:
-            self.memo.keep_cap_failure(p, held, self.released, own)
+            self.memo.keep_cap_failure(p, held, self.state.released, own)
             return False
         if not self._slice_ok(p, qk, pi, found):  # read the queues and the time: not kept
             return False
-        if self._graces and self._told_first(found, p, pi.now):
+        if self.graces and self._told_first(found, p, pi.now):
             return False
         self._evict_all(found, p, pi, starts, preemptions)
-        pl = self.pool.find(p.spec, p.n, p.per, allow)
-        if pl is None or not self.acct.fits_caps(p.account, p.gpus):  # cannot happen
+        pl = self.state.pool.find(p.spec, p.n, p.per, allow)
+        if pl is None or not self.state.acct.fits_caps(p.account, p.gpus):  # cannot happen
             raise AssertionError(f"cap preemption for {p.jid} did not make room")
-        starts.append(self._launch(p, pl, pi, f"preempted {len(found)} job(s) of its own team", qk))
+        starts.append(self.launch(p, pl, pi, f"preempted {len(found)} job(s) of its own team", qk))
         return True
 
-    def _consolidate_for(self, p: Pend, qk: QueueKey, pi: PassInputs, allow: NodeFilter | None, starts: list[Start],
+    def consolidate_for(self, p: Pend, qk: QueueKey, pi: PassInputs, allow: NodeFilter | None, starts: list[Start],
                          preemptions: list[Preemption]) -> bool:
         """Start the blocked ``p`` by moving movable work off the nodes it needs
         (``core.consolidation``; for an unallocated ``p``, unallocated work only); True if it started.  Each move is a preemption and a start
         of the same job in this pass, on the node the plan chose."""
-        if not self._consolidates or p.n != 1 or not self.acct.preemptible:
+        if not self.consolidates or p.n != 1 or not self.state.acct.preemptible:
             return False  # a gang has its reservation: moving work for it churned (docs/design/preemption.md)
         closed = self._closed_to_moves(p)
         if p.mr > 0:
-            movable, bound = self._movable, self.acct.pre_on_node
+            movable, bound = self._movable, self.state.acct.pre_on_node
         else:  # only unallocated work may move for it: bound each node by that work's GPUs there
-            movable, bound = self._movable_free, [0] * len(self.pool.free)
-            for i, g in self.acct.owner_nodes.get("", {}).items():
+            movable, bound = self._movable_free, [0] * len(self.state.pool.free)
+            for i, g in self.state.acct.owner_nodes.get("", {}).items():
                 bound[i] = g
-        plan = plan_consolidation(self.pool, self.running, movable, p.gpu_type, p.per, allow, closed, pi.now, bound)
+        plan = plan_consolidation(self.state.pool, self.state.running, movable, p.gpu_type, p.per, allow, closed, pi.now, bound)
         if plan is None:
             return False
-        names = self.pool.names
+        names = self.state.pool.names
         freed = names[plan.target]
         for m in plan.moves:
-            src = names[self.running[m.job_id].placement[0][0]]
-            preemptions.append(self._evict(m.job_id, pi.now, p.jid, CONSOLIDATE,
+            src = names[self.state.running[m.job_id].placement[0][0]]
+            preemptions.append(self.state.evict(m.job_id, pi.now, p.jid, CONSOLIDATE,
                                            f"moved from {src} to {names[m.node]} to free {freed} for {p.jid}"))
-            q = self.pending[m.job_id]
-            starts.append(self._launch(q, ((m.node, m.gpus),), pi, f"moved from {src} to free {freed} for {p.jid}",
+            q = self.state.pending[m.job_id]
+            starts.append(self.launch(q, ((m.node, m.gpus),), pi, f"moved from {src} to free {freed} for {p.jid}",
                                        self.queue_key(q.queue, pi)))
-        if self.pool.free[plan.target] < p.per:  # cannot happen: the plan freed this much there
+        if self.state.pool.free[plan.target] < p.per:  # cannot happen: the plan freed this much there
             raise AssertionError(f"consolidation for {p.jid} did not free {freed}")
-        starts.append(self._launch(p, ((plan.target, p.gpus),), pi, f"moved {len(plan.moves)} job(s) to free {freed}", qk))
+        starts.append(self.launch(p, ((plan.target, p.gpus),), pi, f"moved {len(plan.moves)} job(s) to free {freed}", qk))
         return True
 
     def _closed_to_moves(self, p: Pend) -> frozenset[int]:
         """The nodes a move or a swap for ``p`` never uses: the reserved ones, and unless ``p``
         is a session the session pool's (moved work stays off it, ``core.session_pool``)."""
         closed = frozenset() if self.holds is None else self.holds.nodes
-        if self.sessions.nodes and not p.session:
-            closed = closed | self.sessions.nodes
+        if self.state.sessions.nodes and not p.session:
+            closed = closed | self.state.sessions.nodes
         return closed
 
-    def _pack_free_for(self, p: Pend, qk: QueueKey, pi: PassInputs, allow: NodeFilter | None, starts: list[Start],
+    def pack_free_for(self, p: Pend, qk: QueueKey, pi: PassInputs, allow: NodeFilter | None, starts: list[Start],
                        preemptions: list[Preemption]) -> bool:
         """Start the blocked unallocated single-node ``p`` on a node whose free GPUs and smaller
         unallocated work make room for it, evicting that work (``core.free_packing``); True if
         it started.  Only where consolidation is on, and after it found no way that moves instead."""
-        if not self._consolidates or p.n != 1 or p.mr > 0 or not self.acct.preemptible:
+        if not self.consolidates or p.n != 1 or p.mr > 0 or not self.state.acct.preemptible:
             return False
         closed = self._closed_to_moves(p)
-        plan = plan_free_packing(self.pool, self.running, self._movable_free, p.gpu_type, p.per, allow, closed, pi.now)
+        plan = plan_free_packing(self.state.pool, self.state.running, self._movable_free, p.gpu_type, p.per, allow, closed, pi.now)
         if plan is None:
             return False
         why = FREE_PACKING_WHY.format(job=p.jid)
         self._evict_all([Victim(j, FREE_PACKING, why) for j in plan.victims], p, pi, starts, preemptions)
-        pl = self.pool.find(p.spec, 1, p.per, OnlyPool(frozenset((plan.target,)), None))
+        pl = self.state.pool.find(p.spec, 1, p.per, OnlyPool(frozenset((plan.target,)), None))
         if pl is None:  # cannot happen: the victims and the free GPUs there make room
-            raise AssertionError(f"free packing for {p.jid} did not free {self.pool.names[plan.target]}")
-        starts.append(self._launch(p, pl, pi, f"took {self.pool.names[plan.target]} from {len(plan.victims)} smaller unallocated job(s)", qk))
+            raise AssertionError(f"free packing for {p.jid} did not free {self.state.pool.names[plan.target]}")
+        starts.append(self.launch(p, pl, pi, f"took {self.state.pool.names[plan.target]} from {len(plan.victims)} smaller unallocated job(s)", qk))
         return True
 
     def find_free(self, p: Pend, allow: NodeFilter | None) -> tuple[tuple[int, int], ...] | None:
         """Where ``p`` starts on free GPUs (``_best_free``); with a session pool, a session
         there first, other work off it first and on it only if it may borrow (``core.session_pool``)."""
-        sp = self.sessions
+        sp = self.state.sessions
         if not sp.nodes:
             return self._best_free(p, allow)
         if p.session:
             return self._best_free(p, OnlyPool(sp.nodes, allow)) or self._best_free(p, allow)
         got = self._best_free(p, sp.off(allow))
-        if got is None and sp.may_borrow(p.spec, p.n, p.per, self.pool):
+        if got is None and sp.may_borrow(p.spec, p.n, p.per, self.state.pool):
             got = self._best_free(p, allow)
         return got
 
@@ -283,34 +297,34 @@ class Starting(ClusterState):
                   preemptions: list[Preemption]) -> bool:
         """A blocked allocated session takes lent pool GPUs back at once (``core.session_pool``,
         rule 4); True if it started."""
-        sp = self.sessions
+        sp = self.state.sessions
         if p.n != 1 or not self.mode.can_preempt or not p.session:
             return False
-        got = sp.reclaim(self.pool, self.running, p.spec, p.per, allow)
+        got = sp.reclaim(self.state.pool, self.state.running, p.spec, p.per, allow)
         if got is None:
             return False
-        node = self.pool.names[got.node]
+        node = self.state.pool.names[got.node]
         self._evict_all([Victim(j, SESSION_POOL, f"lent pool GPUs on {node}, taken back for session {p.jid}")
                          for j in got.jobs], p, pi, starts, preemptions)
-        pl = self.pool.find(p.spec, 1, p.per, OnlyPool(frozenset((got.node,)), None))
+        pl = self.state.pool.find(p.spec, 1, p.per, OnlyPool(frozenset((got.node,)), None))
         if pl is None:  # cannot happen: the lent jobs held exactly this
             raise AssertionError(f"taking lent GPUs back for {p.jid} did not free {node}")
-        starts.append(self._launch(p, pl, pi, f"took back {len(got.jobs)} lent job(s) on pool node {node}", qk))
+        starts.append(self.launch(p, pl, pi, f"took back {len(got.jobs)} lent job(s) on pool node {node}", qk))
         return True
 
     def _best_free(self, p: Pend, allow: NodeFilter | None) -> tuple[tuple[int, int], ...] | None:
         """Best fit (``NodePool.find``); with consolidation on, a single-node job that can never
         move goes beside such work (``place_beside_fixed``)."""
-        if self._consolidates and p.n == 1 and not p.resumable:
-            return place_beside_fixed(self.pool, p.spec, p.per, allow, self.fixed_gpus)
-        return self.pool.find(p.spec, p.n, p.per, allow)
+        if self.consolidates and p.n == 1 and not p.resumable:
+            return place_beside_fixed(self.state.pool, p.spec, p.per, allow, self.state.fixed_gpus)
+        return self.state.pool.find(p.spec, p.n, p.per, allow)
 
     def _movable(self, r: Run) -> bool:
         """May consolidation move ``r`` (``core.consolidation``)?  Resumable work past its
         protection (or unallocated), not started in this pass, not a session (it is told
         before it is stopped, and a move is not worth a notice)."""
-        return (r.resumable and r.jid in self.acct.preemptible and r.jid not in self._launched
-                and r.jid not in self.noticed and self.grace_of(r.spec) <= 0)
+        return (r.resumable and r.jid in self.state.acct.preemptible and r.jid not in self._launched
+                and r.jid not in self.state.noticed and self.state.grace_of(r.spec) <= 0)
 
     def _movable_free(self, r: Run) -> bool:
         """What consolidation may move for a blocked *unallocated* job: unallocated work only
@@ -331,12 +345,12 @@ class Starting(ClusterState):
     def must_wait_for_grace(self, jid: str, for_job: str | None, rule: str, reason: str, now: float) -> bool:
         """Must the running ``jid`` be told, or does its grace still run, before it may be stopped
         ``now`` (``core.session_grace``)?  A session without a notice for this run is told now."""
-        grace = self.grace_of(self.running[jid].spec)
-        at = self.noticed.get(jid)
+        grace = self.state.grace_of(self.state.running[jid].spec)
+        at = self.state.noticed.get(jid)
         if may_stop(at, grace, now):
             return False
         if at is None:
-            self.noticed[jid] = now
+            self.state.noticed[jid] = now
             self.notices.append(Notice(jid, for_job, rule, now, grace, reason))
         return True
 
@@ -348,29 +362,29 @@ class Starting(ClusterState):
         for v in victims:
             undo = self._launched.pop(v.job_id, None)
             if undo is None:
-                out.append(self._evict(v.job_id, pi.now, p.jid, v.rule, v.reason))
+                out.append(self.state.evict(v.job_id, pi.now, p.jid, v.rule, v.reason))
                 continue
-            self._stop(v.job_id)
-            self._requeue_unstarted(undo)
+            self.state.stop(v.job_id)
+            self.state.requeue_unstarted(undo)
             starts[:] = [s for s in starts if s.job_id != v.job_id]
 
-    def _launch(self, p: Pend, pl: tuple[tuple[int, int], ...], pi: PassInputs, why: str, qk: QueueKey) -> Start:
-        self._take_pending(p.jid)
-        alloc = self.acct.alloc_gpus.get(p.account, 0)
+    def launch(self, p: Pend, pl: tuple[tuple[int, int], ...], pi: PassInputs, why: str, qk: QueueKey) -> Start:
+        self.state.take_pending(p.jid)
+        alloc = self.state.acct.alloc_gpus.get(p.account, 0)
         terms = self.mode.launch(p, pi.now, alloc, self.ctx.entitlement_gpus.get(p.account, 0.0),
                                  why + self.mode.queue_note(qk[0], qk[1]))
-        lent = self.on_lent_gpus(p.spec, pl)
+        lent = self.state.on_lent_gpus(p.spec, pl)
         until = min(terms.protected_until, pi.now) if lent else terms.protected_until  # core.session_pool
         r = Run(p.spec, pi.now, pl, terms.allocated, until, p.done_work, p.declared, p.evicted_by)
         r.lent = lent
         r.eligible = p.eligible
         r.yields = terms.allocated and (yields(self.holds, p, pi.now, pl, self.may_yield(p), qk) or (
-            self._hold_evicts != "off" and evicts_for_hold(self._hold_evicts, p, p.session, alloc + p.gpus > self.owed(p.account))))
-        self._start(r, pi.now)
+            self.hold_evicts != "off" and evicts_for_hold(self.hold_evicts, p, p.session, alloc + p.gpus > self.state.owed(p.account))))
+        self.state.start(r, pi.now)
         self._launched[p.jid] = p
         why = terms.reason + ("; yields to the reservation after its minimum runtime" if r.yields else "")
         if r.allocated:
-            why += self.overdraft.note(self.acct, p.account)  # beyond the cap (core.debug_overdraft)
+            why += self.state.overdraft.note(self.state.acct, p.account)  # beyond the cap (core.debug_overdraft)
         if lent:
             why += "; on lent session-pool GPUs: a waiting session takes them back at once"
-        return Start(p.jid, tuple((self.pool.names[i], g) for i, g in pl), terms.allocated, why, r.yields)
+        return Start(p.jid, tuple((self.state.pool.names[i], g) for i, g in pl), terms.allocated, why, r.yields)

@@ -101,7 +101,7 @@ class Run:
         # before the reservation starts: it yields to a reservation from then on (core.reservation)
         self.yields = False
         # holds lent session-pool GPUs (``core.session_pool``, rule 2): set where the run is
-        # recorded (``ClusterState.add_running``, ``Starting._launch``) from ``SessionPool.lent``,
+        # recorded (``ClusterState.add_running``, ``Starting.launch``) from ``SessionPool.lent``,
         # which reads only the immutable spec and the placement, so the pool's bound and its
         # reclaim read it here instead of recognising the job again (an interpreted call each)
         self.lent = False

@@ -117,7 +117,7 @@ class Fast(WalkPolicy):
 
     def rest_may_take(self, shapes: Shapes, pool: NodePool, acct: Accounting) -> bool:
         # a search for unallocated work only can free at most the free GPUs and every GPU of
-        # unallocated work (``Starting._victims_for``'s first bound turns a job needing more
+        # unallocated work (``Starting.victims_for``'s first bound turns a job needing more
         # away before any search or memo): no allocated job of the queue needs fewer than
         # ``least_alloc_gpus`` (0: there is none, and the loop offers nothing)
         return pool.free_gpus() + acct.unalloc_gpus >= shapes.least_alloc_gpus()
@@ -183,8 +183,8 @@ class Room:
 
 def _may_move_free_for(per: int, pool: NodePool, acct: Accounting, room: Room) -> bool:
     """Could consolidation or free packing start an unallocated single-node job of ``per`` GPUs
-    per node?  Only by moving or evicting unallocated work (``Starting._consolidate_for``,
-    ``Starting._pack_free_for``): on some node the free GPUs plus its preemptible unallocated
+    per node?  Only by moving or evicting unallocated work (``Starting.consolidate_for``,
+    ``Starting.pack_free_for``): on some node the free GPUs plus its preemptible unallocated
     work (``Accounting.owner_nodes[""]``) must reach ``per``, for only that work may leave it;
     and a move goes onto GPUs free now, so the free GPUs in all must reach ``per`` too, while
     free packing takes a node that has some free GPUs (it fills them)."""

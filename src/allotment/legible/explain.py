@@ -111,8 +111,8 @@ def explain_run(
         team=_team_rank(run, ctx, m, spec, sched) if job in m.pending else None,
         run_start=start.t if job in m.running and start else None,
         run_nodes=m.running[job].nodes if job in m.running else (),
-        allocated=m.running[job].allocated if job in m.running else sched.min_runtime(spec) > 0,
-        min_runtime_s=sched.min_runtime(spec), preempted=pre, preempted_run_s=ran,
+        allocated=m.running[job].allocated if job in m.running else sched.state.min_runtime(spec) > 0,
+        min_runtime_s=sched.state.min_runtime(spec), preempted=pre, preempted_run_s=ran,
         reservation=res if job in m.pending else None, history=history,
         window_s=float(ctx.policy.lookback_s),
         gpus_per_node=max((g.gpus_per_node for g in config.clusters[run.cluster].node_groups), default=8),
@@ -196,7 +196,7 @@ def _team_rank(run: RunDir, ctx: Context, m: Moment, spec: JobSpec, sched: Sched
 
 
 def _node_sizes(sched: Scheduler) -> dict[str, int]:
-    pool = sched.pool
+    pool = sched.state.pool
     return {name: pool.total[i] for name, i in pool.index.items()}
 
 

@@ -163,7 +163,7 @@ class _Sim:
         raised = propagate(source.linked)
         self.declared = {j.id: p for j in source.linked if (p := raised.get(j.id, j.priority)) != j.priority}
         del raised
-        caps = {leaf: float(c) for leaf in ctx.leaves if (c := self.sched.ceiling(leaf)) is not None}
+        caps = {leaf: float(c) for leaf in ctx.leaves if (c := self.sched.state.ceiling(leaf)) is not None}
         header = RunHeader(
             policy=ctx.mode,
             cluster=cluster,
@@ -247,7 +247,7 @@ class _Sim:
         resumes it exactly (``sim/switch.py``: a config change merged into a running cluster)."""
         take = self.source.next_job
         # who waits for whom within a team, as the core knows the jobs (core.priority.INHERIT)
-        self.sched.dependants = dependants([self.latency.as_known(s) for s in self.source.linked])
+        self.sched.state.dependants = dependants([self.latency.as_known(s) for s in self.source.linked])
         nxt = self.upcoming
         heap = self.heap
         # latency profile: passes only at multiples of its cycle (default: the reconcile tick)
@@ -300,19 +300,19 @@ class _Sim:
         not fit the healthy nodes, and waking again only slides the window and reorders queues.
         The jobs left waiting stay pending in the metrics."""
         d = self.last_decisions
-        if self.sched.running or d is None or d.starts or d.preemptions:
+        if self.sched.state.running or d is None or d.starts or d.preemptions:
             return False
         return all(kind == WAKE for _, kind, _, _, _ in self.heap)
 
     # -- events -----------------------------------------------------------------------------
     def _arrive(self, spec: JobSpec, now: float) -> bool:
         self.by_id[spec.id] = spec
-        n, _ = self.sched.pool.shape(spec)
-        fits = n > 0 and self.sched.could_ever_fit(spec)  # else rejected at submission, never queued
+        n, _ = self.sched.state.pool.shape(spec)
+        fits = n > 0 and self.sched.state.could_ever_fit(spec)  # else rejected at submission, never queued
         # a rejected prerequisite never ends, so it is still among those waited for
         dep_rejected = spec.id in self.waiting_on and any(d in self.rejected for d in spec.depends_on)
         held = fits and not dep_rejected and spec.id in self.waiting_on
-        mr = self.sched.min_runtime(spec)
+        mr = self.sched.state.min_runtime(spec)
         self.log.submit(now, spec, mr, held=held, kind=job_kind(
             spec.kind, mr, spec.gpus, debug_threshold_s=self.rec.header.debug_threshold_s,
             node_gpus=self.rec.header.debug_max_gpus, interactive=self.ctx.policy.interactive,
@@ -333,7 +333,7 @@ class _Sim:
     def _enqueue(self, spec: JobSpec, now: float) -> None:
         # latency profile: the core may know only the job's time limit, not its true work
         declared = self.declared.pop(spec.id, spec.priority)  # read once: a requeue keeps the core's
-        self.sched.add_pending(self.latency.as_known(spec), now, now, declared=declared)
+        self.sched.state.add_pending(self.latency.as_known(spec), now, now, declared=declared)
 
     def _apply(self, kind: int, payload: Any, now: float) -> bool:
         if kind == DONE:
@@ -341,15 +341,15 @@ class _Sim:
             s = self.starts.get(jid)
             if s is None or s[0] != start:
                 return False  # stale: the job was preempted since
-            r = self.sched.finish(jid)
+            r = self.sched.state.finish(jid)
             self._stopped(r.spec, now, completed=True)
             return True
         if kind == HEALTH:
             node, healthy, why = payload
-            i = self.sched.pool.index[node]
-            if self.sched.pool.healthy[i] == healthy:
+            i = self.sched.state.pool.index[node]
+            if self.sched.state.pool.healthy[i] == healthy:
                 return False
-            self.sched.set_health(node, healthy, now)
+            self.sched.state.set_health(node, healthy, now)
             if healthy:
                 self.log.resume(now, node)
             else:
@@ -357,7 +357,7 @@ class _Sim:
             return True
         if kind == BACK:  # latency profile: a requeued job's eligibility delay is over
             p = payload
-            self.sched.add_pending(
+            self.sched.state.add_pending(
                 p.spec, p.eligible, p.queued_since, done_work=p.done_work,
                 declared=p.declared, evicted_by=p.evicted_by,
             )
@@ -368,7 +368,7 @@ class _Sim:
             if s is not None and s[0] == decided:
                 self.unlaunched.pop(jid, None)
                 self.log.start(now, self.by_id[jid], st, rate)
-                self.sched.launched(jid, now)  # its minimum runtime and kept work count from here
+                self.sched.state.launched(jid, now)  # its minimum runtime and kept work count from here
             # as run (the gate's replay profile), the launch is a change the next read sees,
             # like the reconciler's tick, which reads every interval: moving the run's start
             # can change a later decision (seed 3: a backfill the cluster's core made at the
@@ -416,33 +416,34 @@ class _Sim:
     # -- one pass ---------------------------------------------------------------------------
     def _pass(self, now: float) -> None:
         sched = self.sched
+        state = sched.state  # what the pass changed, read back and changed further here
         d = sched.run_pass(now, self.usage_at(now))
         self.last_decisions = d
-        pool = sched.pool
+        pool = state.pool
         weights = self.ctx.billing_weight
         unstarted: set[str] = set()
         for p in d.preemptions:
             spec = self.by_id[p.job_id]
-            requeued = p.job_id in sched.pending or p.job_id in sched.running
+            requeued = p.job_id in state.pending or p.job_id in state.running
             unlaunched = self.unlaunched.pop(p.job_id, None)
             if unlaunched is None and requeued and self.latency.ended_first(p.job_id, now):
                 # as run: the cluster's requeue of this run found it ended, so it completed
                 # (and a restart the same pass gave it, off a draining node, does not happen)
-                if p.job_id in sched.running:
-                    sched.finish(p.job_id)
+                if p.job_id in state.running:
+                    state.finish(p.job_id)
                     unstarted.add(p.job_id)
                 else:
-                    sched._take_pending(p.job_id)
+                    state.take_pending(p.job_id)
                 self._stopped(spec, now, completed=True)
                 continue
             decided = self.starts[p.job_id][0]
             self._stopped(spec, now, completed=False)
             if unlaunched is not None:  # a launch delay longer than the pass interval
-                if p.job_id in sched.pending:  # the backend never ran it: nothing stops, it
+                if p.job_id in state.pending:  # the backend never ran it: nothing stops, it
                     # keeps no work from this start and waits out no requeue delay
-                    q = sched._take_pending(p.job_id)
+                    q = state.take_pending(p.job_id)
                     kept = (now - decided) - p.lost_work
-                    sched.add_pending(q.spec, q.eligible, q.queued_since, done_work=max(0.0, q.done_work - kept),
+                    state.add_pending(q.spec, q.eligible, q.queued_since, done_work=max(0.0, q.done_work - kept),
                                       declared=q.declared, evicted_by=q.evicted_by)
                 if requeued:
                     continue
@@ -455,16 +456,16 @@ class _Sim:
                 # latency profile: a requeued job leaves the queue until it is eligible again
                 # (Slurm: EligibleTime = requeue + cred_expire + 1 s), also when the pass that
                 # requeued it started it again (off a draining node): Slurm would not run it
-                if p.job_id in sched.running:
-                    r = sched.finish(p.job_id)
-                    sched.add_pending(r.spec, r.eligible, now, done_work=r.done_before,
+                if p.job_id in state.running:
+                    r = state.finish(p.job_id)
+                    state.add_pending(r.spec, r.eligible, now, done_work=r.done_before,
                                       declared=r.declared, evicted_by=r.evicted_by)
                     unstarted.add(p.job_id)
-                self._push(now + self.latency.requeue_delay_s, BACK, sched._take_pending(p.job_id))
+                self._push(now + self.latency.requeue_delay_s, BACK, state.take_pending(p.job_id))
         for st in d.starts:
             if st.job_id in unstarted:
                 continue
-            r = sched.running[st.job_id]
+            r = state.running[st.job_id]
             spec = r.spec
             rate = 0.0
             if st.allocated:
@@ -483,7 +484,7 @@ class _Sim:
             self.log.notice(now, self.by_id[n.job_id], n)
         if d.reservations or self.log.reserved():  # else nothing to log: not worth the arguments
             self.log.reservations(now, [(self.by_id[res.job_id], res) for res in d.reservations],
-                                  {st.job_id for st in d.starts}, sched.pending.__contains__, self.by_id.__getitem__)
+                                  {st.job_id for st in d.starts}, state.pending.__contains__, self.by_id.__getitem__)
         for rep in d.nodes:
             self.log.node_report(now, rep)
         wake = sched.wake_at(now)

@@ -130,28 +130,28 @@ def _rebuild(sim: _Sim, old: Scheduler, ctx: Context) -> None:
     running and pending jobs, each with its age, kept work, protection, anti-thrash mark and
     declared priority as the run propagated it over the whole workload; the recorder's header
     gets the new entitlements and ceilings."""
-    pool = old.pool
+    pool = old.state.pool
     nodes = tuple(NodeState(n, pool.total[i], True, pool.gpu_type[i]) for i, n in enumerate(pool.names))
     new = Scheduler(ctx, nodes, walk=old.walk)
     for i, n in enumerate(pool.names):
         if not pool.healthy[i]:
-            new.set_health(n, False, old.unhealthy_since.get(i, 0.0))
-    new.unhealthy_since = dict(old.unhealthy_since)
-    for r in old.running.values():  # in the order they started, as the run holds them
-        new.add_running(
+            new.state.set_health(n, False, old.state.unhealthy_since.get(i, 0.0))
+    new.state.unhealthy_since = dict(old.state.unhealthy_since)
+    for r in old.state.running.values():  # in the order they started, as the run holds them
+        new.state.add_running(
             r.spec, r.start, tuple((pool.names[i], g) for i, g in r.placement),
             allocated=r.allocated, protected_until=r.protected_until, done_before=r.done_before,
             declared=r.declared, evicted_by=r.evicted_by, eligible=r.eligible, yields=r.yields,
-            noticed_at=old.noticed.get(r.jid),
+            noticed_at=old.state.noticed.get(r.jid),
         )
-    for p in old.pending.values():
-        new.add_pending(p.spec, p.eligible, p.queued_since, done_work=p.done_work,
+    for p in old.state.pending.values():
+        new.state.add_pending(p.spec, p.eligible, p.queued_since, done_work=p.done_work,
                         declared=p.declared, evicted_by=p.evicted_by)
     new.kept = dict(old.kept)  # the holds kept by their holders (knob keep_hold), as a reconciler persists them
     sim.ctx = ctx
     sim.sched = new
     sim._views = {}
-    caps = {leaf: float(c) for leaf in ctx.leaves if (c := new.ceiling(leaf)) is not None}
+    caps = {leaf: float(c) for leaf in ctx.leaves if (c := new.state.ceiling(leaf)) is not None}
     sim.rec.header = dataclasses.replace(
         sim.rec.header, entitlement_gpus=dict(ctx.entitlement_gpus), ceilings=caps,
         capacity_gpus=ctx.capacity_gpus, debug_threshold_s=float(ctx.policy.debug_threshold_s),
