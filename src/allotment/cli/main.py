@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 
@@ -67,7 +68,20 @@ def command_of(argv: Sequence[str]) -> str | None:
     return None
 
 
+def one_blas_thread() -> None:
+    """Asks OpenBLAS for one thread unless the user chose a number.
+
+    Why: numpy loads OpenBLAS, which starts a thread per core at import, and those threads spin
+    between calls, counted as the process's CPU (1.2% of a 54-day Philly-shaped run, 6.9% of its
+    trace read: callgrind, docs/benchmarks.md "Stop 47, the merged main").  allot calls no BLAS
+    routine: numpy serves element-wise scores, sorts and searches, which run on the calling
+    thread whatever the count, so the count changes no result.  Set before a command imports
+    numpy; plan's worker processes inherit it."""
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    one_blas_thread()
     words = list(sys.argv[1:] if argv is None else argv)
     named = command_of(words)
     parser = build_parser(() if named is None else (named,))
