@@ -8,8 +8,10 @@ replayed under several policies.
 from __future__ import annotations
 
 import math
-from dataclasses import FrozenInstanceError, dataclass
+from dataclasses import dataclass
 from typing import Any, Literal
+
+from allotment.core.set_once import refuse_delete, write_once
 
 JobKind = Literal["debug", "train", "interactive", "batch", "inference"]
 JOB_KINDS: tuple[str, ...] = ("debug", "train", "interactive", "batch", "inference")
@@ -95,12 +97,10 @@ class JobSpec:
         self.time_limit = time_limit
 
     def __setattr__(self, name: str, value: object) -> None:
-        if hasattr(self, name):  # set once, by __init__ (interpreted only)
-            raise FrozenInstanceError(f"cannot assign to field {name!r}")
-        object.__setattr__(self, name, value)
+        write_once(self, name, value)  # by __init__ (interpreted only), then refused
 
     def __delattr__(self, name: str) -> None:
-        raise FrozenInstanceError(f"cannot delete field {name!r}")
+        refuse_delete(name)
 
     def _fields(self) -> tuple[Any, ...]:
         return (

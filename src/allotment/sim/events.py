@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import FrozenInstanceError, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
+
+from allotment.core.set_once import refuse_delete, write_once
 
 EVENT_FORMAT_VERSION = 1
 EVENT_KINDS = ("submit", "eligible", "start", "preempt", "end", "reject", "reserve", "release", "drain", "resume",
@@ -100,12 +102,10 @@ class Event:
         self.deadline: Final = deadline
 
     def __setattr__(self, name: str, value: object) -> None:
-        if hasattr(self, name):  # set once, by __init__ (interpreted only)
-            raise FrozenInstanceError(f"cannot assign to field {name!r}")
-        object.__setattr__(self, name, value)
+        write_once(self, name, value)  # by __init__ (interpreted only), then refused
 
     def __delattr__(self, name: str) -> None:
-        raise FrozenInstanceError(f"cannot delete field {name!r}")
+        refuse_delete(name)
 
     def astuple(self) -> tuple[Any, ...]:
         """Every field, in ``_FIELDS`` order."""
