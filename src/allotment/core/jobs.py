@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from allotment.core.set_once import refuse_delete, write_once
+from allotment.core.set_once import refuse_delete, refuse_second_write
 
 JobKind = Literal["debug", "train", "interactive", "batch", "inference"]
 JOB_KINDS: tuple[str, ...] = ("debug", "train", "interactive", "batch", "inference")
@@ -97,7 +97,8 @@ class JobSpec:
         self.time_limit = time_limit
 
     def __setattr__(self, name: str, value: object) -> None:
-        write_once(self, name, value)  # by __init__ (interpreted only), then refused
+        refuse_second_write(self, name)  # the first is __init__'s (interpreted only)
+        object.__setattr__(self, name, value)
 
     def __delattr__(self, name: str) -> None:
         refuse_delete(name)

@@ -13,12 +13,12 @@ from dataclasses import FrozenInstanceError
 from typing import NoReturn
 
 
-def write_once(record: object, name: str, value: object) -> None:
-    """Set ``name`` on ``record`` if it has no value yet; a second write raises
-    ``FrozenInstanceError``, as a frozen dataclass does."""
+def refuse_second_write(record: object, name: str) -> None:
+    """Raise ``FrozenInstanceError``, as a frozen dataclass does, if ``name`` of ``record``
+    already has a value.  The record's own ``__setattr__`` then stores the first write: from
+    here, outside the compiled class, ``object.__setattr__`` is refused on it (``TypeError``)."""
     if hasattr(record, name):
         raise FrozenInstanceError(f"cannot assign to field {name!r}")
-    object.__setattr__(record, name, value)
 
 
 def refuse_delete(name: str) -> NoReturn:

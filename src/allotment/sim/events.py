@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from allotment.core.set_once import refuse_delete, write_once
+from allotment.core.set_once import refuse_delete, refuse_second_write
 
 EVENT_FORMAT_VERSION = 1
 EVENT_KINDS = ("submit", "eligible", "start", "preempt", "end", "reject", "reserve", "release", "drain", "resume",
@@ -102,7 +102,8 @@ class Event:
         self.deadline: Final = deadline
 
     def __setattr__(self, name: str, value: object) -> None:
-        write_once(self, name, value)  # by __init__ (interpreted only), then refused
+        refuse_second_write(self, name)  # the first is __init__'s (interpreted only)
+        object.__setattr__(self, name, value)
 
     def __delattr__(self, name: str) -> None:
         refuse_delete(name)
