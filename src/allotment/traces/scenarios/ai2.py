@@ -81,7 +81,7 @@ def _lognormal(rng: random.Random, median: float, sigma: float, lo: float, hi: f
 
 
 def _choice(rng: random.Random, weighted: tuple[tuple[int, float], ...]) -> int:
-    x = rng.random() * sum(w for _, w in weighted)
+    x = rng.random() * sum((w for _, w in weighted), 0.0)
     for value, w in weighted:
         x -= w
         if x < 0:
@@ -182,7 +182,7 @@ def _spells(rng: random.Random, horizon: float) -> list[tuple[float, float, floa
         end = min(horizon, t + rng.expovariate(1.0 / SPELL_MEAN_S))
         out.append((t, end, BUSY_MULT if busy else QUIET_MULT))
         t, busy = end, not busy
-    mean = sum((e - s) * m for s, e, m in out) / horizon
+    mean = sum(((e - s) * m for s, e, m in out), 0.0) / horizon
     return [(s, e, m / mean) for s, e, m in out]
 
 
@@ -207,7 +207,7 @@ def generate(
     horizon = days * DAY
     rng = random.Random(seed)
     teams = _teams(config, cluster)
-    total_abs = sum(t.absolute.get(cluster, 0.0) for t in teams)
+    total_abs = sum((t.absolute.get(cluster, 0.0) for t in teams), 0.0)
     mix = calibration.mix
     mean_gs = _mean_gpu_seconds(gpn, mix)
     jobs: list[JobSpec] = []
@@ -275,8 +275,8 @@ def _mean_gpus(cls: str, gpn: int, max_nodes: int | None) -> float:
     """Expected GPUs of one job of class ``cls`` on nodes of ``gpn`` GPUs (before max_gpus caps)."""
     if cls == "train":
         top = max_nodes if max_nodes is not None else max(n for n, _ in TRAIN_NODES)
-        used = sum(min(n, top) * w for n, w in TRAIN_NODES)
-        return gpn * used / sum(w for _, w in TRAIN_NODES)
+        used = sum((min(n, top) * w for n, w in TRAIN_NODES), 0.0)
+        return gpn * used / sum((w for _, w in TRAIN_NODES), 0.0)
     small = (1, 1, 2, 4, 8) if gpn >= 8 else (1, 1, 2, gpn)
     return sum(min(g, gpn) for g in small) / len(small)
 
