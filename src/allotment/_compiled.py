@@ -100,6 +100,9 @@ HOT: tuple[str, ...] = (
     "allotment.traces.job_lines",
     "allotment.traces.reader",
     "allotment.traces.trace_stream",
+    # every ``--scenario`` run and every plan unit draws its workload first: 178k shapes and 77k
+    # jobs for 30 days of ``ai2`` (100k of the shapes the fixed-seed mean), interpreted
+    "allotment.traces.scenarios.ai2",
     # Not sim.latency (its calls from the runner are 0.5% of a Philly-shaped run): a compiled
     # frozen dataclass does not unpickle (its __setattr__ refuses), and plan's worker pool
     # pickles the profile.

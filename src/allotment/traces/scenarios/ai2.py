@@ -30,12 +30,12 @@ Deterministic: everything is drawn from ``random.Random(seed)``.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import math
 import random
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from allotment.compile.model import BudgetNode, CompiledConfig
 from allotment.core.jobs import JobSpec, NodeEvent
@@ -62,8 +62,10 @@ FAILURES_PER_WEEK = 3.0
 USERS_PER_TEAM = 10
 
 
-@dataclass(frozen=True, slots=True)
-class _Shape:
+class _Shape(NamedTuple):
+    """One drawn job's size and contract (a named tuple: drawn tens of thousands of times a
+    run, where a frozen dataclass's interpreted ``__init__`` cost 2 us each)."""
+
     gpus: int
     gpus_per_node: int | None
     work: float
@@ -79,7 +81,7 @@ def _lognormal(rng: random.Random, median: float, sigma: float, lo: float, hi: f
 
 
 def _choice(rng: random.Random, weighted: tuple[tuple[int, float], ...]) -> int:
-    x = rng.random() * sum(w for _, w in weighted)
+    x = rng.random() * sum((w for _, w in weighted), 0.0)
     for value, w in weighted:
         x -= w
         if x < 0:
@@ -180,7 +182,7 @@ def _spells(rng: random.Random, horizon: float) -> list[tuple[float, float, floa
         end = min(horizon, t + rng.expovariate(1.0 / SPELL_MEAN_S))
         out.append((t, end, BUSY_MULT if busy else QUIET_MULT))
         t, busy = end, not busy
-    mean = sum((e - s) * m for s, e, m in out) / horizon
+    mean = sum(((e - s) * m for s, e, m in out), 0.0) / horizon
     return [(s, e, m / mean) for s, e, m in out]
 
 
@@ -205,7 +207,7 @@ def generate(
     horizon = days * DAY
     rng = random.Random(seed)
     teams = _teams(config, cluster)
-    total_abs = sum(t.absolute.get(cluster, 0.0) for t in teams)
+    total_abs = sum((t.absolute.get(cluster, 0.0) for t in teams), 0.0)
     mix = calibration.mix
     mean_gs = _mean_gpu_seconds(gpn, mix)
     jobs: list[JobSpec] = []
@@ -217,22 +219,20 @@ def generate(
         want = BACKLOG * capacity * weight
         cap = _cap(config, team)
         max_nodes = _max_nodes(config, team, cluster, gpn) if calibration.runs_fit_allocation else None
-        backlog: list[tuple[str, JobSpec]] = []
+        backlog: list[_Draft] = []
         got = 0
         while got < want:
             cls = _pick_class(trng, mix)
             if cls == "debug":
                 continue
             s = _fit(_shape(trng, cls, gpn, max_nodes), cap, gpn)
-            backlog.append(
-                (cls, _job(team.name, 0, trng.uniform(0.0, 600.0), trng.choice(users), s, seed))
-            )
+            backlog.append(_Draft(cls, round(trng.uniform(0.0, 600.0), 3), trng.choice(users), s))
             got += s.gpus
         load = calibration.load
         rate = load * capacity * weight / mean_gs  # jobs per second at multiplier 1
         target = load * capacity * weight * horizon  # GPU-seconds this team offers after t=0
         spells = _spells(trng, horizon)
-        arrivals: list[tuple[str, JobSpec]] = []
+        arrivals: list[_Draft] = []
         offered = 0.0
         # heavy-tailed job sizes must not make the realized load drift away from the load by
         # chance: sweep the same bursty spells again, at the rate of what is still missing,
@@ -247,19 +247,15 @@ def generate(
                         break
                     cls = _pick_class(trng, mix)
                     s = _fit(_shape(trng, cls, gpn, max_nodes), cap, gpn)
-                    arrivals.append((cls, _job(team.name, 0, t, trng.choice(users), s, seed)))
+                    arrivals.append(_Draft(cls, round(t, 3), trng.choice(users), s))
                     offered += s.gpus * s.work
             scale = max(0.0, (target - offered) / target)
         while offered > 1.01 * target and arrivals:
-            _, gone = arrivals.pop(trng.randrange(len(arrivals)))
-            offered -= gone.gpus * gone.work
-        arrivals.sort(key=lambda a: a[1].submit)
-        team_jobs = [
-            (cls, dataclasses.replace(j, id=f"{team.name}-{i:06d}"))
-            for i, (cls, j) in enumerate(backlog + arrivals)
-        ]
+            gone = arrivals.pop(trng.randrange(len(arrivals))).shape
+            offered -= gone.gpus * round(gone.work, 3)
+        arrivals.sort(key=lambda a: a.submit)
         streams = _Streams(calibration.outstanding, capacity * weight, gpn, max_nodes)
-        jobs.extend(_chain(team_jobs, streams))
+        jobs.extend(_chain(team.name, backlog + arrivals, streams))
         if calibration.pipelines > 0:
             who = pipelines.Team(team.name, users, capacity * weight, gpn, max_nodes, TRAIN_NODES, cap)
             jobs.extend(pipelines.pipelines(seed, who, horizon, calibration.pipelines))
@@ -279,8 +275,8 @@ def _mean_gpus(cls: str, gpn: int, max_nodes: int | None) -> float:
     """Expected GPUs of one job of class ``cls`` on nodes of ``gpn`` GPUs (before max_gpus caps)."""
     if cls == "train":
         top = max_nodes if max_nodes is not None else max(n for n, _ in TRAIN_NODES)
-        used = sum(min(n, top) * w for n, w in TRAIN_NODES)
-        return gpn * used / sum(w for _, w in TRAIN_NODES)
+        used = sum((min(n, top) * w for n, w in TRAIN_NODES), 0.0)
+        return gpn * used / sum((w for _, w in TRAIN_NODES), 0.0)
     small = (1, 1, 2, 4, 8) if gpn >= 8 else (1, 1, 2, gpn)
     return sum(min(g, gpn) for g in small) / len(small)
 
@@ -295,24 +291,30 @@ class _Streams:
     max_nodes: int | None
 
 
-def _chain(team_jobs: list[tuple[str, JobSpec]], st: _Streams) -> list[JobSpec]:
+def _chain(team: str, drafts: list[_Draft], st: _Streams) -> list[JobSpec]:
     """Researchers keep a bounded number of experiments of each class in flight: the next one
     goes in when an earlier one ends.  Encoded in the trace as ``depends_on`` the job ``k``
     places back in the same team and class, so the replay reacts to the scheduler the way people
-    do and demand stays near ``sum(outstanding)`` times the team's slice instead of drifting."""
+    do and demand stays near ``sum(outstanding)`` times the team's slice instead of drifting.
+
+    Each job is built here once, numbered in submit order, with its dependency: the drafts carry
+    what was drawn, so no job is built and then copied to change its id or ``depends_on``."""
+    in_flight = {
+        cls: max(1, round(share * st.slice_gpus / _mean_gpus(cls, st.gpn, st.max_nodes)))
+        for cls, share in st.outstanding.items()
+    }
     streams: dict[str, list[str]] = {}
     out: list[JobSpec] = []
-    for cls, j in team_jobs:
-        share = st.outstanding.get(cls)
-        if share is None:
-            out.append(j)
-            continue
-        k = max(1, round(share * st.slice_gpus / _mean_gpus(cls, st.gpn, st.max_nodes)))
-        ids = streams.setdefault(cls, [])
-        if len(ids) >= k:
-            j = dataclasses.replace(j, depends_on=(ids[-k],))
-        ids.append(j.id)
-        out.append(j)
+    for i, d in enumerate(drafts):
+        job_id = f"{team}-{i:06d}"
+        depends_on: tuple[str, ...] = ()
+        k = in_flight.get(d.cls)
+        if k is not None:
+            ids = streams.setdefault(d.cls, [])
+            if len(ids) >= k:
+                depends_on = (ids[-k],)
+            ids.append(job_id)
+        out.append(_job(team, job_id, d, depends_on))
     return out
 
 
@@ -357,20 +359,32 @@ def _fit(s: _Shape, cap: int | None, gpn: int) -> _Shape:
     )
 
 
-def _job(team: str, n: int, submit: float, user: str, s: _Shape, seed: int) -> JobSpec:
+class _Draft(NamedTuple):
+    """A job as drawn, before it is numbered and chained (``_chain``); ``submit`` is rounded to
+    the trace's millisecond already, since the team's jobs are numbered in that order."""
+
+    cls: str
+    submit: float
+    user: str
+    shape: _Shape
+
+
+def _job(team: str, job_id: str, d: _Draft, depends_on: tuple[str, ...]) -> JobSpec:
+    s = d.shape
     return JobSpec(
-        id=f"{team}-{n:06d}",
-        submit=round(submit, 3),
+        id=job_id,
+        submit=d.submit,
         account=team,
         gpus=s.gpus,
         work=round(s.work, 3),
-        user=user,
+        user=d.user,
         gpus_per_node=s.gpus_per_node,
         min_runtime=round(s.min_runtime, 3),
         resumable=s.resumable,
         checkpoint_interval=s.checkpoint_interval,
         priority=s.priority,
         kind=s.kind,
+        depends_on=depends_on,
     )
 
 
