@@ -118,3 +118,38 @@ def test_a_donor_replaced_by_another_is_seen() -> None:
         s.state.finish("j004")  # d's GPU on n1
     twin.start(("c", 3, 1, 1, True, 0, 1e9))
     assert twin.search("j007") == [("j001", "reclaim")]
+
+
+# two donors' preemptible 4 GPUs on n0, the one node a's 4-GPU job could be given (n1-n3 hold
+# protected work, n3 3 free GPUs); a runs 6 of the 8 it is owed.  b runs 10, 2 over: its job
+# is taken first (the more over first, the key's ``-over``), and the pick fails the check (a's
+# term moves by |10 - 8| - 2 = 0, b's by |2 - 4| - 2 = 0: not lower)
+def _two_donors_on_the_chosen_node(c_runs: int) -> Twin:
+    twin = Twin([("b", 4, 0, 1, True, 0, -1.0), ("c", 4, 0, 1, True, 0, -1.0), ("b", 6, 1, 1, True, 0, 1e9),
+                 ("a", 2, 1, 1, True, 0, 1e9), ("c", c_runs - 4, 2, 1, True, 0, 1e9), ("a", 3, 2, 1, True, 0, 1e9),
+                 ("a", 1, 3, 1, True, 0, 1e9), ("d", 4, 3, 1, True, 0, 1e9)], [("a", 4, 0, 1, True, 0, 1e9)])
+    assert twin.search("j009") is None
+    assert _picks(twin) == 1
+    assert twin.search("j009") is None
+    return twin
+
+
+def test_a_donors_excess_growing_past_anothers_on_the_chosen_node_is_seen() -> None:
+    """A donor's changed excess re-reads its nodes (``still_picks``).  c runs 9, 1 over: a
+    donor, its job on n0 after b's.  c starts 2 GPUs on n3 (touched: it cannot be freed) and
+    runs 3 over: on n0 its job now comes first, and taking it passes (c's term moves by
+    |3 - 4| - 3 = -2).  No account the pick moved (a, b) changed its GPUs: only the re-read of
+    c's nodes sees it."""
+    twin = _two_donors_on_the_chosen_node(9)
+    twin.start(("c", 2, 3, 1, True, 0, 1e9))
+    assert twin.search("j009") == [("j002", "reclaim")]
+
+
+def test_an_account_turning_donor_on_the_chosen_node_is_seen() -> None:
+    """A new donor's nodes are re-read (``still_picks``), also while the donors it read stay
+    donors (b is one throughout).  c runs 8, what it is owed: no donor.  c starts 3 GPUs on n3
+    (touched: it cannot be freed) and runs 3 over: a donor, whose job on n0 now comes before
+    b's, and taking it passes."""
+    twin = _two_donors_on_the_chosen_node(8)
+    twin.start(("c", 3, 3, 1, True, 0, 1e9))
+    assert twin.search("j009") == [("j002", "reclaim")]
