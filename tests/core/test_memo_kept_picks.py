@@ -12,7 +12,8 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.core.memo_twin import Change, Job, Twin, change, failed
+from allotment.core.context import build_context
+from tests.core.memo_twin import Change, Job, Twin, change, config, failed
 
 
 def _picks(twin: Twin) -> int:
@@ -153,3 +154,29 @@ def test_an_account_turning_donor_on_the_chosen_node_is_seen() -> None:
     twin = _two_donors_on_the_chosen_node(8)
     twin.start(("c", 3, 3, 1, True, 0, 1e9))
     assert twin.search("j009") == [("j002", "reclaim")]
+
+
+def test_a_debug_job_no_longer_ending_before_a_victim_is_seen() -> None:
+    """The debug end (``Starting.debug_end``): a kept pick is reused only for the same one.
+    a's debug job (4 GPUs, 60 s of work, priority 1) may reclaim (``debug_reclaim``) though a
+    runs what it is owed (8).  n0: b's preemptible 2 (b runs 10, 2 over) beside a's priority-1
+    2 that end in 90 s (``debug-slice``: the debug job would end first) and c's protected 4;
+    n1: a's priority-1 2 that end in an hour, beside d's protected 4 and 2 free.  Both options
+    need a debug slice; n0 comes first and takes b's job too: the pick fails the check (a's
+    term moves by +2, b's by -2).  60 s later nothing was touched, but the debug job would end
+    after a's job on n0: n0 cannot be freed, and n1 (a debug slice alone, no reclaim to check)
+    is taken."""
+    twin = Twin([], [], build_context(config(debug_reclaim=True), "c1"))
+    twin.run("r", "b", 2, 0, 0, 3600.0)
+    twin.run("d0", "a", 2, 0, 1, 100.0)
+    twin.run("c0", "c", 4, 0, 0, 3600.0, 1e9)
+    twin.run("d1", "a", 2, 1, 1, 3600.0)
+    twin.run("dd", "d", 4, 1, 0, 3600.0, 1e9)
+    twin.run("a2", "a", 4, 2, 0, 3600.0, 1e9)
+    twin.run("c2", "c", 4, 2, 0, 3600.0, 1e9)
+    twin.run("b3", "b", 8, 3, 0, 3600.0, 1e9)
+    twin.wait("p", "a", 4, 1, 60.0)
+    assert twin.search("p") is None
+    assert _picks(twin) == 1
+    twin.change(("tick", 60))
+    assert twin.search("p") == [("d1", "debug-slice")]
