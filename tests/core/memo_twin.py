@@ -111,12 +111,13 @@ class Twin:
             s.state.add_pending(spec, self.now, self.now)
 
     def run(self, jid: str, account: str, gpus: int, node: int, declared: int, work: float,
-            protect: float = -1.0) -> None:
+            protect: float = -1.0, checkpoint: float | None = None) -> None:
         """Start an allocated job of ``work`` seconds (ends at ``now - 10 + work``) on one node:
-        what the named cases whose jobs must end at different times build (``Job``s all run an
-        hour).  ``protect`` < 0: past its protection at once."""
+        what the named cases whose jobs must end at different times, or lose work when taken,
+        build (``Job``s all run an hour and checkpoint continuously).  ``protect`` < 0: past its
+        protection at once; ``checkpoint``: its checkpoint interval (None: continuously)."""
         spec = JobSpec(id=jid, submit=0.0, account=account, gpus=gpus, work=work, user=f"u{declared}",
-                       min_runtime=600.0, priority=declared)
+                       min_runtime=600.0, priority=declared, checkpoint_interval=checkpoint)
         for s in self.both:
             s.state.add_running(spec, self.now - 10.0, ((s.state.pool.names[node], gpus),), allocated=True,
                                 protected_until=self.now + protect)

@@ -12,8 +12,8 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from allotment.core.context import build_context
-from tests.core.memo_twin import Change, Job, Twin, change, config, failed
+from allotment.core.context import Context, build_context
+from tests.core.memo_twin import CTX, PERIOD, Change, Job, Twin, change, config, failed
 
 
 def _picks(twin: Twin) -> int:
@@ -180,3 +180,48 @@ def test_a_debug_job_no_longer_ending_before_a_victim_is_seen() -> None:
     assert _picks(twin) == 1
     twin.change(("tick", 60))
     assert twin.search("p") == [("d1", "debug-slice")]
+
+
+# a runs 6 of the 8 it is owed and asks for 4 GPUs; every node is full.  n0: b's preemptible 4
+# (b runs 10, 2 over: taking them moves a's term by 0 and b's by 0, not lower) beside b's
+# protected 4; n1: c's preemptible 4 (c runs 12, 4 over: taking them passes, -4) beside c's
+# protected 4.  Both options are one reclaim; no work is lost at the epoch (the jobs started
+# after it), so n0 comes first by its name and the pick fails the check
+def _a_cheaper_node_that_fails(ctx: Context = CTX, checkpoint: float | None = None) -> Twin:
+    twin = Twin([], [], ctx)
+    twin.run("x", "b", 4, 0, 0, 3600.0, checkpoint=checkpoint)
+    twin.run("b0", "b", 4, 0, 0, 3600.0, 1e9)
+    twin.run("y", "c", 4, 1, 0, 3600.0)
+    twin.run("c1", "c", 4, 1, 0, 3600.0, 1e9)
+    for jid, account, gpus, node in (("b2", "b", 2, 2), ("c2", "c", 4, 2), ("a2", "a", 2, 2), ("a3", "a", 4, 3),
+                                     ("d3", "d", 4, 3)):
+        twin.run(jid, account, gpus, node, 0, 3600.0, 1e9)
+    twin.wait("p", "a", 4, 0, 3600.0)
+    assert twin.search("p") is None
+    assert _picks(twin) == 1
+    assert twin.search("p") is None
+    return twin
+
+
+def test_a_new_epoch_that_makes_the_chosen_node_lose_work_is_seen() -> None:
+    """The pass inputs (``KeptPick.inputs``): the epoch at which lost work orders the options.
+    b's job on n0 checkpoints every 1,000 s; at the next epoch (the usage as it was, a new
+    mapping) it would lose 210 s of its 4 GPUs' work, c's job nothing: n1 comes first, and its
+    pick passes.  Nothing was touched, no donor's excess moved; a job that is not a debug job
+    (``debug_end`` None), so the time reaches the pick through the epoch alone."""
+    twin = _a_cheaper_node_that_fails(build_context(config(debug_threshold_s=60), "c1"), checkpoint=1000.0)
+    twin.change(("tick", PERIOD))
+    twin.usage = dict(twin.usage)
+    assert twin.search("p") == [("y", "reclaim")]
+
+
+def test_the_job_queued_again_after_its_chosen_victim_evicted_it_is_seen() -> None:
+    """The job's identity (``Failure.job``, in the pick's reuse): the same job queued again as
+    a new record that b's job on n0 evicted (``evicted_by``): anti-thrash bars it, n0 cannot be
+    freed, and n1's pick passes.  Nothing was touched."""
+    twin = _a_cheaper_node_that_fails()
+    for s in twin.both:
+        q = s.state.take_pending("p")
+        s.state.add_pending(q.spec, q.eligible, q.queued_since, done_work=q.done_work, declared=q.declared,
+                            evicted_by="x")
+    assert twin.search("p") == [("y", "reclaim")]
