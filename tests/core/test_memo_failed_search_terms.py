@@ -106,11 +106,12 @@ def test_the_same_search_later_may_slice_where_it_could_not() -> None:
     same ``now``.  a runs 16 (borrowing): on n0 a priority-0 job ending in 40 s and a priority-1
     one ending in 90 s, on n1 two that end in an hour.  a's priority-1 debug job of 60 s (8
     GPUs) may take n0's pair (``within-team``, ``debug-slice``: it would end before the
-    priority-1 one), the cheaper node, but the slicing rule forbids it (it would end after the
-    priority-0 one, and b's waiting job, ranked ahead, would fit there): it fails, for now.
-    60 s later nothing else changed, but the debug job would end after n0's priority-1 job: it
-    may no longer take it, so it takes n1's pair, which end after it -- the slicing rule
-    allows that.  A later time narrowed what it may take, and that made it succeed."""
+    priority-1 one), the first of two nodes that each need a debug slice, but the slicing rule
+    forbids it (it would end after the priority-0 one, and b's waiting job, ranked ahead, would
+    fit there): it fails, for now.  60 s later nothing else changed, but the debug job would
+    end after n0's priority-1 job: it may no longer take it, so it takes n1's pair, which end
+    after it -- the slicing rule allows that.  A later time narrowed what it may take, and that
+    made it succeed."""
     twin = Twin([], [("b", 8, 0, 1, True, 0, 1e9)])
     twin.run("w1", "a", 4, 0, 0, 50.0)
     twin.run("d1", "a", 4, 0, 1, 100.0)

@@ -121,7 +121,7 @@ def test_a_donor_replaced_by_another_is_seen() -> None:
     assert twin.search("j007") == [("j001", "reclaim")]
 
 
-# two donors' preemptible 4 GPUs on n0, the one node a's 4-GPU job could be given (n1-n3 hold
+# b's and c's preemptible 4 GPUs on n0, the one node a's 4-GPU job could be given (n1-n3 hold
 # protected work, n3 3 free GPUs); a runs 6 of the 8 it is owed.  b runs 10, 2 over: its job
 # is taken first (the more over first, the key's ``-over``), and the pick fails the check (a's
 # term moves by |10 - 8| - 2 = 0, b's by |2 - 4| - 2 = 0: not lower)
@@ -186,7 +186,7 @@ def test_a_debug_job_no_longer_ending_before_a_victim_is_seen() -> None:
 # (b runs 10, 2 over: taking them moves a's term by 0 and b's by 0, not lower) beside b's
 # protected 4; n1: c's preemptible 4 (c runs 12, 4 over: taking them passes, -4) beside c's
 # protected 4.  Both options are one reclaim; no work is lost at the epoch (the jobs started
-# after it), so n0 comes first by its name and the pick fails the check
+# after it), so n0 comes first by node order and the pick fails the check
 def _a_cheaper_node_that_fails(ctx: Context = CTX, checkpoint: float | None = None) -> Twin:
     twin = Twin([], [], ctx)
     twin.run("x", "b", 4, 0, 0, 3600.0, checkpoint=checkpoint)
