@@ -125,7 +125,7 @@ def test_a_donor_replaced_by_another_is_seen() -> None:
 # protected work, n3 3 free GPUs); a runs 6 of the 8 it is owed.  b runs 10, 2 over: its job
 # is taken first (the more over first, the key's ``-over``), and the pick fails the check (a's
 # term moves by |10 - 8| - 2 = 0, b's by |2 - 4| - 2 = 0: not lower)
-def _two_donors_on_the_chosen_node(c_runs: int) -> Twin:
+def two_donors_on_the_chosen_node(c_runs: int) -> Twin:
     twin = Twin([("b", 4, 0, 1, True, 0, -1.0), ("c", 4, 0, 1, True, 0, -1.0), ("b", 6, 1, 1, True, 0, 1e9),
                  ("a", 2, 1, 1, True, 0, 1e9), ("c", c_runs - 4, 2, 1, True, 0, 1e9), ("a", 3, 2, 1, True, 0, 1e9),
                  ("a", 1, 3, 1, True, 0, 1e9), ("d", 4, 3, 1, True, 0, 1e9)], [("a", 4, 0, 1, True, 0, 1e9)])
@@ -141,7 +141,7 @@ def test_a_donors_excess_growing_past_anothers_on_the_chosen_node_is_seen() -> N
     runs 3 over: on n0 its job now comes first, and taking it passes (c's term moves by
     |3 - 4| - 3 = -2).  No account the pick moved (a, b) changed its GPUs: only the re-read of
     c's nodes sees it."""
-    twin = _two_donors_on_the_chosen_node(9)
+    twin = two_donors_on_the_chosen_node(9)
     twin.start(("c", 2, 3, 1, True, 0, 1e9))
     assert twin.search("j009") == [("j002", "reclaim")]
 
@@ -151,21 +151,14 @@ def test_an_account_turning_donor_on_the_chosen_node_is_seen() -> None:
     donors (b is one throughout).  c runs 8, what it is owed: no donor.  c starts 3 GPUs on n3
     (touched: it cannot be freed) and runs 3 over: a donor, whose job on n0 now comes before
     b's, and taking it passes."""
-    twin = _two_donors_on_the_chosen_node(8)
+    twin = two_donors_on_the_chosen_node(8)
     twin.start(("c", 3, 3, 1, True, 0, 1e9))
     assert twin.search("j009") == [("j002", "reclaim")]
 
 
-def test_a_debug_job_no_longer_ending_before_a_victim_is_seen() -> None:
-    """The debug end (``Starting.debug_end``): a kept pick is reused only for the same one.
-    a's debug job (4 GPUs, 60 s of work, priority 1) may reclaim (``debug_reclaim``) though a
-    runs what it is owed (8).  n0: b's preemptible 2 (b runs 10, 2 over) beside a's priority-1
-    2 that end in 90 s (``debug-slice``: the debug job would end first) and c's protected 4;
-    n1: a's priority-1 2 that end in an hour, beside d's protected 4 and 2 free.  Both options
-    need a debug slice; n0 comes first and takes b's job too: the pick fails the check (a's
-    term moves by +2, b's by -2).  60 s later nothing was touched, but the debug job would end
-    after a's job on n0: n0 cannot be freed, and n1 (a debug slice alone, no reclaim to check)
-    is taken."""
+def debug_slice_on_the_chosen_node() -> Twin:
+    """The state of the case below: a's debug job p picked b's job and a debug slice on n0 and
+    failed the check, a pick the fast walk keeps."""
     twin = Twin([], [], build_context(config(debug_reclaim=True), "c1"))
     twin.run("r", "b", 2, 0, 0, 3600.0)
     twin.run("d0", "a", 2, 0, 1, 100.0)
@@ -178,6 +171,20 @@ def test_a_debug_job_no_longer_ending_before_a_victim_is_seen() -> None:
     twin.wait("p", "a", 4, 1, 60.0)
     assert twin.search("p") is None
     assert _picks(twin) == 1
+    return twin
+
+
+def test_a_debug_job_no_longer_ending_before_a_victim_is_seen() -> None:
+    """The debug end (``Starting.debug_end``): a kept pick is reused only for the same one.
+    a's debug job (4 GPUs, 60 s of work, priority 1) may reclaim (``debug_reclaim``) though a
+    runs what it is owed (8).  n0: b's preemptible 2 (b runs 10, 2 over) beside a's priority-1
+    2 that end in 90 s (``debug-slice``: the debug job would end first) and c's protected 4;
+    n1: a's priority-1 2 that end in an hour, beside d's protected 4 and 2 free.  Both options
+    need a debug slice; n0 comes first and takes b's job too: the pick fails the check (a's
+    term moves by +2, b's by -2).  60 s later nothing was touched, but the debug job would end
+    after a's job on n0: n0 cannot be freed, and n1 (a debug slice alone, no reclaim to check)
+    is taken."""
+    twin = debug_slice_on_the_chosen_node()
     twin.change(("tick", 60))
     assert twin.search("p") == [("d1", "debug-slice")]
 
@@ -187,7 +194,7 @@ def test_a_debug_job_no_longer_ending_before_a_victim_is_seen() -> None:
 # protected 4; n1: c's preemptible 4 (c runs 12, 4 over: taking them passes, -4) beside c's
 # protected 4.  Both options are one reclaim; no work is lost at the epoch (the jobs started
 # after it), so n0 comes first by node order and the pick fails the check
-def _a_cheaper_node_that_fails(ctx: Context = CTX, checkpoint: float | None = None) -> Twin:
+def a_cheaper_node_that_fails(ctx: Context = CTX, checkpoint: float | None = None) -> Twin:
     twin = Twin([], [], ctx)
     twin.run("x", "b", 4, 0, 0, 3600.0, checkpoint=checkpoint)
     twin.run("b0", "b", 4, 0, 0, 3600.0, 1e9)
@@ -209,7 +216,7 @@ def test_a_new_epoch_that_makes_the_chosen_node_lose_work_is_seen() -> None:
     mapping) it would lose 210 s of its 4 GPUs' work, c's job nothing: n1 comes first, and its
     pick passes.  Nothing was touched, no donor's excess moved; a job that is not a debug job
     (``debug_end`` None), so the time reaches the pick through the epoch alone."""
-    twin = _a_cheaper_node_that_fails(build_context(config(debug_threshold_s=60), "c1"), checkpoint=1000.0)
+    twin = a_cheaper_node_that_fails(build_context(config(debug_threshold_s=60), "c1"), checkpoint=1000.0)
     twin.change(("tick", PERIOD))
     twin.usage = dict(twin.usage)
     assert twin.search("p") == [("y", "reclaim")]
@@ -219,7 +226,7 @@ def test_the_job_queued_again_after_its_chosen_victim_evicted_it_is_seen() -> No
     """The job's identity (``Failure.job``, in the pick's reuse): the same job queued again as
     a new record that b's job on n0 evicted (``evicted_by``): anti-thrash bars it, n0 cannot be
     freed, and n1's pick passes.  Nothing was touched."""
-    twin = _a_cheaper_node_that_fails()
+    twin = a_cheaper_node_that_fails()
     for s in twin.both:
         q = s.state.take_pending("p")
         s.state.add_pending(q.spec, q.eligible, q.queued_since, done_work=q.done_work, declared=q.declared,
