@@ -110,6 +110,27 @@ class Twin:
         for s in self.both:
             s.state.add_pending(spec, self.now, self.now)
 
+    def run(self, jid: str, account: str, gpus: int, node: int, declared: int, work: float,
+            protect: float = -1.0, checkpoint: float | None = None) -> None:
+        """Start an allocated job of ``work`` seconds (ends at ``now - 10 + work``) on one node:
+        what the named cases whose jobs must end at different times, or lose work when taken,
+        build (``Job``s all run an hour and checkpoint continuously).  ``protect`` < 0: past its
+        protection at once; ``checkpoint``: its checkpoint interval (None: continuously)."""
+        spec = JobSpec(id=jid, submit=0.0, account=account, gpus=gpus, work=work, user=f"u{declared}",
+                       min_runtime=600.0, priority=declared, checkpoint_interval=checkpoint)
+        for s in self.both:
+            s.state.add_running(spec, self.now - 10.0, ((s.state.pool.names[node], gpus),), allocated=True,
+                                protected_until=self.now + protect)
+            s.state.expire_protections(self.now)
+
+    def wait(self, jid: str, account: str, gpus: int, declared: int, work: float) -> None:
+        """Queue an allocated one-node job of ``work`` seconds (minimum runtime 600 s: a debug job
+        under the default threshold)."""
+        spec = JobSpec(id=jid, submit=0.0, account=account, gpus=gpus, work=work, user=f"u{declared}",
+                       min_runtime=600.0, priority=declared)
+        for s in self.both:
+            s.state.add_pending(spec, self.now, self.now)
+
     def search(self, jid: str, reserve: bool = False) -> object:
         """The same victim search for ``jid`` on both walks, which must agree: its victims as
         (job, rule) pairs, or None when nothing was found."""

@@ -15,8 +15,12 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from allotment.core.preemption.view import FOR_NOW_BARE
-from tests.core.memo_twin import Change, Job, Twin, change, failed, job
+from allotment.core.context import build_context
+from allotment.core.preemption.view import FOR_NOW, FOR_NOW_BARE
+from tests.core.memo_twin import Change, Job, Twin, change, config, failed, job
+
+# minimum runtime 600 s: not a debug job under this threshold (the proof is then asked with own work)
+NO_DEBUG = build_context(config(debug_threshold_s=60), "c1")
 
 
 def _bare(twin: Twin) -> int:
@@ -104,3 +108,31 @@ def test_only_a_bare_failure_is_asked_through_its_proof() -> None:
     for s in twin.both:
         s.state.expire_protections(twin.now)  # unallocated work is preemptible at once
     assert twin.search("j005") is not None
+
+
+def slicing_forced() -> Twin:
+    """The state of the case below: a's job j008's search failed as the slicing rule forced it
+    (a ``FOR_NOW``, not bare), kept by the fast walk."""
+    running: list[Job] = [("a", 6, 0, 1, True, 0, -1.0), ("c", 8, 1, 1, True, 0, -1.0), ("c", 2, 2, 1, True, 0, 1e9),
+                          ("d", 6, 2, 1, True, 0, 1e9), ("a", 2, 3, 1, True, 0, 1e9), ("d", 6, 3, 1, True, 0, 1e9)]
+    twin = Twin(running, [("b", 8, 0, 1, True, 0, 1e9), ("a", 8, 0, 1, True, 1, 1e9)], NO_DEBUG)  # j007, j008
+    assert twin.search("j008") is None
+    assert [(f.why, f.why.bare, f.pick) for f in failed(twin.fast).entries()] == [(FOR_NOW, False, None)]
+    return twin
+
+
+def test_a_failure_the_slicing_rule_forced_is_not_kept_by_the_bare_proof() -> None:
+    """Only a bare failure is handed to the proof (``was.why.bare`` in ``Kept.still_failed``).
+    a runs what it is owed (8: borrowing): 6 preemptible priority-0 GPUs on n0 beside 2 free,
+    and 2 protected on n3.  Its priority-1 job (not a debug job) finds its own work on n0, but
+    the slicing rule forbids it (it would end after it, and b's waiting job, ranked ahead, fits
+    there): the search again without slicing finds nothing, a ``FOR_NOW`` that is not bare.
+    a's protected job on n3 stops: a runs 6, below what it is owed, so it may reclaim (c, over
+    by 2, is a donor whose only preemptible job overshoots: no reclaim can pass, the proof
+    holds) and it is no longer borrowing, so it may slice: it takes its own job on n0.  Handed
+    to the proof, the old failure would be kept: n3, the one node that grew, cannot hold the
+    job with its own and unallocated work."""
+    twin = slicing_forced()
+    for s in twin.both:
+        s.state.finish("j005")  # a's protected 2 GPUs on n3
+    assert twin.search("j008") == [("j001", "within-team")]

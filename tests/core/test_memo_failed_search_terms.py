@@ -99,3 +99,37 @@ def test_a_failure_that_could_not_take_yielding_jobs_does_not_answer_one_that_ca
         s.state.add_running(spec, twin.now - 10.0, (("n0", 8),), allocated=True, protected_until=twin.now - 10.0, yields=True)
     _fails_twice(twin, "j003")
     assert _search(twin, "j003", kind="reserve") is not None
+
+
+def sliced_later() -> Twin:
+    """The state of the case below: the debug job p's search failed, for now, as the slicing
+    rule forced it, kept by the fast walk."""
+    twin = Twin([], [("b", 8, 0, 1, True, 0, 1e9)])
+    twin.run("w1", "a", 4, 0, 0, 50.0)
+    twin.run("d1", "a", 4, 0, 1, 100.0)
+    twin.run("w2", "a", 4, 1, 0, 3600.0)
+    twin.run("d2", "a", 4, 1, 1, 3600.0)
+    twin.run("c", "c", 8, 2, 0, 3600.0, 1e9)
+    twin.run("d", "d", 8, 3, 0, 3600.0, 1e9)
+    twin.wait("p", "a", 8, 1, 60.0)
+    _fails_twice(twin, "p")
+    assert [(f.why.lasting, f.pick) for f in failed(twin.fast).entries()] == [(False, None)]
+    return twin
+
+
+def test_the_same_search_later_may_slice_where_it_could_not() -> None:
+    """The time (``SearchState.now``): a failure is reused on the very same state only at the
+    same ``now``.  a runs 16 (borrowing): on n0 a priority-0 job ending in 40 s and a priority-1
+    one ending in 90 s, on n1 two that end in an hour.  a's priority-1 debug job of 60 s (8
+    GPUs) may take n0's pair (``within-team``, ``debug-slice``: it would end before the
+    priority-1 one), the first of two nodes that each need a debug slice, but the slicing rule
+    forbids it (it would end after the priority-0 one, and b's waiting job, ranked ahead, would
+    fit there): it fails, for now.  60 s later nothing else changed, but the debug job would
+    end after n0's priority-1 job: it may no longer take it, so it takes n1's pair, which end
+    after it -- the slicing rule allows that.  A later time narrowed what it may take, and that
+    made it succeed."""
+    twin = sliced_later()
+    version = twin.fast.state.version
+    twin.change(("tick", 60))
+    assert twin.fast.state.version == version  # the very same state
+    assert _search(twin, "p") == [("w2", "within-team"), ("d2", "debug-slice")]

@@ -12,7 +12,8 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.core.memo_twin import Change, Job, Twin, change, failed
+from allotment.core.context import Context, build_context
+from tests.core.memo_twin import CTX, PERIOD, Change, Job, Twin, change, config, failed
 
 
 def _picks(twin: Twin) -> int:
@@ -118,3 +119,116 @@ def test_a_donor_replaced_by_another_is_seen() -> None:
         s.state.finish("j004")  # d's GPU on n1
     twin.start(("c", 3, 1, 1, True, 0, 1e9))
     assert twin.search("j007") == [("j001", "reclaim")]
+
+
+# b's and c's preemptible 4 GPUs on n0, the one node a's 4-GPU job could be given (n1-n3 hold
+# protected work, n3 3 free GPUs); a runs 6 of the 8 it is owed.  b runs 10, 2 over: its job
+# is taken first (the more over first, the key's ``-over``), and the pick fails the check (a's
+# term moves by |10 - 8| - 2 = 0, b's by |2 - 4| - 2 = 0: not lower)
+def two_donors_on_the_chosen_node(c_runs: int) -> Twin:
+    twin = Twin([("b", 4, 0, 1, True, 0, -1.0), ("c", 4, 0, 1, True, 0, -1.0), ("b", 6, 1, 1, True, 0, 1e9),
+                 ("a", 2, 1, 1, True, 0, 1e9), ("c", c_runs - 4, 2, 1, True, 0, 1e9), ("a", 3, 2, 1, True, 0, 1e9),
+                 ("a", 1, 3, 1, True, 0, 1e9), ("d", 4, 3, 1, True, 0, 1e9)], [("a", 4, 0, 1, True, 0, 1e9)])
+    assert twin.search("j009") is None
+    assert _picks(twin) == 1
+    assert twin.search("j009") is None
+    return twin
+
+
+def test_a_donors_excess_growing_past_anothers_on_the_chosen_node_is_seen() -> None:
+    """A donor's changed excess re-reads its nodes (``still_picks``).  c runs 9, 1 over: a
+    donor, its job on n0 after b's.  c starts 2 GPUs on n3 (touched: it cannot be freed) and
+    runs 3 over: on n0 its job now comes first, and taking it passes (c's term moves by
+    |3 - 4| - 3 = -2).  No account the pick moved (a, b) changed its GPUs: only the re-read of
+    c's nodes sees it."""
+    twin = two_donors_on_the_chosen_node(9)
+    twin.start(("c", 2, 3, 1, True, 0, 1e9))
+    assert twin.search("j009") == [("j002", "reclaim")]
+
+
+def test_an_account_turning_donor_on_the_chosen_node_is_seen() -> None:
+    """A new donor's nodes are re-read (``still_picks``), also while the donors it read stay
+    donors (b is one throughout).  c runs 8, what it is owed: no donor.  c starts 3 GPUs on n3
+    (touched: it cannot be freed) and runs 3 over: a donor, whose job on n0 now comes before
+    b's, and taking it passes."""
+    twin = two_donors_on_the_chosen_node(8)
+    twin.start(("c", 3, 3, 1, True, 0, 1e9))
+    assert twin.search("j009") == [("j002", "reclaim")]
+
+
+def debug_slice_on_the_chosen_node() -> Twin:
+    """The state of the case below: a's debug job p picked b's job and a debug slice on n0 and
+    failed the check, a pick the fast walk keeps."""
+    twin = Twin([], [], build_context(config(debug_reclaim=True), "c1"))
+    twin.run("r", "b", 2, 0, 0, 3600.0)
+    twin.run("d0", "a", 2, 0, 1, 100.0)
+    twin.run("c0", "c", 4, 0, 0, 3600.0, 1e9)
+    twin.run("d1", "a", 2, 1, 1, 3600.0)
+    twin.run("dd", "d", 4, 1, 0, 3600.0, 1e9)
+    twin.run("a2", "a", 4, 2, 0, 3600.0, 1e9)
+    twin.run("c2", "c", 4, 2, 0, 3600.0, 1e9)
+    twin.run("b3", "b", 8, 3, 0, 3600.0, 1e9)
+    twin.wait("p", "a", 4, 1, 60.0)
+    assert twin.search("p") is None
+    assert _picks(twin) == 1
+    return twin
+
+
+def test_a_debug_job_no_longer_ending_before_a_victim_is_seen() -> None:
+    """The debug end (``Starting.debug_end``): a kept pick is reused only for the same one.
+    a's debug job (4 GPUs, 60 s of work, priority 1) may reclaim (``debug_reclaim``) though a
+    runs what it is owed (8).  n0: b's preemptible 2 (b runs 10, 2 over) beside a's priority-1
+    2 that end in 90 s (``debug-slice``: the debug job would end first) and c's protected 4;
+    n1: a's priority-1 2 that end in an hour, beside d's protected 4 and 2 free.  Both options
+    need a debug slice; n0 comes first and takes b's job too: the pick fails the check (a's
+    term moves by +2, b's by -2).  60 s later nothing was touched, but the debug job would end
+    after a's job on n0: n0 cannot be freed, and n1 (a debug slice alone, no reclaim to check)
+    is taken."""
+    twin = debug_slice_on_the_chosen_node()
+    twin.change(("tick", 60))
+    assert twin.search("p") == [("d1", "debug-slice")]
+
+
+# a runs 6 of the 8 it is owed and asks for 4 GPUs; every node is full.  n0: b's preemptible 4
+# (b runs 10, 2 over: taking them moves a's term by 0 and b's by 0, not lower) beside b's
+# protected 4; n1: c's preemptible 4 (c runs 12, 4 over: taking them passes, -4) beside c's
+# protected 4.  Both options are one reclaim; no work is lost at the epoch (the jobs started
+# after it), so n0 comes first by node order and the pick fails the check
+def a_cheaper_node_that_fails(ctx: Context = CTX, checkpoint: float | None = None) -> Twin:
+    twin = Twin([], [], ctx)
+    twin.run("x", "b", 4, 0, 0, 3600.0, checkpoint=checkpoint)
+    twin.run("b0", "b", 4, 0, 0, 3600.0, 1e9)
+    twin.run("y", "c", 4, 1, 0, 3600.0)
+    twin.run("c1", "c", 4, 1, 0, 3600.0, 1e9)
+    for jid, account, gpus, node in (("b2", "b", 2, 2), ("c2", "c", 4, 2), ("a2", "a", 2, 2), ("a3", "a", 4, 3),
+                                     ("d3", "d", 4, 3)):
+        twin.run(jid, account, gpus, node, 0, 3600.0, 1e9)
+    twin.wait("p", "a", 4, 0, 3600.0)
+    assert twin.search("p") is None
+    assert _picks(twin) == 1
+    assert twin.search("p") is None
+    return twin
+
+
+def test_a_new_epoch_that_makes_the_chosen_node_lose_work_is_seen() -> None:
+    """The pass inputs (``KeptPick.inputs``): the epoch at which lost work orders the options.
+    b's job on n0 checkpoints every 1,000 s; at the next epoch (the usage as it was, a new
+    mapping) it would lose 210 s of its 4 GPUs' work, c's job nothing: n1 comes first, and its
+    pick passes.  Nothing was touched, no donor's excess moved; a job that is not a debug job
+    (``debug_end`` None), so the time reaches the pick through the epoch alone."""
+    twin = a_cheaper_node_that_fails(build_context(config(debug_threshold_s=60), "c1"), checkpoint=1000.0)
+    twin.change(("tick", PERIOD))
+    twin.usage = dict(twin.usage)
+    assert twin.search("p") == [("y", "reclaim")]
+
+
+def test_the_job_queued_again_after_its_chosen_victim_evicted_it_is_seen() -> None:
+    """The job's identity (``Failure.job``, in the pick's reuse): the same job queued again as
+    a new record that b's job on n0 evicted (``evicted_by``): anti-thrash bars it, n0 cannot be
+    freed, and n1's pick passes.  Nothing was touched."""
+    twin = a_cheaper_node_that_fails()
+    for s in twin.both:
+        q = s.state.take_pending("p")
+        s.state.add_pending(q.spec, q.eligible, q.queued_since, done_work=q.done_work, declared=q.declared,
+                            evicted_by="x")
+    assert twin.search("p") == [("y", "reclaim")]
