@@ -9,7 +9,10 @@ from typing import Any
 
 from allotment.compile.model import CompiledConfig
 from allotment.core.context import build_context
+from allotment.core.debug import is_debug
+from allotment.core.debug_overdraft import YIELD_RULE
 from allotment.core.jobs import JobSpec
+from allotment.core.preemption.slicing import OWN_TEAM
 from allotment.sim.runner import _Sim
 from allotment.traces.scenarios.workload import Workload
 
@@ -27,6 +30,9 @@ class CheckedSim(_Sim):
         self.violations: list[str] = []
         self.preempted: list[tuple[str, str]] = []
         self.passes = 0
+        self.yielded: set[str] = set()  # every job the debug overdraft's yield took (core.debug_overdraft)
+        # per pair of jobs, the directions of the team's own rules' evictions between them, in order
+        self.own_turns: dict[frozenset[str], list[str]] = {}
 
     def _integrate(self, now: float) -> None:
         pool = self.sched.state.pool
@@ -62,13 +68,20 @@ class CheckedSim(_Sim):
 
     def _pass(self, now: float) -> None:
         self._integrate(now)
-        protected = {j: r.protected_until for j, r in self.sched.state.running.items()}
+        state = self.sched.state
+        protected = {j: r.protected_until for j, r in state.running.items()}
+        evicted_before = {j: r.evicted_by is not None for j, r in state.running.items()}
+        beyond = {r.account for r in state.running.values() if r.allocated and state.acct.cap_excess(r.account, 0) > 0}
         super()._pass(now)
         self.passes += 1
         for p in self.last_decisions.preemptions:
             self.preempted.append((p.job_id, p.rule))
             if protected.get(p.job_id, now) > now:
                 self.violations.append(f"pass at {now}: {p.job_id} preempted ({p.rule}) before its minimum runtime")
+            if p.rule == YIELD_RULE:
+                self._check_yield(f"pass at {now}", p.job_id, evicted_before, beyond)
+            if p.rule in OWN_TEAM and p.for_job is not None:
+                self._check_back_and_forth(f"pass at {now}", p.for_job, p.job_id)
         self._check_nodes(f"pass at {now}")
         self._check_caps(f"pass at {now}")
 
@@ -86,6 +99,27 @@ class CheckedSim(_Sim):
             never = sum(r.spec.gpus for r in runs if sched.state.min_runtime(r.spec) > thr or r.spec.gpus > node)
             if total > t.max_gpus + over or never > t.max_gpus:
                 self.violations.append(f"{where}: {name} runs {total} GPUs ({never} never debug) under max_gpus {t.max_gpus}")
+
+    def _check_yield(self, where: str, jid: str, evicted_before: dict[str, bool], beyond: set[str]) -> None:
+        """The debug overdraft's yield (``core.debug_overdraft``) takes only a debug job never
+        evicted before, of a team beyond a cap, with ``debug_over_cap_admits: protection``; so
+        it takes a job at most once."""
+        policy = self.ctx.policy
+        spec = self.by_id[jid]
+        debug = is_debug(self.sched.state.min_runtime(spec), spec.gpus, policy.debug_threshold_s, self.sched.state.pool.max_gpus)
+        if (policy.debug_over_cap_admits != "protection" or evicted_before.get(jid, True) or jid in self.yielded
+                or spec.account not in beyond or not debug):
+            self.violations.append(f"{where}: {jid} taken by {YIELD_RULE} outside its terms")
+        self.yielded.add(jid)
+
+    def _check_back_and_forth(self, where: str, evictor: str, victim: str) -> None:
+        """No pair of jobs evicts each other back and forth by the team's own rules
+        (``within-team``, ``debug-slice``, the overdraft's yield): once each way at most."""
+        turns = self.own_turns.setdefault(frozenset((evictor, victim)), [])
+        if not turns or turns[-1] != evictor:
+            turns.append(evictor)
+        if len(turns) > 2:
+            self.violations.append(f"{where}: {evictor} and {victim} evict each other back and forth ({turns})")
 
     def run(self) -> None:
         super().run()

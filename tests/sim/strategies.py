@@ -40,6 +40,7 @@ def clusters(draw: st.DrawFn) -> CompiledConfig:
         kept_hold_debug=draw(st.booleans()),
         hand_over=draw(st.sampled_from(["off", "sooner", "claim", "both"])),  # a hold's hand-over (core.hand_over; keep_hold off)
         debug_over_cap=draw(st.sampled_from([0, 0, 2, 8])),  # short debug jobs beyond a cap (core.debug_overdraft)
+        debug_over_cap_admits=draw(st.sampled_from(["work", "protection"])),  # or any debug job, which yields
         hold_evicts=draw(st.sampled_from(["off", "off", "all", "gangs", "borrowed"])),  # resumable work yields to holds past protection
         spare_gangs=draw(st.sampled_from(["off", "class", "first", "wait"])),  # victim choice spares larger gangs (gang_sparing)
         # sessions told before they are stopped, sometimes restored (core.session_grace)

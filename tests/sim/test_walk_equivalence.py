@@ -168,6 +168,33 @@ def test_both_walks_and_decide_agree_where_debug_jobs_slice_their_own_team() -> 
     assert "debug-slice" in rules
 
 
+def test_both_walks_and_decide_agree_where_overdraft_jobs_yield_to_capped_work() -> None:
+    # a's ceiling is 8 GPUs, with 8 more for debug jobs admitted by their protection
+    # (core.debug_overdraft): a stream of debug jobs longer than the threshold runs beyond it
+    # and yields to a's batch work once past its protection, which the generated cases reach
+    # only sometimes; this one always does
+    from allotment.compile.model import Policy
+    from allotment.core.jobs import JobSpec
+    from tests.core.builders import make_config
+
+    config = make_config({"a": 1, "b": 1}, nodes=3, max_gpus={"a": 8},
+                         policy=Policy(debug_over_cap=8, debug_over_cap_admits="protection"))
+    jobs = [JobSpec(id=f"long{i}", submit=0.0, account="a", gpus=4, work=3 * 3600.0 + 1800.0 * i, user="u",
+                    min_runtime=3600.0) for i in range(2)]
+    jobs += [JobSpec(id="b", submit=0.0, account="b", gpus=8, work=6 * 3600.0, user="u", min_runtime=600.0)]
+    jobs += [JobSpec(id=f"batch{i}", submit=600.0 * i, account="a", gpus=1 + i % 3, work=2 * 3600.0, user="u",
+                     min_runtime=1800.0) for i in range(6)]
+    jobs += [JobSpec(id=f"d{i:02d}", submit=500.0 + 400.0 * i, account="a", gpus=1 + i % 4, work=1200.0 + 97.0 * i,
+                     user="u", min_runtime=300.0, resumable=i % 2 == 0, priority=2, kind="debug") for i in range(16)]
+    case = (config, Workload.of(jobs, ()))
+    fast, m_fast = _run(case, "budgets", FAST, check_decide=True)
+    ref, m_ref = _run(case, "budgets", REFERENCE)
+    assert fast.decided == ref.decided and m_fast == m_ref
+    assert fast.mismatches == []
+    rules = [p.rule for _, _, pre in fast.decided for p in pre]
+    assert "overdraft-yield" in rules
+
+
 # (id, submit, account, GPUs, work, user, minimum runtime, resumable, priority, deadline) of a case
 # the property found: a reclaim in decide()'s scheduler, built from a snapshot, requeues a victim
 # into a queue new to it mid-round (the round's integer order must be re-dealt, core.scheduler)

@@ -160,6 +160,10 @@ class Policy:
     # GPUs a team's short debug jobs (by protection and work) may run beyond each max_gpus on
     # its path, while its other work keeps under it (core/debug_overdraft.py; 0: none)
     debug_over_cap: int = 0
+    # which debug jobs pass a cap with debug_over_cap: "work" (short by their remaining work too),
+    # or "protection" (any debug job; once past its protection it yields to its team's work the
+    # cap holds, while its team is beyond a cap: core/debug_overdraft.py)
+    debug_over_cap_admits: str = "work"
     consolidate: bool = False  # move resumable work past its protection to free a node (core/consolidation.py)
     priority_weights: PriorityWeights = field(default_factory=PriorityWeights)
     boosts: tuple[Boost, ...] = ()

@@ -40,6 +40,7 @@ _PLAIN = {
     "debug_reclaim": "debug_reclaim",
     "consolidate": "consolidate",
     "debug_over_cap": "debug_over_cap",
+    "debug_over_cap_admits": "debug_over_cap_admits",
 }
 
 

@@ -42,7 +42,8 @@ class ClusterState:
         self.queues = QueueSet()
         self.acct = Accounting(ctx, len(self.pool.names))
         # a capped team's short debug jobs may pass its max_gpus by this much (core.debug_overdraft)
-        self.overdraft = DebugOverdraft(ctx.policy.debug_over_cap, float(ctx.policy.debug_threshold_s))
+        self.overdraft = DebugOverdraft(ctx.policy.debug_over_cap, float(ctx.policy.debug_threshold_s), ctx.policy,
+                                        self.mode.reclaims)
         self.ends = NodeEnds(len(self.pool.names))
         self.protect: list[tuple[float, str]] = []  # (protected_until, job) of protected jobs
         self.unhealthy_since: dict[int, float] = {}

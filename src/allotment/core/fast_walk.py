@@ -78,13 +78,14 @@ class KeptKey:
 
 class _CapFailure:
     """A cap search of ``job`` that found nothing, kept off the reserved nodes ``held``, when
-    ``released`` and its team's ``own_growth`` were these (the pass inputs: the whole table's).
-    Keyed by the job id alone, one per job: a string key's hash is kept, a tuple's is not."""
+    ``released`` and its team's ``own_growth`` were these and its team ran ``beyond`` a cap with
+    the debug overdraft's yield on or not (``core.debug_overdraft``; the pass inputs: the whole
+    table's).  Keyed by the job id alone, one per job: a string key's hash is kept, a tuple's is not."""
 
-    __slots__ = ("held", "job", "own", "released")
+    __slots__ = ("beyond", "held", "job", "own", "released")
 
-    def __init__(self, job: Pend, held: frozenset[int] | None, released: int, own: int) -> None:
-        self.job, self.held, self.released, self.own = job, held, released, own
+    def __init__(self, job: Pend, held: frozenset[int] | None, released: int, own: int, beyond: bool) -> None:
+        self.job, self.held, self.released, self.own, self.beyond = job, held, released, own, beyond
 
 
 class Memos:
@@ -176,13 +177,14 @@ class Memos:
         return None
 
     # -- failed cap searches (``Starting.cap_preempt``) -------------------------------------------
-    def cap_failed(self, p: Pend, held: frozenset[int] | None, released: int, own: int) -> bool:
+    def cap_failed(self, p: Pend, held: frozenset[int] | None, released: int, own: int, beyond: bool) -> bool:
         """Did a cap search for ``p`` fail in these pass inputs, off the same reserved nodes, while
-        no job stopped and no node's health changed (``released``) and none of its team's own jobs
-        became preemptible (``own``)?"""
+        no job stopped and no node's health changed (``released``), none of its team's own jobs
+        became preemptible (``own``) and its team was beyond a cap with the overdraft's yield on
+        as now (``beyond``: a start may make the team's debug jobs yield, ``core.debug_overdraft``)?"""
         return False
 
-    def keep_cap_failure(self, p: Pend, held: frozenset[int] | None, released: int, own: int) -> None:
+    def keep_cap_failure(self, p: Pend, held: frozenset[int] | None, released: int, own: int, beyond: bool) -> None:
         return None
 
 
@@ -341,16 +343,16 @@ class Kept(Memos):
     def view_memo(self) -> dict[str, Any] | None:
         return {}
 
-    def cap_failed(self, p: Pend, held: frozenset[int] | None, released: int, own: int) -> bool:
+    def cap_failed(self, p: Pend, held: frozenset[int] | None, released: int, own: int, beyond: bool) -> bool:
         if self._cap_failed_at != self.inputs_id:
             self._cap_failed, self._cap_failed_at = {}, self.inputs_id
             return False
         was = self._cap_failed.get(p.jid)
-        return was is not None and was.job is p and was.released == released and was.own == own and same_nodes(
-            was.held, held)
+        return (was is not None and was.job is p and was.released == released and was.own == own
+                and was.beyond == beyond and same_nodes(was.held, held))
 
-    def keep_cap_failure(self, p: Pend, held: frozenset[int] | None, released: int, own: int) -> None:
-        self._cap_failed[p.jid] = _CapFailure(p, held, released, own)  # cap_failed, asked first, cleared it
+    def keep_cap_failure(self, p: Pend, held: frozenset[int] | None, released: int, own: int, beyond: bool) -> None:
+        self._cap_failed[p.jid] = _CapFailure(p, held, released, own, beyond)  # cap_failed, asked first, cleared it
 
     def _kept_pick(self, st: ClusterState, keep: list[KeptPick] | None, debug_end: float | None) -> KeptPick | None:
         """The search's failed pick (``kept_pick``), tied to the state it read (``debug_end``:

@@ -200,16 +200,22 @@ class Starting:
         job stopped and no node's health changed (``released``), none of the team's own jobs
         became preemptible (``own_growth``), same pass inputs; starts only fill the cap and the
         nodes further (one of the team's own that is preemptible at once adds as much to the
-        cap as it could give back)."""
+        cap as it could give back).  With the debug overdraft's yield (``core.debug_overdraft``)
+        a start can also take the team beyond a cap, which makes its debug jobs past their
+        protection victims: a failure is reused only while the team is beyond a cap as it was
+        then (``beyond``; it stops being so only through a stop, which ``released`` counts)."""
         if not (self.mode.reclaims and self.state.acct.alloc_gpus_pre.get(p.account, 0)):
             return False
         held = held_nodes(allow)
         own = self.state.own_growth.get(p.account, 0)
-        if self.memo.cap_failed(p, held, self.state.released, own):
+        od = self.state.overdraft
+        beyond = od.yielding(self.state.acct, p.account)
+        if self.memo.cap_failed(p, held, self.state.released, own, beyond):
             return False
-        found = find_cap_victims(self.victim_view(pi), p, p.n, p.per, allow, self.debug_end(p, pi.now))
+        found = find_cap_victims(self.victim_view(pi), p, p.n, p.per, allow, self.debug_end(p, pi.now),
+                                 od if beyond else None)
         if found is None:
-            self.memo.keep_cap_failure(p, held, self.state.released, own)
+            self.memo.keep_cap_failure(p, held, self.state.released, own, beyond)
             return False
         if not self._slice_ok(p, qk, pi, found):  # read the queues and the time: not kept
             return False

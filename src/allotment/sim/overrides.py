@@ -105,6 +105,12 @@ def _spare_gangs(value: str) -> str:
     return value
 
 
+def _over_cap_admits(value: str) -> str:
+    if value not in ("work", "protection"):
+        raise ValueError(f"expected work or protection, got {value!r}")
+    return value
+
+
 def _fraction(value: str) -> float:
     """A fraction from 0 to 1, as a decimal (``0.125``) or a ratio of whole numbers (``1/8``)."""
     num, slash, den = value.partition("/")
@@ -153,6 +159,7 @@ KNOBS: dict[str, Knob] = {
     "debug_reclaim": Knob("debug_reclaim", _bool),
     "consolidate": Knob("consolidate", _bool),
     "debug_over_cap": Knob("debug_over_cap", _gpus),
+    "debug_over_cap_admits": Knob("debug_over_cap_admits", _over_cap_admits),
     "unallocated": Knob("unallocated_enabled", _bool),
     "interactive.grace": Knob("grace_s", _duration, interactive=True),
     "interactive.restore_hook": Knob("restore_hook", _hook, interactive=True),

@@ -150,6 +150,11 @@ class PolicyKnobs(Strict):
         default=None, ge=0, le=4096,
         description="GPUs a team's short debug jobs may run beyond each max_gpus on its path (0).",
     )
+    debug_over_cap_admits: Literal["work", "protection"] | None = Field(
+        default=None,
+        description="Which debug jobs pass a cap with debug_over_cap: short by their work too (work), "
+        "or any debug job, which yields to its team's capped work once past its protection (protection).",
+    )
     reservations: int | None = Field(
         default=None, ge=1, le=64, description="Jobs that may hold a reservation at once, on disjoint nodes (1)."
     )

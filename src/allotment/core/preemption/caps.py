@@ -7,12 +7,16 @@ its class, or with ``first`` of either class: ``gang_sparing``), until every cap
 Strictly lower priority keeps it free of cycles, as for ``within-team``.  A debug job may also
 take its team's work of the same priority that would end after it (``debug_end``: when it would
 end, None for any other job; ``core.preemption.debug_slice``), after all of the lower-priority
-work.  Only nodes ``allow`` admits may take the job (a reservation it would overrun,
+work.  With the debug overdraft admitting by protection (``core.debug_overdraft``, ``yield_to``:
+the overdraft when the job's team runs beyond a cap on its path, else None), the team's debug jobs
+past their protection that were never evicted come first, whatever their priority (victim rule
+``overdraft-yield``).  Only nodes ``allow`` admits may take the job (a reservation it would overrun,
 ``core.reservation``).
 """
 
 from __future__ import annotations
 
+from allotment.core.debug_overdraft import YIELD_RULE, YIELD_WHY, DebugOverdraft
 from allotment.core.placement import NodeFilter
 from allotment.core.preemption import debug_slice, gang_sparing, within_team
 from allotment.core.preemption.view import Victim, VictimView, lost_work
@@ -20,10 +24,12 @@ from allotment.core.state import Pend, Run
 
 CAP_WHY = "lower within-team priority than {job}; makes room under the team's max_gpus"
 DEBUG_WHY = debug_slice.WHY + "; makes room under the team's max_gpus"
+# the victim classes, in the order a search takes them (``_class``; -1: not a victim)
+_YIELD, _WITHIN, _DEBUG = 0, 1, 2
 
 
 def find_cap_victims(v: VictimView, p: Pend, n: int, per: int, allow: NodeFilter | None = None,
-                     debug_end: float | None = None) -> list[Victim] | None:
+                     debug_end: float | None = None, yield_to: DebugOverdraft | None = None) -> list[Victim] | None:
     over = v.acct.cap_excess(p.account, p.gpus)
     running = v.running
     spare = v.spare_gangs  # knob: a larger gang after every other job of its class, or every job (gang_sparing)
@@ -31,7 +37,7 @@ def find_cap_victims(v: VictimView, p: Pend, n: int, per: int, allow: NodeFilter
     takeable = 0  # the GPUs of all of ``own``
     for jid in v.acct.alloc.get(p.account, {}):
         r = running[jid]
-        cls = _class(r, p, debug_end, v.pool.max_gpus)
+        cls = _YIELD if yield_to is not None and yield_to.yields(r, v.pool.max_gpus) else _class(r, p, debug_end, v.pool.max_gpus)
         if cls < 0 or (v.keep_nonresumable and not r.resumable):
             continue
         order, gang = _spared(cls, r, p.gpus, spare)
@@ -54,8 +60,9 @@ def find_cap_victims(v: VictimView, p: Pend, n: int, per: int, allow: NodeFilter
             free[i] += g
     if not chosen or freed < over or not placeable(hosts, free, per, n, allow):
         return None
-    return [Victim(j, within_team.RULE, CAP_WHY.format(job=p.jid)) if cls == 0
-            else Victim(j, debug_slice.RULE, DEBUG_WHY.format(job=p.jid)) for cls, j in chosen]
+    return [Victim(j, within_team.RULE, CAP_WHY.format(job=p.jid)) if cls == _WITHIN
+            else Victim(j, debug_slice.RULE, DEBUG_WHY.format(job=p.jid)) if cls == _DEBUG
+            else Victim(j, YIELD_RULE, YIELD_WHY.format(job=p.jid)) for cls, j in chosen]
 
 
 def placeable(hosts: list[int], free: list[int], per: int, n: int, allow: NodeFilter | None) -> bool:
@@ -85,7 +92,7 @@ def _spared(cls: int, r: Run, gpus: int, spare: int) -> tuple[int, int]:
 
 
 def _class(r: Run, p: Pend, debug_end: float | None, node_gpus: int) -> int:
-    """0: lower priority (``within-team``), 1: ``debug-slice``, -1: ``p`` may not take ``r``."""
+    """``_WITHIN``: lower priority (``within-team``), ``_DEBUG``: ``debug-slice``, -1: ``p`` may not take ``r``."""
     if within_team.may_take(p.declared, r):
-        return 0
-    return 1 if debug_end is not None and debug_slice.may_take(debug_end, p.declared, p.gpus, node_gpus, r) else -1
+        return _WITHIN
+    return _DEBUG if debug_end is not None and debug_slice.may_take(debug_end, p.declared, p.gpus, node_gpus, r) else -1

@@ -22,12 +22,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
+from allotment.core.debug_overdraft import YIELD_RULE
 from allotment.core.preemption import debug_slice
 from allotment.core.preemption.view import Victim
 from allotment.core.state import Run
 from allotment.core.tiers import BORROWING
 
-OWN_TEAM = ("within-team", debug_slice.RULE)  # the victim rules that slice the requester's own team
+# the victim rules that slice the requester's own team (the debug overdraft's yield is one:
+# ``core.debug_overdraft``)
+OWN_TEAM = ("within-team", debug_slice.RULE, YIELD_RULE)
 
 
 def may_slice(tier: int, ends_within_victims: bool, better_ranked_job_fits_there: Callable[[], bool]) -> bool:
