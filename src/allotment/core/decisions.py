@@ -8,30 +8,82 @@ express).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from allotment.core.session_grace import Notice
+from allotment.core.set_once import refuse_delete, refuse_second_write
 from allotment.core.snapshot import KeptHold
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, init=False)
 class Start:
+    """A job to start where the pass placed it.  Written once (``core.set_once``), not a frozen
+    dataclass: one is made per start of every pass, and a frozen dataclass's ``__init__`` stays
+    interpreted under mypyc (``JobSpec``'s reason)."""
+
     job_id: str
     placement: tuple[tuple[str, int], ...]  # (node, gpus)
     allocated: bool  # charged (False: runs as unallocated, preemptible at once)
     reason: str
     # a backfill on a reserved node that yields to reservations after its protection: a driver
     # must remember it and report it back (``RunningJob.yields_to_reservation``)
-    yields: bool = False
+    yields: bool
+
+    def __init__(
+        self, job_id: str, placement: tuple[tuple[str, int], ...], allocated: bool, reason: str, yields: bool = False
+    ) -> None:
+        self.job_id = job_id
+        self.placement = placement
+        self.allocated = allocated
+        self.reason = reason
+        self.yields = yields
+
+    def __setattr__(self, name: str, value: object) -> None:
+        refuse_second_write(self, name)  # the first is __init__'s (interpreted only)
+        object.__setattr__(self, name, value)
+
+    def __delattr__(self, name: str) -> None:
+        refuse_delete(name)
+
+    def __hash__(self) -> int:
+        return hash((self.job_id, self.placement, self.allocated, self.reason, self.yields))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """The constructor with every field (``JobSpec.__reduce__``: a switched run deep-copies
+        the starts waiting out a launch latency)."""
+        return (Start, (self.job_id, self.placement, self.allocated, self.reason, self.yields))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, init=False)
 class Preemption:
+    """A job to stop, and why.  Written once (``core.set_once``), as ``Start``."""
+
     job_id: str
     for_job: str | None  # the job that needed the GPUs (None for drains)
     rule: str  # "unallocated" | "reservation" | "within-team" | "reclaim" | "debug-slice" | "consolidate" | "free-packing" | "drain"
     lost_work: float  # seconds of progress lost (since the last checkpoint)
     reason: str
+
+    def __init__(self, job_id: str, for_job: str | None, rule: str, lost_work: float, reason: str) -> None:
+        self.job_id = job_id
+        self.for_job = for_job
+        self.rule = rule
+        self.lost_work = lost_work
+        self.reason = reason
+
+    def __setattr__(self, name: str, value: object) -> None:
+        refuse_second_write(self, name)  # the first is __init__'s (interpreted only)
+        object.__setattr__(self, name, value)
+
+    def __delattr__(self, name: str) -> None:
+        refuse_delete(name)
+
+    def __hash__(self) -> int:
+        return hash((self.job_id, self.for_job, self.rule, self.lost_work, self.reason))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """The constructor with every field (``Start.__reduce__``)."""
+        return (Preemption, (self.job_id, self.for_job, self.rule, self.lost_work, self.reason))
 
 
 @dataclass(frozen=True, slots=True)
