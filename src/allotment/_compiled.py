@@ -71,7 +71,7 @@ HOT: tuple[str, ...] = (
     "allotment.core.preemption.gang_sparing",
     "allotment.core.preemption.retry",
     "allotment.core.preemption.kept_pick",
-    "allotment.core.decisions",  # Start and Preemption written once, built by compiled __init__s
+    "allotment.core.decisions",  # the pass's records written once, built by compiled __init__s
     "allotment.core.debug_overdraft",  # ClusterState.within_caps asks it per capped candidate
     "allotment.core.cluster",
     "allotment.core.pass_inputs",
