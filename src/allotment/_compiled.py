@@ -71,6 +71,10 @@ HOT: tuple[str, ...] = (
     "allotment.core.preemption.gang_sparing",
     "allotment.core.preemption.retry",
     "allotment.core.preemption.kept_pick",
+    "allotment.core.decisions",  # the pass's records written once, built by compiled __init__s
+    # ClusterState.grace_of asks it per victim considered and per protection ended (an
+    # interpreted call each: 37 M instructions in 3 days of ``ai2-big-gangs``)
+    "allotment.core.session_grace",
     "allotment.core.debug_overdraft",  # ClusterState.within_caps asks it per capped candidate
     "allotment.core.cluster",
     "allotment.core.pass_inputs",

@@ -17,6 +17,7 @@ from allotment.core.context import build_context
 from allotment.core.decide import build_scheduler
 from allotment.core.jobs import JobSpec
 from allotment.core.placement import NodeFilter
+from allotment.core.preemption.retry import same_nodes
 from allotment.core.preemption.victims import still_fails
 from allotment.core.reservation import Hold, Holds
 from allotment.core.scheduler import Scheduler
@@ -236,3 +237,17 @@ def test_a_failure_kept_off_reserved_nodes_does_not_answer_the_search_without_th
     assert twin.agree() == 0
     got = [_victims(s, s.state.pending["p0"], "full", None, twin.now, USAGE) for s in (twin.fast, twin.ref)]
     assert got[0] == got[1] and got[0] is not None
+
+
+_NODE_SETS = st.one_of(st.none(), st.frozensets(st.integers(0, 12), max_size=6))
+
+
+@given(a=_NODE_SETS, b=_NODE_SETS)
+def test_two_searches_hold_the_same_nodes_exactly_when_their_sets_are_equal(
+    a: frozenset[int] | None, b: frozenset[int] | None
+) -> None:
+    """``same_nodes`` reads size and hash before ``==`` (stop 48): it must answer ``==``, for
+    equal sets that are distinct objects too, and with one hash computed and the other not."""
+    assert same_nodes(a, b) is (a == b)
+    copy_of_a = None if a is None else frozenset(list(a))  # equal, another object, no hash yet
+    assert same_nodes(copy_of_a, a) and same_nodes(a, copy_of_a)

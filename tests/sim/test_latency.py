@@ -5,6 +5,8 @@ multiples; the ``none`` profile changes nothing."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from allotment.core.jobs import JobSpec
 from allotment.errors import UsageError
@@ -217,3 +219,22 @@ def test_a_start_the_cluster_decided_at_this_read_launches_when_slurm_did_howeve
     assert wait(RunStart("j", 9.5, decided=6.5)) == pytest.approx(9.5 - 5.4)  # tick 6.5, read 6.9
     assert wait(RunStart("j", 9.5)) == pytest.approx(6.9 + 0.8 - 5.4)
     assert wait(RunStart("j", 9.5, decided=8.5)) == pytest.approx(6.9 + 0.8 - 5.4)  # another tick's
+
+
+@given(
+    launch=st.floats(0.0, 30.0), read=st.floats(0.0, 5.0),
+    reads=st.lists(st.floats(0.0, 1000.0), max_size=6), now=st.floats(0.0, 1000.0),
+)
+def test_a_profile_without_launches_as_run_launches_every_start_after_one_delay(
+    launch: float, read: float, reads: list[float], now: float
+) -> None:
+    """The simulator reads ``same_launch()`` once per run in place of ``launch_after`` per
+    start: it must answer what ``launch_after`` answers for any job at any pass, reads or not;
+    with launches as run, it declines (None)."""
+    from allotment.sim.latency import RunStart
+
+    p = LatencyProfile("t", 2.0, 0.0, launch, read_s=read).as_run(tuple(reads))
+    assert p.same_launch() is not None
+    assert p.launch_after("j", now) == p.same_launch() == p.launch_after("other", now + 1.0)
+    assert NONE.same_launch() == NONE.launch_after("j", now) == 0.0
+    assert p.as_run(tuple(reads), (RunStart("j", now + 1.0),)).same_launch() is None

@@ -161,3 +161,17 @@ def test_in_the_plans_contended_workload_every_team_offers_more_allocated_work_t
     assert DEFAULT_SCENARIO == "ai2-contended"
     assert all(r < 0.9 for r in _allocated_offer_over_slice(AI2, 10).values())
     assert all(r > 1.0 for r in _allocated_offer_over_slice(BY_SCENARIO[DEFAULT_SCENARIO], 10).values())
+
+
+def test_the_known_mean_gpu_seconds_are_the_ones_the_scenario_computes() -> None:
+    """``KNOWN_MEANS`` spares each run 100,000 draws (stop 48): each figure must be exactly the
+    computation's, so that a change to the shapes or the mixes shows here, not in the workload."""
+    from allotment.traces.scenarios import ai2 as scenario
+    from allotment.traces.scenarios.calibration import BY_SCENARIO
+
+    assert {mix for _, mix in scenario.KNOWN_MEANS} == {c.mix for c in BY_SCENARIO.values()}
+    for (gpn, mix), mean in scenario.KNOWN_MEANS.items():
+        assert scenario._mean_gpu_seconds.__wrapped__(gpn, mix) == mean
+        assert scenario.mean_gpu_seconds(gpn, mix) == mean
+    other = (("debug", 0.5), ("train", 0.5))
+    assert scenario.mean_gpu_seconds(4, other) == scenario._mean_gpu_seconds.__wrapped__(4, other)

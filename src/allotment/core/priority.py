@@ -362,9 +362,12 @@ class Scorer:
         self.user_gpus = user_gpus
         # the derivation (``within_team``): ``fixed`` runs the code below as it always has
         pw: PriorityWeights = k.source
-        self.pw, self.mode, self.dependencies, self.short = pw, pw.mode, pw.dependencies, pw.short_prerequisite
-        self.ww: Weights5 = blended(pw, load) if pw.mode == "adaptive" else (0.0, 0.0, 0.0, 0.0, 0.0)
-        self.wsum = sum(self.ww)
+        self.pw, self.mode, self.dependencies, self.short = pw, k.mode, k.dependencies, k.short
+        if k.mode == "adaptive":
+            self.ww: Weights5 = blended(pw, load)
+            self.wsum = sum(self.ww)
+        else:  # the sum of five zeros, without a generic call of ``sum``
+            self.ww, self.wsum = (0.0, 0.0, 0.0, 0.0, 0.0), 0.0
         if not pw.dependencies:
             deps = None
         self.boosts = boosts  # active_boosts(ctx, t), computed once per pass

@@ -141,7 +141,7 @@ class Scheduler:
             raise AssertionError(f"pass at {now} did not reach a fixpoint")
         res = self._reservation()
         if not (starts or preemptions or res or reports or starting.notices):
-            return NOTHING  # most passes: one shared record (a frozen dataclass is costly to make)
+            return NOTHING  # most passes: one shared record
         return Decisions(tuple(starts), tuple(preemptions), res, reports, notices=tuple(starting.notices))
 
     def _reservation(self) -> tuple[Reservation, ...]:

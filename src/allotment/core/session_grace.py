@@ -28,6 +28,7 @@ run long enough for a snapshot, and a session stopped without notice loses what 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from allotment.compile.interactive import InteractiveClass
 from allotment.core.jobs import JobSpec
@@ -45,6 +46,11 @@ class Notice:
     at: float
     grace_s: float
     reason: str
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """The constructor with every field: compiled (``_compiled.HOT``), a frozen dataclass
+        does not unpickle by the default protocol (``core.jobs.NodeEvent``)."""
+        return (Notice, (self.job_id, self.for_job, self.rule, self.at, self.grace_s, self.reason))
 
 
 def grace_of(spec: JobSpec, cls: InteractiveClass) -> float:

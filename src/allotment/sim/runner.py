@@ -223,6 +223,7 @@ class _Sim:
         self.latency = NONE  # sim.latency: set by simulate() after construction
         # latency profile: job -> the start the backend has not launched yet
         self.unlaunched: dict[str, Any] = {}
+        self.same_launch: float | None = None  # latency.same_launch(), read by run() (None: ask per start)
 
     def summary(self) -> dict[str, Any]:
         """The metrics of the run so far: the recorder's, over [0, end)."""
@@ -252,6 +253,7 @@ class _Sim:
         heap = self.heap
         # latency profile: passes only at multiples of its cycle (default: the reconcile tick)
         tick = float(self.latency.pass_interval(self.ctx.policy.reconcile_interval_s))
+        self.same_launch = self.latency.same_launch()
         due = self.due
         stop = self.horizon if until is None else min(until, self.horizon)
         while True:
@@ -462,6 +464,7 @@ class _Sim:
                                       declared=r.declared, evicted_by=r.evicted_by)
                     unstarted.add(p.job_id)
                 self._push(now + self.latency.requeue_delay_s, BACK, state.take_pending(p.job_id))
+        same = self.same_launch
         for st in d.starts:
             if st.job_id in unstarted:
                 continue
@@ -472,7 +475,8 @@ class _Sim:
                 rate = sum(g * weights.get(pool.gpu_type[i], 1.0) for i, g in r.placement)
                 self.ledger.start(spec.account, now, rate)
             self.starts[spec.id] = (now, rate, r.placement)
-            launch = self.latency.launch_after(spec.id, now)  # latency profile: the backend starts it later
+            # latency profile: the backend starts it later (one delay for all: read once, ``same``)
+            launch = same if same is not None else self.latency.launch_after(spec.id, now)
             if launch > 0:
                 self.unlaunched[spec.id] = st
                 self._push(now + launch, LAUNCH, (spec.id, now, st, rate))

@@ -252,8 +252,16 @@ def _kept(table: dict[K, list[Failure]], last: int) -> dict[K, list[Failure]]:
 
 def same_nodes(a: frozenset[int] | None, b: frozenset[int] | None) -> bool:
     """Are two searches' reserved node sets (None: none) the same?  By identity first: the fast
-    walk plans each set once (``Scheduler._plan_hold``), so equal sets are mostly one object."""
-    return a is b or (a is not None and b is not None and a == b)
+    walk plans each set once (``Scheduler._plan_hold``), so equal sets are mostly one object.
+    Then by size and hash, read natively (a frozenset keeps its hash once computed; equal sets
+    have equal hashes): of the distinct sets compared in a day of ``ai2-big-gangs``, none was
+    equal, two thirds differed in size and the rest in content, and the generic ``==`` was 115 M
+    instructions in 3 days (stop 48, docs/benchmarks.md)."""
+    if a is b:
+        return True
+    if a is None or b is None or len(a) != len(b) or hash(a) != hash(b):
+        return False
+    return a == b
 
 
 def _keeps(f: Failure, last: int) -> bool:
