@@ -60,7 +60,7 @@ class Preemption:
 
     job_id: str
     for_job: str | None  # the job that needed the GPUs (None for drains)
-    rule: str  # "unallocated" | "reservation" | "within-team" | "reclaim" | "debug-slice" | "consolidate" | "free-packing" | "drain"
+    rule: str  # "unallocated" | "reservation" | "within-team" | "reclaim" | "debug-slice" | "overdraft-yield" | "consolidate" | "free-packing" | "drain"
     lost_work: float  # seconds of progress lost (since the last checkpoint)
     reason: str
 
