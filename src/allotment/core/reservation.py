@@ -245,8 +245,10 @@ def evicts_for_hold(knob: str, p: Pend, session: bool, borrows: bool) -> bool:
     pending workload", within the minimum-runtime contract.  An experiment, off by default: on
     ``ai2-big-gangs`` (stop 43) "all" cut the large-job p90 by a third and more but raised every
     other team's debug p90 from 10 s to over 1,000 s; single-node work or gangs alone moved the
-    large-job p90 little (docs/results.md)."""
-    if p.mr <= 0 or not p.resumable or session:
+    large-job p90 little (docs/results.md).  A job already evicted once (by any rule) does not
+    yield again: at most once, or two jobs of one team could take turns for ever, each holding
+    while the other yields at its protection's end (stop 48; docs/design/reservation.md)."""
+    if p.mr <= 0 or not p.resumable or session or p.evicted_by is not None:
         return False
     return knob == "all" or (borrows and (knob == "borrowed" or (knob == "gangs" and p.n > 1)))
 
