@@ -146,6 +146,16 @@ def test_decide_on_a_snapshot_takes_the_simulators_decision(case: tuple[Compiled
     assert sim.mismatches == []
 
 
+def _victim_rules_where_both_walks_and_decide_agree(case: tuple[CompiledConfig, Workload]) -> list[str]:
+    """Run ``case`` on both walks (and ``decide()`` beside the fast one), assert they agree, and
+    return the rules of every preemption taken, for the caller to check its rule was reached."""
+    fast, m_fast = _run(case, "budgets", FAST, check_decide=True)
+    ref, m_ref = _run(case, "budgets", REFERENCE)
+    assert fast.decided == ref.decided and m_fast == m_ref
+    assert fast.mismatches == []
+    return [p.rule for _, _, pre in fast.decided for p in pre]
+
+
 def test_both_walks_and_decide_agree_where_debug_jobs_slice_their_own_team() -> None:
     # a's ceiling is 8 GPUs: a stream of debug jobs of a's priority takes the place of a's long
     # work and of one another (core.preemption.debug_slice), which the generated cases reach
@@ -159,12 +169,7 @@ def test_both_walks_and_decide_agree_where_debug_jobs_slice_their_own_team() -> 
     jobs += [JobSpec(id="b", submit=0.0, account="b", gpus=8, work=6 * 3600.0, user="u", min_runtime=600.0)]
     jobs += [JobSpec(id=f"d{i:02d}", submit=700.0 + 250.0 * i, account="a", gpus=1 + i % 4, work=300.0 + 97.0 * i,
                      user="u", min_runtime=300.0, resumable=i % 2 == 0, kind="debug") for i in range(16)]
-    case = (config, Workload.of(jobs, ()))
-    fast, m_fast = _run(case, "budgets", FAST, check_decide=True)
-    ref, m_ref = _run(case, "budgets", REFERENCE)
-    assert fast.decided == ref.decided and m_fast == m_ref
-    assert fast.mismatches == []
-    rules = [p.rule for _, _, pre in fast.decided for p in pre]
+    rules = _victim_rules_where_both_walks_and_decide_agree((config, Workload.of(jobs, ())))
     assert "debug-slice" in rules
 
 
@@ -186,12 +191,7 @@ def test_both_walks_and_decide_agree_where_overdraft_jobs_yield_to_capped_work()
                      min_runtime=1800.0) for i in range(6)]
     jobs += [JobSpec(id=f"d{i:02d}", submit=500.0 + 400.0 * i, account="a", gpus=1 + i % 4, work=1200.0 + 97.0 * i,
                      user="u", min_runtime=300.0, resumable=i % 2 == 0, priority=2, kind="debug") for i in range(16)]
-    case = (config, Workload.of(jobs, ()))
-    fast, m_fast = _run(case, "budgets", FAST, check_decide=True)
-    ref, m_ref = _run(case, "budgets", REFERENCE)
-    assert fast.decided == ref.decided and m_fast == m_ref
-    assert fast.mismatches == []
-    rules = [p.rule for _, _, pre in fast.decided for p in pre]
+    rules = _victim_rules_where_both_walks_and_decide_agree((config, Workload.of(jobs, ())))
     assert "overdraft-yield" in rules
 
 
