@@ -207,6 +207,7 @@ def kill_the_leader_repeatedly(replicas: Replicas, _lease_now: ReadLease, kills:
     # the first leader runs until the fed jobs run and end, so every takeover meets a live cluster
     _wait("jobs that ended", lambda: _ended(state) > 5, replicas, limit_s=60)
     token, killed_at, takeovers, after_expiry = 0, None, [], []
+    first_kill: float | None = None
     expired = 0.0
     for _ in range(KILLS):
         cur = _wait(
@@ -239,6 +240,7 @@ def kill_the_leader_repeatedly(replicas: Replicas, _lease_now: ReadLease, kills:
         # Deployment's business, not the takeover's)
         _wait("a standby", lambda cur=cur: replicas.standbys(cur.holder), replicas)
         killed_at = time.time()
+        first_kill = killed_at if first_kill is None else first_kill
         p = replicas.procs[cur.holder]
         assert p.poll() is None, replicas.log(cur.holder)
         p.kill()
@@ -319,7 +321,10 @@ def kill_the_leader_repeatedly(replicas: Replicas, _lease_now: ReadLease, kills:
     }
     db.close()
     runs = [r for r in sim["ended"] if r["min_runtime_s"] != 0 and r["gpus"] > 0]
-    assert len(runs) > 10  # the cluster lived: jobs ran and ended across the takeovers
+    # the cluster lived across the takeovers: allocated runs ended under a successor too, so the
+    # ledger check below covers charges written by leaders that took over (a count would depend
+    # on how fast this machine is: CI once saw exactly 10 where the test asked for more)
+    assert first_kill is not None and any(r["end"] > first_kill for r in runs), runs
     for r in runs:
         want = r["gpus"] * (r["end"] - r["start"]) / 3600
         got = charged.get((r["id"], int(r["start"])))
