@@ -160,7 +160,7 @@ class Twin:
         elif kind == "queue":
             self.queue(arg)  # type: ignore[arg-type]
         elif kind == "usage":
-            self.usage = USAGES[arg]  # type: ignore[index]
+            self.usage = USAGES[arg]  # type: ignore[call-overload]
         else:
             if kind == "tick":
                 self.now += arg  # type: ignore[operator]
@@ -171,7 +171,7 @@ class Twin:
                     s.state.expire_protections(self.now)
                 elif kind == "health":
                     i = arg
-                    s.state.set_health(s.state.pool.names[i], not s.state.pool.healthy[i], self.now)  # type: ignore[index]
+                    s.state.set_health(s.state.pool.names[i], not s.state.pool.healthy[i], self.now)  # type: ignore[call-overload]
 
 
 def _scheduler(ctx: Context, walk: WalkPolicy) -> Scheduler:

@@ -16,10 +16,26 @@ from allotment.core.preemption.slicing import OWN_TEAM
 from allotment.sim.runner import _Sim
 from allotment.traces.scenarios.workload import Workload
 
+# A job preempted this many times, or this many passes at one instant, is a run that would never
+# end (a livelock: two jobs taking turns for ever, stop 48's hold_evicts cycle, evicted 426 times in
+# 3 days): the run stops with a failure instead of hanging the suite.  Measured on 600 generated
+# examples (stop 49): at most 6 preemptions of one job; the bounds leave a wide margin.
+MAX_PREEMPTIONS_OF_ONE_JOB = 100
+MAX_PASSES_AT_ONE_INSTANT = 1000
+
+
+class Livelock(AssertionError):
+    """The checked run stopped: it was going round in circles (see the bounds above)."""
+
 
 class CheckedSim(_Sim):
     def __init__(
-        self, config: CompiledConfig, workload: Workload, *, days: float | None = None, mode: str = "budgets"
+        self,
+        config: CompiledConfig,
+        workload: Workload,
+        *,
+        days: float | None = None,
+        mode: str = "budgets",
     ) -> None:
         cluster = config.largest_cluster()
         ctx = build_context(config, cluster, mode=mode)
@@ -30,9 +46,13 @@ class CheckedSim(_Sim):
         self.violations: list[str] = []
         self.preempted: list[tuple[str, str]] = []
         self.passes = 0
-        self.yielded: set[str] = set()  # every job the debug overdraft's yield took (core.debug_overdraft)
+        self.yielded: set[str] = (
+            set()
+        )  # every job the debug overdraft's yield took (core.debug_overdraft)
         # per pair of jobs, the directions of the team's own rules' evictions between them, in order
         self.own_turns: dict[frozenset[str], list[str]] = {}
+        self.times_preempted: dict[str, int] = {}
+        self.instant, self.passes_at_instant = -1.0, 0
 
     def _integrate(self, now: float) -> None:
         pool = self.sched.state.pool
@@ -49,7 +69,9 @@ class CheckedSim(_Sim):
         for i, jobs in enumerate(pool.jobs):
             used = sum(jobs.values())
             if used > pool.total[i] or pool.free[i] != pool.total[i] - used:
-                self.violations.append(f"{where}: node {pool.names[i]} holds {used} of {pool.total[i]} GPUs")
+                self.violations.append(
+                    f"{where}: node {pool.names[i]} holds {used} of {pool.total[i]} GPUs"
+                )
         for jid, r in self.sched.state.running.items():
             if sum(g for _, g in r.placement) != r.spec.gpus:
                 self.violations.append(f"{where}: {jid} placed on the wrong number of GPUs")
@@ -71,44 +93,91 @@ class CheckedSim(_Sim):
         state = self.sched.state
         protected = {j: r.protected_until for j, r in state.running.items()}
         evicted_before = {j: r.evicted_by is not None for j, r in state.running.items()}
-        beyond = {r.account for r in state.running.values() if r.allocated and state.acct.cap_excess(r.account, 0) > 0}
+        beyond = {
+            r.account
+            for r in state.running.values()
+            if r.allocated and state.acct.cap_excess(r.account, 0) > 0
+        }
         super()._pass(now)
         self.passes += 1
-        for p in self.last_decisions.preemptions:
+        for p in self.last_decisions.preemptions if self.last_decisions is not None else ():
             self.preempted.append((p.job_id, p.rule))
             if protected.get(p.job_id, now) > now:
-                self.violations.append(f"pass at {now}: {p.job_id} preempted ({p.rule}) before its minimum runtime")
+                self.violations.append(
+                    f"pass at {now}: {p.job_id} preempted ({p.rule}) before its minimum runtime"
+                )
             if p.rule == YIELD_RULE:
                 self._check_yield(f"pass at {now}", p.job_id, evicted_before, beyond)
             if p.rule in OWN_TEAM and p.for_job is not None:
                 self._check_back_and_forth(f"pass at {now}", p.for_job, p.job_id)
         self._check_nodes(f"pass at {now}")
         self._check_caps(f"pass at {now}")
+        self._check_progress(now)
+
+    def _check_progress(self, now: float) -> None:
+        """Stop a run that goes round in circles (``Livelock``) rather than let it run for ever."""
+        self.passes_at_instant = self.passes_at_instant + 1 if now == self.instant else 1
+        self.instant = now
+        if self.passes_at_instant > MAX_PASSES_AT_ONE_INSTANT:
+            raise Livelock(f"{self.passes_at_instant} passes at {now} without time moving on")
+        for p in self.last_decisions.preemptions if self.last_decisions is not None else ():
+            n = self.times_preempted[p.job_id] = self.times_preempted.get(p.job_id, 0) + 1
+            if n > MAX_PREEMPTIONS_OF_ONE_JOB:
+                recent = self.preempted[-6:]
+                raise Livelock(
+                    f"pass at {now}: {p.job_id} preempted {n} times (last preemptions: {recent})"
+                )
 
     def _check_caps(self, where: str) -> None:
         """Every ``max_gpus`` holds: allocated GPUs under it at most the cap plus the debug
         overdraft, and those of jobs that can never be debug work (protected longer than the
         threshold, or larger than a node) at most the cap itself (``core.debug_overdraft``)."""
         ctx, sched = self.ctx, self.sched
-        over, thr, node = ctx.policy.debug_over_cap, ctx.policy.debug_threshold_s, sched.state.pool.max_gpus
+        over, thr, node = (
+            ctx.policy.debug_over_cap,
+            ctx.policy.debug_threshold_s,
+            sched.state.pool.max_gpus,
+        )
         for name, t in ctx.tree.items():
             if t.max_gpus is None:
                 continue
-            runs = [r for r in sched.state.running.values() if r.allocated and name in ctx.paths.get(r.account, ())]
+            runs = [
+                r
+                for r in sched.state.running.values()
+                if r.allocated and name in ctx.paths.get(r.account, ())
+            ]
             total = sum(r.spec.gpus for r in runs)
-            never = sum(r.spec.gpus for r in runs if sched.state.min_runtime(r.spec) > thr or r.spec.gpus > node)
+            never = sum(
+                r.spec.gpus
+                for r in runs
+                if sched.state.min_runtime(r.spec) > thr or r.spec.gpus > node
+            )
             if total > t.max_gpus + over or never > t.max_gpus:
-                self.violations.append(f"{where}: {name} runs {total} GPUs ({never} never debug) under max_gpus {t.max_gpus}")
+                self.violations.append(
+                    f"{where}: {name} runs {total} GPUs ({never} never debug) under max_gpus {t.max_gpus}"
+                )
 
-    def _check_yield(self, where: str, jid: str, evicted_before: dict[str, bool], beyond: set[str]) -> None:
+    def _check_yield(
+        self, where: str, jid: str, evicted_before: dict[str, bool], beyond: set[str]
+    ) -> None:
         """The debug overdraft's yield (``core.debug_overdraft``) takes only a debug job never
         evicted before, of a team beyond a cap, with ``debug_over_cap_admits: protection``; so
         it takes a job at most once."""
         policy = self.ctx.policy
         spec = self.by_id[jid]
-        debug = is_debug(self.sched.state.min_runtime(spec), spec.gpus, policy.debug_threshold_s, self.sched.state.pool.max_gpus)
-        if (policy.debug_over_cap_admits != "protection" or evicted_before.get(jid, True) or jid in self.yielded
-                or spec.account not in beyond or not debug):
+        debug = is_debug(
+            self.sched.state.min_runtime(spec),
+            spec.gpus,
+            policy.debug_threshold_s,
+            self.sched.state.pool.max_gpus,
+        )
+        if (
+            policy.debug_over_cap_admits != "protection"
+            or evicted_before.get(jid, True)
+            or jid in self.yielded
+            or spec.account not in beyond
+            or not debug
+        ):
             self.violations.append(f"{where}: {jid} taken by {YIELD_RULE} outside its terms")
         self.yielded.add(jid)
 
@@ -119,8 +188,10 @@ class CheckedSim(_Sim):
         if not turns or turns[-1] != evictor:
             turns.append(evictor)
         if len(turns) > 2:
-            self.violations.append(f"{where}: {evictor} and {victim} evict each other back and forth ({turns})")
+            self.violations.append(
+                f"{where}: {evictor} and {victim} evict each other back and forth ({turns})"
+            )
 
-    def run(self) -> None:
-        super().run()
+    def run(self, until: float | None = None) -> None:
+        super().run(until)
         self._integrate(self.end)
