@@ -39,6 +39,7 @@ HOT: tuple[str, ...] = (
     "allotment.core.placement",
     "allotment.core.usage",
     "allotment.core.fairshare",
+    "allotment.core.sorted_pairs",  # bisect/insort on pairs and keys, natively (not on boxed tuples)
     "allotment.core.queues",
     "allotment.core.accounting",
     "allotment.core.tiers",
