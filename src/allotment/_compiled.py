@@ -81,6 +81,7 @@ HOT: tuple[str, ...] = (
     "allotment.compile.interactive",
     "allotment.core.session_grace",
     "allotment.core.debug_overdraft",  # ClusterState.within_caps asks it per capped candidate
+    "allotment.core.pair_heap",  # ClusterState's protections, sifted natively (not heapq on tuples)
     "allotment.core.cluster",
     "allotment.core.pass_inputs",
     "allotment.core.fast_walk",
