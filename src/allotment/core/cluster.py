@@ -35,6 +35,11 @@ class ClusterState:
     def __init__(self, ctx: Context, nodes: tuple[NodeState, ...]) -> None:
         self.ctx = ctx
         self.policy = ctx.policy
+        # what ``owed`` reads (per leaf, per candidate and per pass), copied out of the context once:
+        # ``Context`` is interpreted, so each read of it was a generic attribute lookup, and its
+        # mapping's ``get`` a generic call (the context never changes, so the copies stay equal)
+        self._capacity = ctx.capacity_gpus
+        self._entitled: dict[str, float] = dict(ctx.entitlement_gpus)
         self.mode = mode_for(ctx.mode, ctx.policy.queue_depth, bool(ctx.policy.debug_reclaim))
         self.pool = NodePool(nodes)
         self.running: dict[str, Run] = {}
@@ -128,8 +133,8 @@ class ClusterState:
 
     def owed(self, leaf: str) -> float:
         """GPUs owed to ``leaf`` now: its entitlement scaled to the healthy capacity."""
-        cap = self.ctx.capacity_gpus
-        return self.ctx.entitlement_gpus.get(leaf, 0.0) * (self.pool.healthy_total / cap if cap else 0.0)
+        cap = self._capacity
+        return self._entitled.get(leaf, 0.0) * (self.pool.healthy_total / cap if cap else 0.0)
 
     # -- changes from outside (arrivals, completions, health) --------------------------------
     def add_pending(
