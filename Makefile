@@ -14,7 +14,7 @@ STAMP := $(VENV)/.installed
 .PHONY: run test test-unit test-slurm test-k8s test-fidelity test-fidelity-aligned test-fidelity-arbitrary test-wheel lint check regen bench clean
 
 # the hot modules are compiled at install (setup.py): editing one reinstalls
-HOT_SRC := $(wildcard src/allotment/core/*.py src/allotment/sim/*.py src/allotment/traces/*.py src/allotment/traces/scenarios/*.py) src/allotment/_compiled.py setup.py
+HOT_SRC := $(wildcard src/allotment/core/*.py src/allotment/sim/*.py src/allotment/traces/*.py src/allotment/traces/scenarios/*.py) src/allotment/compile/interactive.py src/allotment/_compiled.py setup.py
 
 $(STAMP): pyproject.toml $(HOT_SRC)
 	@test -x $(BIN)/python || $(PY) -m venv $(VENV)

@@ -39,6 +39,7 @@ HOT: tuple[str, ...] = (
     "allotment.core.placement",
     "allotment.core.usage",
     "allotment.core.fairshare",
+    "allotment.core.sorted_pairs",  # bisect/insort on pairs and keys, natively (not on boxed tuples)
     "allotment.core.queues",
     "allotment.core.accounting",
     "allotment.core.tiers",
@@ -74,8 +75,13 @@ HOT: tuple[str, ...] = (
     "allotment.core.decisions",  # the pass's records written once, built by compiled __init__s
     # ClusterState.grace_of asks it per victim considered and per protection ended (an
     # interpreted call each: 37 M instructions in 3 days of ``ai2-big-gangs``)
+    # the one recognition rule of a session, asked per pending job and per victim's grace from
+    # compiled code (an interpreted call with keywords each: 44 M instructions in 3 days of
+    # ``ai2-big-gangs``); the class pickles through its own ``__reduce__``
+    "allotment.compile.interactive",
     "allotment.core.session_grace",
     "allotment.core.debug_overdraft",  # ClusterState.within_caps asks it per capped candidate
+    "allotment.core.pair_heap",  # ClusterState's protections, sifted natively (not heapq on tuples)
     "allotment.core.cluster",
     "allotment.core.pass_inputs",
     "allotment.core.fast_walk",
@@ -89,6 +95,7 @@ HOT: tuple[str, ...] = (
     "allotment.sim.metrics",
     "allotment.sim.eventlog",
     "allotment.sim.runner",
+    "allotment.sim.event_queue",  # the run's event heap, sifted natively (not heapq on tuples)
     "allotment.sim.settled",
     "allotment.sim.job_kind",
     # interpreted, every append of a wait or a completion time was a generic call from the

@@ -9,11 +9,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from allotment.compile.model import Policy
-from allotment.core.candidates import CandidateOrders, fit_key, fit_weight_key, key_place
+from allotment.core.candidates import CandidateOrders, fit_key, fit_weight_key
 from allotment.core.context import build_context
 from allotment.core.ids import UserGpus
 from allotment.core.jobs import JobSpec
 from allotment.core.priority import Scorer, dependants
+from allotment.core.sorted_pairs import key_place
 from allotment.core.state import Pend
 from tests.core.builders import make_config
 

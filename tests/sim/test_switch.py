@@ -161,7 +161,7 @@ def test_under_a_backend_latency_profile_a_switch_to_the_same_config_changes_not
         sim.log.kept = []
         if at is not None:
             switch.pause(sim, at)
-            assert any(kind == waiting for _, kind, _, _, _ in sim.heap)
+            assert any(e.kind == waiting for e in sim.heap)
             copy = switch.switched(sim, config)
             copy.log.kept = list(sim.log.kept)
             sim = copy

@@ -24,6 +24,7 @@ sessions start first and other work only borrows idle GPUs it gives back at once
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +40,14 @@ class InteractiveClass:
     restore_hook: str | None = None  # command the requeued session runs first (a name on PATH)
     pool_nodes: int = 0  # the last N nodes by name, reserved for sessions (core.session_pool)
     pool_names: tuple[str, ...] = ()  # or these nodes by name (sorted; set: pool_nodes is 0)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """The constructor with every field: compiled (``_compiled.HOT``), a frozen dataclass
+        does not unpickle by the default protocol, and plan's workers pickle the policy."""
+        return (InteractiveClass, (
+            self.kinds, self.partitions, self.max_gpus, self.max_time_limit_s, self.grace_s,
+            self.restore_hook, self.pool_nodes, self.pool_names,
+        ))
 
     @property
     def reserves_pool(self) -> bool:

@@ -41,13 +41,13 @@ candidates need.  ``tests/core/test_fairness_merge.py`` checks both against sort
 
 from __future__ import annotations
 
-from bisect import bisect_left
 from collections.abc import Callable, Mapping
 from typing import Final
 
 from allotment.core.dependant_list import DependantList
 from allotment.core.fairness_merge import AgedOrder, LazyOrder, MergedOrder
 from allotment.core.priority import Scorer
+from allotment.core.sorted_pairs import key_place
 from allotment.core.state import Pend
 
 # what ``CandidateOrders.state`` says a kept order needs: ``Final``, so that mypyc makes them
@@ -199,26 +199,6 @@ class CandidateOrders:
                 if len(out) >= depth:
                     break
         return out
-
-
-def key_place(keys: list[tuple[float, float, str]], k: tuple[float, float, str]) -> int:
-    """``bisect_left(keys, k)``: where ``k`` goes in the sorted ``keys``, by comparing their
-    fields as floats and a string (``bisect`` compared boxed tuples, a generic call each).  For
-    3-tuples of these types the field by field test is the tuple ``<`` exactly -- but for a NaN,
-    which a tuple comparison holds equal to itself when it is the same object: a key with a NaN
-    is placed by ``bisect_left`` itself."""
-    s, e, jid = k
-    if s != s or e != e:
-        return bisect_left(keys, k)
-    lo, hi = 0, len(keys)
-    while lo < hi:
-        mid = (lo + hi) // 2
-        k0, k1, k2 = keys[mid]
-        if k0 < s or (k0 == s and (k1 < e or (k1 == e and k2 < jid))):
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
 
 
 def _gpus_range(every: list[Pend]) -> tuple[int, int]:

@@ -9,7 +9,6 @@ pass changes it only through ``start``, ``stop``, ``evict``, ``take_pending`` an
 
 from __future__ import annotations
 
-import heapq
 import math
 from collections.abc import Mapping
 
@@ -21,6 +20,7 @@ from allotment.core.decisions import Preemption
 from allotment.core.dependant_list import DependantList
 from allotment.core.jobs import JobSpec, kept_work
 from allotment.core.modes import mode_for
+from allotment.core.pair_heap import heappop, heappush
 from allotment.core.placement import NodePool
 from allotment.core.preemption.retry import NodeLog
 from allotment.core.queues import QueueSet
@@ -35,6 +35,11 @@ class ClusterState:
     def __init__(self, ctx: Context, nodes: tuple[NodeState, ...]) -> None:
         self.ctx = ctx
         self.policy = ctx.policy
+        # what ``owed`` reads (per leaf, per candidate and per pass), copied out of the context once:
+        # ``Context`` is interpreted, so each read of it was a generic attribute lookup, and its
+        # mapping's ``get`` a generic call (the context never changes, so the copies stay equal)
+        self._capacity = ctx.capacity_gpus
+        self._entitled: dict[str, float] = dict(ctx.entitlement_gpus)
         self.mode = mode_for(ctx.mode, ctx.policy.queue_depth, bool(ctx.policy.debug_reclaim))
         self.pool = NodePool(nodes)
         self.running: dict[str, Run] = {}
@@ -128,8 +133,8 @@ class ClusterState:
 
     def owed(self, leaf: str) -> float:
         """GPUs owed to ``leaf`` now: its entitlement scaled to the healthy capacity."""
-        cap = self.ctx.capacity_gpus
-        return self.ctx.entitlement_gpus.get(leaf, 0.0) * (self.pool.healthy_total / cap if cap else 0.0)
+        cap = self._capacity
+        return self._entitled.get(leaf, 0.0) * (self.pool.healthy_total / cap if cap else 0.0)
 
     # -- changes from outside (arrivals, completions, health) --------------------------------
     def add_pending(
@@ -241,7 +246,7 @@ class ClusterState:
         if r.protected_until <= now:  # preemptible at once: not growth (see __init__)
             self.acct.mark_preemptible(r)
         elif r.protected_until < math.inf:
-            heapq.heappush(self.protect, (r.protected_until, r.jid))
+            heappush(self.protect, (r.protected_until, r.jid))
 
     def _turns_over(self, r: Run) -> bool:
         """Does starting ``r`` take its account from at most to above what it is owed (the
@@ -289,7 +294,7 @@ class ClusterState:
     def expire_protections(self, now: float) -> None:
         """Jobs whose protection ended by ``now`` become preemptible."""
         while self.protect and self.protect[0][0] <= now:
-            _, jid = heapq.heappop(self.protect)
+            _, jid = heappop(self.protect)
             r = self.running.get(jid)
             if r is not None and r.protected_until <= now:
                 self.version += 1
@@ -305,7 +310,7 @@ class ClusterState:
             r = self.running.get(jid)
             if r is not None and r.protected_until == t:
                 return t
-            heapq.heappop(self.protect)
+            heappop(self.protect)
         return math.inf
 
     def evict(self, job_id: str, now: float, for_job: str | None, rule: str, reason: str) -> Preemption:

@@ -12,11 +12,11 @@ asks the fewest GPUs per node any job of a queue needs (``min_per``) from the sa
 from __future__ import annotations
 
 import math
-from bisect import bisect_left, insort
 from collections.abc import Iterator
 
 from allotment.core.ids import NO_ACCOUNT
 from allotment.core.modes import FREE_SUFFIX
+from allotment.core.sorted_pairs import drop_named, insort_named, key_place
 from allotment.core.starvation import is_starving
 from allotment.core.state import Pend
 
@@ -119,9 +119,9 @@ def _extreme(counts: dict[int, int], sign: int) -> int:
 def _place(sorted_list: list[tuple[float, str]], e: tuple[float, str], by: int) -> None:
     """Add (``by`` > 0) or remove ``e`` in ``sorted_list``, kept sorted."""
     if by > 0:
-        insort(sorted_list, e)
+        insort_named(sorted_list, e)
     else:
-        del sorted_list[bisect_left(sorted_list, e)]
+        drop_named(sorted_list, e)
 
 
 def _name_of(q: Queue) -> str:
@@ -188,14 +188,14 @@ class QueueSet:
         if p.account == q.account:
             q.aid = p.aid
         q.version += 1
-        i = bisect_left(q.keys, p.key)
+        i = key_place(q.keys, p.key)
         q.keys.insert(i, p.key)
         q.jobs.insert(i, p)
         q.shapes.count(p, 1)
 
     def remove(self, p: Pend) -> None:
         q = self.by_name[p.queue]
-        i = bisect_left(q.keys, p.key)
+        i = key_place(q.keys, p.key)
         if i >= len(q.keys) or q.keys[i] != p.key:
             raise KeyError(p.jid)
         q.keys.pop(i)

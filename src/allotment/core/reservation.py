@@ -23,9 +23,9 @@ when it has ``per`` GPUs free): later than needed for a small job, never earlier
 from __future__ import annotations
 
 import math
-from bisect import bisect_left, insort
 
 from allotment.core.placement import NodeFilter, NodePool
+from allotment.core.sorted_pairs import drop_numbered, insort_numbered
 from allotment.core.starvation import is_starving
 from allotment.core.state import Pend, Run
 
@@ -285,11 +285,11 @@ class NodeEnds:
         if old == -math.inf:
             self.idle.discard(i)
         else:
-            del self.busy[bisect_left(self.busy, (old, i))]
+            drop_numbered(self.busy, (old, i))
         if end == -math.inf:
             self.idle.add(i)
         else:
-            insort(self.busy, (end, i))
+            insort_numbered(self.busy, (end, i))
         self.end[i] = end
 
     def started(self, r: Run) -> None:

@@ -2,8 +2,8 @@
 
 Events are arrivals, completions, ends of minimum runtimes and node health changes; the clock
 jumps straight from one event time to the next, every event at one time is applied first and one
-scheduling pass then sees them all.  Heap entries are ``(time, order, sequence, ...)`` so equal
-times always come out in the same order; the run is deterministic.  Everything that happens is
+scheduling pass then sees them all.  Queue entries (``sim.event_queue.Due``) come out in
+(time, order, sequence) order, so equal times always come out in the same order; the run is deterministic.  Everything that happens is
 emitted as an event (``sim/eventlog.py``); the metrics are computed from those events alone.
 ``sim_seconds`` (wall time, on ``SimResult``, not in the metrics) is the only output that may
 differ between identical runs.
@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import heapq
 import math
 import time
 from collections.abc import Callable, Mapping
@@ -41,6 +40,7 @@ from allotment.core.usage import UsageLedger, WindowView
 from allotment.core.walk import FAST, REFERENCE, WalkPolicy
 from allotment.errors import UsageError
 from allotment.sim.chains import chains_of
+from allotment.sim.event_queue import Due, pop, push
 from allotment.sim.eventlog import EventLog
 from allotment.sim.events import Event, RunHeader
 from allotment.sim.job_kind import job_kind
@@ -179,7 +179,7 @@ class _Sim:
         )
         self.rec = Recorder(header)
         self.log = EventLog(self.rec)  # every metric comes from these events (sim/events.py)
-        self.heap: list[tuple[float, int, int, str, Any]] = []
+        self.heap: list[Due] = []  # sim.event_queue
         self.seq = 0
         self.end = 0.0
         # running job -> (start, charge rate, placement as (node index, GPUs))
@@ -236,7 +236,7 @@ class _Sim:
 
     def _push(self, t: float, kind: int, payload: Any) -> None:
         self.seq += 1
-        heapq.heappush(self.heap, (t, kind, self.seq, "", payload))
+        push(self.heap, Due(t, kind, self.seq, payload))
 
     def run(self, until: float | None = None) -> None:
         """Apply events in time order; schedule at the next reconcile tick after a change.
@@ -258,7 +258,7 @@ class _Sim:
         stop = self.horizon if until is None else min(until, self.horizon)
         while True:
             t_job = nxt.submit if nxt is not None else math.inf
-            t_ev = heap[0][0] if heap else math.inf
+            t_ev = heap[0].t if heap else math.inf
             now = min(t_job, t_ev)
             if due is not None and due < now:
                 if due >= stop:
@@ -272,15 +272,15 @@ class _Sim:
             if now == math.inf or now >= stop:
                 break
             changed = False
-            while heap and heap[0][0] == now and heap[0][1] < ARRIVE:
-                _, kind, _, _, payload = heapq.heappop(heap)
-                changed |= self._apply(kind, payload, now)
+            while heap and heap[0].t == now and heap[0].kind < ARRIVE:
+                e = pop(heap)
+                changed |= self._apply(e.kind, e.payload, now)
             while nxt is not None and nxt.submit == now:
                 changed |= self._arrive(nxt, now)
                 nxt = take()
-            while heap and heap[0][0] == now:
-                _, kind, _, _, payload = heapq.heappop(heap)
-                changed |= self._apply(kind, payload, now)
+            while heap and heap[0].t == now:
+                e = pop(heap)
+                changed |= self._apply(e.kind, e.payload, now)
             if changed and due is None:
                 if tick <= 0:
                     due = now
@@ -304,7 +304,7 @@ class _Sim:
         d = self.last_decisions
         if self.sched.state.running or d is None or d.starts or d.preemptions:
             return False
-        return all(kind == WAKE for _, kind, _, _, _ in self.heap)
+        return all(e.kind == WAKE for e in self.heap)
 
     # -- events -----------------------------------------------------------------------------
     def _arrive(self, spec: JobSpec, now: float) -> bool:
