@@ -20,6 +20,13 @@ was split into two singles, each simulating the workload and the warm-up again: 
 a Slurm array runs every unit on its own core, so there every seed is split.  Units are handed
 out longest first (longest-processing-time list scheduling) for when they do not all fit.
 
+Where the executor has more than one core, a pair's head side runs in a child forked from the
+paused warm-up (``Unit.fork``, ``plan.forked``; since stop 49), next to its base side, instead
+of in a deep copy of the paused run after it.  :func:`makespan` still models a pair as one
+process: the fork takes the copy's CPU off and lets the pair's two measured parts run on both
+cores, so the pool's last minutes no longer leave a core idle while one process finishes both
+sides of its seed; which seeds to split is decided as before (on two cores: none).
+
 Every run is deterministic, so neither the grouping nor the order can change a result.
 """
 
@@ -34,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from allotment.compile.model import CompiledConfig
+from allotment.config.bulk import bulk_allocation
 from allotment.core.jobs import JobSpec
 from allotment.plan import forked
 from allotment.plan.executors.local import processes
@@ -157,7 +165,17 @@ def run_unit(u: Unit) -> tuple[dict[str, Any], ...]:
     With ``Setup.switch`` the warm-up is simulated once, under the base, and the head is
     switched in where the measured part starts (``sim.switch``; docs/plan.md, "What is
     simulated"): the base side runs on from the paused run, the head from the paused run itself
-    in a forked child (``Unit.fork``: ``plan.forked``) or else from a copy of it."""
+    in a forked child (``Unit.fork``: ``plan.forked``) or else from a copy of it.
+
+    All of it in bulk (``config.bulk``): the cyclic collector, left on, rescanned the generated
+    workload and the run's records again and again while the workload was drawn and the run
+    built (about 0.2 s of their 0.65 s CPU a seed, docs/benchmarks.md, "Stop 49"); the
+    simulated parts were in bulk already."""
+    with bulk_allocation():
+        return _run_unit(u)
+
+
+def _run_unit(u: Unit) -> tuple[dict[str, Any], ...]:
     from allotment.sim import switch
 
     s = u.setup
