@@ -69,11 +69,11 @@ def start(fn: Callable[[], T]) -> Child[T]:
             os.close(read_end)
             try:
                 outcome: tuple[bool, Any] = (True, fn())
-            except BaseException as exc:  # noqa: BLE001 - handed to the parent to raise
+            except BaseException as exc:  # handed to the parent to raise
                 outcome = (False, exc)
             try:
                 data = pickle.dumps(outcome, protocol=pickle.HIGHEST_PROTOCOL)
-            except Exception as exc:  # noqa: BLE001 - a value that does not pickle: said in words
+            except Exception as exc:  # a value that does not pickle: said in words
                 what = outcome[1] if not outcome[0] else exc
                 data = pickle.dumps((False, ChildProcessError(f"{type(what).__name__}: {what}")))
             with os.fdopen(write_end, "wb") as f:
