@@ -73,3 +73,10 @@ def test_no_fork_while_another_thread_runs() -> None:
         stop.set()
         t.join()
     assert forked.can_fork()
+
+
+def test_an_abandoned_child_is_stopped_and_reaped() -> None:
+    child = forked.start(lambda: signal.pause())
+    child.abandon()
+    with pytest.raises(ChildProcessError):
+        os.waitpid(child.pid, os.WNOHANG)  # no such child any more: reaped, not a zombie

@@ -4,6 +4,7 @@ evenly, and the same metrics as the reference (every run alone, generating its o
 from __future__ import annotations
 
 import json
+import os
 from collections import Counter
 from fractions import Fraction
 from pathlib import Path
@@ -145,6 +146,27 @@ def test_a_head_forked_from_the_paused_warm_up_gives_the_copys_metrics(
     assert fork == copied == ref
     runs = _entries(tmp_path / "copied")
     assert len(runs) == 4 and _entries(tmp_path / "forked") == runs == _entries(tmp_path / "ref")
+
+
+@pytest.mark.skipif(not forked.can_fork(), reason="needs os.fork, one thread")
+def test_when_the_base_side_fails_its_forked_head_is_stopped_and_the_error_raised(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    here = os.getpid()
+    real = impact_units._metrics
+
+    def fail_here(sim: Any, warmup_s: float) -> Any:
+        if os.getpid() == here:  # the base side, in this process; the forked head runs on
+            raise RuntimeError("the base side failed")
+        return real(sim, warmup_s)
+
+    monkeypatch.setattr(impact_units, "_metrics", fail_here)
+    runner = _runner((1, 2), 1)  # two pairs on two cores: no seed split, each head forked
+    runner.executor = _HereWith(2)
+    with pytest.raises(RuntimeError, match="the base side failed"):
+        runner(BASE, HEAD)
+    with pytest.raises(ChildProcessError):
+        os.waitpid(-1, os.WNOHANG)  # no child left behind, running or a zombie
 
 
 def test_a_fully_cached_plan_neither_generates_nor_simulates(

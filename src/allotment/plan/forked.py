@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import signal
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -57,6 +58,12 @@ class Child(Generic[T]):
             raise value
         out: T = value
         return out
+
+    def abandon(self) -> None:
+        """Stop the child and reap it, its result unread: its caller failed meanwhile."""
+        os.kill(self.pid, signal.SIGKILL)
+        os.close(self.fd)
+        os.waitpid(self.pid, 0)
 
 
 def start(fn: Callable[[], T]) -> Child[T]:

@@ -202,7 +202,12 @@ def _run_unit(u: Unit) -> tuple[dict[str, Any], ...]:
         else:  # not switchable (sim.switch.switch_refusal): the head warms up alone
             sims[t.side] = switch.start(s.head, for_side(w, s.head, dict(s.renames)), cluster=s.cluster,
                                         days=s.horizon_days, seed=u.seed, latency=s.latency)
-    out = {side: _metrics(sim, warmup_s) for side, sim in sims.items()}
+    try:
+        out = {side: _metrics(sim, warmup_s) for side, sim in sims.items()}
+    except BaseException:
+        for child in children.values():  # no orphan simulating on for nobody
+            child.abandon()
+        raise
     out.update((side, child.result()) for side, child in children.items())
     return tuple(out[t.side] for t in u.tasks)
 
