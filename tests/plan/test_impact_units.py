@@ -161,12 +161,22 @@ def test_when_the_base_side_fails_its_forked_head_is_stopped_and_the_error_raise
         return real(sim, warmup_s)
 
     monkeypatch.setattr(impact_units, "_metrics", fail_here)
+    children: list[int] = []
+    start = forked.start
+
+    def recorded(fn: Any) -> Any:
+        child = start(fn)
+        children.append(child.pid)
+        return child
+
+    monkeypatch.setattr(forked, "start", recorded)
     runner = _runner((1, 2), 1)  # two pairs on two cores: no seed split, each head forked
     runner.executor = _HereWith(2)
     with pytest.raises(RuntimeError, match="the base side failed"):
         runner(BASE, HEAD)
+    assert len(children) == 1  # the first unit's head; the plan stopped at its base
     with pytest.raises(ChildProcessError):
-        os.waitpid(-1, os.WNOHANG)  # no child left behind, running or a zombie
+        os.waitpid(children[0], os.WNOHANG)  # not left behind, running or a zombie: reaped
 
 
 def test_a_fully_cached_plan_neither_generates_nor_simulates(
