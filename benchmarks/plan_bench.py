@@ -84,7 +84,10 @@ class Timing:
 def _instrument() -> None:
     """Wrap the pool's work function so each worker logs the CPU seconds of every item it runs:
     ``impact_units.run_unit`` now, ``impact.run_task`` in versions before units (so the same
-    script measures both).  Workers are forked, so they inherit the wrapper."""
+    script measures both).  Workers are forked, so they inherit the wrapper.  An item's CPU
+    includes the processes it forked and reaped (since stop 49 a unit's head side runs in a
+    forked child, ``plan.forked``), though they ran next to it: the busiest worker then
+    over-states its share of the path, and the workers' CPU over the cores is the bound."""
     import importlib
 
     for mod_name, fn_name in (
@@ -100,15 +103,20 @@ def _instrument() -> None:
             continue
 
         def logged(item: object, _fn: Any = fn) -> object:
-            c = time.process_time()
+            c = _own_and_reaped_cpu()
             out = _fn(item)
             with open(_WORK_LOG / f"{os.getpid()}.log", "a", encoding="utf-8") as f:
-                f.write(json.dumps({"cpu": time.process_time() - c}) + "\n")
+                f.write(json.dumps({"cpu": _own_and_reaped_cpu() - c}) + "\n")
             return out
 
         logged.__module__, logged.__qualname__ = mod_name, fn_name
         setattr(mod, fn_name, logged)
         return
+
+
+def _own_and_reaped_cpu() -> float:
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + kids.ru_utime + kids.ru_stime
 
 
 def _busiest_worker_cpu(cores: int = 2) -> float:

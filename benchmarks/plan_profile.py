@@ -5,9 +5,10 @@ cache) once in this process, with:
 
 * cProfile on the parent process (``--pstats FILE`` keeps it; the top entries are printed);
 * a timeline: each phase of each unit in each worker (workload generation, ``for_side``, the
-  warm-up, the switch, each measured part, the metrics), as wall instants from the plan's start
-  and CPU seconds, logged by wrapping the module functions the workers call (workers are
-  forked, so they inherit the wrappers);
+  warm-up, the fork or the copy of the paused run, the switch, each measured part, the
+  metrics), as wall instants from the plan's start and CPU seconds, logged by wrapping the
+  module functions the workers call (workers, and the head sides they fork, inherit the
+  wrappers);
 * what a unit costs to send: its pickled size and the time to pickle and unpickle it.
 
 Usage: PYTHONPATH=<compiled copy>/src python benchmarks/plan_profile.py [--seeds 1-5] [--days 7]
@@ -42,7 +43,7 @@ _T0 = [0.0]
 
 def _log(event: str, **fields: Any) -> None:
     with open(_LOG / f"{os.getpid()}.log", "a", encoding="utf-8") as f:
-        f.write(json.dumps({"pid": os.getpid(), "event": event, **fields}) + "\n")
+        f.write(json.dumps({"pid": os.getpid(), "ppid": os.getppid(), "event": event, **fields}) + "\n")
 
 
 def _wrap(mod: Any, name: str, label: str | None = None) -> None:
@@ -61,9 +62,10 @@ def _wrap(mod: Any, name: str, label: str | None = None) -> None:
 def instrument() -> None:
     import allotment.sim.switch as switch
     import allotment.sim.window as window
-    from allotment.plan import impact_units
+    from allotment.plan import forked, impact_units
 
     _wrap(impact_units, "workload", "generate")
+    _wrap(forked, "start", "fork")
     _wrap(impact_units, "for_side")
     _wrap(impact_units, "run_unit", "unit")
     _wrap(switch, "start")
@@ -152,11 +154,20 @@ def main_profile() -> None:
         )
     for p, i in pids.items():
         mine = [e for e in events if e["pid"] == p and e["event"] == "unit"]
+        if not mine:  # a unit's head side, forked from its worker (plan.forked)
+            phases = [e for e in events if e["pid"] == p]
+            parent = next((f"w{pids[e['ppid']]}" for e in phases if e["ppid"] in pids), "?")
+            print(
+                f"  w{i}: forked from {parent}, phases from {min(e['start'] for e in phases):.2f} s "
+                f"to {max(e['start'] + e['wall'] for e in phases):.2f} s, "
+                f"{sum(e['cpu'] for e in phases):.2f} s CPU in phases"
+            )
+            continue
         first = min(e["start"] for e in mine)
         last = max(e["start"] + e["wall"] for e in mine)
         print(
             f"  w{i}: {len(mine)} units, first starts {first:.2f} s, last ends {last:.2f} s, "
-            f"{sum(e['cpu'] for e in mine):.2f} s CPU in units"
+            f"{sum(e['cpu'] for e in mine):.2f} s CPU in units (a forked head's CPU not counted)"
         )
 
 

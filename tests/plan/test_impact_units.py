@@ -4,6 +4,7 @@ evenly, and the same metrics as the reference (every run alone, generating its o
 from __future__ import annotations
 
 import json
+import os
 from collections import Counter
 from fractions import Fraction
 from pathlib import Path
@@ -15,8 +16,9 @@ from hypothesis import strategies as st
 
 import allotment.sim.runner
 import allotment.sim.switch
-from allotment.plan import impact_units
+from allotment.plan import forked, impact_units
 from allotment.plan.executors.local import processes
+from allotment.plan.executors.protocol import ExecTask
 from allotment.plan.impact import ImpactRunner
 from allotment.plan.impact_units import Task, by_seed, makespan, one_per_run
 from allotment.plan.model import Impact
@@ -101,6 +103,80 @@ def test_grouped_runs_give_the_reference_metrics(workers: int, tmp_path: Path) -
     assert len(runs) == 6 and _entries(tmp_path / "got") == runs
     metrics = {json.dumps(json.loads(b)["metrics"], sort_keys=True) for b in runs.values()}
     assert len(metrics) == 6  # every seed and side really differs: jobs ran
+
+
+class _HereWith:
+    """An executor that runs every unit in this process, grouping as for ``parallelism`` cores."""
+
+    def __init__(self, parallelism: int) -> None:
+        self.parallelism = parallelism
+
+    def run(self, fn: Any, tasks: list[ExecTask]) -> Any:
+        for i, t in enumerate(tasks):
+            yield i, fn(t.arg)
+
+
+@pytest.mark.skipif(not forked.can_fork(), reason="needs os.fork, one thread")
+def test_a_head_forked_from_the_paused_warm_up_gives_the_copys_metrics(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """With cores to spare each pair's head runs in a forked child from the paused run
+    (plan.forked), with one core in a copy of it (sim.switch.switched): the same runs, every
+    one to the byte, and the reference's (every run alone)."""
+    forks: list[int] = []
+    real = forked.start
+
+    def counted(fn: Any) -> Any:
+        forks.append(1)
+        return real(fn)
+
+    monkeypatch.setattr(forked, "start", counted)
+
+    def plan(parallelism: int, folder: str, grouping: Any = by_seed) -> Any:
+        runner = _runner((1, 2), 1, grouping, SimCache(tmp_path / folder))
+        runner.executor = _HereWith(parallelism)
+        return runner(BASE, HEAD)
+
+    copied = plan(1, "copied")
+    assert forks == []
+    fork = plan(2, "forked")
+    assert len(forks) == 2  # one a seed
+    ref = plan(2, "ref", one_per_run)
+    assert len(forks) == 2  # a unit of one run has nothing to fork for
+    assert fork == copied == ref
+    runs = _entries(tmp_path / "copied")
+    assert len(runs) == 4 and _entries(tmp_path / "forked") == runs == _entries(tmp_path / "ref")
+
+
+@pytest.mark.skipif(not forked.can_fork(), reason="needs os.fork, one thread")
+def test_when_the_base_side_fails_its_forked_head_is_stopped_and_the_error_raised(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    here = os.getpid()
+    real = impact_units._metrics
+
+    def fail_here(sim: Any, warmup_s: float) -> Any:
+        if os.getpid() == here:  # the base side, in this process; the forked head runs on
+            raise RuntimeError("the base side failed")
+        return real(sim, warmup_s)
+
+    monkeypatch.setattr(impact_units, "_metrics", fail_here)
+    children: list[int] = []
+    start = forked.start
+
+    def recorded(fn: Any) -> Any:
+        child = start(fn)
+        children.append(child.pid)
+        return child
+
+    monkeypatch.setattr(forked, "start", recorded)
+    runner = _runner((1, 2), 1)  # two pairs on two cores: no seed split, each head forked
+    runner.executor = _HereWith(2)
+    with pytest.raises(RuntimeError, match="the base side failed"):
+        runner(BASE, HEAD)
+    assert len(children) == 1  # the first unit's head; the plan stopped at its base
+    with pytest.raises(ChildProcessError):
+        os.waitpid(children[0], os.WNOHANG)  # not left behind, running or a zombie: reaped
 
 
 def test_a_fully_cached_plan_neither_generates_nor_simulates(

@@ -20,6 +20,13 @@ was split into two singles, each simulating the workload and the warm-up again: 
 a Slurm array runs every unit on its own core, so there every seed is split.  Units are handed
 out longest first (longest-processing-time list scheduling) for when they do not all fit.
 
+Where the executor has more than one core, a pair's head side runs in a child forked from the
+paused warm-up (``Unit.fork``, ``plan.forked``; since stop 49), next to its base side, instead
+of in a deep copy of the paused run after it.  :func:`makespan` still models a pair as one
+process: the fork takes the copy's CPU off and lets the pair's two measured parts run on both
+cores, so the pool's last minutes no longer leave a core idle while one process finishes both
+sides of its seed; which seeds to split is decided as before (on two cores: none).
+
 Every run is deterministic, so neither the grouping nor the order can change a result.
 """
 
@@ -29,11 +36,14 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from fractions import Fraction
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from allotment.compile.model import CompiledConfig
+from allotment.config.bulk import bulk_allocation
 from allotment.core.jobs import JobSpec
+from allotment.plan import forked
 from allotment.plan.executors.local import processes
 from allotment.sim.latency import NONE, LatencyProfile
 from allotment.traces.scenarios import Workload, get_scenario
@@ -76,6 +86,9 @@ class Unit:
     setup: Setup
     seed: int
     tasks: tuple[Task, ...]
+    # the head side in a forked child from the paused warm-up, next to the base (``plan.forked``):
+    # where the executor has more than one core (``units``), never under ``--workers 1``
+    fork: bool = False
 
 
 Grouping = Callable[[Sequence[Task], int], list[tuple[Task, ...]]]
@@ -141,7 +154,7 @@ def makespan(groups: Sequence[tuple[Task, ...]], workers: int) -> Fraction:
 
 
 def units(setup: Setup, tasks: Sequence[Task], workers: int, grouping: Grouping) -> list[Unit]:
-    return [Unit(setup, g[0].seed, g) for g in grouping(tasks, workers)]
+    return [Unit(setup, g[0].seed, g, fork=workers > 1) for g in grouping(tasks, workers)]
 
 
 def run_unit(u: Unit) -> tuple[dict[str, Any], ...]:
@@ -151,14 +164,25 @@ def run_unit(u: Unit) -> tuple[dict[str, Any], ...]:
 
     With ``Setup.switch`` the warm-up is simulated once, under the base, and the head is
     switched in where the measured part starts (``sim.switch``; docs/plan.md, "What is
-    simulated"): the base side runs on from the paused run, the head from a copy of it."""
+    simulated"): the base side runs on from the paused run, the head from the paused run itself
+    in a forked child (``Unit.fork``: ``plan.forked``) or else from a copy of it.
+
+    All of it in bulk (``config.bulk``): the cyclic collector, left on, rescanned the generated
+    workload and the run's records again and again while the workload was drawn and the run
+    built (about 0.2 s of their 0.65 s CPU a seed, docs/benchmarks.md, "Stop 49"); the
+    simulated parts were in bulk already."""
+    with bulk_allocation():
+        return _run_unit(u)
+
+
+def _run_unit(u: Unit) -> tuple[dict[str, Any], ...]:
     from allotment.sim import switch
-    from allotment.sim.window import measured
 
     s = u.setup
     w = workload(s, u.seed)
     warmup_s = s.warmup_days * 86400.0
     sims: dict[str, Any] = {}
+    children: dict[str, forked.Child[dict[str, Any]]] = {}
     shared = None  # the base's warm-up, paused where the measured part starts
     for t in u.tasks:
         if s.switch or t.side == "base":
@@ -168,22 +192,43 @@ def run_unit(u: Unit) -> tuple[dict[str, Any], ...]:
                 switch.pause(shared, warmup_s)
             if t.side == "base":
                 sims[t.side] = shared
-            elif len(u.tasks) > 1:  # the base side still runs on from ``shared``
-                sims[t.side] = switch.switched(shared, s.head)
-            else:
+            elif len(u.tasks) == 1:
                 switch.switch(shared, s.head)
                 sims[t.side] = shared
+            elif u.fork and forked.can_fork():  # the base side runs on from ``shared`` here
+                children[t.side] = forked.start(partial(_switched_metrics, shared, s.head, warmup_s))
+            else:
+                sims[t.side] = switch.switched(shared, s.head)
         else:  # not switchable (sim.switch.switch_refusal): the head warms up alone
             sims[t.side] = switch.start(s.head, for_side(w, s.head, dict(s.renames)), cluster=s.cluster,
                                         days=s.horizon_days, seed=u.seed, latency=s.latency)
-    out = []
-    for t in u.tasks:
-        sim = sims[t.side]
-        switch.finish(sim)
-        metrics = measured(sim.rec, warmup_s)
-        normalized: dict[str, Any] = json.loads(json.dumps(metrics, sort_keys=True))
-        out.append(normalized)
-    return tuple(out)
+    try:
+        out = {side: _metrics(sim, warmup_s) for side, sim in sims.items()}
+    except BaseException:
+        for child in children.values():  # no orphan simulating on for nobody
+            child.abandon()
+        raise
+    out.update((side, child.result()) for side, child in children.items())
+    return tuple(out[t.side] for t in u.tasks)
+
+
+def _switched_metrics(sim: Any, head: CompiledConfig, warmup_s: float) -> dict[str, Any]:
+    """The head side's metrics from the paused ``sim``, switched in place: run in a forked child,
+    whose copy of the paused run nobody else needs."""
+    from allotment.sim import switch
+
+    switch.switch(sim, head)
+    return _metrics(sim, warmup_s)
+
+
+def _metrics(sim: Any, warmup_s: float) -> dict[str, Any]:
+    """Run ``sim`` to its horizon; its measured part's metrics, JSON-normalized."""
+    from allotment.sim import switch
+    from allotment.sim.window import measured
+
+    switch.finish(sim)
+    normalized: dict[str, Any] = json.loads(json.dumps(measured(sim.rec, warmup_s), sort_keys=True))
+    return normalized
 
 
 def for_side(w: Workload, config: CompiledConfig, renames: Mapping[str, str]) -> Workload:

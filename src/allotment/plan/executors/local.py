@@ -8,7 +8,8 @@ at its end while the other finishes the odd unit, unless a seed is split and its
 warm-up simulated twice (about 7% more CPU; docs/benchmarks.md, "Stop 41").  Running them all
 at once ends them all together, in the total CPU divided by N.  Results are yielded as they
 end; the order in which tasks are given is the order in which they start (callers submit the
-longest first)."""
+longest first).  A plan's unit of both sides forks one more process for its head side after the
+shared warm-up (``impact_units.run_unit``, ``plan.forked``), which shares the same cores."""
 
 from __future__ import annotations
 
