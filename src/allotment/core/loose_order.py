@@ -59,13 +59,12 @@ class _Entry:
     """A kept loose job: its key when last scored, what that score read (``reads``: user ids;
     ``g0``: their GPUs then, once it is stale) and, stale, an upper bound of its score now."""
 
-    __slots__ = ("bound", "fit0", "g0", "key", "listed", "p", "reads", "state")
+    __slots__ = ("bound", "fit0", "g0", "key", "p", "reads", "state")
 
     def __init__(self, p: Pend, key: Key) -> None:
         self.p, self.key = p, key
         self.state = FRESH
         self.bound = 0.0
-        self.listed = False  # are ``reads`` all it reads (``_track``)?  Else scored at every ``bring``
         self.reads: list[int] = []
         self.g0: list[int] = []
         self.fit0 = 0.0  # its fit term when scored, once it is stale
@@ -160,7 +159,7 @@ class LooseOrder:
                         touched.append(e)
             if lo < hi:
                 for e in self.ents:
-                    if lo < e.p.gpus <= hi and e.listed and e.p.jid not in mark:
+                    if lo < e.p.gpus <= hi and e.p.jid not in mark:
                         mark.add(e.p.jid)
                         touched.append(e)
             margin = RELATIVE_MARGIN * (self.most + abs(w_fair) + self.most_fit + 1.0)
@@ -174,10 +173,6 @@ class LooseOrder:
                 _bound(e, users, w_fit if e.p.gpus <= mf else 0.0, w_fair, margin)
             mark = set()
         else:
-            for e in self.pool:  # bounded while it could be: scored now
-                if e.state == STALE and e.p.jid not in mark:
-                    mark.add(e.p.jid)
-                    again.append(e)
             for uid in moved:
                 for e in self.readers[uid]:
                     if e.state != GONE and e.p.jid not in mark:
@@ -322,13 +317,11 @@ class LooseOrder:
             self.untracked.append(e)
             return
         s = p.static
-        e.listed = True
         most = abs(s.head) + abs(s.boost)
         got = scorer.deps.get(p.jid) if scorer.deps else None
         if got:  # its dependants' parts, as ``Scorer._inherited_from`` kept them for this map and table
             m = p.inherit
             if m is None or m.got is not got or m.users is not scorer.user_gpus:
-                e.listed = False
                 self.untracked.append(e)
                 return
             for part in m.parts:
