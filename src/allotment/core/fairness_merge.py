@@ -266,8 +266,9 @@ class MergedOrder(LazyOrder):
 
     def restart(self, scorer: Scorer) -> bool:
         """Begin the merge again for ``scorer`` (the same epoch; fairness, fit or jobs moved):
-        the loose jobs in score order (``core.loose_order``: one more sorted stream), each
-        group's best run as its frontier.  True: exact for it."""
+        the loose jobs in score order (``core.loose_order``: one more sorted stream, its stale
+        jobs' best bound one more frontier entry), each group's best run as its frontier.  True:
+        exact for it."""
         self.scorer = scorer
         self.out = []
         self.active = []
@@ -482,7 +483,7 @@ class AgedOrder(LazyOrder):
 
     def restart(self, scorer: Scorer) -> bool:
         """Begin the merge again for ``scorer`` (any epoch; fairness, fit or jobs moved): the
-        loose jobs in score order (``core.loose_order``), each seq's first run as its frontier.  The margin reads the largest
+        loose jobs in score order (``core.loose_order``, as ``MergedOrder``'s), each seq's first run as its frontier.  The margin reads the largest
         head, at one end of each seq (heads are monotone along it).  False: a head is not
         finite, the merge's bound would not hold (the caller sorts the queue whole)."""
         self.scorer = scorer

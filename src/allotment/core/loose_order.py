@@ -8,7 +8,7 @@ of the queue's account, every change of the queue's jobs and every fit change.  
 team's queue holds 66 loose jobs on average, scored again at each of 17,006 restarts in half a
 day: 20% of ``simulate()``'s instructions (issue 27: the cost per job grew with the cluster).
 Yet a restart after one user's start changes the score of only the loose jobs that read that
-user's GPUs.
+user's GPUs, and the merge then reads about three loose jobs (stop 50).
 
 What a loose job's ``Scorer.total`` reads (``fixed``, ``memo``: the only scorer a merge holds):
 the job itself (a requeued job is a new ``Pend``), the epoch ``t``, the weights (by identity:
@@ -16,20 +16,35 @@ the job itself (a requeued job is a new ``Pend``), the epoch ``t``, the weights 
 the active boosts (a function of ``t`` for the scheduler, compared anyway), the dependants map
 (by identity), the user table (by identity), whether its GPUs fit the best node's free GPUs
 (``max_free``), and the running GPUs of its own user and of each user its dependants' parts
-name (``Pend.inherit``, kept for this map and table).  So a kept score is the same computation
-on the same inputs, bit for bit, while all of those are the same: each restart compares the GPUs
-of the users read (a handful per account) with those the kept scores were made with, and scores
-again only the jobs that read a user whose GPUs moved, whose fit flipped, that fit (under the
-old or the new ``max_free``) when the fit weight moved, or that arrived; any other input moved
-(a new epoch, weights, scorer table or map) scores them all.  (The load moves at arrivals and
-ends: scoring every loose job again then was most of what a first version of this cost, and on
-a busy cluster few of them fit.)  A job whose reads cannot be listed (no user id, parts made for
-another map or table) is scored at every restart.  The keys ``(-score, eligible, id)`` are a
-total order (ids are unique), so the kept list is the one a whole sort gives, and the merge
-takes it as one more sorted stream.  A NaN score, or a NaN eligibility time, has no place in a
-total order: ``bring`` then says no and the merge puts every loose job in its heap on its own,
-as before.
-``tests/core/test_memo_loose_order.py`` checks the kept order against a fresh scoring.
+name (``Pend.inherit``, kept for this map and table).  Any of the first ones moved (a new
+epoch, weights, scorer table or map) scores them all.  Else a kept score is the same
+computation on the same inputs, bit for bit, but for the GPUs of the users it reads and its fit
+term (``w_fit`` or 0): each restart compares the GPUs of the users read (a handful per account)
+with those of the last restart, and the fit, and the jobs that read a user whose GPUs moved, or
+whose fit term moved, turn *stale*: they keep their key and get an upper bound of their score.
+
+The bound.  ``total`` is ``max(own, INHERIT x best part)``, each of the form
+``((head + fairness) + fit) + boost`` with ``fairness = w_fair x (1 / (1 + gpus / 8))``: with
+``w_fair >= 0`` every operation is monotone (floats round monotonically), so the score never
+rises as a user's GPUs rise or the fit term falls.  If no user it reads has fewer GPUs than when
+it was scored (``g0``) and its fit term is no higher (``fit0``), the kept score itself bounds it,
+exactly.  Else, in real numbers, the score rose by at most the most any read fairness term rose
+plus what the fit term rose (``INHERIT`` < 1 only shrinks a part's rise); the computed values
+differ from the real ones by a few roundings of the magnitudes (heads, boosts, the weights), so
+the bound adds ``margin``, a million times that, as ``core.fairness_merge`` does for its runs;
+magnitudes near overflow (``LAZY_MOST``) or a negative or non-finite ``w_fair`` make no bound: the
+moved jobs are scored again then, as before.  A merge puts the best stale bound among its
+frontier (``gi`` -1) and scores that job (``resolve``) only when the bound reaches what it would
+emit next; its exact key goes in the merge's heap on its own, and into the list at the next
+``bring``.  So the emitted order is exactly the keys' sort, ties included.
+
+Jobs that arrived are scored at once; a job whose reads cannot be listed (no user id, parts made
+for another map or table) is scored at every restart.  The keys ``(-score, eligible, id)`` are a
+total order (ids are unique), so the fresh entries are the ones a whole sort gives.  A NaN score,
+or a NaN eligibility time, has no place in a total order: ``bring`` then says no and the merge
+puts every loose job in its heap on its own, as before (with finite magnitudes a stale job's
+score cannot turn NaN).  ``tests/core/test_memo_loose_order.py`` checks the fresh keys, the
+bounds and the merged order against a fresh scoring.
 """
 
 from __future__ import annotations
