@@ -49,13 +49,13 @@ bounds and the merged order against a fresh scoring.
 
 from __future__ import annotations
 
-from bisect import bisect_left
 from collections.abc import Mapping
 from typing import Final
 
 from allotment.core.dependant_list import DependantList
 from allotment.core.ids import UserGpus
 from allotment.core.priority import Scorer
+from allotment.core.sorted_pairs import key_place
 from allotment.core.state import Pend
 
 Key = tuple[float, float, str]  # (-score, eligible, id): ``Scorer.key``
@@ -74,7 +74,7 @@ class _Entry:
     """A kept loose job: its key when last scored, what that score read (``reads``: user ids;
     ``g0``: their GPUs then, once it is stale) and, stale, an upper bound of its score now."""
 
-    __slots__ = ("bound", "fit0", "g0", "key", "p", "reads", "state")
+    __slots__ = ("bound", "fit0", "g0", "key", "mark", "p", "reads", "state")
 
     def __init__(self, p: Pend, key: Key) -> None:
         self.p, self.key = p, key
@@ -83,6 +83,7 @@ class _Entry:
         self.reads: list[int] = []
         self.g0: list[int] = []
         self.fit0 = 0.0  # its fit term when scored, once it is stale
+        self.mark = 0  # the ``LooseOrder.stamp`` of the last list of a ``bring`` it was put in
 
 
 class LooseOrder:
@@ -94,7 +95,7 @@ class LooseOrder:
     next.  Between two ``bring`` nothing but ``resolve`` changes it."""
 
     __slots__ = ("added", "boosts", "deps", "dropped", "ents", "kept", "keys", "lazy", "max_free", "most", "most_fit", "pool",
-                 "readers", "resolved", "seen", "t", "untracked", "users", "w", "w_fair", "w_fit")
+                 "readers", "resolved", "seen", "stamp", "t", "untracked", "users", "w", "w_fair", "w_fit")
 
     def __init__(self) -> None:
         self.keys: list[Key] = []
@@ -109,6 +110,7 @@ class LooseOrder:
         self.resolved: list[_Entry] = []  # resolved since the last ``bring``, a merge's heap's index
         self.most = 0.0  # >= |head| + |boost| of every score kept and of every part it read
         self.most_fit = 0.0  # >= |w_fit| of every score kept
+        self.stamp = 0  # marks the entries a ``bring`` listed (a set of ids was a hash per job)
         self.lazy = False  # may stale jobs be bounded (``w_fair`` >= 0, finite), not scored again?
         # what every kept score was made with (None: nothing kept yet)
         self.users: UserGpus | None = None
@@ -155,7 +157,8 @@ class LooseOrder:
             self.most_fit = abs(w_fit)
         lazy = self.lazy and self.most + abs(w_fair) + self.most_fit < LAZY_MOST
         again: list[_Entry] = []
-        mark: set[str] = set()
+        self.stamp += 1
+        st = self.stamp
         moved: list[int] = []
         for uid, had in self.seen.items():
             if users[uid] != had:
@@ -169,13 +172,13 @@ class LooseOrder:
             touched: list[_Entry] = []
             for uid in moved:
                 for e in self.readers[uid]:
-                    if e.state != GONE and e.p.jid not in mark:
-                        mark.add(e.p.jid)
+                    if e.state != GONE and e.mark != st:
+                        e.mark = st
                         touched.append(e)
             if lo < hi:
                 for e in self.ents:
-                    if lo < e.p.gpus <= hi and e.p.jid not in mark:
-                        mark.add(e.p.jid)
+                    if lo < e.p.gpus <= hi and e.mark != st:
+                        e.mark = st
                         touched.append(e)
             margin = RELATIVE_MARGIN * (self.most + abs(w_fair) + self.most_fit + 1.0)
             was_fit, was_free = self.w_fit, self.max_free
@@ -186,17 +189,18 @@ class LooseOrder:
                     e.state = STALE
                     self.pool.append(e)
                 _bound(e, users, w_fit if e.p.gpus <= mf else 0.0, w_fair, margin)
-            mark = set()
+            self.stamp += 1  # the jobs scored again below are listed afresh
+            st = self.stamp
         else:
             for uid in moved:
                 for e in self.readers[uid]:
-                    if e.state != GONE and e.p.jid not in mark:
-                        mark.add(e.p.jid)
+                    if e.state != GONE and e.mark != st:
+                        e.mark = st
                         again.append(e)
             if lo < hi:
                 for e in self.ents:
-                    if lo < e.p.gpus <= hi and e.p.jid not in mark:  # fits under one of them only (or reads w_fit)
-                        mark.add(e.p.jid)
+                    if lo < e.p.gpus <= hi and e.mark != st:  # fits under one of them only (or reads w_fit)
+                        e.mark = st
                         again.append(e)
         for uid in moved:
             self.seen[uid] = users[uid]
@@ -204,8 +208,8 @@ class LooseOrder:
         if self.untracked:
             self.untracked = [e for e in self.untracked if e.state != GONE]
             for e in self.untracked:
-                if e.p.jid not in mark:
-                    mark.add(e.p.jid)
+                if e.mark != st:
+                    e.mark = st
                     again.append(e)
         if len(again) + len(self.added) >= len(self.ents):  # (as many scores either way: sort once)
             return self._score_all(scorer)
@@ -320,7 +324,7 @@ class LooseOrder:
         return True
 
     def _insert(self, e: _Entry) -> None:
-        i = bisect_left(self.keys, e.key)
+        i = key_place(self.keys, e.key)  # (no NaN in a kept key)
         self.keys.insert(i, e.key)
         self.ents.insert(i, e)
 
