@@ -266,8 +266,9 @@ class MergedOrder(LazyOrder):
 
     def restart(self, scorer: Scorer) -> bool:
         """Begin the merge again for ``scorer`` (the same epoch; fairness, fit or jobs moved):
-        the loose jobs in score order (``core.loose_order``: one more sorted stream), each
-        group's best run as its frontier.  True: exact for it."""
+        the loose jobs in score order (``core.loose_order``: one more sorted stream, its stale
+        jobs' best bound one more frontier entry), each group's best run as its frontier.  True:
+        exact for it."""
         self.scorer = scorer
         self.out = []
         self.active = []
@@ -276,7 +277,7 @@ class MergedOrder(LazyOrder):
         self.gl = list(self.groups.values())
         if self.loose:
             if self.kept_loose.bring(scorer):
-                _first_loose(self.kept_loose, self.scored)
+                _first_loose(self.kept_loose, self.scored, self.frontier)
             else:  # a NaN score: each loose job on its own, as the heap orders them
                 for p in self.loose.values():
                     self.active.append(_single(p))
@@ -300,6 +301,9 @@ class MergedOrder(LazyOrder):
         while len(out) < n:
             while frontier and (not scored or not scored[0][0] < frontier[0][0]):
                 _, gi, ri = heapq.heappop(frontier)
+                if gi < 0:  # the loose jobs' best bound: that one scored
+                    _resolve_loose(self.kept_loose, ri, self.scorer, scored, frontier)
+                    continue
                 g = self.gl[gi]
                 hb = g.order[ri]
                 r = g.runs[(hb[1], hb[2])]
@@ -311,8 +315,8 @@ class MergedOrder(LazyOrder):
             if not scored:
                 return False
             neg, _, _, ai, pos = heapq.heappop(scored)
-            if ai < 0:  # the loose jobs' stream
-                _next_loose(self.kept_loose, pos, out, scored)
+            if ai < 0:  # the loose jobs' stream, or one scored again (``_resolve_loose``)
+                _next_loose(self.kept_loose, ai, pos, out, scored)
                 continue
             r = active[ai]
             out.append(r.jobs[pos])
@@ -479,7 +483,7 @@ class AgedOrder(LazyOrder):
 
     def restart(self, scorer: Scorer) -> bool:
         """Begin the merge again for ``scorer`` (any epoch; fairness, fit or jobs moved): the
-        loose jobs in score order (``core.loose_order``), each seq's first run as its frontier.  The margin reads the largest
+        loose jobs in score order (``core.loose_order``, as ``MergedOrder``'s), each seq's first run as its frontier.  The margin reads the largest
         head, at one end of each seq (heads are monotone along it).  False: a head is not
         finite, the merge's bound would not hold (the caller sorts the queue whole)."""
         self.scorer = scorer
@@ -500,7 +504,7 @@ class AgedOrder(LazyOrder):
         self.margin = RELATIVE_MARGIN * (most + abs(scorer.w_fair) + abs(scorer.w_fit) + 1.0)
         if self.loose:
             if self.kept_loose.bring(scorer):
-                _first_loose(self.kept_loose, self.scored)
+                _first_loose(self.kept_loose, self.scored, self.frontier)
             else:  # a NaN score: each loose job on its own, as the heap orders them
                 for p in self.loose.values():
                     self.active.append(_Span(_Seq(), 1))
@@ -551,6 +555,9 @@ class AgedOrder(LazyOrder):
         while len(out) < n:
             while frontier and (not scored or not scored[0][0] < frontier[0][0]):
                 _, gi, i = heapq.heappop(frontier)
+                if gi < 0:  # the loose jobs' best bound: that one scored
+                    _resolve_loose(self.kept_loose, i, self.scorer, scored, frontier)
+                    continue
                 sq = self.gl[gi]
                 end = self._run_end(sq, i)
                 active.append(_Span(sq, end))
@@ -561,8 +568,8 @@ class AgedOrder(LazyOrder):
             if not scored:
                 return False
             neg, _, _, ai, pos = heapq.heappop(scored)
-            if ai < 0:  # the loose jobs' stream
-                _next_loose(self.kept_loose, pos, out, scored)
+            if ai < 0:  # the loose jobs' stream, or one scored again (``_resolve_loose``)
+                _next_loose(self.kept_loose, ai, pos, out, scored)
                 continue
             sp = active[ai]
             out.append(sp.seq.jobs[pos])
@@ -655,20 +662,45 @@ def _sort_run(r: _Run) -> None:
             return
 
 
-def _first_loose(kept: LooseOrder, scored: list[tuple[float, float, str, int, int]]) -> None:
-    """Put the best of the kept loose jobs in the merge's heap (``scored``, empty) as the head of
-    their stream (``ai`` -1, ``pos`` its place in ``kept.jobs``)."""
-    if kept.keys:
-        k = kept.keys[0]
-        scored.append((k[0], k[1], k[2], -1, 0))
+def _first_loose(kept: LooseOrder, scored: list[tuple[float, float, str, int, int]],
+                 frontier: list[tuple[float, int, int]]) -> None:
+    """Put the best fresh kept loose job in the merge's heap (``scored``, empty) as the head of
+    their stream (``ai`` -1, ``pos`` its place in ``kept.ents``), and the best stale one's bound
+    in ``frontier`` (``gi`` -1, ``ri`` its place in ``kept.pool``): a merge scores it only when
+    that bound reaches what it would emit next (``_resolve_loose``)."""
+    i = kept.fresh_from(0)
+    if i < len(kept.keys):
+        k = kept.keys[i]
+        scored.append((k[0], k[1], k[2], -1, i))
+    j = kept.top()
+    if j >= 0:
+        frontier.append((-kept.pool[j].bound, -1, j))
 
 
-def _next_loose(kept: LooseOrder, pos: int, out: list[Pend], scored: list[tuple[float, float, str, int, int]]) -> None:
-    """The loose job at ``pos`` of the stream emitted: ``out`` takes it, the heap the next one."""
-    out.append(kept.jobs[pos])
-    if pos + 1 < len(kept.keys):
-        k = kept.keys[pos + 1]
-        heapq.heappush(scored, (k[0], k[1], k[2], -1, pos + 1))
+def _resolve_loose(kept: LooseOrder, j: int, scorer: Scorer, scored: list[tuple[float, float, str, int, int]],
+                   frontier: list[tuple[float, int, int]]) -> None:
+    """Score the stale loose job at ``kept.pool[j]`` (the best bound): its exact key goes in the
+    heap on its own (``ai`` -2, ``pos`` its place in ``kept.resolved``), the next best bound in
+    ``frontier``."""
+    k = kept.resolve(j, scorer)
+    heapq.heappush(scored, (k[0], k[1], k[2], -2, len(kept.resolved) - 1))
+    j = kept.top()
+    if j >= 0:
+        heapq.heappush(frontier, (-kept.pool[j].bound, -1, j))
+
+
+def _next_loose(kept: LooseOrder, ai: int, pos: int, out: list[Pend],
+                scored: list[tuple[float, float, str, int, int]]) -> None:
+    """The loose job emitted: ``out`` takes it; from the stream (``ai`` -1), the heap takes the
+    next fresh one."""
+    if ai != -1:
+        out.append(kept.resolved[pos].p)
+        return
+    out.append(kept.ents[pos].p)
+    i = kept.fresh_from(pos + 1)
+    if i < len(kept.keys):
+        k = kept.keys[i]
+        heapq.heappush(scored, (k[0], k[1], k[2], -1, i))
 
 
 def _single(p: Pend) -> _Run:
