@@ -168,18 +168,8 @@ class LooseOrder:
         lo, hi = (self.max_free, mf) if self.max_free < mf else (mf, self.max_free)
         if w_fit != self.w_fit:
             lo = -1
+        touched = self._touched(moved, lo, hi, st)
         if lazy:
-            touched: list[_Entry] = []
-            for uid in moved:
-                for e in self.readers[uid]:
-                    if e.state != GONE and e.mark != st:
-                        e.mark = st
-                        touched.append(e)
-            if lo < hi:
-                for e in self.ents:
-                    if lo < e.p.gpus <= hi and e.mark != st:
-                        e.mark = st
-                        touched.append(e)
             margin = RELATIVE_MARGIN * (self.most + abs(w_fair) + self.most_fit + 1.0)
             was_fit, was_free = self.w_fit, self.max_free
             for e in touched:
@@ -192,16 +182,7 @@ class LooseOrder:
             self.stamp += 1  # the jobs scored again below are listed afresh
             st = self.stamp
         else:
-            for uid in moved:
-                for e in self.readers[uid]:
-                    if e.state != GONE and e.mark != st:
-                        e.mark = st
-                        again.append(e)
-            if lo < hi:
-                for e in self.ents:
-                    if lo < e.p.gpus <= hi and e.mark != st:  # fits under one of them only (or reads w_fit)
-                        e.mark = st
-                        again.append(e)
+            again = touched
         for uid in moved:
             self.seen[uid] = users[uid]
         self.max_free, self.w_fit = mf, w_fit
@@ -229,6 +210,22 @@ class LooseOrder:
         if self.pool:
             self.pool = [e for e in self.pool if e.state == STALE]
         return True
+
+    def _touched(self, moved: list[int], lo: int, hi: int, st: int) -> list[_Entry]:
+        """The kept jobs whose score moved, each once (marked ``st``): those reading a user in
+        ``moved``, and those with ``lo < gpus <= hi`` (their fit term moved)."""
+        out: list[_Entry] = []
+        for uid in moved:
+            for e in self.readers[uid]:
+                if e.state != GONE and e.mark != st:
+                    e.mark = st
+                    out.append(e)
+        if lo < hi:
+            for e in self.ents:
+                if lo < e.p.gpus <= hi and e.mark != st:  # fits under one of them only (or reads w_fit)
+                    e.mark = st
+                    out.append(e)
+        return out
 
     def top(self) -> int:
         """The place in ``pool`` of the stale entry with the highest bound, -1 for none."""
