@@ -104,9 +104,9 @@ def find_victims(
     if n == 1 and v.memo is not None:  # the fast walk: the cheap classes' nodes first (``_near_pick``)
         if _a_free_node(v, per, p.gpu_type, allow):
             return FOR_NOW  # (as below: a free admitted node is in ``hosts``)
+        # (None: the search below goes on with the same classifier; if it fails it classifies
+        # every takeable job on its nodes, these among them, so ``spared`` reads the same)
         picked = _near_pick(v, p, per, owners, more, allow, cands, chosen)
-        if picked is None and cands.spared:  # it must read what the plain search classifies, no more
-            cands = _Classifier(v, p, own, donors, m_req, reserve, debug_end if own else None)
     if picked is None:
         hosts = _freeable_hosts(v, p, per, owners, more)
         hosts = admitted(hosts, allow)
@@ -462,7 +462,12 @@ def _freeable_hosts(v: VictimView, p: Pend, per: int, owners: set[str], more: di
     """Nodes where the free GPUs plus every preemptible GPU of the owners ``p`` may take from
     ("" = unallocated work) and ``more`` (yielding jobs' GPUs per node) reach ``per``: an upper
     bound, so no other node can be chosen.  The maps are typed ``dict``, not ``Mapping``: under
-    mypyc a ``Mapping``'s ``items``, ``get`` and iteration are generic protocol calls."""
+    mypyc a ``Mapping``'s ``items``, ``get`` and iteration are generic protocol calls.
+
+    A node of the maps is summed only if its free GPUs plus *every* preemptible GPU there
+    (``Accounting.pre_on_node``, whoever owns it) reach ``per``: at 8x the ``ai2`` cluster
+    that passed one node in six of the maps of a search that found none, and merging every
+    owner's map per search (a copy and a write per node) took a third of the victim search."""
     pool = v.pool
     free = pool.free
     owned = v.acct.owner_nodes
@@ -472,21 +477,24 @@ def _freeable_hosts(v: VictimView, p: Pend, per: int, owners: set[str], more: di
     ok = pool.host_flags(per, p.gpu_type)  # healthy nodes that can hold ``per``, by node
     # a node qualifies with ``per`` free, or with such GPUs there making up the rest
     out = [i for i in pool.free_at_least(per) if ok[i]]
-    if not maps:
-        out.sort()
-        return out
-    # every owner's preemptible GPUs per node they hold some on (one map: that map itself);
-    # each node is then looked at once, however many owners' maps hold it
-    extra = maps[0]
-    if len(maps) > 1:
-        extra = extra.copy()  # a dict's own copy, not dict(...) (generic under mypyc)
-        for k in range(1, len(maps)):
-            for i, g in maps[k].items():
-                extra[i] = extra.get(i, 0) + g
-    for i, g in extra.items():
-        f = free[i]
-        if f < per <= f + g and ok[i]:
-            out.append(i)
+    pre = v.acct.pre_on_node
+    if len(maps) == 1:
+        for i, g in maps[0].items():
+            f = free[i]
+            if f < per <= f + g and ok[i]:
+                out.append(i)
+    elif maps:
+        seen: set[int] = set()  # each node is summed once, however many owners' maps hold it
+        for m in maps:
+            for i in m:
+                f = free[i]
+                if f >= per or f + pre[i] + (more.get(i, 0) if more else 0) < per or not ok[i] or i in seen:
+                    continue  # (``more`` again: the sum below may count a yielding job twice)
+                seen.add(i)
+                for mm in maps:
+                    f += mm.get(i, 0)
+                if f >= per:
+                    out.append(i)
     out.sort()
     return out
 
