@@ -22,7 +22,17 @@ from allotment.core.preemption import victims
 from allotment.core.preemption.view import NoVictims, VictimView
 from allotment.core.reservation import Unreserved
 from allotment.core.scheduler import Scheduler
-from tests.core.test_narrowed_search import N_NODES, T0, USAGE, Job, Search, _state, _views, job, search
+from tests.core.test_narrowed_search import (
+    N_NODES,
+    T0,
+    USAGE,
+    Job,
+    Search,
+    _state,
+    _views,
+    job,
+    search,
+)
 
 FILTERS: tuple[NodeFilter | None, ...] = (None, Unreserved(frozenset({1, 4})), Unreserved(frozenset({0})))
 
