@@ -95,29 +95,18 @@ def find_victims(
     donors, own, reserve = t.donors, t.own, t.reserve
     if not donors and not own and not reserve and n == 1 and v.pool.soft_hole() < per:
         return t.lasting  # only unallocated work could yield, and no node has room even then
-    owners = _owners(v, p, t, debug_end)
-    more = v.acct.yield_nodes if reserve else {}
-    m_req = measure.get(p.account, math.inf)
-    cands = _Classifier(v, p, own, donors, m_req, reserve, debug_end if own else None)
+    hosts = _freeable_hosts(v, p, per, _owners(v, p, t, debug_end), v.acct.yield_nodes if reserve else {})
+    hosts = admitted(hosts, allow)
+    if len(hosts) < n:
+        return t.lasting  # fewer than n nodes could hold it even if every takeable job there went
+    if sum(1 for i in hosts if v.pool.free[i] >= per) >= n:
+        return FOR_NOW  # free nodes would be the best options: only a reservation kept them out
+    if v.memo is not None and v.spare_gangs < gang_sparing.FIRST and reclaim_futile(v, p, t, owed, debug_end):
+        # the fast walk only (futile_reclaim; its proof reads the class order that gang_sparing's ``first`` changes)
+        return _without_reclaim(v, p, n, per, t, measure.get(p.account, math.inf), hosts, allow)
+    cands = _Classifier(v, p, own, donors, measure.get(p.account, math.inf), reserve, debug_end if own else None)
     chosen: list[tuple[int, int, float, int]] | None = [] if keep is not None else None
-    picked: list[str] | None = None
-    if n == 1 and v.memo is not None:  # the fast walk: the cheap classes' nodes first (``_near_pick``)
-        if _a_free_node(v, per, p.gpu_type, allow):
-            return FOR_NOW  # (as below: a free admitted node is in ``hosts``)
-        # (None: the search below goes on with the same classifier; if it fails it classifies
-        # every takeable job on its nodes, these among them, so ``spared`` reads the same)
-        picked = _near_pick(v, p, per, owners, more, allow, cands, chosen)
-    if picked is None:
-        hosts = _freeable_hosts(v, p, per, owners, more)
-        hosts = admitted(hosts, allow)
-        if len(hosts) < n:
-            return t.lasting  # fewer than n nodes could hold it even if every takeable job there went
-        if sum(1 for i in hosts if v.pool.free[i] >= per) >= n:
-            return FOR_NOW  # free nodes would be the best options: only a reservation kept them out
-        if v.memo is not None and v.spare_gangs < gang_sparing.FIRST and reclaim_futile(v, p, t, owed, debug_end):
-            # the fast walk only (futile_reclaim; its proof reads the class order that gang_sparing's ``first`` changes)
-            return _without_reclaim(v, p, n, per, t, m_req, hosts, allow)
-        picked = _pick_nodes(v, p, n, per, cands, hosts, chosen)
+    picked = _pick_nodes(v, p, n, per, cands, hosts, chosen)
     if not picked:  # fewer than n nodes can be freed with the jobs it may take (now: gang_sparing.spared)
         return FOR_NOW if cands.spared else t.lasting
     if not _lowers_distance(v, p.account, p.gpus, picked, owed, {j for j in picked if _yielding(cands, j)},
@@ -525,77 +514,6 @@ def _pick_nodes(v: VictimView, p: Pend, n: int, per: int, cands: _Classifier, ho
     return _victims_of(_options(v, per, cands, hosts, n == 1, narrow), n, chosen)
 
 
-def _a_free_node(v: VictimView, per: int, gpu_type: str | None, allow: NodeFilter | None) -> bool:
-    """Has some healthy node ``allow`` admits ``per`` GPUs free (of ``gpu_type``, able to hold
-    ``per``)?  Every such node is one of ``_freeable_hosts``'s."""
-    ok = v.pool.host_flags(per, gpu_type)
-    return bool(admitted([i for i in v.pool.free_at_least(per) if ok[i]], allow))
-
-
-def _near_pick(v: VictimView, p: Pend, per: int, owners: set[str], more: dict[int, int], allow: NodeFilter | None,
-               cands: _Classifier, chosen: list[tuple[int, int, float, int]] | None) -> list[str] | None:
-    """The fast walk's one-node search (no free node admitted): the victims ``_pick_nodes``
-    picks on every node ``find_victims`` would look at, found on the nodes its cheap classes
-    can free -- or None: the donors' nodes must be looked at too.  It costs what those
-    classes hold, not what the donors hold: at 8x the ``ai2`` cluster merging every donor's
-    nodes took a third of the victim search, and most one-node searches needed no donor.
-
-    A node gets a level: 0 if its free GPUs and unallocated work reach ``per``; else 1 if
-    with the jobs that yield to a reservation (``more``: when the search may take those);
-    else 2 if with the requester's own preemptible work (when ``owners`` holds its account).
-    Each map bounds the GPUs of its class there (own work is ``within-team`` or
-    ``debug-slice``), so an option on a node of level L needs a victim of class L or worse
-    (gang sparing only raises a key); every other node needs a ``reclaim`` victim (class 3)
-    or cannot be freed.  The levels are looked at in order, and stop once the best option
-    so far needs a class below the next level (``_options``'s cut: the key's class comes
-    first).  If the best needs no class worse than ``within-team``, no other node can beat
-    it, and it is ``_pick_nodes``'s choice on all of them: keys end in the node, so the best
-    is the least key whatever the order nodes are looked at in.  And it is the answer of the
-    search whatever the donors: it takes no reclaim victim, so it passes the distance check;
-    and ``_without_reclaim``'s search without donors picks it too (reclaim_futile holds only
-    without yielding jobs or debug slicing, so the classes of unallocated and own work are
-    the same there, and a node's cheaper victims come first)."""
-    owned = v.acct.owner_nodes
-    free = v.pool.free
-    ok = v.pool.host_flags(per, p.gpu_type)
-    u = owned.get("") or _NO_NODES
-    own = (owned.get(p.account) or _NO_NODES) if p.account in owners else _NO_NODES
-    levels: list[list[int]] = [[], [], []]
-    for m in (u, more, own):
-        for i in m:
-            if (m is not u and i in u) or (m is own and i in more):
-                continue  # looked at already, with every map
-            f = free[i]
-            if f >= per or not ok[i]:
-                continue  # a free node is not admitted (``_a_free_node``); or not a host at all
-            f += u.get(i, 0)
-            if f >= per:
-                levels[0].append(i)
-                continue
-            f += more.get(i, 0)
-            if f >= per:
-                levels[1].append(i)
-            elif f + own.get(i, 0) >= per:
-                levels[2].append(i)
-    best: tuple[tuple[int, int, float, int], list[str]] | None = None
-    for level in range(3):
-        if best is not None and best[0][0] < level:
-            break  # every node of this level needs a worse class than the best option's
-        nodes = admitted(levels[level], allow)
-        if nodes:
-            got = _options(v, per, cands, nodes, True, True, best)
-            if got:
-                best = got[0]
-    if best is None or best[0][0] > CLASS_WITHIN:
-        return None
-    if chosen is not None:
-        chosen.append(best[0])
-    return best[1]
-
-
-_NO_NODES: dict[int, int] = {}  # read only
-
-
 def _victims_of(options: list[tuple[tuple[int, int, float, int], list[str]]], n: int,
                 chosen: list[tuple[int, int, float, int]] | None) -> list[str]:
     """The victims of the ``n`` best of ``options`` (sorted), each once; empty if there are
@@ -613,8 +531,7 @@ def _victims_of(options: list[tuple[tuple[int, int, float, int], list[str]]], n:
 
 
 def _options(v: VictimView, per: int, cands: _Classifier, hosts: list[int],
-             cut: bool, narrow: bool = False, best: tuple[tuple[int, int, float, int], list[str]] | None = None,
-             ) -> list[tuple[tuple[int, int, float, int], list[str]]]:
+             cut: bool, narrow: bool = False) -> list[tuple[tuple[int, int, float, int], list[str]]]:
     """Each node of ``hosts`` that can be freed, as ((worst class, gang GPUs broken, lost work,
     node), victims), best first; the gang GPUs are 0, and the class the worst victim's, unless the
     knob ``spare_gangs`` is on (``gang_sparing.option``).  With ``cut`` (only the best is wanted) a node stops being looked at as soon as
@@ -629,20 +546,16 @@ def _options(v: VictimView, per: int, cands: _Classifier, hosts: list[int],
     is made of its cheapest keys while their class is at most that, and every allocated job's
     class is worse (``CLASS_UNALLOC`` is the least), so those keys are all a node could use
     (at 8x the ``ai2`` cluster a quarter of the jobs such searches classified were allocated:
-    285 a search before, 210 after).
-
-    ``best`` (only with ``cut``): the best option of nodes looked at before (``_near_pick``),
-    as if ``hosts`` continued their list."""
+    285 a search before, 210 after)."""
     pool = v.pool
     jobs_on = pool.jobs
     pre = v.acct.preemptible  # only these can be taken: the rest is not classified at all
     unalloc = v.acct.unalloc  # the preemptible unallocated jobs (``narrow``)
-    options: list[tuple[tuple[int, int, float, int], list[str]]] = [] if best is None else [best]
+    options: list[tuple[tuple[int, int, float, int], list[str]]] = []
     spare = v.spare_gangs
     gpus = cands.p.gpus
     running = v.running
-    # with ``cut``: the worst class of the best option so far
-    best_worst = CLASS_DEBUG + 1 if best is None else best[0][0]
+    best_worst = CLASS_DEBUG + 1  # with ``cut``: the worst class of the best option so far
     for i in hosts:
         free = pool.free[i]
         if free >= per:
