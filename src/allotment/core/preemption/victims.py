@@ -451,12 +451,7 @@ def _freeable_hosts(v: VictimView, p: Pend, per: int, owners: set[str], more: di
     """Nodes where the free GPUs plus every preemptible GPU of the owners ``p`` may take from
     ("" = unallocated work) and ``more`` (yielding jobs' GPUs per node) reach ``per``: an upper
     bound, so no other node can be chosen.  The maps are typed ``dict``, not ``Mapping``: under
-    mypyc a ``Mapping``'s ``items``, ``get`` and iteration are generic protocol calls.
-
-    A node of the maps is summed only if its free GPUs plus *every* preemptible GPU there
-    (``Accounting.pre_on_node``, whoever owns it) reach ``per``: at 8x the ``ai2`` cluster
-    that passed one node in six of the maps of a search that found none, and merging every
-    owner's map per search (a copy and a write per node) took a third of the victim search."""
+    mypyc a ``Mapping``'s ``items``, ``get`` and iteration are generic protocol calls."""
     pool = v.pool
     free = pool.free
     owned = v.acct.owner_nodes
@@ -466,24 +461,21 @@ def _freeable_hosts(v: VictimView, p: Pend, per: int, owners: set[str], more: di
     ok = pool.host_flags(per, p.gpu_type)  # healthy nodes that can hold ``per``, by node
     # a node qualifies with ``per`` free, or with such GPUs there making up the rest
     out = [i for i in pool.free_at_least(per) if ok[i]]
-    pre = v.acct.pre_on_node
-    if len(maps) == 1:
-        for i, g in maps[0].items():
-            f = free[i]
-            if f < per <= f + g and ok[i]:
-                out.append(i)
-    elif maps:
-        seen: set[int] = set()  # each node is summed once, however many owners' maps hold it
-        for m in maps:
-            for i in m:
-                f = free[i]
-                if f >= per or f + pre[i] + (more.get(i, 0) if more else 0) < per or not ok[i] or i in seen:
-                    continue  # (``more`` again: the sum below may count a yielding job twice)
-                seen.add(i)
-                for mm in maps:
-                    f += mm.get(i, 0)
-                if f >= per:
-                    out.append(i)
+    if not maps:
+        out.sort()
+        return out
+    # every owner's preemptible GPUs per node they hold some on (one map: that map itself);
+    # each node is then looked at once, however many owners' maps hold it
+    extra = maps[0]
+    if len(maps) > 1:
+        extra = extra.copy()  # a dict's own copy, not dict(...) (generic under mypyc)
+        for k in range(1, len(maps)):
+            for i, g in maps[k].items():
+                extra[i] = extra.get(i, 0) + g
+    for i, g in extra.items():
+        f = free[i]
+        if f < per <= f + g and ok[i]:
+            out.append(i)
     out.sort()
     return out
 
