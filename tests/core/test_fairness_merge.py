@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from allotment.compile.model import Policy, PriorityWeights
-from allotment.core.candidates import CandidateOrders
+from allotment.core.candidates import CandidateOrders, _gpus_range
 from allotment.core.context import build_context
 from allotment.core.ids import UserGpus
 from allotment.core.jobs import JobSpec
@@ -82,10 +82,18 @@ def test_the_merged_order_is_the_sort_by_the_whole_score(
         assert [p.jid for p in got] == [p.jid for p in want if p.jid not in tried][:4]
         assert [p.jid for p in orders.jobs("a")] == [p.jid for p in want]
         assert len(set(keys)) == len(keys)
+        _same_gpus_range(orders, queue)
 
 
 def _queue_key(p: Pend) -> tuple[float, float, str]:
     return p.key
+
+
+def _same_gpus_range(orders: CandidateOrders, queue: list[Pend]) -> None:
+    """The merge's GPU range, kept by counts through its adds and drops, is the queue's."""
+    m = orders._by["a"].merged
+    if m is not None:
+        assert m.gpus_range() == _gpus_range(queue)
 
 
 def test_jobs_that_tie_bit_for_bit_come_out_by_eligibility_then_id_after_their_user_gets_busier() -> None:
@@ -179,6 +187,7 @@ def test_an_order_kept_across_epochs_is_the_sort_by_the_whole_score(
         _, want = whole.ranked(list(queue))
         assert [p.jid for p in got] == [p.jid for p in want if p.jid not in tried][:4]
         assert [p.jid for p in orders.jobs("a")] == [p.jid for p in want]
+        _same_gpus_range(orders, queue)
 
 
 def test_a_new_epoch_scores_the_runs_a_visit_reads_not_the_whole_queue() -> None:

@@ -669,7 +669,7 @@ class Scheduler:
         now = pi.now
         for p in q.jobs:
             g = p.gpus
-            if p.n == 0 or p.mr <= 0 or g > room or p.jid in tried or g >= beyond:
+            if p.n == 0 or p.mr <= 0 or g > room or g >= beyond or p.jid in tried:  # (a hash last)
                 continue
             if g > within:
                 if not self._within_caps_and_limits(p):
