@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from allotment.compile.model import Policy, PriorityWeights
 from allotment.core.candidates import CandidateOrders, _gpus_range
 from allotment.core.context import build_context
+from allotment.core.fairness_merge import AgedOrder
 from allotment.core.ids import UserGpus
 from allotment.core.jobs import JobSpec
 from allotment.core.priority import Scorer, dependants
@@ -257,3 +258,21 @@ def test_an_order_kept_by_age_is_not_served_to_other_weights() -> None:
         got = orders.best("a", lambda: list(queue), lambda s=scorer: s, t, 1.0, {}, 1, 0, 0, set(), 5)
         _, want = Scorer(ctx, t, 1.0, 1, users, {}, {}).ranked(list(queue))  # type: ignore[arg-type]
         assert [p.jid for p in got] == [p.jid for p in want][:5]
+
+
+def test_a_merge_kept_across_epochs_forgets_the_gpus_of_a_loose_job_that_left() -> None:
+    """The only 8-GPU job has a deadline (loose, ``AgedOrder``): once it starts, the range the fit
+    is bounded by is the 1-GPU jobs' alone (``gpus_range`` counts loose jobs one by one)."""
+    ctx = CTXS[0]
+    specs = [JobSpec(id="a", submit=0.0, account="a", gpus=1, work=600.0, user="u"),
+             JobSpec(id="b", submit=0.0, account="a", gpus=1, work=600.0, user="v"),
+             JobSpec(id="c", submit=0.0, account="a", gpus=8, work=600.0, user="u", deadline=5_000.0)]
+    queue = [Pend(s, 0.0, 0.0, 0.0, 0, None, "a") for s in specs]
+    users = UserGpus()
+    for u in USERS:
+        users.set("a", u, 0)
+    scorer = Scorer(ctx, 100.0, 1.0, 1, users, {}, {}, memo=True)
+    m = AgedOrder(scorer, list(queue))
+    assert m.holds(scorer) and m.gpus_range() == (1, 8)
+    m.update(queue[:2], scorer)
+    assert m.gpus_range() == _gpus_range(queue[:2]) == (1, 1)

@@ -30,6 +30,7 @@ from __future__ import annotations
 import math
 from bisect import bisect_left
 from heapq import heapify, heappop, heappush
+from typing import Final
 
 from allotment.core.loose_order import LooseOrder
 from allotment.core.priority import Scorer
@@ -37,7 +38,7 @@ from allotment.core.state import Pend
 
 GroupKey = tuple[int, str, str, int]  # user id, account, user, GPUs
 RunKey = tuple[float, float]  # head, boost
-RELATIVE_MARGIN = 1e-9  # of the magnitudes: far above the few roundings (~1e-15) ``total`` makes
+RELATIVE_MARGIN: Final = 1e-9  # of the magnitudes: far above the few roundings (~1e-15) ``total`` makes
 
 
 class _Run:
@@ -65,10 +66,12 @@ class _Group:
 
 
 def gpus_range_of(counts: dict[int, int]) -> tuple[int, int]:
-    """(fewest, most) of the GPU counts in ``counts`` (GPUs -> how many jobs held ask for them,
-    none at 0), (0, 0) for none: what ``core.candidates`` bounds a queue's fit by.  A few
-    distinct counts, where the groups' keys and the loose jobs were a walk of the queue's groups
-    after every change of its jobs (141 M instructions in half a day at 8,192 GPUs)."""
+    """(fewest, most) of the GPU counts in ``counts`` (GPUs -> how many groups, or seqs, and
+    loose jobs of that many GPUs a merge holds; none at 0), (0, 0) for none: what
+    ``core.candidates`` bounds a queue's fit by.  A few distinct counts, where the groups' keys
+    and the loose jobs were a walk after every change of the jobs (141 M instructions in half a
+    day at 8,192 GPUs).  Kept per group and per loose job, not per job: a group's jobs all have
+    its GPUs, and ``_build`` then counts once per group, not once per job of the queue."""
     lo = hi = 0
     first = True
     for g in counts:
@@ -81,7 +84,8 @@ def gpus_range_of(counts: dict[int, int]) -> tuple[int, int]:
 
 
 def _count(counts: dict[int, int], g: int, d: int) -> None:
-    """One more (``d`` 1) or one fewer (``d`` -1) job of ``g`` GPUs in ``counts``."""
+    """One more (``d`` 1) or one fewer (``d`` -1) group, seq or loose job of ``g`` GPUs in
+    ``counts``."""
     n = counts.get(g, 0) + d
     if n:
         counts[g] = n
@@ -151,7 +155,7 @@ class MergedOrder(LazyOrder):
         self.loose: dict[str, Pend] = {}  # jobs others wait for: scored one by one (``kept_loose``)
         self.kept_loose = LooseOrder()  # the same, in score order, scored again only where it moved
         self.range: tuple[int, int] | None = None  # ``gpus_range``, until the jobs change
-        self.counts: dict[int, int] = {}  # GPUs -> jobs held of that many (``gpus_range_of``)
+        self.counts: dict[int, int] = {}  # GPUs -> groups (seqs) and loose jobs of that many (``gpus_range_of``)
         self.most = 0.0  # >= |head| + |boost| of every job ever added (a bound: never lowered)
         self.scorer = scorer
         self.last = every  # the queue's jobs as last seen, in queue key order (``update``)
@@ -170,10 +174,10 @@ class MergedOrder(LazyOrder):
         counts = self.counts
         for p in every:
             members[p.jid] = p
-            _count(counts, p.gpus, 1)
             if p.jid in deps:
                 self.loose[p.jid] = p
                 self.kept_loose.add(p)
+                _count(counts, p.gpus, 1)
                 continue
             s = scorer.static(p)
             head, boost = s.head, s.boost
@@ -184,6 +188,7 @@ class MergedOrder(LazyOrder):
             g = groups.get(gk)
             if g is None:
                 g = groups[gk] = _Group()
+                _count(counts, p.gpus, 1)
             rk = (head, boost)
             r = g.runs.get(rk)
             if r is None:
@@ -228,10 +233,10 @@ class MergedOrder(LazyOrder):
     def _add(self, p: Pend, scorer: Scorer) -> None:
         self.members[p.jid] = p
         self.range = None
-        _count(self.counts, p.gpus, 1)
         if p.jid in self.deps:
             self.loose[p.jid] = p
             self.kept_loose.add(p)
+            _count(self.counts, p.gpus, 1)
             return
         s = scorer.static(p)
         head, boost = s.head, s.boost
@@ -242,6 +247,7 @@ class MergedOrder(LazyOrder):
         g = self.groups.get(gk)
         if g is None:
             g = self.groups[gk] = _Group()
+            _count(self.counts, p.gpus, 1)
         rk = (head, boost)
         r = g.runs.get(rk)
         if r is None:
@@ -259,10 +265,10 @@ class MergedOrder(LazyOrder):
     def _drop(self, p: Pend, scorer: Scorer) -> None:
         del self.members[p.jid]
         self.range = None
-        _count(self.counts, p.gpus, -1)
         if p.jid in self.loose:
             del self.loose[p.jid]
             self.kept_loose.drop(p)
+            _count(self.counts, p.gpus, -1)
             return
         s = scorer.static(p)  # the same as when added: same epoch and weights (``holds``)
         gk = (p.uid, p.account, p.user, p.gpus)
@@ -280,6 +286,7 @@ class MergedOrder(LazyOrder):
             del g.seq[at]
             if not g.order:
                 del self.groups[gk]
+                _count(self.counts, p.gpus, -1)
 
     def size(self) -> int:
         return len(self.members)
@@ -345,7 +352,7 @@ class MergedOrder(LazyOrder):
         return True
 
 
-LOOSE_MOST = 64  # more loose jobs than this (deadlines, prerequisites): the epoch's grouping instead
+LOOSE_MOST: Final = 64  # more loose jobs than this (deadlines, prerequisites): the epoch's grouping instead
 
 SeqKey = tuple[int, str, str, int, int]  # user id, account, user, GPUs, declared priority as scored
 
@@ -406,7 +413,7 @@ class AgedOrder(LazyOrder):
         self.kept_loose = LooseOrder()  # ``loose`` in score order, scored again only where it moved
         self.range: tuple[int, int] | None = None  # ``gpus_range``, until the jobs change
         self.count = 0
-        self.counts: dict[int, int] = {}  # GPUs -> jobs held of that many (``gpus_range_of``)
+        self.counts: dict[int, int] = {}  # GPUs -> groups (seqs) and loose jobs of that many (``gpus_range_of``)
         self.scorer = scorer
         self.last = every  # the queue's jobs as last seen, in queue key order (``update``)
         self.active: list[_Span] = []
@@ -417,15 +424,16 @@ class AgedOrder(LazyOrder):
         seqs = self.seqs
         for p in every:  # appended, then each seq sorted (the queue's order leaves them sorted)
             self.count += 1
-            _count(self.counts, p.gpus, 1)
             if self._loose(p):
                 self.loose[p.jid] = p
                 self.kept_loose.add(p)
+                _count(self.counts, p.gpus, 1)
                 continue
             k = self._key(p)
             sq = seqs.get(k)
             if sq is None:
                 sq = seqs[k] = _Seq()
+                _count(self.counts, p.gpus, 1)
             sq.keys.append((p.eligible, p.jid))
             sq.jobs.append(p)
         for sq in seqs.values():
@@ -464,15 +472,16 @@ class AgedOrder(LazyOrder):
     def _add(self, p: Pend) -> None:
         self.count += 1
         self.range = None
-        _count(self.counts, p.gpus, 1)
         if self._loose(p):
             self.loose[p.jid] = p
             self.kept_loose.add(p)
+            _count(self.counts, p.gpus, 1)
             return
         k = self._key(p)
         sq = self.seqs.get(k)
         if sq is None:
             sq = self.seqs[k] = _Seq()
+            _count(self.counts, p.gpus, 1)
         e = (p.eligible, p.jid)
         i = bisect_left(sq.keys, e)
         sq.keys.insert(i, e)
@@ -481,10 +490,10 @@ class AgedOrder(LazyOrder):
     def _drop(self, p: Pend) -> None:
         self.count -= 1
         self.range = None
-        _count(self.counts, p.gpus, -1)
         if p.jid in self.loose:
             del self.loose[p.jid]
             self.kept_loose.drop(p)
+            _count(self.counts, p.gpus, -1)
             return
         k = self._key(p)
         sq = self.seqs[k]
@@ -493,6 +502,7 @@ class AgedOrder(LazyOrder):
         sq.jobs.pop(i)
         if not sq.jobs:
             del self.seqs[k]
+            _count(self.counts, p.gpus, -1)
 
     def size(self) -> int:
         return self.count
@@ -613,9 +623,9 @@ def _sort_seq(sq: _Seq) -> None:
             return
 
 
-_RUN = 16  # ``changes`` tries whole blocks after this many jobs in a row agreed ...
-_BLOCK = 64  # ... first this many at a time, doubling while blocks agree, up to ``_MOST_BLOCK``
-_MOST_BLOCK = 4096
+_RUN: Final = 16  # ``changes`` tries whole blocks after this many jobs in a row agreed ...
+_BLOCK: Final = 64  # ... first this many at a time, doubling while blocks agree, up to ``_MOST_BLOCK``
+_MOST_BLOCK: Final = 4096
 
 
 def changes(last: list[Pend], every: list[Pend]) -> tuple[list[Pend], list[Pend]]:
