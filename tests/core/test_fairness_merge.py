@@ -7,8 +7,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from allotment.compile.model import Policy, PriorityWeights
-from allotment.core.candidates import CandidateOrders
+from allotment.core.candidates import CandidateOrders, _gpus_range
 from allotment.core.context import build_context
+from allotment.core.fairness_merge import AgedOrder
 from allotment.core.ids import UserGpus
 from allotment.core.jobs import JobSpec
 from allotment.core.priority import Scorer, dependants
@@ -82,10 +83,18 @@ def test_the_merged_order_is_the_sort_by_the_whole_score(
         assert [p.jid for p in got] == [p.jid for p in want if p.jid not in tried][:4]
         assert [p.jid for p in orders.jobs("a")] == [p.jid for p in want]
         assert len(set(keys)) == len(keys)
+        _same_gpus_range(orders, queue)
 
 
 def _queue_key(p: Pend) -> tuple[float, float, str]:
     return p.key
+
+
+def _same_gpus_range(orders: CandidateOrders, queue: list[Pend]) -> None:
+    """The merge's GPU range, kept by counts through its adds and drops, is the queue's."""
+    m = orders._by["a"].merged
+    if m is not None:
+        assert m.gpus_range() == _gpus_range(queue)
 
 
 def test_jobs_that_tie_bit_for_bit_come_out_by_eligibility_then_id_after_their_user_gets_busier() -> None:
@@ -179,6 +188,7 @@ def test_an_order_kept_across_epochs_is_the_sort_by_the_whole_score(
         _, want = whole.ranked(list(queue))
         assert [p.jid for p in got] == [p.jid for p in want if p.jid not in tried][:4]
         assert [p.jid for p in orders.jobs("a")] == [p.jid for p in want]
+        _same_gpus_range(orders, queue)
 
 
 def test_a_new_epoch_scores_the_runs_a_visit_reads_not_the_whole_queue() -> None:
@@ -248,3 +258,21 @@ def test_an_order_kept_by_age_is_not_served_to_other_weights() -> None:
         got = orders.best("a", lambda: list(queue), lambda s=scorer: s, t, 1.0, {}, 1, 0, 0, set(), 5)
         _, want = Scorer(ctx, t, 1.0, 1, users, {}, {}).ranked(list(queue))  # type: ignore[arg-type]
         assert [p.jid for p in got] == [p.jid for p in want][:5]
+
+
+def test_a_merge_kept_across_epochs_forgets_the_gpus_of_a_loose_job_that_left() -> None:
+    """The only 8-GPU job has a deadline (loose, ``AgedOrder``): once it starts, the range the fit
+    is bounded by is the 1-GPU jobs' alone (``gpus_range`` counts loose jobs one by one)."""
+    ctx = CTXS[0]
+    specs = [JobSpec(id="a", submit=0.0, account="a", gpus=1, work=600.0, user="u"),
+             JobSpec(id="b", submit=0.0, account="a", gpus=1, work=600.0, user="v"),
+             JobSpec(id="c", submit=0.0, account="a", gpus=8, work=600.0, user="u", deadline=5_000.0)]
+    queue = [Pend(s, 0.0, 0.0, 0.0, 0, None, "a") for s in specs]
+    users = UserGpus()
+    for u in USERS:
+        users.set("a", u, 0)
+    scorer = Scorer(ctx, 100.0, 1.0, 1, users, {}, {}, memo=True)
+    m = AgedOrder(scorer, list(queue))
+    assert m.holds(scorer) and m.gpus_range() == (1, 8)
+    m.update(queue[:2], scorer)
+    assert m.gpus_range() == _gpus_range(queue[:2]) == (1, 1)

@@ -105,6 +105,8 @@ class World:
         assert fresh == sorted(fresh)
         assert fresh == [ref.key(e.p) for e in self.kept.ents if e.state == FRESH]
         stale = [e for e in self.kept.pool if e.state == STALE]
+        assert stale == self.kept.pool  # cleaned: only stale entries, each once (``left``)
+        assert len({id(e) for e in stale}) == len(stale)
         for e in stale:
             assert e.bound >= ref.total(e.p), (e.p.jid, e.bound, ref.total(e.p))
         assert sorted([*fresh, *(ref.key(e.p) for e in stale)]) == self.want()
@@ -310,6 +312,18 @@ def test_a_job_without_a_user_id_is_scored_at_every_restart() -> None:
     w.change(("free", 8))  # p002 comes to fit: scored again, not bounded (no reads listed), ...
     w.change(("gpus", ("w", 0)))  # ... as its own user, read by name, moved too
     w.check()
+
+
+def test_a_job_bounded_then_scored_again_in_one_restart_leaves_the_stale_pool() -> None:
+    """p002 (no user id: scored at every restart) comes to fit: the fit walk bounds it, then the
+    same restart scores it again; the pool must not keep it (``left``: the pool is cleaned only
+    when an entry left it), where a merge would read a fresh job as stale."""
+    w = _world()
+    w.loose[1].uid = -1  # p002 only: the others stay tracked, so the restart scores it alone
+    w.check()
+    w.change(("free", 8))
+    w.check()
+    assert _stale(w) == [] and w.kept.pool == []
 
 
 def test_a_nan_eligibility_keeps_nothing() -> None:

@@ -27,9 +27,10 @@ whole queue.  ``tests/core/test_fairness_merge.py`` checks it against sorting by
 
 from __future__ import annotations
 
-import heapq
 import math
 from bisect import bisect_left
+from heapq import heapify, heappop, heappush
+from typing import Final
 
 from allotment.core.loose_order import LooseOrder
 from allotment.core.priority import Scorer
@@ -37,7 +38,7 @@ from allotment.core.state import Pend
 
 GroupKey = tuple[int, str, str, int]  # user id, account, user, GPUs
 RunKey = tuple[float, float]  # head, boost
-RELATIVE_MARGIN = 1e-9  # of the magnitudes: far above the few roundings (~1e-15) ``total`` makes
+RELATIVE_MARGIN: Final = 1e-9  # of the magnitudes: far above the few roundings (~1e-15) ``total`` makes
 
 
 class _Run:
@@ -53,34 +54,43 @@ class _Run:
 
 class _Group:
     """One user's jobs of one GPU count: its runs, and their keys ``(-v, head, boost)`` sorted
-    (best ``v`` first)."""
+    (best ``v`` first), with the runs themselves in that order (``seq``: the merge reads a run by
+    its place, where a look-up by its ``(head, boost)`` hashed two floats, twice per bound)."""
 
-    __slots__ = ("order", "runs")
+    __slots__ = ("order", "runs", "seq")
 
     def __init__(self) -> None:
         self.runs: dict[RunKey, _Run] = {}
         self.order: list[tuple[float, float, float]] = []
+        self.seq: list[_Run] = []  # ``runs[(order[i][1], order[i][2])]`` at ``i``
 
 
-def gpus_range_of(keyed: list[int], loose: dict[str, Pend]) -> tuple[int, int]:
-    """(fewest, most) of the GPU counts ``keyed`` (one per group of a merge, read off its key) and
-    of the ``loose`` jobs', (0, 0) for none: what ``core.candidates`` bounds a queue's fit by."""
+def gpus_range_of(counts: dict[int, int]) -> tuple[int, int]:
+    """(fewest, most) of the GPU counts in ``counts`` (GPUs -> how many groups, or seqs, and
+    loose jobs of that many GPUs a merge holds; none at 0), (0, 0) for none: what
+    ``core.candidates`` bounds a queue's fit by.  A few distinct counts, where the groups' keys
+    and the loose jobs were a walk after every change of the jobs (141 M instructions in half a
+    day at 8,192 GPUs).  Kept per group and per loose job, not per job: a group's jobs all have
+    its GPUs, and ``_build`` then counts once per group, not once per job of the queue."""
     lo = hi = 0
     first = True
-    for g in keyed:
-        if first or g < lo:
-            lo = g
-        if first or g > hi:
-            hi = g
-        first = False
-    for p in loose.values():
-        g = p.gpus
+    for g in counts:
         if first or g < lo:
             lo = g
         if first or g > hi:
             hi = g
         first = False
     return lo, hi
+
+
+def _count(counts: dict[int, int], g: int, d: int) -> None:
+    """One more (``d`` 1) or one fewer (``d`` -1) group, seq or loose job of ``g`` GPUs in
+    ``counts``."""
+    n = counts.get(g, 0) + d
+    if n:
+        counts[g] = n
+    else:
+        del counts[g]
 
 
 class LazyOrder:
@@ -120,6 +130,7 @@ class MergedOrder(LazyOrder):
 
     __slots__ = (
         "active",
+        "counts",
         "deps",
         "frontier",
         "gl",
@@ -144,6 +155,7 @@ class MergedOrder(LazyOrder):
         self.loose: dict[str, Pend] = {}  # jobs others wait for: scored one by one (``kept_loose``)
         self.kept_loose = LooseOrder()  # the same, in score order, scored again only where it moved
         self.range: tuple[int, int] | None = None  # ``gpus_range``, until the jobs change
+        self.counts: dict[int, int] = {}  # GPUs -> groups (seqs) and loose jobs of that many (``gpus_range_of``)
         self.most = 0.0  # >= |head| + |boost| of every job ever added (a bound: never lowered)
         self.scorer = scorer
         self.last = every  # the queue's jobs as last seen, in queue key order (``update``)
@@ -159,11 +171,13 @@ class MergedOrder(LazyOrder):
         a run's jobs sorted already but for a rare run across priorities)."""
         deps, members, groups = self.deps, self.members, self.groups
         most = 0.0
+        counts = self.counts
         for p in every:
             members[p.jid] = p
             if p.jid in deps:
                 self.loose[p.jid] = p
                 self.kept_loose.add(p)
+                _count(counts, p.gpus, 1)
                 continue
             s = scorer.static(p)
             head, boost = s.head, s.boost
@@ -174,17 +188,22 @@ class MergedOrder(LazyOrder):
             g = groups.get(gk)
             if g is None:
                 g = groups[gk] = _Group()
+                _count(counts, p.gpus, 1)
             rk = (head, boost)
             r = g.runs.get(rk)
             if r is None:
                 v = head + boost
                 r = g.runs[rk] = _Run(v)
                 g.order.append((-v, head, boost))
+                g.seq.append(r)
             r.keys.append((p.eligible, p.jid))
             r.jobs.append(p)
         self.most = most
         for g in groups.values():
-            g.order.sort()
+            if len(g.order) > 1:  # (the keys are distinct, as the runs' are: a pair never compares its run)
+                pairs = sorted(zip(g.order, g.seq, strict=True))
+                g.order = [k for k, _ in pairs]
+                g.seq = [r for _, r in pairs]
             for r in g.runs.values():
                 _sort_run(r)
 
@@ -205,10 +224,10 @@ class MergedOrder(LazyOrder):
         self.last = every
 
     def gpus_range(self) -> tuple[int, int]:
-        """(fewest, most) GPUs of the jobs held, (0, 0) for none: from the groups' keys, kept
-        until the jobs change."""
+        """(fewest, most) GPUs of the jobs held, (0, 0) for none: from their counts by GPUs,
+        kept until the jobs change."""
         if self.range is None:
-            self.range = gpus_range_of([gk[3] for gk in self.groups], self.loose)
+            self.range = gpus_range_of(self.counts)
         return self.range
 
     def _add(self, p: Pend, scorer: Scorer) -> None:
@@ -217,6 +236,7 @@ class MergedOrder(LazyOrder):
         if p.jid in self.deps:
             self.loose[p.jid] = p
             self.kept_loose.add(p)
+            _count(self.counts, p.gpus, 1)
             return
         s = scorer.static(p)
         head, boost = s.head, s.boost
@@ -227,13 +247,16 @@ class MergedOrder(LazyOrder):
         g = self.groups.get(gk)
         if g is None:
             g = self.groups[gk] = _Group()
+            _count(self.counts, p.gpus, 1)
         rk = (head, boost)
         r = g.runs.get(rk)
         if r is None:
             v = head + boost
             r = g.runs[rk] = _Run(v)
             ok = (-v, head, boost)
-            g.order.insert(bisect_left(g.order, ok), ok)
+            at = bisect_left(g.order, ok)
+            g.order.insert(at, ok)
+            g.seq.insert(at, r)
         k = (p.eligible, p.jid)
         i = bisect_left(r.keys, k)
         r.keys.insert(i, k)
@@ -245,6 +268,7 @@ class MergedOrder(LazyOrder):
         if p.jid in self.loose:
             del self.loose[p.jid]
             self.kept_loose.drop(p)
+            _count(self.counts, p.gpus, -1)
             return
         s = scorer.static(p)  # the same as when added: same epoch and weights (``holds``)
         gk = (p.uid, p.account, p.user, p.gpus)
@@ -257,9 +281,12 @@ class MergedOrder(LazyOrder):
         if not r.jobs:
             del g.runs[rk]
             ok = (-r.v, s.head, s.boost)
-            del g.order[bisect_left(g.order, ok)]
+            at = bisect_left(g.order, ok)
+            del g.order[at]
+            del g.seq[at]
             if not g.order:
                 del self.groups[gk]
+                _count(self.counts, p.gpus, -1)
 
     def size(self) -> int:
         return len(self.members)
@@ -282,15 +309,15 @@ class MergedOrder(LazyOrder):
                 for p in self.loose.values():
                     self.active.append(_single(p))
                     self.scored.append((-scorer.total(p), p.eligible, p.jid, len(self.active) - 1, 0))
-                heapq.heapify(self.scored)
+                heapify(self.scored)
         for gi, g in enumerate(self.gl):
             self.frontier.append((-self._bound(g, 0), gi, 0))
-        heapq.heapify(self.frontier)
+        heapify(self.frontier)
         return True
 
     def _bound(self, g: _Group, i: int) -> float:
         """An upper bound of the score of run ``i`` of ``g`` and of every later run of it."""
-        r = g.runs[(g.order[i][1], g.order[i][2])]
+        r = g.seq[i]
         sc = self.scorer
         margin = RELATIVE_MARGIN * (self.most + abs(sc.w_fair) + abs(sc.w_fit) + 1.0)
         return (r.v + sc.moving(r.jobs[0])) + margin
@@ -300,21 +327,20 @@ class MergedOrder(LazyOrder):
         out, scored, frontier, active = self.out, self.scored, self.frontier, self.active
         while len(out) < n:
             while frontier and (not scored or not scored[0][0] < frontier[0][0]):
-                _, gi, ri = heapq.heappop(frontier)
+                _, gi, ri = heappop(frontier)
                 if gi < 0:  # the loose jobs' best bound: that one scored
                     _resolve_loose(self.kept_loose, ri, self.scorer, scored, frontier)
                     continue
                 g = self.gl[gi]
-                hb = g.order[ri]
-                r = g.runs[(hb[1], hb[2])]
+                r = g.seq[ri]
                 active.append(r)
                 first = r.jobs[0]
-                heapq.heappush(scored, (-self.scorer.total(first), first.eligible, first.jid, len(active) - 1, 0))
+                heappush(scored, (-self.scorer.total(first), first.eligible, first.jid, len(active) - 1, 0))
                 if ri + 1 < len(g.order):
-                    heapq.heappush(frontier, (-self._bound(g, ri + 1), gi, ri + 1))
+                    heappush(frontier, (-self._bound(g, ri + 1), gi, ri + 1))
             if not scored:
                 return False
-            neg, _, _, ai, pos = heapq.heappop(scored)
+            neg, _, _, ai, pos = heappop(scored)
             if ai < 0:  # the loose jobs' stream, or one scored again (``_resolve_loose``)
                 _next_loose(self.kept_loose, ai, pos, out, scored)
                 continue
@@ -322,11 +348,11 @@ class MergedOrder(LazyOrder):
             out.append(r.jobs[pos])
             if pos + 1 < len(r.jobs):
                 nxt = r.jobs[pos + 1]
-                heapq.heappush(scored, (neg, nxt.eligible, nxt.jid, ai, pos + 1))
+                heappush(scored, (neg, nxt.eligible, nxt.jid, ai, pos + 1))
         return True
 
 
-LOOSE_MOST = 64  # more loose jobs than this (deadlines, prerequisites): the epoch's grouping instead
+LOOSE_MOST: Final = 64  # more loose jobs than this (deadlines, prerequisites): the epoch's grouping instead
 
 SeqKey = tuple[int, str, str, int, int]  # user id, account, user, GPUs, declared priority as scored
 
@@ -376,7 +402,7 @@ class AgedOrder(LazyOrder):
     groups by epoch instead.  ``tests/core/test_fairness_merge.py`` checks it against sorting
     by ``Scorer.key`` across epochs."""
 
-    __slots__ = ("active", "count", "deps", "frontier", "gl", "kept_loose", "last", "loose", "margin", "range", "scored",
+    __slots__ = ("active", "count", "counts", "deps", "frontier", "gl", "kept_loose", "last", "loose", "margin", "range", "scored",
                  "scorer", "seqs", "w")
 
     def __init__(self, scorer: Scorer, every: list[Pend]) -> None:
@@ -387,6 +413,7 @@ class AgedOrder(LazyOrder):
         self.kept_loose = LooseOrder()  # ``loose`` in score order, scored again only where it moved
         self.range: tuple[int, int] | None = None  # ``gpus_range``, until the jobs change
         self.count = 0
+        self.counts: dict[int, int] = {}  # GPUs -> groups (seqs) and loose jobs of that many (``gpus_range_of``)
         self.scorer = scorer
         self.last = every  # the queue's jobs as last seen, in queue key order (``update``)
         self.active: list[_Span] = []
@@ -400,11 +427,13 @@ class AgedOrder(LazyOrder):
             if self._loose(p):
                 self.loose[p.jid] = p
                 self.kept_loose.add(p)
+                _count(self.counts, p.gpus, 1)
                 continue
             k = self._key(p)
             sq = seqs.get(k)
             if sq is None:
                 sq = seqs[k] = _Seq()
+                _count(self.counts, p.gpus, 1)
             sq.keys.append((p.eligible, p.jid))
             sq.jobs.append(p)
         for sq in seqs.values():
@@ -446,11 +475,13 @@ class AgedOrder(LazyOrder):
         if self._loose(p):
             self.loose[p.jid] = p
             self.kept_loose.add(p)
+            _count(self.counts, p.gpus, 1)
             return
         k = self._key(p)
         sq = self.seqs.get(k)
         if sq is None:
             sq = self.seqs[k] = _Seq()
+            _count(self.counts, p.gpus, 1)
         e = (p.eligible, p.jid)
         i = bisect_left(sq.keys, e)
         sq.keys.insert(i, e)
@@ -462,6 +493,7 @@ class AgedOrder(LazyOrder):
         if p.jid in self.loose:
             del self.loose[p.jid]
             self.kept_loose.drop(p)
+            _count(self.counts, p.gpus, -1)
             return
         k = self._key(p)
         sq = self.seqs[k]
@@ -470,15 +502,16 @@ class AgedOrder(LazyOrder):
         sq.jobs.pop(i)
         if not sq.jobs:
             del self.seqs[k]
+            _count(self.counts, p.gpus, -1)
 
     def size(self) -> int:
         return self.count
 
     def gpus_range(self) -> tuple[int, int]:
-        """(fewest, most) GPUs of the jobs held, (0, 0) for none: from the seqs' keys, kept
-        until the jobs change."""
+        """(fewest, most) GPUs of the jobs held, (0, 0) for none: from their counts by GPUs,
+        kept until the jobs change."""
         if self.range is None:
-            self.range = gpus_range_of([k[3] for k in self.seqs], self.loose)
+            self.range = gpus_range_of(self.counts)
         return self.range
 
     def restart(self, scorer: Scorer) -> bool:
@@ -510,10 +543,10 @@ class AgedOrder(LazyOrder):
                     self.active.append(_Span(_Seq(), 1))
                     self.active[-1].seq.jobs.append(p)
                     self.scored.append((-scorer.total(p), p.eligible, p.jid, len(self.active) - 1, 0))
-                heapq.heapify(self.scored)
+                heapify(self.scored)
         for gi, sq in enumerate(self.gl):
             self.frontier.append((-self._bound(sq, 0), gi, 0))
-        heapq.heapify(self.frontier)
+        heapify(self.frontier)
         return True
 
     def _bound(self, sq: _Seq, i: int) -> float:
@@ -554,7 +587,7 @@ class AgedOrder(LazyOrder):
         out, scored, frontier, active = self.out, self.scored, self.frontier, self.active
         while len(out) < n:
             while frontier and (not scored or not scored[0][0] < frontier[0][0]):
-                _, gi, i = heapq.heappop(frontier)
+                _, gi, i = heappop(frontier)
                 if gi < 0:  # the loose jobs' best bound: that one scored
                     _resolve_loose(self.kept_loose, i, self.scorer, scored, frontier)
                     continue
@@ -562,12 +595,12 @@ class AgedOrder(LazyOrder):
                 end = self._run_end(sq, i)
                 active.append(_Span(sq, end))
                 first = sq.jobs[i]
-                heapq.heappush(scored, (-self.scorer.total(first), first.eligible, first.jid, len(active) - 1, i))
+                heappush(scored, (-self.scorer.total(first), first.eligible, first.jid, len(active) - 1, i))
                 if end < len(sq.jobs):
-                    heapq.heappush(frontier, (-self._bound(sq, end), gi, end))
+                    heappush(frontier, (-self._bound(sq, end), gi, end))
             if not scored:
                 return False
-            neg, _, _, ai, pos = heapq.heappop(scored)
+            neg, _, _, ai, pos = heappop(scored)
             if ai < 0:  # the loose jobs' stream, or one scored again (``_resolve_loose``)
                 _next_loose(self.kept_loose, ai, pos, out, scored)
                 continue
@@ -575,7 +608,7 @@ class AgedOrder(LazyOrder):
             out.append(sp.seq.jobs[pos])
             if pos + 1 < sp.end:
                 nxt = sp.seq.jobs[pos + 1]
-                heapq.heappush(scored, (neg, nxt.eligible, nxt.jid, ai, pos + 1))
+                heappush(scored, (neg, nxt.eligible, nxt.jid, ai, pos + 1))
         return True
 
 
@@ -590,9 +623,9 @@ def _sort_seq(sq: _Seq) -> None:
             return
 
 
-_RUN = 16  # ``changes`` tries whole blocks after this many jobs in a row agreed ...
-_BLOCK = 64  # ... first this many at a time, doubling while blocks agree, up to ``_MOST_BLOCK``
-_MOST_BLOCK = 4096
+_RUN: Final = 16  # ``changes`` tries whole blocks after this many jobs in a row agreed ...
+_BLOCK: Final = 64  # ... first this many at a time, doubling while blocks agree, up to ``_MOST_BLOCK``
+_MOST_BLOCK: Final = 4096
 
 
 def changes(last: list[Pend], every: list[Pend]) -> tuple[list[Pend], list[Pend]]:
@@ -683,10 +716,10 @@ def _resolve_loose(kept: LooseOrder, j: int, scorer: Scorer, scored: list[tuple[
     heap on its own (``ai`` -2, ``pos`` its place in ``kept.resolved``), the next best bound in
     ``frontier``."""
     k = kept.resolve(j, scorer)
-    heapq.heappush(scored, (k[0], k[1], k[2], -2, len(kept.resolved) - 1))
+    heappush(scored, (k[0], k[1], k[2], -2, len(kept.resolved) - 1))
     j = kept.top()
     if j >= 0:
-        heapq.heappush(frontier, (-kept.pool[j].bound, -1, j))
+        heappush(frontier, (-kept.pool[j].bound, -1, j))
 
 
 def _next_loose(kept: LooseOrder, ai: int, pos: int, out: list[Pend],
@@ -700,7 +733,7 @@ def _next_loose(kept: LooseOrder, ai: int, pos: int, out: list[Pend],
     i = kept.fresh_from(pos + 1)
     if i < len(kept.keys):
         k = kept.keys[i]
-        heapq.heappush(scored, (k[0], k[1], k[2], -1, i))
+        heappush(scored, (k[0], k[1], k[2], -1, i))
 
 
 def _single(p: Pend) -> _Run:

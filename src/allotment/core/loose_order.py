@@ -94,7 +94,7 @@ class LooseOrder:
     and a merge ``resolve``s the best bounded one whenever its bound reaches what it would emit
     next.  Between two ``bring`` nothing but ``resolve`` changes it."""
 
-    __slots__ = ("added", "boosts", "deps", "dropped", "ents", "kept", "keys", "lazy", "max_free", "most", "most_fit", "pool",
+    __slots__ = ("added", "boosts", "deps", "dropped", "ents", "kept", "keys", "lazy", "left", "max_free", "most", "most_fit", "pool",
                  "readers", "resolved", "seen", "stamp", "t", "untracked", "users", "w", "w_fair", "w_fit")
 
     def __init__(self) -> None:
@@ -107,6 +107,9 @@ class LooseOrder:
         self.seen: dict[int, int] = {}  # user id -> its GPUs at the last ``bring``
         self.untracked: list[_Entry] = []  # kept jobs whose reads are not listed: scored each time
         self.pool: list[_Entry] = []  # the stale entries (and some no longer: cleaned at ``bring``)
+        # has an entry of ``pool`` left ``STALE`` since it was last cleaned?  (else the cleaning
+        # at the end of ``bring`` would copy the list as it is: a walk of every stale job per restart)
+        self.left = False
         self.resolved: list[_Entry] = []  # resolved since the last ``bring``, a merge's heap's index
         self.most = 0.0  # >= |head| + |boost| of every score kept and of every part it read
         self.most_fit = 0.0  # >= |w_fit| of every score kept
@@ -138,6 +141,8 @@ class LooseOrder:
             e = self.kept.get(p.jid)
             if e is not None and e.p is p:
                 self._take_out(e)
+                if e.state == STALE:
+                    self.left = True
                 e.state = GONE
                 del self.kept[p.jid]
         self.dropped = []
@@ -151,6 +156,7 @@ class LooseOrder:
                     self._insert(e)
             self.resolved = []
             self.pool = [e for e in self.pool if e.state == STALE]  # (each at most once: made stale again below)
+            self.left = False
         users = scorer.user_gpus.gpus
         w_fair, w_fit, mf = scorer.w_fair, scorer.w_fit, scorer.max_free
         if abs(w_fit) > self.most_fit or w_fit != w_fit:
@@ -207,8 +213,9 @@ class LooseOrder:
             if not self._place(e, scorer):
                 return self._forget(added[i + 1:])
             self._track(e, scorer)
-        if self.pool:
+        if self.left:
             self.pool = [e for e in self.pool if e.state == STALE]
+            self.left = False
         return True
 
     def _touched(self, moved: list[int], lo: int, hi: int, st: int) -> list[_Entry]:
@@ -247,7 +254,7 @@ class LooseOrder:
         if k[0] != k[0]:  # pragma: no cover - finite magnitudes (``lazy``) make no NaN
             raise AssertionError(f"{p.jid} scored NaN with finite magnitudes")
         e.key = k
-        e.state = RESOLVED
+        e.state = RESOLVED  # (cleaned out of ``pool`` at the next ``bring``, which places it)
         self.resolved.append(e)
         return k
 
@@ -274,6 +281,7 @@ class LooseOrder:
         every.extend(self.added)
         self.added = []
         self.kept, self.readers, self.seen, self.untracked, self.pool, self.resolved = {}, {}, {}, [], [], []
+        self.left = False
         # a scorer that keeps nothing (``memo`` off) leaves nothing to keep: ``Pend.inherit``,
         # which ``_track`` reads, is then not its own
         self.users = scorer.user_gpus if scorer.memo else None
@@ -316,6 +324,8 @@ class LooseOrder:
         if k[0] != k[0] or k[1] != k[1]:
             return False
         e.key = k
+        if e.state == STALE:
+            self.left = True
         e.state = FRESH
         self._insert(e)
         return True
@@ -369,6 +379,7 @@ class LooseOrder:
         every.extend(rest)
         self.keys, self.ents, self.kept, self.readers, self.seen, self.untracked = [], [], {}, {}, {}, []
         self.pool, self.resolved = [], []
+        self.left = False
         self.added, self.users = every, None
         return False
 

@@ -662,14 +662,17 @@ class Scheduler:
         (``Starting.preempt_for``) instead of searching twice.  Only that job: a victim's
         reason names the job it makes room for."""
         room = self.state.pool.free_gpus() + self.state.acct.unalloc_gpus
-        fails: dict[tuple[int, frozenset[int] | None], bool] = {}
+        # failed or not, by held nodes then shape: a filter's node set is most often the very same
+        # object (``SessionPool.off`` keeps them), its hash kept, where a (shape, nodes) key was a
+        # tuple made and hashed per job
+        fails: dict[frozenset[int] | None, dict[int, bool]] = {}
         bracket = self._caps_bracket(q)
         within, beyond = -1, room + 1  # GPU counts known within the caps and limits, and beyond
         out: list[Pend] = []
         now = pi.now
         for p in q.jobs:
             g = p.gpus
-            if p.n == 0 or p.mr <= 0 or g > room or p.jid in tried or g >= beyond:
+            if p.n == 0 or p.mr <= 0 or g > room or g >= beyond or p.jid in tried:  # (a hash last)
                 continue
             if g > within:
                 if not self._within_caps_and_limits(p):
@@ -679,11 +682,14 @@ class Scheduler:
                 if bracket:
                     within = g
             soft = self._soft_filter(p, qk, now)
-            k = (p.shape, held_nodes(soft))
-            failed = fails.get(k)
+            held = held_nodes(soft)
+            by_shape = fails.get(held)
+            if by_shape is None:
+                by_shape = fails[held] = {}
+            failed = by_shape.get(p.shape)
             if failed is None:
                 victims = self.starting.victims_for(p, qk, pi, soft, True, False)
-                failed = fails[k] = victims is None
+                failed = by_shape[p.shape] = victims is None
                 if victims is not None:
                     found[p.jid] = victims
             if not failed:
