@@ -62,6 +62,7 @@ from allotment.reconcile.state_errors import (
 from allotment.reconcile.status import STATUS_FILE, Status, read_status, save_status
 from allotment.reconcile.tick import Options, TickResult
 from allotment.reconcile.tick_metrics import record_tick
+from allotment.reconcile.yield_flags import kept_yields
 
 log = logging.getLogger(__name__)
 Clock = Callable[[], float]
@@ -378,11 +379,15 @@ class Reconciler:
             a = r.action
             if r.code == "applied" and isinstance(a, ClusterAction) and a.kind == "notify":
                 mem.noticed.remember(a.target, Notice(a.expect, obs.at), obs.at)
-        # a flag holds for the run the core started; a job seen pending again has lost it
-        on = {j.id for j in obs.jobs if j.state == "running"}
-        mem.yields = {j for j in mem.yields if j in on} | {
-            s.job_id for s in cplan.decisions.starts if s.yields
+        # a flag holds for the run the core started: the start the backend carried out
+        late = {
+            a.target
+            for r in result.results[before:]
+            if r.code == "unchanged" and isinstance(a := r.action, ClusterAction)
+            and a.kind == "set_priority" and a.rule == "start"
         }
+        on = {j.id for j in obs.jobs if j.state == "running"}
+        mem.yields = kept_yields(mem.yields, on, cplan.decisions.starts, late)
         for p in cplan.decisions.preemptions:
             if p.job_id in done and p.for_job:
                 mem.evicted_by.remember(p.job_id, p.for_job, obs.at)
