@@ -206,7 +206,11 @@ def test_the_replay_origin_is_the_next_multiple_of_the_tick_and_its_epoch_phase_
     assert epoch_phase(1_000_005.0, 0.0) == 0.0
 
 
-def test_replay_ticks_on_the_grid_after_its_origin_and_counts_the_slots_an_overrun_skipped() -> None:
+def test_replay_ticks_on_the_grid_after_its_origin_and_counts_the_slots_an_overrun_skipped(
+    tmp_path: Path,
+) -> None:
+    """... and keeps what each tick read (the reconciler's ``observation.json``, which every
+    tick overwrites) as one line of ``observations.jsonl`` per tick, in order."""
     now = [1000.0]
     starts: list[float] = []
     cost = iter([0.3, 4.6, 0.3, 0.3])  # the second tick overruns two 2 s slots
@@ -218,17 +222,23 @@ def test_replay_ticks_on_the_grid_after_its_origin_and_counts_the_slots_an_overr
     stop = Clocked()
 
     class Ticking:
+        state_dir = tmp_path / "reconciler"
+
         def tick(self) -> None:
             starts.append(now[0])
+            self.state_dir.mkdir(exist_ok=True)
+            (self.state_dir / "observation.json").write_text(f'{{"at": {now[0]:.2f}}}\n')
             now[0] += next(cost)
             if len(starts) == 4:
                 stop.set()
 
-    r = Replay(None, "c", (), (), 1.0, Path("."), None, Ticking(), interval_s=2.0,  # type: ignore[arg-type]
+    r = Replay(None, "c", (), (), 1.0, tmp_path, None, Ticking(), interval_s=2.0,  # type: ignore[arg-type]
                clock=lambda: now[0], t0=1004.0)
     r._tick_on_grid(stop)
     assert [round(t - 1004.0 - TICK_LAG_S, 2) for t in starts] == [0.01, 2.01, 8.01, 10.01]
     assert r.late_ticks == 2
+    kept = (tmp_path / "observations.jsonl").read_text().splitlines()
+    assert kept == [f'{{"at": {t:.2f}}}' for t in starts]
 
 
 def test_a_replays_waits_per_kind_are_the_policys_kinds() -> None:
@@ -259,6 +269,8 @@ def test_replay_keeps_each_ticks_decision_read_not_the_checks_after_its_starts()
     clocked = Clocked()
 
     class Ticking:
+        state_dir = Path("/nonexistent")  # no observation: nothing kept
+
         def tick(self) -> None:
             now[0] += 0.4
             reads.append(now[0])  # the decision read
@@ -336,22 +348,35 @@ def test_each_start_carries_the_tick_that_decided_it(tmp_path: Path) -> None:
     assert sorted(e.decided for e in read_events(tmp_path / "real.jsonl") if e.decided) == [0.5, 40.5]
 
 
-def test_a_start_decided_again_before_slurm_launched_it_carries_the_first_decision() -> None:
+def test_a_start_decided_again_before_slurm_launched_it_carries_the_first_and_the_landed_decision(
+    tmp_path: Path,
+) -> None:
     """A tick re-decides a start Slurm has not launched yet (seed 11 of 2026-12-06: the tick
     that resumed n4 decided f023 on it, Slurm launched it only after the next tick's read):
-    the run is the first decision's, so the gate's simulation deciding it at that read
-    launches it when Slurm did.  The core ordering the job in between (rule ``order``: not
-    starting it) breaks the run, and the later decision is the one that launched it."""
+    ``decided`` is the first decision, where the gate's simulation decides it and launches
+    it when Slurm did; the core ordering the job in between (rule ``order``: not starting it)
+    breaks the run.  The run is the last decision whose update found the job waiting
+    (``applied``), carried as ``placed`` when it is a later tick's; an update that found the
+    run launched (``unchanged``, seed 11 of 2026-12-07: f016) placed nothing."""
     jobs = {"replay-j1": _job(id="j1", gpus=8), "replay-j2": _job(id="j2", account="teamb")}
     start = {"action": "set_priority", "rule": "start", "result": "applied", "reason": "fits"}
     order = {**start, "rule": "order", "reason": "rank"}
-    audit = [{**start, "target": "70", "time": 1000.5},
-             {**start, "target": "70", "time": 1036.5}, {**order, "target": "70", "time": 1038.5},
-             {**start, "target": "70", "time": 1040.5},  # j1's second run: ordered between
-             {**start, "target": "71", "time": 1026.5},  # j2: three ticks running
-             {**start, "target": "71", "time": 1028.5, "result": "unchanged"},
-             {**start, "target": "71", "time": 1030.5}]
-    ev = events_from_runs(parse_sacct(SACCT), jobs, audit, t0=1000.0, speedup=1.0,
-                          allocated={"j1": True, "j2": False})
-    assert sorted((e.t, e.job, e.decided) for e in ev if e.event == "start") == [
-        (0.5, "j1", 0.5), (31.5, "j2", 26.5), (42.5, "j1", 40.5)]
+
+    def starts(j2: list[dict[str, object]]) -> list[tuple[float, str, float | None, float | None]]:
+        audit = [{**start, "target": "70", "time": 1000.5},
+                 {**start, "target": "70", "time": 1036.5}, {**order, "target": "70", "time": 1038.5},
+                 {**start, "target": "70", "time": 1040.5},  # j1's second run: ordered between
+                 *j2]
+        ev = events_from_runs(parse_sacct(SACCT), jobs, audit, t0=1000.0, speedup=1.0,
+                              allocated={"j1": True, "j2": False})
+        write_events(tmp_path / "real.jsonl", ev)
+        back = read_events(tmp_path / "real.jsonl")
+        return sorted((e.t, e.job or "", e.decided, e.placed) for e in back if e.event == "start")
+
+    # j2: three ticks decided it; the second update landed, the third found it running
+    assert starts([{**start, "target": "71", "time": 1026.5}, {**start, "target": "71", "time": 1028.5},
+                   {**start, "target": "71", "time": 1030.5, "result": "unchanged"}]) == [
+        (0.5, "j1", 0.5, None), (31.5, "j2", 26.5, 28.5), (42.5, "j1", 40.5, None)]
+    # f016: the second update found the run launched: the run is the first decision's
+    assert starts([{**start, "target": "71", "time": 1028.5},
+                   {**start, "target": "71", "time": 1030.5, "result": "unchanged"}])[1] == (31.5, "j2", 28.5, None)

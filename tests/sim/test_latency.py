@@ -238,3 +238,29 @@ def test_a_profile_without_launches_as_run_launches_every_start_after_one_delay(
     assert p.launch_after("j", now) == p.same_launch() == p.launch_after("other", now + 1.0)
     assert NONE.same_launch() == NONE.launch_after("j", now) == 0.0
     assert p.as_run(tuple(reads), (RunStart("j", now + 1.0),)).same_launch() is None
+
+
+def test_a_start_the_clusters_next_tick_placed_again_runs_where_that_tick_put_it() -> None:
+    """Docs/fidelity.md, the tenth pass: a start Slurm had not launched by the next read was
+    still pending in it, and the cluster's tick decided it again there.  When that update
+    found it waiting (audit ``applied``: ``placed``), Slurm ran the second decision; when it
+    found the run launched (``unchanged``, seed 11, 2026-12-07), the first.  ``j`` (1 GPU) is
+    decided at the read 6.9 onto n001, the exact fit beside ``b`` (7 GPUs); ``b`` ends at 8.0,
+    so the read 8.9 finds n001 empty and the best fit is n000 beside ``a`` (6 GPUs)."""
+    from allotment.sim.latency import RunStart
+
+    config = make_config({"a": 1, "b": 1}, nodes=2)
+    a = JobSpec("a", 0.0, "a", 6, 1000.0, "x", min_runtime=600, kind="train")
+    b = JobSpec("b", 0.0, "b", 7, 6.3, "y", min_runtime=600, kind="train")  # launched 1.7, ends 8.0
+    j = JobSpec("j", 5.4, "a", 1, 60.0, "x", min_runtime=600, kind="debug")
+    nominal = LatencyProfile("t", 2.0, 0.0, 1.7, read_s=0.9)
+    reads = tuple(round(2.0 * k + 0.9, 3) for k in range(100))
+
+    def start_of_j(run: RunStart) -> tuple[float, tuple[str, ...]]:
+        r = simulate(config, Workload.of([a, b, j]), latency=nominal.as_run(reads, (run,)), keep_events=True)
+        (st,) = [e for e in r.events or () if e.job == "j" and e.event == "start"]
+        return st.t, tuple(st.nodes or ())
+
+    assert start_of_j(RunStart("j", 9.5, decided=6.5, placed=8.5)) == (9.5, ("n000",))
+    assert start_of_j(RunStart("j", 9.5, decided=6.5)) == (9.5, ("n001",))  # the later update: unchanged
+    assert start_of_j(RunStart("j", 8.5, decided=6.5)) == (8.5, ("n001",))  # launched before the next read

@@ -75,6 +75,12 @@ class Starting:
         self._launched = {}
         self.notices = []
 
+    def queued_entry(self, jid: str) -> Pend:
+        """The queue entry the last pass's start of ``jid`` took, as it was queued: a driver
+        whose backend had not run that start by its next read puts the job back with it
+        (``sim.runner``, the launches as run)."""
+        return self._launched[jid]
+
     def _account_of(self, q: str) -> tuple[bool, str]:
         """(is it an unallocated-work queue, its account) of a queue name."""
         got = self._queue_names.get(q)

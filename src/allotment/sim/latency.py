@@ -81,6 +81,9 @@ class RunStart:
     job: str
     at: float
     decided: float | None = None  # the read of the tick that decided it, when known (audit)
+    # the read of a later tick that decided it again and whose update found it still waiting
+    # (audit ``applied``): the run is that decision (None: ``decided``'s)
+    placed: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,7 +178,7 @@ class LatencyProfile:
             i = bisect.bisect_left(at_read, round(tick, 9) - 1e-9)
             return at_read[i] if i < len(at_read) else None
 
-        ordered = tuple(sorted((replace(s, decided=read_of(s.decided)) for s in launches),
+        ordered = tuple(sorted((replace(s, decided=read_of(s.decided), placed=read_of(s.placed)) for s in launches),
                                key=lambda s: (s.at, s.job)))
         ends = tuple(sorted(ended, key=lambda e: (e.at, e.job)))
         return replace(self, reads=tuple(kept), launches=ordered, ended=ends)
@@ -207,12 +210,14 @@ class LatencyProfile:
         """From the pass at ``now`` that starts ``job`` to its run's start: as the replay ran
         it when the cluster's core decided that run's start at this read (``decided``, from the
         reconciler's audit log: Slurm may launch it only after the next read, when a requeue's
-        kill must free its GPUs first); for a run whose decision is not known, when it started
-        after this pass and before the next read (a start the cluster's core decided a tick
-        later lands after that read, and must not lend its launch to an earlier decision); else
-        ``launch_after_pass()``.  Without a later read, within ``LAUNCH_WINDOW_S``."""
-        for s in self.launches:  # the cluster's core decided this start at this read
-            if s.job == job and s.decided is not None and abs(s.decided - now) < 1e-6 and s.at > now:
+        kill must free its GPUs first), or at a later read before the launch, where the job was
+        still pending and the cluster's core decided it again (``redecided_at``); for a run
+        whose decision is not known, when it started after this pass and before the next read
+        (a start the cluster's core decided a tick later lands after that read, and must not
+        lend its launch to an earlier decision); else ``launch_after_pass()``.  Without a later
+        read, within ``LAUNCH_WINDOW_S``."""
+        for s in self.launches:  # the cluster's core decided this start at this read, or before
+            if s.job == job and s.decided is not None and s.decided - 1e-6 <= now < s.at:
                 return s.at - now
         i = bisect.bisect_right(self.reads, now + 1e-9)
         until = self.reads[i] if i < len(self.reads) else now + LAUNCH_WINDOW_S
@@ -222,6 +227,24 @@ class LatencyProfile:
             if s.job == job and s.at > now and s.decided is None:
                 return s.at - now
         return self.launch_after_pass()
+
+    def redecided_at(self, job: str, now: float) -> float | None:
+        """The read at which the simulator takes back a start of ``job`` it decided at the read
+        ``now``, to decide it again there as the cluster's core did: the next read, when the
+        cluster's run of it was decided at or before ``now`` and placed by a decision after it
+        (``placed``: that tick's update found the job still waiting in Slurm, so the run is
+        that decision, on the nodes it chose).  None otherwise: launched before the next read,
+        or a later decision's update found the run launched already (``unchanged``), so the
+        run is this decision's, held until its launch (seed 11, 2026-12-07: f016, decided at
+        68.9 onto n4 and again at 70.9 onto n1, ran on n4).  A nominal profile has no launches
+        and never takes a start back."""
+        for s in self.launches:
+            if s.job == job and s.decided is not None and s.decided - 1e-6 <= now < s.at:
+                if s.placed is None or s.placed <= now + 1e-6:
+                    return None
+                i = bisect.bisect_right(self.reads, now + 1e-9)
+                return self.reads[i] if i < len(self.reads) else None
+        return None
 
     def ended_first(self, job: str, now: float) -> bool:
         """Did the cluster's run of ``job`` end before a requeue decided at the pass at ``now``

@@ -36,6 +36,7 @@ from allotment.core.jobs import JobSpec
 from allotment.core.priority import dependants, propagate
 from allotment.core.scheduler import Scheduler
 from allotment.core.snapshot import NodeState
+from allotment.core.state import Pend
 from allotment.core.usage import UsageLedger, WindowView
 from allotment.core.walk import FAST, REFERENCE, WalkPolicy
 from allotment.errors import UsageError
@@ -223,6 +224,9 @@ class _Sim:
         self.latency = NONE  # sim.latency: set by simulate() after construction
         # latency profile: job -> the start the backend has not launched yet
         self.unlaunched: dict[str, Any] = {}
+        # as run: job -> the queue entry of a start the cluster's next tick decided again while
+        # Slurm had not launched it; that pass takes it back first (``_take_back_unlaunched``)
+        self.redecide: dict[str, Pend] = {}
         self.same_launch: float | None = None  # latency.same_launch(), read by run() (None: ask per start)
 
     def summary(self) -> dict[str, Any]:
@@ -419,6 +423,8 @@ class _Sim:
     def _pass(self, now: float) -> None:
         sched = self.sched
         state = sched.state  # what the pass changed, read back and changed further here
+        if self.redecide:
+            self._take_back_unlaunched(now)
         d = sched.run_pass(now, self.usage_at(now))
         self.last_decisions = d
         pool = state.pool
@@ -476,7 +482,16 @@ class _Sim:
                 self.ledger.start(spec.account, now, rate)
             self.starts[spec.id] = (now, rate, r.placement)
             # latency profile: the backend starts it later (one delay for all: read once, ``same``)
-            launch = same if same is not None else self.latency.launch_after(spec.id, now)
+            if same is not None:
+                launch = same
+            else:
+                launch = self.latency.launch_after(spec.id, now)
+                again = self.latency.redecided_at(spec.id, now)
+                if again is not None:  # as run: the cluster decided it again there, and that stuck
+                    self.redecide[spec.id] = sched.starting.queued_entry(spec.id)
+                    if again not in self.wakes:
+                        self.wakes.add(again)
+                        self._push(again, WAKE, None)
             if launch > 0:
                 self.unlaunched[spec.id] = st
                 self._push(now + launch, LAUNCH, (spec.id, now, st, rate))
@@ -495,6 +510,22 @@ class _Sim:
         if wake is not None and wake not in self.wakes:
             self.wakes.add(wake)
             self._push(wake, WAKE, None)
+
+    def _take_back_unlaunched(self, now: float) -> None:
+        """As run: each start the backend had not launched by this read, and whose run the
+        cluster's tick at this read placed anew (``LatencyProfile.redecided_at``), goes back to
+        the queue as it was queued, its GPUs free, before the pass decides it again, maybe
+        elsewhere.  Nothing ran, so nothing is logged or kept; the charge from the first
+        decision stops here and the new start's begins."""
+        state = self.sched.state
+        for jid, q in self.redecide.items():
+            if jid in self.unlaunched:  # else launched, or preempted unlaunched, since
+                del self.unlaunched[jid]
+                state.stop(jid)
+                self._stopped(q.spec, now, completed=False)
+                state.add_pending(q.spec, q.eligible, q.queued_since, done_work=q.done_work,
+                                  declared=q.declared, evicted_by=q.evicted_by)
+        self.redecide = {}
 
     def usage_at(self, now: float) -> WindowView:
         """The window usage a pass at ``now`` reads: at its epoch (core.epoch).  One view per

@@ -184,23 +184,31 @@ def decided_starts(
     the unbroken run of the job's start decisions (``set_priority``, rule ``start``, applied
     or found already set) at most 10 s before the run's start.  A tick re-decides a start Slurm has not launched yet
     (seed 11, 2026-12-06: the tick that resumed n4 decided f023 on it at 222.5, Slurm launched
-    it only after the next tick's read, which decided it again); the run is the first's, and
-    a ``set_priority`` of another rule between two (the core ordering the job, not starting
-    it) breaks the run.  The gate's simulation launches its start decided at that tick's read
-    when Slurm launched this run, however late (``sim.latency.launch_after``)."""
-    said = _by_job(audit, job_of, trace_time, "set_priority", "applied")
-    for job, again in _by_job(audit, job_of, trace_time, "set_priority", "unchanged").items():
-        said[job] = sorted(said.get(job, []) + again, key=lambda d: d[0])
+    it only after the next tick's read, which decided it again), and a ``set_priority`` of
+    another rule between two (the core ordering the job, not starting it) breaks the run.  The
+    gate's simulation launches its start decided at that tick's read when Slurm launched this
+    run, however late (``sim.latency.launch_after``).  The run is the last decision whose
+    update found the job waiting (``applied``): when that is a later tick's, the start carries
+    it as ``placed``, and the simulation decides the start again there
+    (``sim.latency.redecided_at``); a later update that found the run launched
+    (``unchanged``; seed 11, 2026-12-07: f016) left the run an earlier decision's."""
+    said: dict[str, list[tuple[float, str, bool]]] = {}
+    for result in ("applied", "unchanged"):
+        for job, ds in _by_job(audit, job_of, trace_time, "set_priority", result).items():
+            said.setdefault(job, []).extend((d, rule, result == "applied") for d, rule in ds)
     out = []
     for e in events:
         if e.event == "start" and e.job in said:
-            first = None
-            for d, rule in reversed([d for d in said[e.job] if e.t - 10.0 <= d[0] <= e.t]):
+            first = placed = None
+            near = sorted((x for x in said[e.job] if e.t - 10.0 <= x[0] <= e.t), key=lambda x: x[0])
+            for d, rule, landed in reversed(near):
                 if rule != "start":
                     break
                 first = d
+                if landed and placed is None:
+                    placed = d
             if first is not None:
-                e = replace(e, decided=first)
+                e = replace(e, decided=first, placed=placed if placed is not None and placed > first else None)
         out.append(e)
     return out
 

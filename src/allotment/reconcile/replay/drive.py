@@ -23,6 +23,7 @@ from allotment.compile.model import CompiledConfig
 from allotment.core.jobs import JobSpec, NodeEvent
 from allotment.errors import BackendError
 from allotment.reconcile.loop import StopFlag, next_tick
+from allotment.reconcile.observation_file import OBSERVATION_FILE
 from allotment.reconcile.reconciler import Reconciler
 from allotment.reconcile.replay.collect import (
     SACCT_FIELDS,
@@ -38,6 +39,8 @@ from allotment.reconcile.replay.submit import TIMES_SUFFIX, Submission, submissi
 log = logging.getLogger(__name__)
 
 
+OBSERVATIONS_FILE = "observations.jsonl"  # what each tick read, one line per tick
+SACCT_FILE = "sacct.txt"  # Slurm's record of every run (``SACCT_FIELDS``, Unix seconds)
 TICK_LAG_S = 0.5  # ticks run this long after each multiple of the interval: after that
 # second's submissions went out, as the simulator's pass at t sees the jobs submitted at t
 
@@ -147,6 +150,7 @@ class Replay:
         while not stop.stopped:
             seen = len(self.reads_wall) if self.reads_wall is not None else 0
             self.reconciler.tick()
+            self._keep_observation()
             if self.reads_wall is not None and len(self.reads_wall) > seen:
                 self.tick_reads.append(self.reads_wall[seen])  # the read the tick decided on
             nxt = next_tick(deadline, self.clock(), step)
@@ -156,6 +160,16 @@ class Replay:
                 log.warning("replay: a tick overran its slot; %d slot(s) skipped", missed)
             deadline = nxt
             stop.wait(deadline - self.clock())
+
+    def _keep_observation(self) -> None:
+        """Append what this tick read (the reconciler's ``observation.json``, which each tick
+        overwrites) to ``OBSERVATIONS_FILE``: the cluster as the core saw it at every read,
+        nodes of each run included, to set beside the simulation's state where the two part
+        (seed 11, 2026-12-07: the audit log says what a tick decided, not where it placed it)."""
+        seen = self.reconciler.state_dir / OBSERVATION_FILE
+        if seen.is_file():
+            with (self.state_dir / OBSERVATIONS_FILE).open("a", encoding="utf-8") as out:
+                out.write(seen.read_text(encoding="utf-8").strip() + "\n")
 
     def _submit_all(self, subs: list[Submission], health: Path) -> None:
         timeline: list[tuple[float, int, Submission | NodeEvent]] = [(s.at, 1, s) for s in subs]
@@ -211,6 +225,7 @@ class Replay:
         epoch = Runner({**self.runner.env, "SLURM_TIME_FORMAT": "%s"}, self.runner.timeout_s)
         argv = ["sacct", "-D", "-X", "-n", "-P", "-a", "-o", SACCT_FIELDS]
         text = epoch.read([*argv, "-j", ",".join(sorted(self.ids.values()))]) if self.ids else ""
+        (self.state_dir / SACCT_FILE).write_text(text, encoding="utf-8")  # every run's nodes too
         by_name = {f"replay-{s.job.id}": s.job for s in subs}
         allocated = {s.job.id: "unallocated" not in s.argv for s in subs}
         audit = self.reconciler.audit.read()

@@ -76,8 +76,9 @@ def _checked(c: LineChecker, d: Mapping[str, Any]) -> dict[str, Any]:
             c.err(None, f"missing {key!r} ({what})")
     if "t" in d:
         out["t"] = c.time(d, "t")  # a number, finite, 0 or more, within the trace bound
-    if d.get("decided") is not None:
-        out["decided"] = c.time(d, "decided")
+    for key in ("decided", "placed"):
+        if d.get(key) is not None:
+            out[key] = c.time(d, key)
     if "event" in d:
         if d["event"] in KINDS:
             out["event"] = d["event"]

@@ -4,7 +4,8 @@ Format, shared with the simulator's event log: ``{"t", "event", "job", "account"
 "nodes", "allocated", "by", "rule", "reason"}`` with ``event`` one of submit, start, preempt,
 end, reject, reserve, release, drain, resume; ``lost_gpu_hours`` on preempt, ``node`` on drain/resume,
 ``charged_gpu_hours`` on end, ``decided`` on a replay's start (the tick that decided it: the first of the ticks that
-decided it in a row, ``collect.decided_starts``).  ``t`` is in trace seconds (a replay at speedup K multiplies
+decided it in a row, ``collect.decided_starts``), and ``placed`` when a later one of those ticks' updates still found it
+waiting, so the run is that tick's decision.  ``t`` is in trace seconds (a replay at speedup K multiplies
 wall seconds by K), so a replay and a simulation of one trace share one time axis.
 
 The metrics are the simulator's own: the records are turned into the simulator's event records
@@ -49,6 +50,10 @@ class Event:
     kind: str | None = None  # the trace job's kind (debug, train...): waits are per kind
     # on a start: when the reconciler's tick that decided it ran (its audit log, trace seconds)
     decided: float | None = None
+    # on a start decided again while Slurm had not launched it: the last of those ticks whose
+    # update found the job waiting (audit ``applied``), whose placement the run is; absent when
+    # that is ``decided``'s (a later update found the run launched: ``unchanged``)
+    placed: float | None = None
 
     def line(self) -> str:
         return json.dumps({k: v for k, v in asdict(self).items() if v is not None}, sort_keys=True)

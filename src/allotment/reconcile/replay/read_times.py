@@ -49,7 +49,7 @@ def as_ran(
     simulator decides at the read the cluster decided it launching when Slurm launched it
     (the replay's ``start`` events: sacct's second, at its middle), and a requeue decided at
     the read before a run's end that the cluster's requeue found ended completing it."""
-    starts = tuple(RunStart(e.job, e.t, e.decided) for e in events if e.event == "start" and e.job)
+    starts = tuple(RunStart(e.job, e.t, e.decided, e.placed) for e in events if e.event == "start" and e.job)
     return nominal.as_run(seen_submissions(reads, events, node_events), starts, ended_first(events))
 
 

@@ -39,7 +39,8 @@ def simulated_events(
         latency = latency.as_run(
             tuple(round(r + epoch_phase_s, 3) for r in latency.reads),
             tuple(replace(s, at=round(s.at + epoch_phase_s, 3),
-                          decided=None if s.decided is None else round(s.decided + epoch_phase_s, 3))
+                          decided=None if s.decided is None else round(s.decided + epoch_phase_s, 3),
+                          placed=None if s.placed is None else round(s.placed + epoch_phase_s, 3))
                   for s in latency.launches),
             tuple(replace(e, at=round(e.at + epoch_phase_s, 3)) for e in latency.ended),
         )
