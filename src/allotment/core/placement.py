@@ -228,6 +228,17 @@ class NodePool:
                 return k
         return 0
 
+    def soft_reaching(self, per: int) -> int:
+        """How many healthy nodes have at least ``per`` GPUs free or held by unallocated work
+        (``soft_count``'s tail: one read per value from ``per`` to the largest node): more than a
+        search that may take only unallocated work could ever free to ``per``, for a gang as for
+        one node (``victims.find_victims``'s first bounds)."""
+        counts = self.soft_count
+        k = 0
+        for g in range(max(per, 0), len(counts)):
+            k += counts[g]
+        return k
+
     def max_free_outside(self, nodes: frozenset[int]) -> int:
         """The most free GPUs on one healthy node not in ``nodes`` (a reservation's)."""
         for k in range(self.max_gpus, 0, -1):

@@ -93,8 +93,8 @@ def find_victims(
     if not t.enough:
         return t.lasting
     donors, own, reserve = t.donors, t.own, t.reserve
-    if not donors and not own and not reserve and n == 1 and v.pool.soft_hole() < per:
-        return t.lasting  # only unallocated work could yield, and no node has room even then
+    if not donors and not own and not reserve and v.pool.soft_reaching(per) < n:
+        return t.lasting  # only unallocated work could yield, and fewer than n nodes have room even then
     hosts = _freeable_hosts(v, p, per, _owners(v, p, t, debug_end), v.acct.yield_nodes if reserve else {})
     hosts = admitted(hosts, allow)
     if len(hosts) < n:
@@ -185,7 +185,7 @@ def _still_fails_by_terms(v: VictimView, p: Pend, n: int, per: int, owed: dict[s
     """``still_fails`` with what this search may take: its first returns, then the grown nodes
     by ``_freeable_hosts``'s bound."""
     t = Terms(v, p, owed, measure, True, only_unallocated, reserve)
-    if not t.enough or (not t.donors and not t.own and not t.reserve and n == 1 and v.pool.soft_hole() < per):
+    if not t.enough or (not t.donors and not t.own and not t.reserve and v.pool.soft_reaching(per) < n):
         return t.lasting  # the search's own first returns
     maps = _owner_maps(v, p, t, debug_end)
     return None if _a_grown_node_reaches(v, p, per, grown, allow, maps) else t.lasting
