@@ -16,6 +16,7 @@ from allotment.core.placement import NodePool
 from allotment.core.preemption import victims
 from allotment.core.preemption.view import NoVictims, VictimView
 from allotment.core.reservation import Hold
+from allotment.core.scheduler import Scheduler
 from allotment.core.snapshot import NodeState
 from tests.core.test_futile_reclaim import (
     NODES,
@@ -89,15 +90,30 @@ def test_a_gang_of_unallocated_work_alone_fails_on_the_count_before_any_map_is_r
     assert isinstance(found, NoVictims) and found.lasting and not read
 
 
-@settings(max_examples=200, deadline=None)
+def _with_yielding(running: Sequence[Job], searches: Sequence[Search], yields: Sequence[bool]) -> Scheduler:
+    """``_state``'s scheduler with the allocated jobs ``yields`` marks (by place) restarted as jobs
+    that yield to a reservation (``Run.yields``: what a search that may hold one may take too)."""
+    s = _state(running, searches)
+    for k, y in enumerate(yields):
+        r = s.state.running.get(f"r{k:02d}")
+        if y and r is not None and r.allocated:
+            s.state.stop(r.jid)
+            s.state.add_running(r.spec, r.start, tuple((s.state.pool.names[i], g) for i, g in r.placement),
+                                allocated=True, protected_until=r.protected_until, yields=True)
+    s.state.expire_protections(T0)
+    return s
+
+
+@settings(max_examples=300, deadline=None)
 @given(st.lists(job, max_size=10), st.lists(search, min_size=1, max_size=4), st.sampled_from(range(len(USAGES))),
-       st.lists(st.integers(0, len(NODES) - 1), max_size=2))
+       st.lists(st.integers(0, len(NODES) - 1), max_size=2), st.lists(st.booleans(), max_size=10))
 def test_find_victims_answers_as_it_would_without_the_count(running: Sequence[Job], searches: Sequence[Search],
-                                                            usage: int, down: list[int]) -> None:
+                                                            usage: int, down: list[int], yields: list[bool]) -> None:
     """With the pool's count replaced by one no search is below (every node), ``find_victims``
     merges the maps and answers from the hosts; it must answer the same, on the fast walk's view
-    and on the reference's, with nodes down too."""
-    s = _state(running, searches)
+    (which leaves out own work no search may take) and on the reference's, with nodes down and
+    jobs that yield to a reservation too."""
+    s = _with_yielding(running, searches, yields)
     for i in down:
         s.state.set_health(s.state.pool.names[i], False, T0)
     pi = s.inputs(T0, USAGES[usage])

@@ -93,9 +93,12 @@ def find_victims(
     if not t.enough:
         return t.lasting
     donors, own, reserve = t.donors, t.own, t.reserve
-    if not donors and not own and not reserve and v.pool.soft_reaching(per) < n:
-        return t.lasting  # only unallocated work could yield, and fewer than n nodes have room even then
-    hosts = _freeable_hosts(v, p, per, _owners(v, p, t, debug_end), v.acct.yield_nodes if reserve else {})
+    owners = _owners(v, p, t, debug_end)
+    if len(owners) == 1 and not reserve and v.pool.soft_reaching(per) < n:
+        # only unallocated work could yield (``owners`` is {""}: no donors, and no own work or
+        # none it may take), and fewer than n nodes have room even then
+        return t.lasting
+    hosts = _freeable_hosts(v, p, per, owners, v.acct.yield_nodes if reserve else {})
     hosts = admitted(hosts, allow)
     if len(hosts) < n:
         return t.lasting  # fewer than n nodes could hold it even if every takeable job there went
