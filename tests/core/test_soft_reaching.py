@@ -90,6 +90,36 @@ def test_a_gang_of_unallocated_work_alone_fails_on_the_count_before_any_map_is_r
     assert isinstance(found, NoVictims) and found.lasting and not read
 
 
+def test_the_count_leaves_out_the_reserved_nodes_with_room_and_only_those() -> None:
+    """Node 0, reserved, has 4 GPUs of unallocated work and node 1, 3 free GPUs (5 of protected
+    allocated work); the rest are full of protected work: a one-node search for 4 GPUs of
+    unallocated work, kept off node 0, fails lasting on the count (node 0 taken off it) without
+    reading a map.  Reserve node 1 instead and node 0's unallocated job is the victim: node 1,
+    short of 4, is not taken off the count."""
+    running: list[Job] = [("a", 4, 0, 1, True, 0, 1e9), ("b", 4, 0, 1, False, 0, -1.0),
+                          ("a", 5, 1, 1, True, 0, 1e9), ("b", 8, 2, 1, True, 0, 1e9), ("c", 8, 3, 1, True, 0, 1e9)]
+    s = _state(running, [(4, 1, 0, "a", "unallocated", None, False)])
+    pi = s.inputs(T0, USAGES[0])
+    p = s.state.pending["p0"]
+    v = s.starting.victim_view(pi)
+    assert s.state.pool.soft_reaching(4) == 1 == p.n
+    read: list[int] = []
+    was = victims._freeable_hosts
+
+    def spy(*a: object, **k: object) -> list[int]:
+        read.append(1)
+        return was(*a, **k)  # type: ignore[arg-type]
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(victims, "_freeable_hosts", spy)
+        off0 = victims.find_victims(v, p, p.n, p.per, pi.owed, pi.measure, only_unallocated=True,
+                                    allow=Hold("holder", frozenset({0}), T0 + 1e6, (0, -1, "x")).admit)
+        assert isinstance(off0, NoVictims) and off0.lasting and not read
+        off1 = victims.find_victims(v, p, p.n, p.per, pi.owed, pi.measure, only_unallocated=True,
+                                    allow=Hold("holder", frozenset({1}), T0 + 1e6, (0, -1, "x")).admit)
+    assert [(x.job_id, x.rule) for x in off1] == [("r01", "unallocated")]  # type: ignore[union-attr]
+
+
 def _with_yielding(running: Sequence[Job], searches: Sequence[Search], yields: Sequence[bool]) -> Scheduler:
     """``_state``'s scheduler with the allocated jobs ``yields`` marks (by place) restarted as jobs
     that yield to a reservation (``Run.yields``: what a search that may hold one may take too)."""

@@ -47,7 +47,7 @@ from allotment.core.preemption.view import (
     lost_work,
 )
 from allotment.core.preemption.view import lasting as lasting_failure
-from allotment.core.reservation import admitted
+from allotment.core.reservation import Unreserved, admitted
 from allotment.core.state import Pend
 
 CLASS_UNALLOC, CLASS_YIELD, CLASS_WITHIN, CLASS_RECLAIM, CLASS_DEBUG = 0, 1, 2, 3, 4
@@ -94,9 +94,9 @@ def find_victims(
         return t.lasting
     donors, own, reserve = t.donors, t.own, t.reserve
     owners = _owners(v, p, t, debug_end)
-    if len(owners) == 1 and not reserve and v.pool.soft_reaching(per) < n:
+    if len(owners) == 1 and not reserve and _soft_room(v, per, n, allow) < n:
         # only unallocated work could yield (``owners`` is {""}: no donors, and no own work or
-        # none it may take), and fewer than n nodes have room even then
+        # none it may take), and fewer than n admitted nodes have room even then
         return t.lasting
     hosts = _freeable_hosts(v, p, per, owners, v.acct.yield_nodes if reserve else {})
     hosts = admitted(hosts, allow)
@@ -180,6 +180,24 @@ def search_donors(v: VictimView, p: Pend, owed: dict[str, float], measure: dict[
     the view's memo makes it the very dict the search read): what a lasting failure that read
     donors keeps (``retry.Failure.donors``).  Read only."""
     return donors(v, p.account, owed, measure)
+
+
+def _soft_room(v: VictimView, per: int, n: int, allow: NodeFilter | None) -> int:
+    """At least the healthy nodes ``allow`` admits that have ``per`` GPUs free or held by
+    unallocated work, so at least the nodes a search that may take only unallocated work could
+    free to ``per`` (``_freeable_hosts`` with the unallocated map alone, then ``admitted``): the
+    pool's count (``NodePool.soft_reaching``), less, when that is not already under ``n``, the
+    reserved nodes of an ``Unreserved`` filter (a hold's few) that it counts.  Any other filter
+    is not read (the pool's count is still a bound)."""
+    pool = v.pool
+    k = pool.soft_reaching(per)
+    if k < n or not isinstance(allow, Unreserved):
+        return k
+    free, soft, healthy = pool.free, pool.soft, pool.healthy
+    for i in allow.nodes:
+        if healthy[i] and free[i] + soft[i] >= per:
+            k -= 1
+    return k
 
 
 def _still_fails_by_terms(v: VictimView, p: Pend, n: int, per: int, owed: dict[str, float],
