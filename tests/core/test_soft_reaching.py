@@ -141,8 +141,9 @@ def test_find_victims_answers_as_it_would_without_the_count(running: Sequence[Jo
                                                             usage: int, down: list[int], yields: list[bool]) -> None:
     """With the pool's count replaced by one no search is below (every node), ``find_victims``
     merges the maps and answers from the hosts; it must answer the same, on the fast walk's view
-    (which leaves out own work no search may take) and on the reference's, with nodes down and
-    jobs that yield to a reservation too."""
+    (which leaves out own work no search may take) and on the reference's (which reads the
+    count for one node only), and the two the same, with nodes down and jobs that yield to a
+    reservation too."""
     s = _with_yielding(running, searches, yields)
     for i in down:
         s.state.set_health(s.state.pool.names[i], False, T0)
@@ -155,9 +156,10 @@ def test_find_victims_answers_as_it_would_without_the_count(running: Sequence[Jo
         allow = None if held is None else Hold("holder", held, T0 + 1e6, (0, -1, "x")).admit
         terms = {"allow": allow, "only_unallocated": kind == "unallocated", "reserve": kind == "reserve",
                  "debug_end": T0 + 900.0 if debug else None}
-        for v in (fast, ref):
-            got = _answer(victims.find_victims(v, p, p.n, p.per, pi.owed, pi.measure, **terms))  # type: ignore[arg-type]
-            with pytest.MonkeyPatch.context() as mp:
-                mp.setattr(NodePool, "soft_reaching", lambda self, per: len(self.names))
-                want = _answer(victims.find_victims(v, p, p.n, p.per, pi.owed, pi.measure, **terms))  # type: ignore[arg-type]
-            assert got == want, (k, kind, held, got, want)
+        got = [_answer(victims.find_victims(v, p, p.n, p.per, pi.owed, pi.measure, **terms))  # type: ignore[arg-type]
+               for v in (fast, ref)]
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(NodePool, "soft_reaching", lambda self, per: len(self.names))
+            want = [_answer(victims.find_victims(v, p, p.n, p.per, pi.owed, pi.measure, **terms))  # type: ignore[arg-type]
+                    for v in (fast, ref)]
+        assert got == want and got[0] == got[1], (k, kind, held, got, want)

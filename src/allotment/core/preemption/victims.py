@@ -188,9 +188,13 @@ def _soft_room(v: VictimView, per: int, n: int, allow: NodeFilter | None) -> int
     free to ``per`` (``_freeable_hosts`` with the unallocated map alone, then ``admitted``): the
     pool's count (``NodePool.soft_reaching``), less, when that is not already under ``n``, the
     reserved nodes of an ``Unreserved`` filter (a hold's few) that it counts.  Any other filter
-    is not read (the pool's count is still a bound)."""
+    is not read (the pool's count is still a bound).  The reference walk (``VictimView.memo``
+    None) keeps the plain search's one test, for one node only, so ``--no-skip`` compares the
+    fast walk's counts with the search without them."""
     pool = v.pool
     k = pool.soft_reaching(per)
+    if v.memo is None:  # the reference walk: one node only, no filter read (its test before stop 52)
+        return k if n == 1 else n
     if k < n or not isinstance(allow, Unreserved):
         return k
     free, soft, healthy = pool.free, pool.soft, pool.healthy
