@@ -219,14 +219,16 @@ class NodePool:
         chosen.sort()
         return tuple((i, per if j < n - 1 else last) for j, i in enumerate(chosen))
 
-    def soft_hole(self) -> int:
-        """The most GPUs one healthy node has free or held by unallocated work (what an
-        allocated job could get there by preempting only unallocated work)."""
+    def soft_reaching(self, per: int) -> int:
+        """How many healthy nodes have at least ``per`` GPUs free or held by unallocated work
+        (``soft_count``'s tail: one read per value from ``per`` to the largest node): more than a
+        search that may take only unallocated work could ever free to ``per``, for a gang as for
+        one node (``victims.find_victims``'s first bounds)."""
         counts = self.soft_count
-        for k in range(len(counts) - 1, 0, -1):
-            if counts[k]:
-                return k
-        return 0
+        k = 0
+        for g in range(max(per, 0), len(counts)):
+            k += counts[g]
+        return k
 
     def max_free_outside(self, nodes: frozenset[int]) -> int:
         """The most free GPUs on one healthy node not in ``nodes`` (a reservation's)."""

@@ -47,7 +47,7 @@ from allotment.core.preemption.view import (
     lost_work,
 )
 from allotment.core.preemption.view import lasting as lasting_failure
-from allotment.core.reservation import admitted
+from allotment.core.reservation import Unreserved, admitted
 from allotment.core.state import Pend
 
 CLASS_UNALLOC, CLASS_YIELD, CLASS_WITHIN, CLASS_RECLAIM, CLASS_DEBUG = 0, 1, 2, 3, 4
@@ -93,9 +93,12 @@ def find_victims(
     if not t.enough:
         return t.lasting
     donors, own, reserve = t.donors, t.own, t.reserve
-    if not donors and not own and not reserve and n == 1 and v.pool.soft_hole() < per:
-        return t.lasting  # only unallocated work could yield, and no node has room even then
-    hosts = _freeable_hosts(v, p, per, _owners(v, p, t, debug_end), v.acct.yield_nodes if reserve else {})
+    owners = _owners(v, p, t, debug_end)
+    if len(owners) == 1 and not reserve and _soft_room(v, per, n, allow) < n:
+        # only unallocated work could yield (``owners`` is {""}: no donors, and no own work or
+        # none it may take), and fewer than n admitted nodes have room even then
+        return t.lasting
+    hosts = _freeable_hosts(v, p, per, owners, v.acct.yield_nodes if reserve else {})
     hosts = admitted(hosts, allow)
     if len(hosts) < n:
         return t.lasting  # fewer than n nodes could hold it even if every takeable job there went
@@ -179,13 +182,35 @@ def search_donors(v: VictimView, p: Pend, owed: dict[str, float], measure: dict[
     return donors(v, p.account, owed, measure)
 
 
+def _soft_room(v: VictimView, per: int, n: int, allow: NodeFilter | None) -> int:
+    """At least the healthy nodes ``allow`` admits that have ``per`` GPUs free or held by
+    unallocated work, so at least the nodes a search that may take only unallocated work could
+    free to ``per`` (``_freeable_hosts`` with the unallocated map alone, then ``admitted``): the
+    pool's count (``NodePool.soft_reaching``), less, when that is not already under ``n``, the
+    reserved nodes of an ``Unreserved`` filter (a hold's few) that it counts.  Any other filter
+    is not read (the pool's count is still a bound).  The reference walk (``VictimView.memo``
+    None) keeps the plain search's one test, for one node only, so ``--no-skip`` compares the
+    fast walk's counts with the search without them."""
+    pool = v.pool
+    k = pool.soft_reaching(per)
+    if v.memo is None:  # the reference walk: one node only, no filter read (its test before stop 52)
+        return k if n == 1 else n
+    if k < n or not isinstance(allow, Unreserved):
+        return k
+    free, soft, healthy = pool.free, pool.soft, pool.healthy
+    for i in allow.nodes:
+        if healthy[i] and free[i] + soft[i] >= per:
+            k -= 1
+    return k
+
+
 def _still_fails_by_terms(v: VictimView, p: Pend, n: int, per: int, owed: dict[str, float],
                           measure: dict[str, float], grown: list[int], allow: NodeFilter | None,
                           only_unallocated: bool, reserve: bool, debug_end: float | None) -> NoVictims | None:
     """``still_fails`` with what this search may take: its first returns, then the grown nodes
     by ``_freeable_hosts``'s bound."""
     t = Terms(v, p, owed, measure, True, only_unallocated, reserve)
-    if not t.enough or (not t.donors and not t.own and not t.reserve and n == 1 and v.pool.soft_hole() < per):
+    if not t.enough or (not t.donors and not t.own and not t.reserve and v.pool.soft_reaching(per) < n):
         return t.lasting  # the search's own first returns
     maps = _owner_maps(v, p, t, debug_end)
     return None if _a_grown_node_reaches(v, p, per, grown, allow, maps) else t.lasting
