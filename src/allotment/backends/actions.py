@@ -30,7 +30,9 @@ PolicyKind = Literal[
     "delete_qos",
 ]
 ClusterKind = Literal["resume", "drain", "requeue", "cancel", "set_priority", "notify"]
-ResultCode = Literal["applied", "unchanged", "failed", "pruned", "prune_skipped", "dry_run"]
+# ``deferred``: not applied this tick by the reconciler's choice (reconcile.stale_read), never a
+# backend's answer
+ResultCode = Literal["applied", "unchanged", "failed", "pruned", "prune_skipped", "dry_run", "deferred"]
 
 DRAIN_PREFIX = "allotment:"  # every drain reason we set starts so; only such drains are resumed
 

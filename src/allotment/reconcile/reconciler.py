@@ -31,7 +31,7 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from allotment.backends.actions import Action, ClusterAction
+from allotment.backends.actions import Action, ActionResult, ClusterAction
 from allotment.backends.diff import diff_policy
 from allotment.backends.policy import desired_policy
 from allotment.backends.protocol import Backend, Observation
@@ -53,6 +53,7 @@ from allotment.reconcile.observation_file import save_observation
 from allotment.reconcile.revisions import Choice, Revisions
 from allotment.reconcile.skew import on_backend_clock
 from allotment.reconcile.source import Source
+from allotment.reconcile.stale_read import StaleRead, StaleReadGuard, apply_all
 from allotment.reconcile.state_errors import (
     StateDirError,
     StateFileError,
@@ -107,6 +108,8 @@ class Reconciler:
         # yields to a reservation, the usage frozen per fair-share epoch (memory_file)
         self.memory = read_memory(state_dir)
         self._suspended = False  # set per tick from the operator's requests
+        # a cluster plan's preemptions wait a tick when its read went stale (stale_read)
+        self._stale = StaleReadGuard(self.backend.observe)
         self.driving_config: CompiledConfig | None = None  # what the last tick drove
 
     @property
@@ -291,9 +294,13 @@ class Reconciler:
         log.warning("%s; driving last good %s", why, fallback.sha[:12])
         return fallback, applied
 
-    def _run(self, actions: Sequence[Action], now: float, sha: str, result: TickResult) -> int:
-        """Dry-run every action, then record the intent, apply, and record the outcome;
-        returns how many changed something."""
+    def _run(
+        self, actions: Sequence[Action], now: float, sha: str, result: TickResult,
+        split: Callable[[Sequence[Action]], StaleRead] = apply_all,
+    ) -> int:
+        """Dry-run every action, then record the intent, apply what ``split`` keeps of them
+        (a cluster plan's: ``stale_read``), and record the outcome; returns how many changed
+        something."""
         if not actions:
             return 0
         dry = self.backend.apply(actions, dry_run=True)
@@ -304,9 +311,14 @@ class Reconciler:
             with self.fence():
                 self.audit.rotate()  # dry-run outcomes only: no intent is open
             return 0
+        kept = split(actions)
         self._audit(intent_lines(actions, at=now, revision=sha))
         with self.fence():
-            done = self.backend.apply(actions)
+            applied = self.backend.apply(kept.apply)
+        held = kept.deferred_results()
+        done = _in_order(actions, applied + held)
+        if held:
+            log.info("%s; %d preemptions wait for the next tick", held[0].message, len(held))
         result.results.extend(done)
         self._audit(audit_lines(done, at=now, revision=sha, dry_run=False))
         with self.fence():
@@ -367,7 +379,7 @@ class Reconciler:
             noticed=mem.noticed.values(),
         )
         before = len(result.results)
-        changed = self._run(cplan.actions, now, sha, result)
+        changed = self._run(cplan.actions, now, sha, result, self._stale.split)
         done = {
             r.action.target
             for r in result.results[before:]
@@ -405,3 +417,9 @@ class Reconciler:
             lines = [json.dumps(json.loads(x) | {"token": self.token}, sort_keys=True) for x in lines]
         with self.fence():
             self.audit.append(lines)
+
+
+def _in_order(actions: Sequence[Action], results: Sequence[ActionResult]) -> tuple[ActionResult, ...]:
+    """``results`` (one per action, any order) in the order of ``actions``."""
+    by = {id(r.action): r for r in results}
+    return tuple(by[id(a)] for a in actions)
