@@ -185,6 +185,20 @@ def test_fidelity_targets_are_met_by_equal_logs_and_missed_by_a_slow_start() -> 
     assert "wait p50 debug (s)" in missed and "occupancy 0-300s" in missed
 
 
+def test_a_resize_record_is_not_a_run() -> None:
+    """Seed 13, 2026-12-07: an update reached job 46 a moment after Slurm launched it, and
+    ``sacct -D`` listed a zero-length RESIZING record beside the run: one start, one end."""
+    runs = parse_sacct(
+        "46|replay-f046|RESIZING|1647|1647|billing=8,cpu=1,gres/gpu=8,node=1|n4\n"
+        "46|replay-f046|COMPLETED|1647|1709|billing=8,cpu=1,gres/gpu=8,node=1|n4\n"
+    )
+    assert [(r.state, r.start, r.end) for r in runs] == [("COMPLETED", 1647.0, 1709.0)]
+    ev = events_from_runs(
+        runs, {"replay-f046": _job(gpus=8)}, [], t0=1000.0, speedup=1.0, allocated={"j1": True}
+    )
+    assert [e.event for e in ev] == ["start", "end"]
+
+
 def test_a_run_that_ends_in_the_second_it_started_still_pairs_up() -> None:
     runs = parse_sacct(
         "80|replay-j1|REQUEUED|1000|1010|gres/gpu=4,node=1|n1\n"

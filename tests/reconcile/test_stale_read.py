@@ -5,16 +5,17 @@ start pending just before Slurm launched it requeued a job for GPUs that were no
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from allotment.backends.actions import Action, ActionResult, ClusterAction
+from allotment.backends.actions import Action, ClusterAction
 from allotment.backends.protocol import JobObs, Observation
 from allotment.backends.simulated import SimulatedBackend
 from allotment.reconcile.reconciler import Options
 from allotment.reconcile.stale_read import StaleReadGuard, hold_back, overtaken
 from tests.reconcile.conftest import T0
+from tests.reconcile.raced import Raced
 
 
 def start(job: str) -> ClusterAction:
@@ -87,26 +88,21 @@ def test_never_two_ticks_in_a_row_so_a_preemption_waits_at_most_one_interval() -
     assert fresh.deferred_last is False
 
 
-class LaunchesBetween(SimulatedBackend):
-    """The simulated cluster, with something happening on it between the reconciler's read and
-    its actions (once, when ``between`` is set): the dry run is the first call after the plan."""
-
-    between: Callable[[], None] | None = None
-
-    def apply(
-        self, actions: Sequence[Action], *, dry_run: bool = False
-    ) -> tuple[ActionResult, ...]:
-        if dry_run and self.between is not None and any(
-            isinstance(a, ClusterAction) for a in actions
-        ):
-            hook, self.between = self.between, None
-            hook()
-        return super().apply(actions, dry_run=dry_run)
-
-
 def _audit(tmp_path: Path) -> list[dict[str, Any]]:
     lines = (tmp_path / "state" / "audit.jsonl").read_text().splitlines()
     return [json.loads(x) for x in lines]
+
+
+def _teamb_holds_the_cluster(make_reconciler: Any) -> tuple[Any, Raced, SimulatedBackend, list[str]]:
+    """teamb, far over its share and past protection, runs an 8-GPU job on every node."""
+    sim = SimulatedBackend([(f"n{i}", 8) for i in range(1, 5)], now=T0)
+    raced = Raced(sim)
+    rec = make_reconciler(Options(tiers_s=(20,)), backend=raced)
+    rec.tick()
+    hogs = [sim.submit("teamb", 8, qos="alloc-20s") for _ in range(4)]
+    rec.clock.t = sim.state.now = T0 + 3 * 3600
+    rec.tick()
+    return rec, raced, sim, hogs
 
 
 def test_a_job_launched_after_the_read_leaves_every_running_job_alone(
@@ -117,14 +113,9 @@ def test_a_job_launched_after_the_read_leaves_every_running_job_alone(
     actions another of teamb's jobs ends and the cluster runs the waiting job there: the
     requeue has become needless.  It is deferred, and the next tick, on a fresh read, takes
     nothing."""
-    sim = LaunchesBetween([(f"n{i}", 8) for i in range(1, 5)], now=T0)
-    rec = make_reconciler(Options(tiers_s=(20,)), backend=sim)
-    rec.tick()
-    hogs = [sim.submit("teamb", 8, qos="alloc-20s") for _ in range(4)]
-    rec.clock.t = sim.state.now = T0 + 3 * 3600
-    rec.tick()
+    rec, raced, sim, hogs = _teamb_holds_the_cluster(make_reconciler)
     waiting = sim.submit("teama1", 8, qos="alloc-20s")
-    sim.between = lambda: sim.finish(hogs[3])
+    raced.between = lambda: sim.finish(hogs[3])
     result = rec.tick()
     assert sim.observe().job(waiting).state == "running"  # type: ignore[union-attr]
     codes = {(r.action.kind, r.action.target): r.code for r in result.results}
@@ -145,12 +136,7 @@ def test_a_job_launched_after_the_read_leaves_every_running_job_alone(
 def test_without_the_race_the_same_tick_requeues(make_reconciler: Any) -> None:
     """The control: the same cluster, nothing in between, and the requeue is applied (so the
     test above fails if the tick would not have taken anything anyway)."""
-    sim = LaunchesBetween([(f"n{i}", 8) for i in range(1, 5)], now=T0)
-    rec = make_reconciler(Options(tiers_s=(20,)), backend=sim)
-    rec.tick()
-    hogs = [sim.submit("teamb", 8, qos="alloc-20s") for _ in range(4)]
-    rec.clock.t = sim.state.now = T0 + 3 * 3600
-    rec.tick()
+    rec, _, sim, hogs = _teamb_holds_the_cluster(make_reconciler)
     sim.submit("teama1", 8, qos="alloc-20s")
     result = rec.tick()
     applied = [r.action.target for r in result.results

@@ -4,16 +4,19 @@ fidelity gate's CI run of 2026-12-07 requeued a job for GPUs a late launch had t
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from allotment.backends.actions import Action, ActionResult, ClusterAction
+from allotment.backends.actions import ClusterAction
 from allotment.backends.slurm.backend import SlurmBackend
+from allotment.backends.slurm.commands import NOT_PENDING
 from allotment.backends.slurm.runner import Runner
 from allotment.reconcile.reconciler import Options, Reconciler
 from allotment.reconcile.source import GitSource
+from tests.reconcile.raced import Raced
 from tests.slurm.conftest import sh, wait_for
 from tests.slurm.test_reconcile_slurm import (  # noqa: F401
     SHORT,
@@ -27,28 +30,11 @@ from tests.slurm.test_reconcile_slurm import (  # noqa: F401
 pytestmark = pytest.mark.slurm
 
 
-class LateLaunch(SlurmBackend):
-    """The real backend, with something done on the cluster once, between the tick's read
-    and its dry run (``between``)."""
-
-    between: Callable[[], None] | None = None
-
-    def apply(
-        self, actions: Sequence[Action], *, dry_run: bool = False
-    ) -> tuple[ActionResult, ...]:
-        if dry_run and self.between is not None and any(
-            isinstance(a, ClusterAction) for a in actions
-        ):
-            hook, self.between = self.between, None
-            hook()
-        return super().apply(actions, dry_run=dry_run)
-
-
 @pytest.fixture
-def late(tmp_path: Path, repo: Path, clean_cluster: Path) -> Iterator[tuple[Reconciler, LateLaunch]]:  # noqa: F811
-    backend = LateLaunch(runner=Runner(env={"SLURM_CONF": str(clean_cluster)}, timeout_s=30))
+def late(tmp_path: Path, repo: Path, clean_cluster: Path) -> Iterator[tuple[Reconciler, Raced]]:  # noqa: F811
+    backend = Raced(SlurmBackend(runner=Runner(env={"SLURM_CONF": str(clean_cluster)}, timeout_s=30)))
     rec = Reconciler(
-        backend,
+        backend,  # type: ignore[arg-type]
         GitSource(str(repo), "main", tmp_path / "state"),
         tmp_path / "state",
         Options(tiers_s=TIERS),
@@ -58,7 +44,7 @@ def late(tmp_path: Path, repo: Path, clean_cluster: Path) -> Iterator[tuple[Reco
 
 
 def test_a_job_slurm_launched_after_the_read_defers_the_ticks_requeue(
-    late: tuple[Reconciler, LateLaunch],
+    late: tuple[Reconciler, Raced],
 ) -> None:
     """Unallocated work fills the cluster; teama1's job waits, held for the reconciler.  The
     tick decides to requeue one unallocated job for it.  Between its read and its actions one
@@ -91,3 +77,26 @@ def test_a_job_slurm_launched_after_the_read_defers_the_ticks_requeue(
     assert all(restarts(j) == 0 and state(j) == "RUNNING" for j in free[:3])
     lines = [e for e in rec.audit.read() if e.get("result") == "deferred"]
     assert [(e["action"], e["target"]) for e in lines] == [("requeue", deferred[0])]
+
+
+def test_an_update_slurm_refuses_because_the_job_already_ran_is_unchanged(
+    late: tuple[Reconciler, Raced],
+) -> None:
+    """The race inside one apply: checked pending, launched before the ``scontrol update``
+    landed.  Slurm refuses it ("no longer pending"); the re-read finds the job running, which
+    says nothing of this update: the run is an earlier decision's, so the start is
+    ``unchanged``, not "took effect" (seed 13, 2026-12-07: job 46)."""
+    rec, backend = late
+    rec.tick()
+    job = submit("teama1", 8, SHORT, seconds=120)
+    if state(job) != "RUNNING":
+        sh("scontrol", "update", f"jobid={job}", "StartTime=now", check=False)
+    wait_for("it runs", lambda: state(job) == "RUNNING", 30, every=0.2)
+    obs = backend.observe()
+    seen = obs.job(job)
+    assert seen is not None
+    stale = replace(obs, jobs=tuple(replace(j, state="pending") if j.id == job else j for j in obs.jobs))
+    start = ClusterAction("set_priority", job, "start", "fits free GPUs", value=1_750_000_000,
+                          nodes=seen.nodes, release=True)
+    res = backend.inner._one_cluster(start, stale, False)
+    assert res.code == "unchanged" and NOT_PENDING in res.message, res

@@ -133,7 +133,14 @@ class SlurmBackend:
         def recheck() -> list[list[str]] | None:
             return None if cluster_done(a, self.observe()) else argvs
 
-        return self._with_retries(a, argvs, recheck, "applied")
+        res = self._with_retries(a, argvs, recheck, "applied")
+        if a.kind == "set_priority" and res.code == "applied" and cmd.NOT_PENDING in res.message:
+            # Slurm refused the update because the job already ran: an earlier decision's run,
+            # not this one's (what ``unchanged`` says of a start; reconcile.yield_flags and the
+            # replay's ``placed`` read it so).  Seed 13, 2026-12-07: job 46, decided at one tick,
+            # launched while the next tick's update of it was on its way
+            return ActionResult(a, "unchanged", res.message)
+        return res
 
     def _with_retries(
         self,

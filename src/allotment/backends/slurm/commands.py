@@ -162,6 +162,10 @@ def cluster_commands(a: ClusterAction) -> list[list[str]]:
     return [cluster_command(a)]
 
 
+# Slurm's refusal of an update to a job that runs already (ESLURM_JOB_NOT_PENDING): the update
+# did not take effect, whatever a re-read shows afterwards
+NOT_PENDING = "Job is no longer pending execution"
+
 NOTICE_SIGNAL = "TERM"  # what Slurm's own GraceTime sends at a preemption (docs/design/interactive.md)
 
 

@@ -51,6 +51,14 @@ def script_times(text: str) -> tuple[ScriptTime, ...]:
     return tuple(x for x in out if x.kind in ("start", "beat", "end"))
 
 
+# Slurm closes a job's accounting record and opens another, same id and start, when the
+# job's allocation is changed while it runs; the closed one reads RESIZING.  An update that
+# reached a job launched a moment before (its ``ReqNodeList``) made one on the cluster (seed 13,
+# 2026-12-07: job 46, a zero-length RESIZING record beside the run that COMPLETED): not a
+# run of its own, and counted as one it made a second start and an end of no length
+RESIZING = "RESIZING"
+
+
 @dataclass(frozen=True, slots=True)
 class Run:
     job_id: str  # Slurm's
@@ -72,6 +80,8 @@ def parse_sacct(text: str) -> list[Run]:
         jid, name, state, start, end, tres, nodelist = cols[:7]
         if not end.strip().isdigit():
             continue  # still running: the replay waits for the queue to empty first
+        if state.split()[0] == RESIZING:
+            continue  # an accounting record of a resize, not a run: the job ran on, whole
         nodes = nodelist.count(",") + 1 if nodelist and nodelist != "None assigned" else 0
         if "node=" in tres:
             nodes = int(tres.split("node=")[1].split(",")[0])
