@@ -134,7 +134,9 @@ class SlurmBackend:
             return None if cluster_done(a, self.observe()) else argvs
 
         res = self._with_retries(a, argvs, recheck, "applied")
-        if a.kind == "set_priority" and res.code == "applied" and cmd.NOT_PENDING in res.message:
+        if a.kind == "set_priority" and res.code == "applied" and any(
+            m in res.message for m in cmd.NOT_PENDING
+        ):
             # Slurm refused the update because the job already ran: an earlier decision's run,
             # not this one's (what ``unchanged`` says of a start; reconcile.yield_flags and the
             # replay's ``placed`` read it so).  Seed 13, 2026-12-07: job 46, decided at one tick,

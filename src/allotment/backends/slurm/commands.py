@@ -162,9 +162,13 @@ def cluster_commands(a: ClusterAction) -> list[list[str]]:
     return [cluster_command(a)]
 
 
-# Slurm's refusal of an update to a job that runs already (ESLURM_JOB_NOT_PENDING): the update
-# did not take effect, whatever a re-read shows afterwards
-NOT_PENDING = "Job is no longer pending execution"
+# Slurm's refusals of a start's update that reached a job already running: the update did not
+# take effect, whatever a re-read shows afterwards.  ESLURM_JOB_NOT_PENDING, or, with
+# ``SchedulerParameters=disable_job_shrink`` (docs/operators-guide.md), ESLURM_NOT_SUPPORTED:
+# Slurm reads ``ReqNodeList`` on a running job as a request to shrink it to those nodes, which
+# that parameter refuses (without it, a same-node list leaves a RESIZING accounting record and a
+# smaller one shrinks the job; tests/slurm/test_stale_read_slurm.py)
+NOT_PENDING = ("Job is no longer pending execution", "Requested operation not supported")
 
 NOTICE_SIGNAL = "TERM"  # what Slurm's own GraceTime sends at a preemption (docs/design/interactive.md)
 
