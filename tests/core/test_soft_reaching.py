@@ -6,7 +6,8 @@ node (the bound must only ever return what the full search would)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 
 import pytest
 from hypothesis import given, settings
@@ -44,6 +45,21 @@ def _from_scratch(pool: NodePool, per: int) -> int:
     return sum(1 for i in range(len(pool.names)) if pool.healthy[i] and pool.free[i] + pool.soft[i] >= per)
 
 
+@contextmanager
+def maps_read() -> Iterator[list[int]]:
+    """Counts the victim search's map reads (``_freeable_hosts``) inside the block."""
+    read: list[int] = []
+    was = victims._freeable_hosts
+
+    def spy(*a: object, **k: object) -> list[int]:
+        read.append(1)
+        return was(*a, **k)  # type: ignore[arg-type]
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(victims, "_freeable_hosts", spy)
+        yield read
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.lists(change, max_size=40))
 def test_soft_reaching_is_the_count_from_scratch_after_any_changes(changes: list[tuple[str, int, int, bool]]) -> None:
@@ -77,15 +93,7 @@ def test_a_gang_of_unallocated_work_alone_fails_on_the_count_before_any_map_is_r
     p = s.state.pending["p0"]
     v = s.starting.victim_view(pi)
     assert s.state.pool.soft_reaching(4) == 0 < p.n == 2
-    read: list[int] = []
-    was = victims._freeable_hosts
-
-    def spy(*a: object, **k: object) -> list[int]:
-        read.append(1)
-        return was(*a, **k)  # type: ignore[arg-type]
-
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(victims, "_freeable_hosts", spy)
+    with maps_read() as read:
         found = victims.find_victims(v, p, p.n, p.per, pi.owed, pi.measure, only_unallocated=True)
     assert isinstance(found, NoVictims) and found.lasting and not read
 
@@ -103,15 +111,7 @@ def test_the_count_leaves_out_the_reserved_nodes_with_room_and_only_those() -> N
     p = s.state.pending["p0"]
     v = s.starting.victim_view(pi)
     assert s.state.pool.soft_reaching(4) == 1 == p.n
-    read: list[int] = []
-    was = victims._freeable_hosts
-
-    def spy(*a: object, **k: object) -> list[int]:
-        read.append(1)
-        return was(*a, **k)  # type: ignore[arg-type]
-
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(victims, "_freeable_hosts", spy)
+    with maps_read() as read:
         off0 = victims.find_victims(v, p, p.n, p.per, pi.owed, pi.measure, only_unallocated=True,
                                     allow=Hold("holder", frozenset({0}), T0 + 1e6, (0, -1, "x")).admit)
         assert isinstance(off0, NoVictims) and off0.lasting and not read

@@ -54,7 +54,7 @@ import datetime as dt
 from collections.abc import Callable, Mapping, Set
 from dataclasses import dataclass, field, replace
 
-from allotment.backends.actions import DRAIN_PREFIX, ClusterAction, start_key
+from allotment.backends.actions import DRAIN_PREFIX, Action, ClusterAction, start_key
 from allotment.backends.protocol import JobObs, Observation
 from allotment.compile.model import CompiledConfig
 from allotment.config.bulk import bulk_allocation
@@ -79,6 +79,12 @@ UNKNOWN_WORK_S = 86_400.0  # a job without a time limit: the core still needs a 
 # pending reasons under which Slurm would not start a job now, whatever its priority
 NOT_STARTABLE = frozenset({"Dependency", "DependencyNeverSatisfied", "JobHeldUser", "JobHeldAdmin"})
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)  # snapshot times are Unix seconds
+START_RULE = "start"  # the rule of the action that starts a job the core starts now
+
+
+def is_start(a: Action) -> bool:
+    """Is ``a`` a start (``priority_actions``): what ``stale_read`` and the yield flags ask."""
+    return isinstance(a, ClusterAction) and a.kind == "set_priority" and a.rule == START_RULE
 
 
 @dataclass(frozen=True, slots=True)
@@ -346,7 +352,7 @@ def priority_actions(decisions: Decisions, obs: Observation, ordered: int) -> li
         ClusterAction(
             "set_priority",
             job_id,
-            "start",
+            START_RULE,
             s.reason,
             value=up.get(job_id, current[job_id]),
             nodes=tuple(n for n, _ in s.placement),

@@ -37,7 +37,7 @@ from allotment.backends.policy import desired_policy
 from allotment.backends.protocol import Backend, Observation
 from allotment.compile.model import CompiledConfig
 from allotment.errors import BackendError, UsageError
-from allotment.reconcile.active import maintenance_now, plan_cluster
+from allotment.reconcile.active import is_start, maintenance_now, plan_cluster
 from allotment.reconcile.audit import AuditLog, audit_lines, intent_lines
 from allotment.reconcile.boost_audit import boost_transitions
 from allotment.reconcile.capacity_drift import compare
@@ -393,10 +393,8 @@ class Reconciler:
                 mem.noticed.remember(a.target, Notice(a.expect, obs.at), obs.at)
         # a flag holds for the run the core started: the start the backend carried out
         late = {
-            a.target
-            for r in result.results[before:]
-            if r.code == "unchanged" and isinstance(a := r.action, ClusterAction)
-            and a.kind == "set_priority" and a.rule == "start"
+            r.action.target for r in result.results[before:]
+            if r.code == "unchanged" and is_start(r.action)
         }
         on = {j.id for j in obs.jobs if j.state == "running"}
         mem.yields = kept_yields(mem.yields, on, cplan.decisions.starts, late)

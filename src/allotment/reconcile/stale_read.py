@@ -32,6 +32,7 @@ from dataclasses import dataclass
 
 from allotment.backends.actions import Action, ActionResult, ClusterAction
 from allotment.backends.protocol import Observation
+from allotment.reconcile.active import is_start
 
 TAKING = frozenset({"requeue", "cancel", "notify"})  # the actions a stale read may make needless
 DEFERRED_WHY = "deferred: the tick's read was stale, a job it started was no longer pending"
@@ -54,11 +55,7 @@ class StaleRead:
 
 def started(actions: Sequence[Action]) -> tuple[str, ...]:
     """The jobs a plan starts (``active``'s ``set_priority`` actions of rule ``start``)."""
-    return tuple(
-        a.target
-        for a in actions
-        if isinstance(a, ClusterAction) and a.kind == "set_priority" and a.rule == "start"
-    )
+    return tuple(a.target for a in actions if is_start(a))
 
 
 def takes(actions: Sequence[Action]) -> bool:
@@ -79,7 +76,7 @@ def hold_back(actions: Sequence[Action], launched: Sequence[str]) -> StaleRead:
     """A tick's actions split by the rule: with no start ``launched`` since the read, all of
     them; else all but the preemptions, which are deferred."""
     if not launched:
-        return StaleRead(tuple(actions), (), ())
+        return apply_all(actions)
     held = tuple(a for a in actions if isinstance(a, ClusterAction) and a.kind in TAKING)
     keep = tuple(a for a in actions if not (isinstance(a, ClusterAction) and a.kind in TAKING))
     return StaleRead(keep, held, tuple(launched))
