@@ -7,11 +7,13 @@ now", suspend and resume start a tick at once, and the next tick keeps its slot 
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import logging
 import math
+import select
 import signal
-import threading
+import socket
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -42,29 +44,68 @@ def state_lock(state_dir: Path) -> Iterator[None]:
         yield
 
 
+_INSTALLED: list[StopFlag] = []
+
+
 class StopFlag:
-    """Set by SIGTERM/SIGINT; ``wait`` sleeps until the next tick or the flag, whichever first."""
+    """Set by SIGTERM/SIGINT (or ``set`` from any thread); ``wait`` sleeps until the next tick or
+    the flag, whichever first.
+
+    The signal handler takes no lock.  A Python handler runs in the main thread between two
+    bytecodes, possibly inside ``threading.Event.wait`` while that thread holds the event's own
+    lock: an ``Event.set()`` there blocks on it forever (shown by
+    ``tests/reconcile/test_stop_flag.py``; a standby that never stopped on SIGTERM in CI).  So
+    the handler only sets a plain attribute, ``set`` writes a byte to a socket pair (as the
+    signal's C-level handler does, ``install``), and ``wait`` is a ``select`` on the other end.  Logging takes locks too (a handler's, and the
+    stream's), so the signal is logged by ``stopped`` when the loop next looks, not in the
+    handler.
+    """
 
     def __init__(self) -> None:
-        self._event = threading.Event()
+        self._stopped = False
+        self._signum: int | None = None
+        self._wake_r, self._wake_w = socket.socketpair()
+        self._wake_r.setblocking(False)
+        self._wake_w.setblocking(False)
 
     def install(self) -> None:
-        def handler(signum: int, frame: FrameType | None) -> None:
-            log.info("signal %d: finishing the current tick, then exiting", signum)
-            self._event.set()
+        """Handle SIGTERM/SIGINT (main thread only, as ``signal`` requires).  The wake-up fd is
+        written by the C-level handler at the moment the signal arrives, so a signal that lands
+        just before ``wait`` enters ``select`` (when the Python handler has not run yet) still
+        wakes it."""
+        signal.signal(signal.SIGTERM, self._on_signal)
+        signal.signal(signal.SIGINT, self._on_signal)
+        signal.set_wakeup_fd(self._wake_w.fileno(), warn_on_full_buffer=False)
+        _INSTALLED.append(self)  # the process's wake-up fd: never collected, never closed
 
-        signal.signal(signal.SIGTERM, handler)
-        signal.signal(signal.SIGINT, handler)
+    def __del__(self) -> None:
+        self._wake_r.close()
+        self._wake_w.close()
+
+    def _on_signal(self, signum: int, frame: FrameType | None) -> None:
+        self._signum = signum
+        self.set()
 
     def set(self) -> None:
-        self._event.set()
+        self._stopped = True
+        with contextlib.suppress(OSError):  # the buffer is full: a byte is already waiting
+            self._wake_w.send(b"\0")
 
     @property
     def stopped(self) -> bool:
-        return self._event.is_set()
+        if self._signum is not None:
+            log.info("signal %d: finishing the current tick, then exiting", self._signum)
+            self._signum = None
+        return self._stopped
 
     def wait(self, seconds: float) -> None:
-        self._event.wait(max(0.0, seconds))
+        if self._stopped:
+            return
+        ready, _, _ = select.select([self._wake_r], [], [], max(0.0, seconds))
+        if ready:  # drained, so a byte of some other handled signal cannot make later waits spin
+            with contextlib.suppress(OSError):
+                while self._wake_r.recv(512):
+                    pass
 
 
 def run_loop(

@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 
 from allotment.backends.slurm.shape import gpus_in
 from allotment.core.jobs import JobSpec
+from allotment.reconcile.active import START_RULE
 from allotment.reconcile.audit import entry_time
 from allotment.reconcile.replay.events import Event, EventKind, sort_key
 
@@ -212,7 +213,7 @@ def decided_starts(
             first = placed = None
             near = sorted((x for x in said[e.job] if e.t - 10.0 <= x[0] <= e.t), key=lambda x: x[0])
             for d, rule, landed in reversed(near):
-                if rule != "start":
+                if rule != START_RULE:  # the audit line of a start action (active.is_start)
                     break
                 first = d
                 if landed and placed is None:
