@@ -25,6 +25,11 @@ from allotment.backends.policy import PolicyState
 from allotment.backends.protocol import FinishedRun, Observation
 from allotment.backends.slurm import commands as cmd
 from allotment.backends.slurm.clock import SDIAG_ARGV, parse_sdiag_time
+from allotment.backends.slurm.config_check import (
+    SHOW_CONFIG_ARGV,
+    config_warnings,
+    parse_show_config,
+)
 from allotment.backends.slurm.history import parse_sacct_json, sacct_argv
 from allotment.backends.slurm.parse import (
     ASSOC_FORMAT,
@@ -54,6 +59,15 @@ class SlurmBackend:
         self.runner = runner or Runner(env=dict(env or {}))
         self.clock = clock
         self._exempt: dict[str, int] = {}
+
+    def config_warnings(self) -> tuple[str, ...]:
+        """What the controller's config lacks for active mode (``config_check``); a config that
+        cannot be read is itself one warning, never a failed start."""
+        try:
+            text = self.runner.read(SHOW_CONFIG_ARGV)
+        except BackendError as exc:
+            return (f"slurm.conf not checked: {' '.join(SHOW_CONFIG_ARGV)} failed: {exc}",)
+        return config_warnings(parse_show_config(text))
 
     # -------------------------------------------------------------------------- observe --
     def observe(self) -> Observation:
