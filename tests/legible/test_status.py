@@ -104,3 +104,19 @@ def test_status_json_times_are_rfc3339_and_run_seconds_are_named_t_s(
     assert drained["since"].endswith("Z") and "since_t_s" not in drained
     run = _json(capsys, "status", "--run", str(run_dir), "--at", "3600", "--format", "json")
     assert run["t_s"] == 3600 and run["time"] == "2026-12-01T01:00:00Z"  # the run starts 1 Dec 00:00 UTC
+
+
+@pytest.mark.parametrize(
+    ("at", "says"),
+    [("1e99", "more than 3,650 days"), ("9999-12-31", "more than 3,650 days"),
+     ("-1e12", "more than 3,650 days"), ("nan", "not a number"), ("inf", "more than 3,650 days")],
+)
+def test_a_time_no_run_can_reach_is_a_usage_error_not_an_overflow(
+    run_dir: Path, capsys: pytest.CaptureFixture[str], at: str, says: str
+) -> None:
+    # 1e99 s overflowed the clock that prints the moment (a traceback) before --at was bounded
+    for command in ("status", "explain"):
+        argv = [command, *(["j1"] if command == "explain" else []), "--run", str(run_dir), f"--at={at}"]
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert says in err and "Traceback" not in err, err

@@ -84,6 +84,8 @@ def test_bad_arguments_are_one_line_and_exit_2(
     assert err.count("\n") == 1 and "not a folder, git repository or URL" in err
     assert main(["reconcile", "--backend", "sim", "--interval", "soon", "--once"]) == 2
     assert "--interval" in capsys.readouterr().err
+    assert main(["reconcile", "--backend", "sim", "--interval", "0s", "--once"]) == 2
+    assert "--interval 0s: expected a positive duration" in capsys.readouterr().err
     assert main(["status", "--reconciler", "--state", str(tmp_path / "none")]) == 2
 
 

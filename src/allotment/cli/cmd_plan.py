@@ -15,6 +15,7 @@ from pathlib import Path
 from allotment.atomic_file import write_text
 from allotment.cli.common import add_at_argument, add_repo_argument, at_date, positive_int
 from allotment.cli.executor_args import add_executor_arguments, executor_of
+from allotment.cli.out_paths import check_out_path
 from allotment.errors import ConfigError, UsageError
 from allotment.neutral import neutral_lines
 from allotment.plan.build import PlanRequest, make_plan
@@ -118,19 +119,6 @@ def parse_seeds(text: str) -> tuple[int, ...]:
     if not seeds or len(seeds) > MAX_SEEDS:
         raise argparse.ArgumentTypeError(f"{text!r}: between 1 and {MAX_SEEDS} seeds")
     return tuple(sorted(seeds))
-
-
-def check_out_path(out: Path | None, flag: str = "--out") -> None:
-    """Before any work: a plan that took a minute must not die on a typo in --out."""
-    if out is None:
-        return
-    parent = out.resolve().parent
-    if not parent.is_dir():
-        raise UsageError(f"{flag} {out}: folder {parent} does not exist")
-    if out.is_dir():
-        raise UsageError(f"{flag} {out}: is a folder")
-    if not os.access(parent, os.W_OK):
-        raise UsageError(f"{flag} {out}: folder {parent} is not writable")
 
 
 def write_output(text: str, out: Path | None) -> None:

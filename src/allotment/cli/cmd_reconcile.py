@@ -285,6 +285,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--backend is required (sim, slurm or kubernetes)")
     setup_logging(args.log_format, logging.DEBUG if args.verbose else logging.INFO)
     interval = _seconds(args.interval, "--interval")
+    if not interval > 0:  # ticks back to back would read the controller in a tight loop
+        raise UsageError(f"--interval {args.interval}: expected a positive duration, like 10s")
     max_skew = _seconds(args.max_clock_skew, "--max-clock-skew")
     _seconds(args.git_timeout, "--git-timeout")  # refused before anything starts
     if args.workload is not None and args.backend != "sim":

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from allotment.cli.common import add_at_argument, add_repo_argument, load_compiled
+from allotment.cli.out_paths import check_out_path
 from allotment.durations import parse_duration
 from allotment.errors import UsageError
 
@@ -84,6 +85,8 @@ def run(args: argparse.Namespace) -> int:
     from allotment.traces.reader import read_trace
 
     _check(args)
+    check_out_path(args.events, "--events", make_parents=True)
+    check_out_path(args.json, "--json", make_parents=True)
     config = load_compiled(args)
     cluster = args.cluster or config.largest_cluster()
     if cluster not in config.clusters:

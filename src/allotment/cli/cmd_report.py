@@ -20,9 +20,11 @@ def register(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from allotment.atomic_file import write_text
+    from allotment.cli.out_paths import check_out_path
     from allotment.cli.progress import Progress, wanted
     from allotment.legible.report import read_for_report, render_report
 
+    check_out_path(args.output, "-o", make_parents=True)
     with Progress(f"reading {args.run}", enabled=wanted()) as bar:
         new, ivs = read_for_report(args.run)
         base, base_ivs = read_for_report(args.baseline) if args.baseline is not None else (None, None)

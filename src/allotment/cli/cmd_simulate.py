@@ -103,6 +103,7 @@ def run(args: argparse.Namespace) -> int:
     from functools import partial
 
     from allotment.atomic_file import temp_beside, write_text
+    from allotment.cli.out_paths import check_out_path
     from allotment.cli.progress import Progress, wanted
     from allotment.sim.event_file import EventFile
     from allotment.sim.latency import parse_profile
@@ -111,6 +112,9 @@ def run(args: argparse.Namespace) -> int:
     from allotment.traces.job_stream import TakenJobs
     from allotment.traces.scenarios.workload import Workload
 
+    check_out_path(args.json, "--json", make_parents=True)
+    check_out_path(args.events, "--events", make_parents=True)
+    check_out_path(args.save, "--save", folder=True, make_parents=True)
     overrides = parse_overrides(args.overrides)
     latency = parse_profile(args.profile)
     config = load_compiled(args)

@@ -59,6 +59,7 @@ def _raw_formatter() -> type[argparse.HelpFormatter]:
 def run(args: argparse.Namespace) -> int:
     from allotment.atomic_file import write_text
     from allotment.cli.common import load_compiled
+    from allotment.cli.out_paths import check_out_path
     from allotment.cli.progress import Progress, wanted
     from allotment.errors import UsageError
     from allotment.plan.sweep import SweepSpec, parse_grid, sweep
@@ -66,6 +67,7 @@ def run(args: argparse.Namespace) -> int:
     from allotment.sim.latency import parse_profile
     from allotment.traces.bounds import MAX_DAYS
 
+    check_out_path(args.json, "--json", make_parents=True)
     latency = parse_profile(args.profile)
     executor = executor_of(args, args.workers)
     if args.days is not None and not 0 < args.days <= MAX_DAYS:

@@ -86,8 +86,10 @@ def register(p: argparse.ArgumentParser) -> None:
 
 
 def run_generate(args: argparse.Namespace) -> int:
+    from allotment.cli.out_paths import check_out_path
     from allotment.traces.scenarios import get_scenario
 
+    check_out_path(args.output, "-o", make_parents=True)
     if args.days > MAX_DAYS:
         raise UsageError(f"--days {args.days:g}: a trace spans at most {MAX_DAYS} days")
     generate = get_scenario(args.scenario)

@@ -105,6 +105,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except OSError as exc:  # a path the system refused (unwritable output, a file gone): named, exit 2
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(neutral_lines(f"allot {args.command}: {where}{exc.strerror or exc}"), file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -22,6 +22,7 @@ from allotment.cli.common import (
     positive_float,
     positive_int,
 )
+from allotment.cli.out_paths import check_out_path
 from allotment.config.models.common import NAME_PATTERN, OWNER_PATTERN
 from allotment.durations import parse_duration
 from allotment.errors import UsageError
@@ -299,6 +300,7 @@ def run_import(args: argparse.Namespace) -> int:
     out: Path = args.output
     if out.is_dir():
         raise UsageError(f"-o {out}: is a folder; name the trace file to write")
+    check_out_path(out, "-o", make_parents=True)
     tmp_trace = _partial(out)
     tmp_repo: Path | None = None
     try:

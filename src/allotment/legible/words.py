@@ -51,7 +51,21 @@ def percent(x: float | None) -> str:
 
 
 def parse_time(text: str, t0: dt.datetime) -> float:
-    """``--at``: seconds from t0 ('3600'), a span from t0 ('2d', '26h', '90m'), or an ISO time."""
+    """``--at``: seconds from t0 ('3600'), a span from t0 ('2d', '26h', '90m'), or an ISO time;
+    within a trace's bound of t0 either way (``traces.bounds.MAX_TIME_S``: a time no run can
+    reach would overflow the clock that prints it)."""
+    from allotment.errors import UsageError
+    from allotment.traces.bounds import MAX_TIME_S
+
+    t = _seconds_at(text, t0)
+    if t != t:
+        raise UsageError(f"--at {text!r}: not a number")
+    if not abs(t) <= MAX_TIME_S:
+        raise UsageError(f"--at {text!r}: more than {MAX_TIME_S // 86400:,} days from the run's start")
+    return t
+
+
+def _seconds_at(text: str, t0: dt.datetime) -> float:
     from allotment.durations import parse_duration
     from allotment.errors import UsageError
 
