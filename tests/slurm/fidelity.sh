@@ -51,9 +51,18 @@ attempt() {  # one replay on a fresh cluster; $1: where its trace, logs and metr
   export SLURM_CONF
   "$BIN/python" scripts/fidelity_workload.py "$out" --seed "${FIDELITY_SEED:-11}" \
     --workload "${FIDELITY_WORKLOAD:-arbitrary}" || return $?
+  local rc=0
   "$BIN/allot" replay --backend slurm --trace "$out/trace.jsonl" --repo "$out/repo" \
     --state "$out/replay" --events "$out/real.jsonl" --json "$out/real.json" --compare slurm-test \
-    | tee "$out/verdict.txt"
+    2>"$out/replay.err" | tee "$out/verdict.txt" || rc=$?
+  cat "$out/replay.err" >&2
+  # the gate's cluster is set up as docs/operators-guide.md asks; the replay's start-up check of
+  # slurm.conf (backends/slurm/config_check.py) must find nothing missing
+  if grep -q '^allot replay: warning: slurm.conf' "$out/replay.err"; then
+    echo "fidelity.sh: the replay found slurm.conf lacking what the operators guide asks" >&2
+    [ "$rc" -ne 0 ] || rc=2
+  fi
+  return "$rc"
 }
 
 # A replay the machine stopped for over a tick is void (exit 3, "fidelity: VOID ..."; issue 30,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -240,6 +241,8 @@ def _replay(
 
     rec_dir = state / "reconciler"
     backend = ReadTimedSlurm()  # keeps when each tick read, for --compare's passes
+    for warning in backend.config_warnings():  # a replay on such a cluster measures another setup
+        print(f"allot replay: warning: {warning}", file=sys.stderr)
     reconciler = Reconciler(backend, open_source(str(args.repo), "main", rec_dir), rec_dir, opts)
     try:
         replay = Replay(
