@@ -11,6 +11,7 @@ UNITS: dict[str, int] = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 DURATION_PATTERN = r"^([0-9]+(\.[0-9]+)?[smhdw])+$"
 _PART = re.compile(r"([0-9]+(?:\.[0-9]+)?)([smhdw])")
 _WHOLE = re.compile(DURATION_PATTERN)
+MAX_FLAG_S = 366 * 86400  # the longest wall-clock flag ``parse_seconds`` takes
 
 
 def parse_duration(text: str | int | float) -> int:
@@ -28,6 +29,22 @@ def parse_duration(text: str | int | float) -> int:
     if not _WHOLE.match(s):
         raise ValueError(f"malformed duration {text!r}: write a number and a unit, like 90s, 15m, 8h or 7d")
     return round(sum(float(n) * UNITS[u] for n, u in _PART.findall(s)))
+
+
+def parse_seconds(text: str) -> float:
+    """Seconds as written, fractions kept (``0.3s`` is 0.3, where ``parse_duration`` rounds it
+    to 0): for the command line's wall-clock flags (a tick interval, a timeout, a lease), where
+    a sub-second value is meant as written.  Same grammar and messages as ``parse_duration``."""
+    s = text.strip()
+    try:
+        value = float(s)
+    except ValueError:
+        if not _WHOLE.match(s):
+            raise ValueError(f"malformed duration {text!r}: write a number and a unit, like 90s, 15m, 8h or 7d") from None
+        value = sum(float(n) * UNITS[u] for n, u in _PART.findall(s))
+    if not 0 <= value <= MAX_FLAG_S:  # NaN too; beyond a year a clock's arithmetic overflows
+        raise ValueError(f"{text}: expected 0 to 366d")
+    return value
 
 
 def format_duration(seconds: float) -> str:

@@ -7,7 +7,7 @@ inside ``Event.wait`` while that thread holds the event's lock, so ``set`` waite
 own thread held.  The window is a few bytecodes wide, so the test does not wait for luck: a
 profile hook sends the signal at each call event inside ``wait`` in turn, in a child process
 (a deadlock must not hang the test run), and every one must stop, waking within a second of
-the signal (a signal that lands just before the ``select`` must wake it too).
+the signal (a signal that lands just before the ``poll`` must wake it too).
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ CHILD = textwrap.dedent(
         sys.setprofile(None)
         late = time.monotonic() - fired[0]
         assert flag.stopped, k
-        assert late < 1.0, (k, late)  # a signal just before the select still wakes it
+        assert late < 1.0, (k, late)  # a signal just before the poll still wakes it
     print("points", n)
     """
 )

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from allotment.atomic_file import remove_stale_temps
 from allotment.backends.policy import DEFAULT_TIERS_S
 from allotment.cli import reconcile_control
-from allotment.durations import parse_duration
+from allotment.durations import parse_duration, parse_seconds
 from allotment.errors import UsageError
 from allotment.reconcile.skew import DEFAULT_MAX_SKEW_S
 from allotment.reconcile.source import DEFAULT_GIT_TIMEOUT_S
@@ -159,8 +159,17 @@ def register(p: argparse.ArgumentParser) -> None:
 
 
 def _seconds(text: str, flag: str) -> float:
+    """A wall-clock flag's seconds as written (``--interval 0.3s`` is 0.3 s, not rounded to 0)."""
     try:
-        return float(parse_duration(text))
+        return parse_seconds(text)
+    except ValueError as exc:
+        raise UsageError(f"{flag}: {exc}") from None
+
+
+def _whole_seconds(text: str, flag: str) -> int:
+    """A protection tier: whole seconds, as the config's durations (``parse_duration``)."""
+    try:
+        return parse_duration(text)
     except ValueError as exc:
         raise UsageError(f"{flag}: {exc}") from None
 
@@ -300,7 +309,7 @@ def run(args: argparse.Namespace) -> int:
         if args.workload is not None:  # compressed as the jobs' minimum runtimes are
             tiers = tuple(sorted({max(1, round(t / args.speedup)) for t in DEFAULT_TIERS_S}))
     else:
-        tiers = tuple(int(_seconds(t, "--tiers")) for t in args.tiers.split(",") if t.strip())
+        tiers = tuple(_whole_seconds(t, "--tiers") for t in args.tiers.split(",") if t.strip())
     if not tiers or min(tiers) <= 0:
         raise UsageError("--tiers: give at least one positive duration, like 15m,1h,4h,8h")
     opts = Options(

@@ -56,9 +56,9 @@ class StopFlag:
     lock: an ``Event.set()`` there blocks on it forever (shown by
     ``tests/reconcile/test_stop_flag.py``; a standby that never stopped on SIGTERM in CI).  So
     the handler only sets a plain attribute, ``set`` writes a byte to a socket pair (as the
-    signal's C-level handler does, ``install``), and ``wait`` is a ``select`` on the other end.  Logging takes locks too (a handler's, and the
-    stream's), so the signal is logged by ``stopped`` when the loop next looks, not in the
-    handler.
+    signal's C-level handler does, ``install``), and ``wait`` polls the other end.  Logging
+    takes locks too (a handler's, and the stream's), so the signal is logged by ``stopped`` when
+    the loop next looks, not in the handler.
     """
 
     def __init__(self) -> None:
@@ -71,16 +71,17 @@ class StopFlag:
     def install(self) -> None:
         """Handle SIGTERM/SIGINT (main thread only, as ``signal`` requires).  The wake-up fd is
         written by the C-level handler at the moment the signal arrives, so a signal that lands
-        just before ``wait`` enters ``select`` (when the Python handler has not run yet) still
+        just before ``wait`` enters ``poll`` (when the Python handler has not run yet) still
         wakes it."""
         signal.signal(signal.SIGTERM, self._on_signal)
         signal.signal(signal.SIGINT, self._on_signal)
         signal.set_wakeup_fd(self._wake_w.fileno(), warn_on_full_buffer=False)
         _INSTALLED.append(self)  # the process's wake-up fd: never collected, never closed
 
-    def __del__(self) -> None:
-        self._wake_r.close()
-        self._wake_w.close()
+    def __del__(self) -> None:  # the pair is closed with the flag (an installed flag is kept)
+        for end in (getattr(self, "_wake_r", None), getattr(self, "_wake_w", None)):
+            if end is not None:
+                end.close()
 
     def _on_signal(self, signum: int, frame: FrameType | None) -> None:
         self._signum = signum
@@ -101,8 +102,11 @@ class StopFlag:
     def wait(self, seconds: float) -> None:
         if self._stopped:
             return
-        ready, _, _ = select.select([self._wake_r], [], [], max(0.0, seconds))
-        if ready:  # drained, so a byte of some other handled signal cannot make later waits spin
+        # poll, not select: no limit on the descriptor's number in a long-lived process
+        poller = select.poll()
+        poller.register(self._wake_r, select.POLLIN)
+        # at most an hour (poll's C int of milliseconds); a caller waits again until its deadline
+        if poller.poll(math.ceil(min(max(0.0, seconds), 3600.0) * 1000)):  # drained, so a byte of some other handled signal cannot make later waits spin
             with contextlib.suppress(OSError):
                 while self._wake_r.recv(512):
                     pass
