@@ -97,7 +97,8 @@ def test_fairshare_samples_at_t0_every_hour_and_the_end(saved: tuple[Path, Path]
 
 
 def test_a_failed_save_leaves_neither_a_half_run_nor_a_changed_old_one(
-    saved: tuple[Path, Path], repo_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    saved: tuple[Path, Path], repo_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     run = tmp_path / "run"
     run.mkdir()
@@ -107,8 +108,10 @@ def test_a_failed_save_leaves_neither_a_half_run_nor_a_changed_old_one(
         raise OSError("disk full")
 
     monkeypatch.setattr(rundir, "fairshare_samples", boom)
-    with pytest.raises(OSError):
-        main(["simulate", "--repo", str(repo_root), "--scenario", "ai2", "--days", "0.05", "--save", str(run)])
+    # one line naming the failure, exit 2, no traceback (cli/main.py)
+    assert main(["simulate", "--repo", str(repo_root), "--scenario", "ai2", "--days", "0.05", "--save", str(run)]) == 2
+    err = capsys.readouterr().err
+    assert "allot simulate: disk full" in err and "Traceback" not in err
     assert (run / "meta.json").read_text() == "old" and sorted(p.name for p in run.iterdir()) == ["meta.json"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]
 
