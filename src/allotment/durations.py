@@ -26,9 +26,14 @@ def parse_duration(text: str | int | float) -> int:
     s = text.strip()
     if s.isdigit():
         return int(s)
+    return round(_written(s, text))
+
+
+def _written(s: str, text: str) -> float:
+    """The seconds ``s`` (``text`` stripped) writes with units, like ``1h30m``; the one grammar."""
     if not _WHOLE.match(s):
         raise ValueError(f"malformed duration {text!r}: write a number and a unit, like 90s, 15m, 8h or 7d")
-    return round(sum(float(n) * UNITS[u] for n, u in _PART.findall(s)))
+    return sum(float(n) * UNITS[u] for n, u in _PART.findall(s))
 
 
 def parse_seconds(text: str) -> float:
@@ -39,9 +44,7 @@ def parse_seconds(text: str) -> float:
     try:
         value = float(s)
     except ValueError:
-        if not _WHOLE.match(s):
-            raise ValueError(f"malformed duration {text!r}: write a number and a unit, like 90s, 15m, 8h or 7d") from None
-        value = sum(float(n) * UNITS[u] for n, u in _PART.findall(s))
+        value = _written(s, text)
     if not 0 <= value <= MAX_FLAG_S:  # NaN too; beyond a year a clock's arithmetic overflows
         raise ValueError(f"{text}: expected 0 to 366d")
     return value

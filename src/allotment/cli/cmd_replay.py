@@ -132,7 +132,6 @@ def run(args: argparse.Namespace) -> int:
     m["interval_s"] = interval
     m["late_ticks"] = late  # reconciler ticks skipped because the one before overran its slot
     if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(m, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     w = m["wait"]
     print(

@@ -30,7 +30,6 @@ def run(args: argparse.Namespace) -> int:
         base, base_ivs = read_for_report(args.baseline) if args.baseline is not None else (None, None)
         bar.phase(f"rendering {args.output}")
         html = render_report(new, base, ivs, base_ivs)
-    args.output.parent.mkdir(parents=True, exist_ok=True)
     write_text(args.output, html)
     print(f"wrote {args.output} ({len(html.encode()) / 1e6:.1f} MB)")
     return 0

@@ -139,9 +139,7 @@ def run(args: argparse.Namespace) -> int:
                       enabled=wanted(machine_stdout=json_to_stdout)):
             if not logs:
                 result = sim()
-            else:
-                for p in logs:
-                    p.parent.mkdir(parents=True, exist_ok=True)
+            else:  # their folders were made by check_out_path
                 with EventFile(*logs) as out:
                     result = sim(on_event=out)
                     assert result.header is not None, "simulate() always returns its header"
@@ -153,7 +151,6 @@ def run(args: argparse.Namespace) -> int:
             if json_to_stdout:
                 sys.stdout.write(metrics_json(m))
             else:
-                args.json.parent.mkdir(parents=True, exist_ok=True)
                 write_text(args.json, metrics_json(m))
         if args.save is not None and for_save is not None:
             src = RunSource(

@@ -92,6 +92,5 @@ def run(args: argparse.Namespace) -> int:
         return 0
     sys.stdout.write(render_table(knobs, rows))
     if args.json is not None:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
         write_text(args.json, doc)
     return 0

@@ -13,6 +13,7 @@ import os
 import tempfile
 from pathlib import Path
 
+from allotment.atomic_file import in_place
 from allotment.errors import UsageError
 
 
@@ -22,7 +23,7 @@ def check_out_path(out: Path | None, flag: str = "--out", *, folder: bool = Fals
     With ``make_parents`` the missing folders above it are made first (as the command would)."""
     if out is None or str(out) == "-":
         return
-    if out.exists() and not (out.is_file() or out.is_dir()):
+    if in_place(out):
         return  # a device or pipe, written in place
     if folder and out.exists() and not out.is_dir():
         raise UsageError(f"{flag} {out}: is a file, not a folder")

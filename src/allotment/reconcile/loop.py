@@ -106,7 +106,8 @@ class StopFlag:
         poller = select.poll()
         poller.register(self._wake_r, select.POLLIN)
         # at most an hour (poll's C int of milliseconds); a caller waits again until its deadline
-        if poller.poll(math.ceil(min(max(0.0, seconds), 3600.0) * 1000)):  # drained, so a byte of some other handled signal cannot make later waits spin
+        if poller.poll(math.ceil(min(max(0.0, seconds), 3600.0) * 1000)):
+            # drained, so a byte of some other handled signal cannot make later waits spin
             with contextlib.suppress(OSError):
                 while self._wake_r.recv(512):
                     pass
