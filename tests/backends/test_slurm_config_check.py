@@ -8,7 +8,8 @@ from allotment.backends.slurm.config_check import config_warnings, parse_show_co
 
 SHOW = """Configuration data as of 2026-12-07T10:00:00
 AccountingStorageBackupHost = (null)
-JobRequeue              = 1
+AccountingStorageEnforce = {enforce}
+JobRequeue              = {requeue}
 JobSubmitPlugins        = {plugins}
 SchedulerParameters     = {params}
 SchedulerTimeSlice      = 30 sec
@@ -20,7 +21,10 @@ SchedulerType           = not/the/first
 
 
 def _warned(**kw: str) -> list[str]:
-    fields = {"plugins": "lua", "params": "sched_interval=2,disable_job_shrink", "sched": "sched/builtin"}
+    fields = {
+        "plugins": "lua", "params": "sched_interval=2,disable_job_shrink", "sched": "sched/builtin",
+        "requeue": "1", "enforce": "associations,limits,qos",
+    }
     fields.update(kw)
     return [w.split(" ", 2)[1] for w in config_warnings(parse_show_config(SHOW.format(**fields)))]
 
@@ -37,16 +41,29 @@ def test_each_missing_setting_is_named() -> None:
     assert _warned(params="disable_job_shrink_x,sched_interval=2") == ["SchedulerParameters"]
     assert _warned(sched="sched/backfill") == ["SchedulerType"]
     assert _warned(plugins="(null)") == ["JobSubmitPlugins"]
-    assert _warned(plugins="(null)", sched="sched/backfill", params="(null)") == [
-        "SchedulerParameters", "SchedulerType", "JobSubmitPlugins"
+    assert _warned(requeue="0") == ["JobRequeue"]
+    assert _warned(enforce="associations,limits") == ["AccountingStorageEnforce"]
+    assert _warned(enforce="none") == ["AccountingStorageEnforce"]
+    assert _warned(enforce="associations,limits,qos,safe") == []
+    assert _warned(plugins="(null)", sched="sched/backfill", params="(null)", requeue="0", enforce="qos") == [
+        "SchedulerParameters", "SchedulerType", "JobSubmitPlugins", "JobRequeue", "AccountingStorageEnforce"
     ]
 
 
+def test_the_enforce_warning_names_what_is_missing() -> None:
+    fields = {
+        "plugins": "lua", "params": "disable_job_shrink", "sched": "sched/builtin", "requeue": "1",
+        "enforce": "associations",
+    }
+    (warning,) = config_warnings(parse_show_config(SHOW.format(**fields)))
+    assert "lacks limits,qos;" in warning
+
+
 def test_an_empty_answer_warns_of_everything() -> None:
-    assert len(config_warnings(parse_show_config(""))) == 3
+    assert len(config_warnings(parse_show_config(""))) == 5
 
 
 def test_the_first_value_of_a_key_is_the_config_s() -> None:
-    assert parse_show_config(SHOW.format(plugins="lua", params="", sched="sched/builtin"))[
+    assert parse_show_config(SHOW.format(plugins="lua", params="", sched="sched/builtin", requeue="1", enforce=""))[
         "SchedulerType"
     ] == "sched/builtin"

@@ -8,6 +8,8 @@ Three calls, like httpx's one-method transport, kept small so a new backend is a
   reconciler takes "now" for contract and ledger decisions from it, never from its own.
 * ``history(since)``: the runs that ended at or after ``since`` (Slurm: ``sacct``), so usage
   of jobs that ended while the reconciler was down still reaches the ledger.
+* ``config_warnings()``: what the backend's own config lacks for active mode, one sentence each
+  (Slurm: ``slurm.conf``, ``backends/slurm/config_check.py``); None where nothing is checked.
 * ``observe_policy()``: the accounts, users and QOS the backend holds (``backends.policy``).
 * ``apply(actions, dry_run)``: carry out policy actions (sync the compiled tree and knobs onto
   the backend's own primitives) and cluster actions (requeue, cancel, set order, drain, resume),
@@ -136,6 +138,8 @@ class Backend(Protocol):
     def observe_policy(self) -> PolicyState: ...
 
     def history(self, since: float) -> tuple[FinishedRun, ...]: ...
+
+    def config_warnings(self) -> tuple[str, ...] | None: ...
 
     def apply(
         self, actions: Sequence[Action], *, dry_run: bool = False

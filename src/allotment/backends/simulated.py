@@ -143,6 +143,10 @@ class SimulatedBackend:
             self._ended(job)
         self._schedule()
 
+    def config_warnings(self) -> tuple[str, ...] | None:
+        """None: a simulated cluster has no config of its own to check."""
+        return None
+
     def history(self, since: float) -> tuple[FinishedRun, ...]:
         """Runs that ended at or after ``since``, oldest first (like ``sacct -S``)."""
         return tuple(r for r in self.state.ended if r.end >= since)

@@ -186,13 +186,10 @@ def _backend(args: argparse.Namespace) -> Backend:
         return KubernetesBackend.from_kubeconfig(args.kubeconfig, args.context, timeout_s=timeout)
     if args.backend == "slurm":
         env = {"SLURM_CONF": args.slurm_conf} if args.slurm_conf else {}
-        slurm = SlurmBackend(
+        # what slurm.conf lacks for active mode is the reconciler's to report (_backend_config)
+        return SlurmBackend(
             runner=Runner(env=env, timeout_s=_seconds(args.command_timeout, "--command-timeout"))
         )
-        if not args.policy_only:
-            for warning in slurm.config_warnings():
-                log.warning("%s", warning)
-        return slurm
     # the CLI's simulated cluster runs on the wall clock, like a real one
     path = args.state / "sim.json"
     if path.exists():

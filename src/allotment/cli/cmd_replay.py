@@ -240,7 +240,7 @@ def _replay(
 
     rec_dir = state / "reconciler"
     backend = ReadTimedSlurm()  # keeps when each tick read, for --compare's passes
-    for warning in backend.config_warnings():  # a replay on such a cluster measures another setup
+    for warning in backend.config_warnings() or ():  # a replay on such a cluster measures another setup
         print(f"allot replay: warning: {warning}", file=sys.stderr)
     reconciler = Reconciler(backend, open_source(str(args.repo), "main", rec_dir), rec_dir, opts)
     try:

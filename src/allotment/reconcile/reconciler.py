@@ -66,6 +66,7 @@ from allotment.reconcile.tick_metrics import record_tick
 from allotment.reconcile.yield_flags import kept_yields
 
 log = logging.getLogger(__name__)
+BACKEND_CONFIG = "BackendConfigIncomplete"  # the condition of _backend_config
 Clock = Callable[[], float]
 __all__ = ["Options", "Reconciler", "TickResult"]
 
@@ -111,6 +112,8 @@ class Reconciler:
         # a cluster plan's preemptions wait a tick when its read went stale (stale_read)
         self._stale = StaleReadGuard(self.backend.observe)
         self.driving_config: CompiledConfig | None = None  # what the last tick drove
+        self._config_read = False  # the backend's config, read once a process (_backend_config)
+        self._config_warnings: tuple[str, ...] | None = None
 
     @property
     def holding(self) -> bool:
@@ -334,10 +337,32 @@ class Reconciler:
             log.warning("capacity drift: %s", drift.message())
         self.status.set_condition("CapacityDrift", drift.drifted, reason, drift.message(), now)
 
+    def _backend_config(self, now: float) -> None:
+        """Report (never fix) what the backend's own config lacks for active mode
+        (``Backend.config_warnings``; Slurm: ``slurm.conf``, ``backends/slurm/config_check``).
+        Read once a process, at its first active tick: each gap is a warning in the log then,
+        and the condition ``BackendConfigIncomplete`` says it on every tick after, for
+        ``allot status``, ``/metrics`` and the alert rules.  A backend that checks nothing
+        carries no such condition."""
+        if not self._config_read:
+            self._config_read = True
+            self._config_warnings = self.backend.config_warnings()
+            for warning in self._config_warnings or ():
+                log.warning("%s", warning)
+        gaps = self._config_warnings
+        if gaps is None:
+            return
+        reason, message = (
+            ("ConfigWarnings", "; ".join(gaps)) if gaps
+            else ("ConfigAsExpected", "the backend's config has what active mode needs")
+        )
+        self.status.set_condition(BACKEND_CONFIG, bool(gaps), reason, message, now)
+
     def _active(
         self, config: CompiledConfig, cluster: str, sha: str, now: float, result: TickResult
     ) -> int:
         st = self.status
+        self._backend_config(now)
         raw = self.backend.observe()
         obs, check = on_backend_clock(raw, self.clock(), self.options.max_skew_s)
         st.clock_skew_s, result.skew = round(check.skew_s, 3), check

@@ -49,6 +49,9 @@ class SavedSim:
     def history(self, since: float) -> tuple[FinishedRun, ...]:
         return self.sim.history(since)
 
+    def config_warnings(self) -> tuple[str, ...] | None:
+        return self.sim.config_warnings()
+
     def apply(
         self, actions: Sequence[Action], *, dry_run: bool = False
     ) -> tuple[ActionResult, ...]:

@@ -69,6 +69,10 @@ class KubernetesBackend:
         )
         return Observation(at, nodes, jobs)
 
+    def config_warnings(self) -> tuple[str, ...] | None:
+        """None: nothing is checked here (the scheduler's own settings are not read)."""
+        return None
+
     def history(self, since: float) -> tuple[FinishedRun, ...]:
         """No finished runs: the API server keeps no accounting record (finished pods are
         garbage-collected on the cluster's own schedule), so runs that end while the reconciler

@@ -60,7 +60,7 @@ class SlurmBackend:
         self.clock = clock
         self._exempt: dict[str, int] = {}
 
-    def config_warnings(self) -> tuple[str, ...]:
+    def config_warnings(self) -> tuple[str, ...] | None:
         """What the controller's config lacks for active mode (``config_check``); a config that
         cannot be read is itself one warning, never a failed start."""
         try:

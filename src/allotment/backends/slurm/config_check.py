@@ -10,7 +10,14 @@ docs/operators-guide.md asks for (step 6, "pin starts"), with the reason the gui
   eleventh pass);
 * ``SchedulerType=sched/builtin``: backfill starts held-back jobs on its own;
 * ``JobSubmitPlugins`` holds ``lua`` (the package's ``job_submit.lua``): without it Slurm starts
-  a new job the moment it fits, on nodes of its choosing.
+  a new job the moment it fits, on nodes of its choosing;
+* ``JobRequeue=1`` ("Slurm configuration it expects"): a job is resumable unless submitted with
+  ``--no-requeue``; with 0 every job is non-resumable (``parse.py`` reads its ``Requeue`` flag),
+  so every preemption follows the policy's ``non_resumable`` rule (requeue from the start, cancel,
+  or run to completion) even for jobs that checkpoint;
+* ``AccountingStorageEnforce`` holds ``associations``, ``limits`` and ``qos``: without them a job
+  may run under an account the budget tree does not hold, beyond its team's ``max_gpus`` (the
+  association limit the reconciler writes), or under a QOS tier its user is not given.
 
 A warning, not a refusal: a cluster without the plugin still works (the guide says how), and the
 policy-only mode (``--policy-only``) needs none of them.
@@ -19,6 +26,7 @@ policy-only mode (``--policy-only``) needs none of them.
 from __future__ import annotations
 
 SHOW_CONFIG_ARGV = ["scontrol", "show", "config"]
+ENFORCE = ("associations", "limits", "qos")  # AccountingStorageEnforce's flags the guide asks for
 
 
 def parse_show_config(text: str) -> dict[str, str]:
@@ -55,5 +63,20 @@ def config_warnings(config: dict[str, str]) -> tuple[str, ...]:
         out.append(
             "slurm.conf: JobSubmitPlugins lacks lua (the package's job_submit.lua); Slurm may "
             "start a new job the moment it fits, on nodes of its choosing (docs/operators-guide.md)"
+        )
+    requeue = config.get("JobRequeue", "")
+    if requeue != "1":
+        out.append(
+            f"slurm.conf: JobRequeue is {requeue or 'unset'}, not 1; every job submitted without "
+            "--requeue is non-resumable, so every preemption follows the policy's non_resumable rule "
+            "(requeue from the start, cancel, or run to completion) (docs/operators-guide.md)"
+        )
+    enforced = _items(config.get("AccountingStorageEnforce", "").lower())
+    missing = [flag for flag in ENFORCE if flag not in enforced]
+    if missing:
+        out.append(
+            f"slurm.conf: AccountingStorageEnforce lacks {','.join(missing)}; Slurm would run jobs "
+            "under accounts the budget tree does not hold, beyond a team's max_gpus, or under QOS "
+            "tiers their users are not given (docs/operators-guide.md)"
         )
     return tuple(out)
