@@ -1,6 +1,6 @@
 """The one interface every cluster backend implements (the reconciler knows nothing else).
 
-Three calls, like httpx's one-method transport, kept small so a new backend is a weekend:
+A handful of calls, like httpx's one-method transport, kept small so a new backend is a weekend:
 
 * ``observe()``: nodes (GPUs, use, drain state) and jobs (running and pending, with user,
   account, GPUs, start time, declared minimum runtime and resumability), and the backend's own
