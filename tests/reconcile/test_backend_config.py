@@ -68,8 +68,12 @@ def test_each_gap_is_logged_once_and_is_a_condition_every_tick(
     ready = next(c for c in raw["conditions"] if c["type"] == "Ready")
     assert ready["status"] == "True"
     main(["status", "--reconciler", "--state", str(tmp_path / "state")])  # exit 1: Stale, a test clock
-    line = next(x for x in capsys.readouterr().out.splitlines() if BACKEND_CONFIG in x)
+    lines = capsys.readouterr().out.splitlines()
+    line = next(x for x in lines if BACKEND_CONFIG in x)
     assert line.split()[:3] == [BACKEND_CONFIG, "True", "ConfigWarnings:"] and GAPS[1] in line
+    # the conditions' True/False in one column, past the longest type
+    ready = next(x for x in lines if x.split()[:1] == ["Ready"])
+    assert ready.index("False") == line.index("True")
 
 
 def test_a_config_with_everything_is_a_false_condition(make_reconciler: Any, tmp_path: Path) -> None:

@@ -4,6 +4,7 @@ reconciler that stops ticking is not reported Ready (issue 14 item 7)."""
 from __future__ import annotations
 
 import json
+import re
 import socket
 import threading
 import time
@@ -96,7 +97,7 @@ def test_allot_status_exits_1_and_says_how_old_a_stale_tick_is(
     rec.tick()  # Ready True at T0, which is long ago by the wall clock
     assert main(["status", "--reconciler", "--state", str(tmp_path / "state")]) == 1
     out = capsys.readouterr().out
-    assert "Ready        False Stale: last tick" in out
+    assert re.search(r"Ready +False Stale: last tick", out)
     ago = int(time.time() - T0)
     assert f"last tick                {ago}" in out or f"last tick                {ago + 1}" in out
     assert main(["status", "--reconciler", "--state", str(tmp_path / "state"), "--json"]) == 1

@@ -300,9 +300,11 @@ def save_status(state_dir: Path, status: Status) -> None:
 def render_text(status: Status, now: float) -> str:
     """The human view: one line per fact, conditions first (as judged at ``now``)."""
     lines = [f"reconciler  backend={status.backend or '-'} cluster={status.cluster or '-'}"]
-    for c in conditions(status, now):
+    judged = conditions(status, now)
+    width = max([12, *(len(c.type) for c in judged)])  # the types in one column
+    for c in judged:
         mark = "True " if c.status else "False"
-        lines.append(f"  {c.type:<12} {mark} {c.reason}: {c.message}  (since {rfc3339(c.since)})")
+        lines.append(f"  {c.type:<{width}} {mark} {c.reason}: {c.message}  (since {rfc3339(c.since)})")
     ago = f"{now - status.last_tick:.0f} s ago" if status.ticks else "never"
     took = (
         f", took {status.last_tick_duration_s:.3g} s, {status.last_tick_result}"
