@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -239,9 +238,10 @@ def _replay(
     from allotment.reconcile.source import open_source
 
     rec_dir = state / "reconciler"
-    backend = ReadTimedSlurm()  # keeps when each tick read, for --compare's passes
-    for warning in backend.config_warnings() or ():  # a replay on such a cluster measures another setup
-        print(f"allot replay: warning: {warning}", file=sys.stderr)
+    # keeps when each tick read, for --compare's passes; what slurm.conf lacks (a replay on such
+    # a cluster measures another setup) the reconciler logs at its first tick and keeps as its
+    # BackendConfigIncomplete condition (Reconciler.config_gaps), in STATE/reconciler/status.json
+    backend = ReadTimedSlurm()
     reconciler = Reconciler(backend, open_source(str(args.repo), "main", rec_dir), rec_dir, opts)
     try:
         replay = Replay(

@@ -29,6 +29,7 @@ import logging
 import sqlite3
 import time
 from collections.abc import Callable, Sequence
+from functools import cached_property
 from pathlib import Path
 
 from allotment.backends.actions import Action, ActionResult, ClusterAction
@@ -112,8 +113,6 @@ class Reconciler:
         # a cluster plan's preemptions wait a tick when its read went stale (stale_read)
         self._stale = StaleReadGuard(self.backend.observe)
         self.driving_config: CompiledConfig | None = None  # what the last tick drove
-        self._config_read = False  # the backend's config, read once a process (_backend_config)
-        self._config_warnings: tuple[str, ...] | None = None
 
     @property
     def holding(self) -> bool:
@@ -337,19 +336,21 @@ class Reconciler:
             log.warning("capacity drift: %s", drift.message())
         self.status.set_condition("CapacityDrift", drift.drifted, reason, drift.message(), now)
 
+    @cached_property
+    def config_gaps(self) -> tuple[str, ...] | None:
+        """What the backend's own config lacks for active mode (``Backend.config_warnings``;
+        Slurm: ``slurm.conf``, ``backends/slurm/config_check``), read once a process, at its
+        first active tick, each gap a warning in the log then; None: nothing is checked."""
+        gaps = self.backend.config_warnings()
+        for warning in gaps or ():
+            log.warning("%s", warning)
+        return gaps
+
     def _backend_config(self, now: float) -> None:
-        """Report (never fix) what the backend's own config lacks for active mode
-        (``Backend.config_warnings``; Slurm: ``slurm.conf``, ``backends/slurm/config_check``).
-        Read once a process, at its first active tick: each gap is a warning in the log then,
-        and the condition ``BackendConfigIncomplete`` says it on every tick after, for
-        ``allot status``, ``/metrics`` and the alert rules.  A backend that checks nothing
-        carries no such condition."""
-        if not self._config_read:
-            self._config_read = True
-            self._config_warnings = self.backend.config_warnings()
-            for warning in self._config_warnings or ():
-                log.warning("%s", warning)
-        gaps = self._config_warnings
+        """Report (never fix) ``config_gaps`` as the condition ``BackendConfigIncomplete`` on
+        every active tick, for ``allot status``, ``/metrics`` and the alert rules.  A backend
+        that checks nothing carries no such condition."""
+        gaps = self.config_gaps
         if gaps is None:
             return
         reason, message = (
