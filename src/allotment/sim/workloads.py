@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from allotment.compile.model import CompiledConfig
+from allotment.config.bulk import bulk_allocation
 from allotment.errors import TraceError
 from allotment.traces.canonical import read_trace
 from allotment.traces.job_fit import job_fit, never_run
@@ -18,7 +19,10 @@ from allotment.traces.trace_stream import FileJobs, trace_stream
 
 
 def from_scenario(config: CompiledConfig, name: str, *, cluster: str, days: float, seed: int) -> Workload:
-    return get_scenario(name)(config, cluster=cluster, days=days, seed=seed)
+    """The scenario's workload, drawn in bulk (``config.bulk``): a job spec an arrival, and the
+    cyclic collector, left on, rescanned every spec drawn so far at each full collection."""
+    with bulk_allocation():
+        return get_scenario(name)(config, cluster=cluster, days=days, seed=seed)
 
 
 def from_trace(path: str | Path, config: CompiledConfig | None = None, cluster: str | None = None) -> Workload:
