@@ -93,11 +93,7 @@ class CheckedSim(_Sim):
         state = self.sched.state
         protected = {j: r.protected_until for j, r in state.running.items()}
         evicted_before = {j: r.evicted_by is not None for j, r in state.running.items()}
-        beyond = {
-            r.account
-            for r in state.running.values()
-            if r.allocated and state.acct.cap_excess(r.account, 0) > 0
-        }
+        capped_before = self._capped_gpus()
         super()._pass(now)
         self.passes += 1
         for p in self.last_decisions.preemptions if self.last_decisions is not None else ():
@@ -107,6 +103,7 @@ class CheckedSim(_Sim):
                     f"pass at {now}: {p.job_id} preempted ({p.rule}) before its minimum runtime"
                 )
             if p.rule == YIELD_RULE:
+                beyond = self._may_be_beyond(capped_before, p.job_id, p.for_job)
                 self._check_yield(f"pass at {now}", p.job_id, evicted_before, beyond)
             if p.rule in OWN_TEAM and p.for_job is not None:
                 self._check_back_and_forth(f"pass at {now}", p.for_job, p.job_id)
@@ -157,8 +154,40 @@ class CheckedSim(_Sim):
                     f"{where}: {name} runs {total} GPUs ({never} never debug) under max_gpus {t.max_gpus}"
                 )
 
+    def _capped_gpus(self) -> dict[str, int]:
+        """Allocated GPUs running under each node of the tree that has a ``max_gpus``."""
+        state, ctx = self.sched.state, self.ctx
+        out = {name: 0 for name, t in ctx.tree.items() if t.max_gpus is not None}
+        for r in state.running.values():
+            if r.allocated:
+                for name in ctx.paths.get(r.account, ()):
+                    if name in out:
+                        out[name] += r.spec.gpus
+        return out
+
+    def _may_be_beyond(self, before: dict[str, int], victim: str, for_job: str | None) -> bool:
+        """Could the victim's team have run beyond a cap on its path when the pass's yield took
+        it?  The pass's record keeps its starts and its preemptions apart, so the moment is not
+        known: beyond before the pass, or once the pass's other allocated starts under that cap
+        are added (a debug job the overdraft admitted earlier in the same pass takes its team
+        beyond the cap, and the yield then makes room for capped work: ``for_job``, not counted)."""
+        ctx = self.ctx
+        started: dict[str, int] = {}
+        d = self.last_decisions
+        for st in d.starts if d is not None else ():
+            if st.allocated and st.job_id != for_job:
+                spec = self.by_id[st.job_id]
+                for name in ctx.paths.get(spec.account, ()):
+                    started[name] = started.get(name, 0) + spec.gpus
+        account = self.by_id[victim].account
+        for name in ctx.paths.get(account, ()):
+            limit = ctx.tree[name].max_gpus
+            if limit is not None and before.get(name, 0) + started.get(name, 0) > limit:
+                return True
+        return False
+
     def _check_yield(
-        self, where: str, jid: str, evicted_before: dict[str, bool], beyond: set[str]
+        self, where: str, jid: str, evicted_before: dict[str, bool], beyond: bool
     ) -> None:
         """The debug overdraft's yield (``core.debug_overdraft``) takes only a debug job never
         evicted before, of a team beyond a cap, with ``debug_over_cap_admits: protection``; so
@@ -175,7 +204,7 @@ class CheckedSim(_Sim):
             policy.debug_over_cap_admits != "protection"
             or evicted_before.get(jid, True)
             or jid in self.yielded
-            or spec.account not in beyond
+            or not beyond
             or not debug
         ):
             self.violations.append(f"{where}: {jid} taken by {YIELD_RULE} outside its terms")
