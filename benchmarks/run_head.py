@@ -5,9 +5,9 @@ Usage: PYTHONPATH=<build>/src python benchmarks/run_head.py [--scenario ai2] [--
            [--seed 1] --head H --drawn D [--repo .]
 
 Draws ``--scenario`` for D days, builds the run (``sim.runner._Sim``, as ``simulate()`` does, in
-bulk) and runs it to H days, then prints the jobs submitted by H, the passes, and the CPU seconds
-of the run alone (``time.process_time``: drawing and building left out).  Under callgrind
-(``valgrind --tool=callgrind --instr-atstart=no``) it switches the instrumentation on around the
+bulk) and runs it to H days, then prints the jobs submitted by H and the CPU seconds of the run
+alone (``time.process_time``: drawing and building left out).  With ``--callgrind``, under
+``valgrind --tool=callgrind --instr-atstart=no``, it switches the instrumentation on around the
 run only (``callgrind_control -i on``), so the count is the run's.
 """
 
