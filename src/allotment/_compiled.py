@@ -95,6 +95,7 @@ HOT: tuple[str, ...] = (
     "allotment.sim.metrics",
     "allotment.sim.eventlog",
     "allotment.sim.runner",
+    "allotment.sim.known_dependencies",  # called at each arrival, end and pass
     "allotment.sim.event_queue",  # the run's event heap, sifted natively (not heapq on tuples)
     "allotment.sim.settled",
     "allotment.sim.job_kind",

@@ -39,3 +39,22 @@ def test_a_stopped_job_leaves_the_lowest_declared_priority() -> None:
     assert twin.fast.state.acct.lowest_declared("a", NONE) == 2
     twin.fast.state.finish("j002")
     assert twin.fast.state.acct.lowest_declared("a", NONE) == NONE
+
+
+def test_a_redeclared_running_job_moves_the_lowest_declared_priority() -> None:
+    """The simulator's dependency pass raises a running job's declared priority when a dependant
+    of a higher one is submitted, and lowers it when that one goes (``ClusterState.dependants_changed``):
+    the count of the team's preemptible jobs by priority follows, and the state's version moves."""
+    twin = Twin([("a", 4, 0, 1, True, 0, -1.0), ("a", 4, 1, 1, True, 2, -1.0)])
+    st_ = twin.fast.state
+    version = st_.version
+    st_.dependants_changed("j001", 5)
+    assert st_.running["j001"].declared == 5 and st_.version == version + 1
+    assert st_.acct.lowest_declared("a", NONE) == 2 == _plain(twin.fast, "a")
+    st_.dependants_changed("j001", 0)
+    assert st_.acct.lowest_declared("a", NONE) == 0 == _plain(twin.fast, "a")
+    st_.dependants_changed("j001", 0)  # no change: nothing moves
+    assert st_.version == version + 2
+    st_.finish("j001")
+    st_.finish("j002")
+    assert st_.acct.lowest_declared("a", NONE) == NONE

@@ -96,7 +96,7 @@ def test_a_chain_longer_than_the_recursion_limit_is_merged_once_per_job() -> Non
     c = facts.closure(chain[0].id, waiting, ScoreWeights(ctx.policy.priority_weights), {}, None)  # type: ignore[attr-defined]
     assert len(c.timeless) == 1 and not c.dated  # one user, no boost: its best declared priority
     assert len(facts._kept) == n - 1  # every job with dependants merged, each once
-    assert all(len(d) == 1 for d in facts._direct.values())  # from its one direct dependant
+    assert all(len(kids) == 1 for _, kids in facts._direct.values())  # from its one direct dependant
 
 
 def test_a_dependency_cycle_is_read_flat_and_still_scores_as_the_reference() -> None:
@@ -251,3 +251,24 @@ def test_kept_parts_are_read_again_when_the_dependants_change_within_an_epoch() 
         assert kept.total(p) == ref.total(p)
         got.append(ref._inherited(p))
     assert got[0] < got[1] == got[2]  # the urgent dependant raises it: the case is not vacuous
+
+
+def test_a_map_changed_in_place_is_read_entry_by_entry() -> None:
+    """The simulator changes the dependants map in place between passes, as jobs are submitted
+    and go (sim/known_dependencies.py): what the cache keeps of a job -- its merged parts, its
+    direct dependants -- holds only while that job's own list is the same object.  ``d`` (declared
+    9) comes to depend on ``b`` after ``a``'s parts were merged through ``b``."""
+    def job(jid: str, prio: int, deps: tuple[str, ...] = ()) -> JobSpec:
+        return JobSpec(id=jid, submit=0.0, account="a", gpus=1, work=60.0, user="u", priority=prio, depends_on=deps)
+    first = [job("a", 0), job("b", 1, ("a",)), job("c", 2, ("b",))]
+    deps = dependants(first)
+    ctx, users = _ctx(), UserGpus()
+    facts = DependantFactsCache(users)
+    before = Scorer(ctx, 0.0, 1.0, 4, users, {}, deps, memo=True, facts=facts)._inherited(  # type: ignore[arg-type]
+        Pend(first[0], 0.0, 0.0, 0.0, 0, None, "a"))
+    the_map = deps
+    deps.update(dependants([*first, job("d", 9, ("b",))]))  # a and b get new lists, in place
+    assert deps is the_map
+    head = Pend(first[0], 0.0, 0.0, 0.0, 0, None, "a")
+    kept = Scorer(ctx, 0.0, 1.0, 4, users, {}, deps, memo=True, facts=facts)._inherited(head)  # type: ignore[arg-type]
+    assert kept == Scorer(ctx, 0.0, 1.0, 4, users, {}, deps)._inherited(head) > before  # type: ignore[arg-type]

@@ -109,10 +109,20 @@ def workloads(draw: st.DrawFn, config: CompiledConfig) -> Workload:
                                 gpus=draw(st.integers(1, gpn)), work=float(draw(st.integers(120, 1800))),
                                 user=draw(st.sampled_from(["u1", "u2"])), min_runtime=300.0,
                                 resumable=draw(st.booleans()), priority=prio, kind="debug"))
-    # dependencies only on earlier ids, so they cannot form a cycle
+    # dependencies only on earlier ids, so they cannot form a cycle; most within one team (only
+    # those lend urgency and raise declared priorities), the dependant submitted before or after
+    # its prerequisite (the scheduler knows a job from its submission: sim/known_dependencies.py)
     if len(jobs) > 2 and draw(st.booleans()):
-        j = jobs[-1]
-        jobs[-1] = JobSpec(**{**{f.name: getattr(j, f.name) for f in dataclasses.fields(j)}, "depends_on": (jobs[0].id,)})
+        for _ in range(draw(st.integers(1, 4))):
+            k = draw(st.integers(1, len(jobs) - 1))
+            d = draw(st.integers(0, k - 1))
+            j = jobs[k]
+            fields = {f.name: getattr(j, f.name) for f in dataclasses.fields(j)}
+            if jobs[d].id not in j.depends_on:
+                fields["depends_on"] = (*j.depends_on, jobs[d].id)
+            if draw(st.integers(0, 3)):
+                fields["account"] = jobs[d].account
+            jobs[k] = JobSpec(**fields)
     events = []
     for _ in range(draw(st.integers(0, 3))):
         node = draw(st.sampled_from(cl.node_names))

@@ -146,12 +146,7 @@ class Accounting:
                     del mine[i]
             if r.allocated:
                 del self.alloc[r.account][r.jid]
-                counts = self.alloc_declared[r.account]
-                left = counts[r.declared] - 1
-                if left:
-                    counts[r.declared] = left
-                else:
-                    del counts[r.declared]
+                _count_out(self.alloc_declared[r.account], r.declared)
                 self.alloc_gpus_pre[r.account] -= r.gpus
                 self.alloc_gpus_pre_total -= r.gpus
                 if r.yields:
@@ -182,6 +177,16 @@ class Accounting:
             self.unalloc[r.jid] = None
             self.unalloc_gpus += r.gpus
 
+    def redeclare(self, r: Run, declared: int) -> None:
+        """``r``'s effective declared priority becomes ``declared`` (a same-team dependant came or
+        went: ``core.cluster.ClusterState.dependants_changed``); its team's count of preemptible allocated
+        jobs by declared priority moves with it."""
+        if r.allocated and r.jid in self.preemptible:
+            counts = self.alloc_declared[r.account]
+            _count_out(counts, r.declared)
+            counts[declared] = counts.get(declared, 0) + 1
+        r.declared = declared
+
     def lowest_declared(self, account: str, none: int) -> int:
         """The lowest declared priority among ``account``'s preemptible allocated jobs (``none``
         if it has none).  A loop over the few priorities present, not ``min`` over a generator
@@ -202,3 +207,13 @@ class Accounting:
                 self.yield_nodes[i] = got
             else:
                 del self.yield_nodes[i]
+
+
+def _count_out(counts: dict[int, int], declared: int) -> None:
+    """One job fewer at ``declared`` (a count that reaches 0 leaves the map: ``lowest_declared``
+    reads its keys)."""
+    left = counts[declared] - 1
+    if left:
+        counts[declared] = left
+    else:
+        del counts[declared]

@@ -291,6 +291,25 @@ class ClusterState:
         self.pending_gpus -= p.gpus
         return p
 
+    def dependants_changed(self, job_id: str, declared: int) -> None:
+        """The dependency pass changed what ``job_id`` may inherit from its same-team dependants
+        (one came or went) and gives it effective declared priority ``declared``.  A queued
+        job's record is made anew, as ``decide()`` makes every record of a tick from its
+        snapshot: the kept orders and merges of its queue follow the queue's records (its
+        version moves, as at an arrival), not the dependants map.  A running job is not scored;
+        its declared priority is changed in place, with its team's counts, and the state's
+        version moves (victim views read it)."""
+        p = self.pending.get(job_id)
+        if p is not None:
+            self.take_pending(job_id)
+            self.add_pending(p.spec, p.eligible, p.queued_since, done_work=p.done_work, declared=declared,
+                             evicted_by=p.evicted_by)
+            return
+        r = self.running.get(job_id)
+        if r is not None and r.declared != declared:
+            self.acct.redeclare(r, declared)
+            self.version += 1
+
     def expire_protections(self, now: float) -> None:
         """Jobs whose protection ended by ``now`` become preemptible."""
         while self.protect and self.protect[0][0] <= now:

@@ -22,7 +22,7 @@ class DependantList:
     """The dependants of one job, sorted by id: ``first`` then every job of ``rest``, or
     ``flat`` (``first`` None)."""
 
-    __slots__ = ("first", "flat", "n", "rest")
+    __slots__ = ("first", "flat", "grew", "n", "rest")
 
     def __init__(self, flat: tuple[JobSpec, ...] = (), first: JobSpec | None = None,
                  rest: DependantList | None = None) -> None:
@@ -30,11 +30,23 @@ class DependantList:
         self.first = first
         self.rest = rest
         self.n: int = len(flat) if first is None else 1 + (0 if rest is None else len(rest))
+        # the list this one is, but for one job added after all of them along a chain (the
+        # simulator's dependency pass sets it when a run joins the end of a waiting chain), and
+        # that job: what was merged for the old list extends by one job (``core.inherited``)
+        # instead of being merged again along the whole chain.  Only the last step is kept
+        # (``grown``), so a chain's lists never hold their history alive.
+        self.grew: tuple[DependantList, JobSpec] | None = None
 
     @staticmethod
     def before(first: JobSpec, rest: DependantList | None) -> DependantList:
         """``first`` followed by ``rest`` (its id must sort before all of ``rest``'s)."""
         return DependantList((), first, rest)
+
+    def grown(self, old: DependantList, added: JobSpec) -> None:
+        """Say this list is ``old`` with ``added`` after all of its jobs along the chain (the
+        caller's claim: ``sim.known_dependencies`` makes it only when that holds)."""
+        old.grew = None
+        self.grew = (old, added)
 
     def first_id(self) -> str:
         first = self.first

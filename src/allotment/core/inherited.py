@@ -130,7 +130,10 @@ class DependantFactsCache:
         self._weights: object = None  # the policy's weights object the parts were made with
         self._boosts: Mapping[str, float] | None = None
         self._kept: dict[str, ClosureParts] = {}  # per job, its merged parts (for the above)
-        self._direct: dict[str, tuple[DependantFacts, ...]] = {}  # per job, its direct dependants
+        # per job, the list its direct dependants were read from and them: the simulator changes
+        # the map's entries in place between passes (sim.known_dependencies), so each is checked
+        # against its own list, as the merged parts are
+        self._direct: dict[str, tuple[DependantList | None, tuple[DependantFacts, ...]]] = {}
         self._direct_deps: dict[str, DependantList] | None = None  # the map ``_direct`` was read from
         self._derived: dict[str, DerivedParts] = {}  # per job, its merged derived parts
         self._derived_deps: dict[str, DependantList] | None = None
@@ -156,8 +159,15 @@ class DependantFactsCache:
             self._boosts = boosts
         got = deps[root]
         c = self._kept.get(root)
-        if c is not None and c.got is got:
-            return c
+        if c is not None:
+            if c.got is got:
+                return c
+            grew = got.grew
+            if grew is not None and grew[0] is c.got:  # one run joined the end of root's chain
+                c = self._kept[root] = self._extended(c, got, self.of(grew[1]), w, index)
+                return c
+        if len(self._kept) > 2 * len(deps) + 64:  # the parts of jobs gone from the map (it changes in place)
+            _trim(self._kept, deps)
         self._build(root, deps, self._kept, lambda got, kids: self._merge(got, kids, deps, w, index),
                     lambda got: self._flat(got, w, index))
         return self._kept[root]
@@ -177,6 +187,8 @@ class DependantFactsCache:
         c = self._derived.get(root)
         if c is not None and c.got is got:
             return c
+        if len(self._derived) > 2 * len(deps) + 64:
+            _trim(self._derived, deps)
         self._build(root, deps, self._derived, lambda got, kids: self._merge_derived(got, kids, deps, index),
                     lambda got: self._flat_derived(got, index))
         return self._derived[root]
@@ -186,10 +198,12 @@ class DependantFactsCache:
         if deps is not self._direct_deps:
             self._direct_deps, self._direct = deps, {}
         got = self._direct.get(j)
-        if got is None:
+        if got is None or got[0] is not deps.get(j):
+            if len(self._direct) > 2 * len(deps) + 64:
+                _trim(self._direct, deps)
             self._read_direct(j, deps)
             got = self._direct[j]
-        return got
+        return got[1]
 
     def _read_direct(self, root: str, deps: dict[str, DependantList]) -> None:
         """Keep the direct dependants of ``root`` and of each of its dependants, from one reading
@@ -208,12 +222,13 @@ class DependantFactsCache:
                         mine = kids[q] = []
                     mine.append(f)
         own = tuple(kids[root])
-        self._direct[root] = own
+        self._direct[root] = (got, own)
         if any(len(deps.get(d.jid, ())) >= len(got) for d in own):
             return  # root is on a cycle
         for q, ds in kids.items():
-            if q not in self._direct and q in deps:
-                self._direct[q] = tuple(ds)
+            sub = deps.get(q)
+            if sub is not None and ((c := self._direct.get(q)) is None or c[0] is not sub):
+                self._direct[q] = (sub, tuple(ds))
 
     def _build(self, root: str, deps: dict[str, DependantList], kept: dict[str, _P],
                merge: Callable[[DependantList, tuple[DependantFacts, ...]], _P],
@@ -271,6 +286,18 @@ class DependantFactsCache:
                 for x in c.dated:
                     _add_dated(dated, seen, x)
         return ClosureParts(got, tuple(parts), tuple(dated))
+
+    def _extended(self, c: ClosureParts, got: DependantList, d: DependantFacts, w: ScoreWeights,
+                  index: BoostIndex | None) -> ClosureParts:
+        """``c``'s parts with ``d``'s, for ``got`` (``c.got`` and ``d``): the merge of a maximum
+        takes one more value, in the place the walk along the chain would give it (after the
+        others: a new (user, boost) goes last, a dated one is listed last)."""
+        if d.deadline is not None:
+            return ClosureParts(got, c.timeless, (*c.dated, d))
+        parts = list(c.timeless)
+        same = {(who, boost): i for i, (who, _, boost) in enumerate(parts)}
+        keep_best(parts, same, dependant_part(d, w, 0.0, 0.0, index))
+        return ClosureParts(got, tuple(parts), c.dated)
 
     def _flat(self, got: DependantList, w: ScoreWeights, index: BoostIndex | None) -> ClosureParts:
         """A job's parts read dependant by dependant (for a job on or above a cycle)."""
@@ -367,3 +394,12 @@ def _add_dated(dated: list[DependantFacts], seen: set[int] | None, d: DependantF
             return
         seen.add(k)
     dated.append(d)
+
+
+_V = TypeVar("_V")
+
+def _trim(kept: dict[str, _V], deps: dict[str, DependantList]) -> None:
+    """Drop what is kept for jobs no longer in ``deps`` (a map the simulator changes in place
+    keeps its identity all run, so nothing else would let them go)."""
+    for j in [j for j in kept if j not in deps]:
+        del kept[j]

@@ -165,7 +165,10 @@ def _scheduler(ctx: Context, config: CompiledConfig) -> Scheduler:
 
 def _team_rank(run: RunDir, ctx: Context, m: Moment, spec: JobSpec, sched: Scheduler) -> Ranked:
     """Score every pending job of the team as the core would at ``m.t`` and find this one."""
-    team = run.account_jobs(spec.account)  # dependencies count only within the team (``propagate``)
+    # dependencies count only within the team (``propagate``), and only among the jobs the
+    # scheduler knew then: submitted by ``m.t`` and not gone (sim/known_dependencies.py)
+    team = [s for s in run.account_jobs(spec.account) if s.submit <= m.t and s.id not in m.done
+            and s.id not in m.rejected]
     declared = propagate(team)
     used: dict[str, int] = {}
     user_gpus: dict[tuple[str, str], int] = {}

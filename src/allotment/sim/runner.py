@@ -33,7 +33,6 @@ from allotment.core.contract import refusal
 from allotment.core.decisions import Decisions
 from allotment.core.epoch import epoch_of
 from allotment.core.jobs import JobSpec
-from allotment.core.priority import dependants, propagate
 from allotment.core.scheduler import Scheduler
 from allotment.core.snapshot import NodeState
 from allotment.core.state import Pend
@@ -45,6 +44,7 @@ from allotment.sim.event_queue import Due, pop, push
 from allotment.sim.eventlog import EventLog
 from allotment.sim.events import Event, RunHeader
 from allotment.sim.job_kind import job_kind
+from allotment.sim.known_dependencies import KnownDependencies
 from allotment.sim.latency import NONE, LatencyProfile
 from allotment.sim.metrics import Recorder
 from allotment.sim.overrides import apply_overrides
@@ -162,12 +162,10 @@ class _Sim:
         # sim/switch.py forks the source for a copy of the run)
         self.source = source = job_source(workload)
         self.upcoming: JobSpec | None = source.next_job()
-        # a job's own declared priority unless a job of its team waits for it with a higher one:
-        # only jobs on a dependency edge differ, and those are known before the run
-        # (kept only where raised: a job's own is the default where it is read, ``_enqueue``)
-        raised = propagate(source.linked)
-        self.declared = {j.id: p for j in source.linked if (p := raised.get(j.id, j.priority)) != j.priority}
-        del raised
+        # who waits for whom among the jobs submitted and not gone, as decide() reads them from
+        # its snapshot: the dependants the core scores with, and the declared priorities raised
+        # by them (sim/known_dependencies.py)
+        self.known_deps = KnownDependencies()
         caps = {leaf: float(c) for leaf in ctx.leaves if (c := self.sched.state.ceiling(leaf)) is not None}
         header = RunHeader(
             policy=ctx.mode,
@@ -256,7 +254,7 @@ class _Sim:
         resumes it exactly (``sim/switch.py``: a config change merged into a running cluster)."""
         take = self.source.next_job
         # who waits for whom within a team, as the core knows the jobs (core.priority.INHERIT)
-        self.sched.state.dependants = dependants([self.latency.as_known(s) for s in self.source.linked])
+        self.sched.state.dependants = self.known_deps.dependants
         nxt = self.upcoming
         heap = self.heap
         # latency profile: passes only at multiples of its cycle (default: the reconcile tick)
@@ -317,6 +315,7 @@ class _Sim:
     # -- events -----------------------------------------------------------------------------
     def _arrive(self, spec: JobSpec, now: float) -> bool:
         self.by_id[spec.id] = spec
+        self.known_deps.arrive(self.latency.as_known(spec))  # the core may know its time limit only
         n, _ = self.sched.state.pool.shape(spec)
         fits = n > 0 and self.sched.state.could_ever_fit(spec)  # else rejected at submission, never queued
         # a rejected prerequisite never ends, so it is still among those waited for
@@ -342,7 +341,8 @@ class _Sim:
 
     def _enqueue(self, spec: JobSpec, now: float) -> None:
         # latency profile: the core may know only the job's time limit, not its true work
-        declared = self.declared.pop(spec.id, spec.priority)  # read once: a requeue keeps the core's
+        # as of the last dependency pass; the next pass's gives it the one decide() would
+        declared = self.known_deps.declared_of(spec)
         self.sched.state.add_pending(self.latency.as_known(spec), now, now, declared=declared)
 
     def _apply(self, kind: int, payload: Any, now: float) -> bool:
@@ -367,9 +367,9 @@ class _Sim:
             return True
         if kind == BACK:  # latency profile: a requeued job's eligibility delay is over
             p = payload
-            self.sched.state.add_pending(
+            self.sched.state.add_pending(  # its declared priority as the dependency pass gives it now
                 p.spec, p.eligible, p.queued_since, done_work=p.done_work,
-                declared=p.declared, evicted_by=p.evicted_by,
+                declared=self.known_deps.declared_of(p.spec), evicted_by=p.evicted_by,
             )
             return True
         if kind == LAUNCH:  # latency profile: the backend has started a job the core placed
@@ -396,11 +396,13 @@ class _Sim:
             self.log.end(now, spec)
             self._release_dependents(spec.id, now)
             del self.by_id[spec.id]
+            self.known_deps.leave(spec.id)
 
     def _reject(self, jid: str, now: float, reason: str) -> None:
         """Rejected at submission (it can never fit); a job that depends on it can never run
         either (Slurm: DependencyNeverSatisfied), so those already submitted go too."""
         self.log.reject(now, self.by_id.pop(jid), reason)
+        self.known_deps.leave(jid)
         if jid in self.dependents:
             self.rejected.add(jid)
         for d in self.dependents.pop(jid, ()):
@@ -429,6 +431,7 @@ class _Sim:
         state = sched.state  # what the pass changed, read back and changed further here
         if self.redecide:
             self._take_back_unlaunched(now)
+        self._dependency_pass()
         d = sched.run_pass(now, self.usage_at(now))
         self.last_decisions = d
         pool = state.pool
@@ -464,6 +467,7 @@ class _Sim:
             if not requeued:  # cancelled by policy
                 self._release_dependents(p.job_id, now)
                 del self.by_id[p.job_id]
+                self.known_deps.leave(p.job_id)
             elif self.latency.requeue_delay_s > 0:
                 # latency profile: a requeued job leaves the queue until it is eligible again
                 # (Slurm: EligibleTime = requeue + cred_expire + 1 s), also when the pass that
@@ -514,6 +518,16 @@ class _Sim:
         if wake is not None and wake not in self.wakes:
             self.wakes.add(wake)
             self._push(wake, WAKE, None)
+
+    def _dependency_pass(self) -> None:
+        """What the jobs that came and went since the last pass change in who waits for whom,
+        given to the core before it decides: its dependants map, and the declared priority of
+        each queued or running job whose dependants raise it otherwise now."""
+        state = self.sched.state
+        known = self.known_deps
+        for jid in known.refresh():
+            state.dependants_changed(jid, known.declared_of(known.known[jid]))
+        state.dependants = known.dependants  # the same map all run (after a switch, a new scheduler's)
 
     def _take_back_unlaunched(self, now: float) -> None:
         """As run: each start the backend had not launched by this read, and whose run the

@@ -39,6 +39,7 @@ from allotment.core.scheduler import Scheduler
 from allotment.core.snapshot import NodeState
 from allotment.core.usage import UsageLedger, _Curve
 from allotment.sim.eventlog import EventLog
+from allotment.sim.known_dependencies import KnownDependencies
 from allotment.sim.latency import NONE, LatencyProfile
 from allotment.sim.metrics import Recorder, _Job
 from allotment.sim.overrides import apply_overrides
@@ -99,6 +100,9 @@ def switched(sim: _Sim, config: CompiledConfig, *, policy: str = "budgets",
     # pending record the old scheduler gave up, read once when it is queued again)
     for record in (sim.rec.header, *(sim.log.kept or ()), *sim.heap):
         memo[id(record)] = record
+    # who depends on whom: each job's dependants, a list never changed once made
+    for got in sim.known_deps.dependants.values():
+        memo[id(got)] = got
     for shared in _SHARED:
         value = getattr(sim, shared)
         memo[id(value)] = value
@@ -119,7 +123,7 @@ def switch(sim: _Sim, config: CompiledConfig, *, policy: str = "budgets",
 
 
 # what a switched copy shares with the run it copies (never changed after the run is built;
-# ``source`` is forked, and ``by_id``, ``declared`` and ``dependents`` shrink as the run goes: copied)
+# ``source`` is forked, and ``by_id``, ``known_deps`` and ``dependents`` change as the run goes: copied)
 _SHARED = ("gpus_of", "horizon", "last_decisions", "latency")
 # what the switch builds anew for the new config
 _REBUILT = ("ctx", "sched", "_views")
@@ -128,7 +132,7 @@ _REBUILT = ("ctx", "sched", "_views")
 def _rebuild(sim: _Sim, old: Scheduler, ctx: Context) -> None:
     """``sim`` decides under ``ctx`` from now on: a scheduler for ``ctx`` holding ``old``'s
     running and pending jobs, each with its age, kept work, protection, anti-thrash mark and
-    declared priority as the run propagated it over the whole workload; the recorder's header
+    declared priority as the run's dependency pass last gave it (``sim.known_dependencies``); the recorder's header
     gets the new entitlements and ceilings."""
     pool = old.state.pool
     nodes = tuple(NodeState(n, pool.total[i], True, pool.gpu_type[i]) for i, n in enumerate(pool.names))
@@ -166,6 +170,7 @@ _COPIED: dict[type, Callable[[Any], tuple[Any, ...]]] = {
     _Job: lambda o: (o.account, o.gpus, o.budgeted, o.kind),
     HourlySignal: lambda o: (),
     EventLog: lambda o: (o.rec,),
+    KnownDependencies: lambda o: (),
 }
 
 
