@@ -227,10 +227,8 @@ def _joined(by_id: dict[str, JobSpec], direct: dict[str, list[str]], order: list
         ds = direct[root]
         if len(ds) == 1:
             d = ds[0]
-            after = out.get(d)
-            if after is None or d < after.first_id():  # one dependant, before all of its own: in front
-                out[root] = DependantList.before(by_id[d], after)
-                continue
+            out[root] = one_dependant(by_id[d], out.get(d))
+            continue
         got: set[str] = set(ds)
         for d in ds:
             below = out.get(d)
@@ -239,6 +237,21 @@ def _joined(by_id: dict[str, JobSpec], direct: dict[str, list[str]], order: list
                     got.add(x.id)
         out[root] = DependantList(tuple(by_id[j] for j in sorted(got)))
     return {root: out[root] for root in direct}
+
+
+def one_dependant(dependant: JobSpec, after: DependantList | None) -> DependantList:
+    """The dependants of a job with one same-team dependant, ``dependant``, whose own are
+    ``after`` (no cycle): it in front of them when its id sorts before theirs (one slot a job
+    along a chain), else all of them sorted by id.  ``_joined`` makes a chain's lists so, and so
+    does the simulator's pass when a run joins the end of a chain
+    (``sim.known_dependencies``)."""
+    if after is None or dependant.id < after.first_id():
+        return DependantList.before(dependant, after)
+    return DependantList(tuple(sorted((dependant, *after.specs()), key=_spec_id)))
+
+
+def _spec_id(spec: JobSpec) -> str:
+    return spec.id
 
 
 def dependants_by_search(specs: Iterable[JobSpec]) -> dict[str, DependantList]:

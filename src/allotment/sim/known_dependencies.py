@@ -32,11 +32,7 @@ from __future__ import annotations
 
 from allotment.core.dependant_list import DependantList
 from allotment.core.jobs import JobSpec
-from allotment.core.priority import dependency_pass
-
-
-def _by_id(spec: JobSpec) -> str:
-    return spec.id
+from allotment.core.priority import dependency_pass, one_dependant
 
 
 class KnownDependencies:
@@ -156,9 +152,9 @@ class KnownDependencies:
 
     def _extend(self, chain: list[str]) -> None:
         """The dependency pass over ``chain`` (from the run that joined its end up to its first
-        job), as ``core.priority.dependency_pass`` makes it along a chain (``_joined``: each
-        job's list is its one dependant before that one's list, or, when the ids do not sort
-        so, the sorted jobs), with each list marked as the one before plus that run."""
+        job), as ``core.priority.dependency_pass`` makes it along a chain (each job's list from
+        its one dependant's: ``one_dependant``), with each list marked as the one before plus
+        that run."""
         deps = self.dependants
         tail = below = self.known[chain[0]]
         after: DependantList | None = None
@@ -166,10 +162,7 @@ class KnownDependencies:
         deps.pop(tail.id, None)
         self._declare(tail.id, eff)
         for j in chain[1:]:
-            if after is None or below.id < after.first_id():
-                new = DependantList.before(below, after)
-            else:
-                new = DependantList(tuple(sorted((below, *after.specs()), key=_by_id)))
+            new = one_dependant(below, after)
             old = deps.get(j)
             if old is not None:
                 new.grown(old, tail)
